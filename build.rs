@@ -1,0 +1,112 @@
+//! Build step for `mesh`: embeds the built-in catalogue and the helper.
+//!
+//! The helper (`host/`) is built here in a cargo invocation of its own, statically linked
+//! (`+crt-static` with an explicit `--target`, so the flag reaches neither build scripts nor the
+//! operator binary), into a target directory of its own so the two builds never wait on each
+//! other's lock. Its bytes are then embedded with `include_bytes!`: one operator binary carries
+//! everything a push needs.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const HELPER_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    let root = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    if let Err(e) = embed_catalogue(&root.join("catalogue"), &out) {
+        println!("cargo::error=cannot embed the catalogue: {e}");
+        return;
+    }
+    if let Err(e) = build_helper(&root, &out) {
+        println!("cargo::error=cannot build the helper (mesh-host): {e}");
+    }
+}
+
+fn embed_catalogue(dir: &Path, out: &Path) -> Result<(), String> {
+    println!("cargo::rerun-if-changed={}", dir.display());
+    let mut files = Vec::new();
+    walk(dir, dir, &mut files).map_err(|e| e.to_string())?;
+    files.sort();
+    let mut code =
+        String::from("/// Every file of the built-in catalogue: (path under catalogue/, bytes).\n");
+    code.push_str("pub(crate) static FILES: &[(&str, &[u8])] = &[\n");
+    for (rel, abs) in &files {
+        let _ = writeln!(code, "    ({rel:?}, include_bytes!({abs:?})),");
+    }
+    code.push_str("];\n");
+    fs::write(out.join("catalogue.rs"), code).map_err(|e| e.to_string())
+}
+
+fn walk(base: &Path, dir: &Path, files: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(base, &path, files)?;
+        } else if let Ok(rel) = path.strip_prefix(base) {
+            files.push((
+                rel.to_string_lossy().into_owned(),
+                path.to_string_lossy().into_owned(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn build_helper(root: &Path, out: &Path) -> Result<(), String> {
+    for dir in ["host", "wire"] {
+        println!("cargo::rerun-if-changed={}", root.join(dir).display());
+    }
+    println!(
+        "cargo::rerun-if-changed={}",
+        root.join("Cargo.lock").display()
+    );
+    // OUT_DIR is <target>/<profile>/build/<pkg>/out: the helper gets a sibling of <profile>/build.
+    let target_dir = out
+        .ancestors()
+        .nth(3)
+        .map(|p| p.join("mesh-host-build"))
+        .ok_or("OUT_DIR is not where cargo puts it")?;
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args([
+            "build",
+            "--offline",
+            "--quiet",
+            "-p",
+            "mesh-host",
+            "--profile",
+            "helper",
+        ])
+        .args(["--target", HELPER_TARGET])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+crt-static");
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo build -p mesh-host exited with {status}"));
+    }
+    let helper = target_dir
+        .join(HELPER_TARGET)
+        .join("helper")
+        .join("mesh-host");
+    let code = format!(
+        "/// The static helper binary, built for {HELPER_TARGET}.\npub(crate) static HELPER: &[u8] = include_bytes!({:?});\n",
+        helper.to_string_lossy()
+    );
+    fs::write(out.join("helper.rs"), code).map_err(|e| e.to_string())
+}

@@ -1,0 +1,76 @@
+//! `mesh-host`: the helper mesh copies to each machine.
+//!
+//! It reads one declaration (JSON, see `mesh_wire`) on stdin, applies it (or with `--dry-run`
+//! only says what it would do), keeps its record under `/var/lib/mesh/`, and writes one JSON
+//! report on stdout. It is built static and calls no glibc NSS function: owners are looked up
+//! with `getent`, so the machine's own NSS configuration answers.
+//!
+//! Exit status: 0 applied (some resources may have failed: the report says which), 2 the
+//! declaration could not be read, 3 the record could not be read or written, 4 another helper run
+//! holds the lock.
+
+mod apply;
+mod files;
+mod owners;
+mod record;
+mod units;
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use mesh_wire::{Declaration, Mode, VERSION};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["apply"] => Mode::Apply,
+        ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
+        ["--version"] | ["version"] => {
+            println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("usage: mesh-host apply [--dry-run] < declaration.json");
+            return ExitCode::from(2);
+        }
+    };
+    let mut input = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut input) {
+        eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
+        return ExitCode::from(2);
+    }
+    let declaration: Declaration = match serde_json::from_str(&input) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("mesh-host: the declaration is not valid: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if declaration.version != VERSION {
+        eprintln!(
+            "mesh-host: the declaration is wire version {}, this helper speaks {VERSION}; \
+             push with a mesh of the same version",
+            declaration.version
+        );
+        return ExitCode::from(2);
+    }
+    let report = match apply::run(&declaration, mode, &record::Paths::default()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mesh-host: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = serde_json::to_writer(&mut out, &report).is_ok() && out.flush().is_ok();
+    if written {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(5)
+    }
+}

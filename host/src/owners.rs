@@ -1,0 +1,34 @@
+//! Owners by name, answered by the machine's own NSS through `getent`.
+//!
+//! The helper is linked statically, and glibc's `getpwnam` from a static binary would load the
+//! NSS modules of the glibc it was built with. `getent` is the machine's own program, so LDAP,
+//! sssd or plain `/etc/passwd` answer exactly as they do for everything else there.
+
+use std::process::Command;
+
+/// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
+pub(crate) fn id_of(database: &str, name: &str) -> Result<u32, String> {
+    if let Ok(id) = name.parse::<u32>() {
+        return Ok(id);
+    }
+    let out = Command::new("getent")
+        .arg(database)
+        .arg(name)
+        .output()
+        .map_err(|e| format!("cannot run getent to look up {database} {name:?}: {e}"))?;
+    if !out.status.success() {
+        let what = if database == "passwd" {
+            "user"
+        } else {
+            "group"
+        };
+        return Err(format!("no {what} {name:?} on this machine"));
+    }
+    // name:password:id:...
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .and_then(|line| line.split(':').nth(2))
+        .and_then(|id| id.parse().ok())
+        .ok_or_else(|| format!("getent {database} {name} gave an answer this helper cannot read"))
+}

@@ -1,0 +1,127 @@
+//! The helper's record on each machine: what it made, what it replaced (with the kept original),
+//! and what it owes units. The record is what lets an undeclare give the machine back.
+//!
+//! It is written atomically (temp file, fsync, rename, fsync of the directory) *before* the
+//! machine is changed, so a helper killed at any point leaves a record from which the next run
+//! converges, and no kept original is ever lost.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+
+use mesh_wire::{Cost, STATE_DIR, SettingUse};
+use serde::{Deserialize, Serialize};
+
+/// Where the record and the kept originals live.
+pub(crate) struct Paths {
+    pub(crate) root: PathBuf,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        // A test can point the helper elsewhere; production machines use the fixed place.
+        let root = std::env::var_os("MESH_HOST_STATE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(STATE_DIR));
+        Paths { root }
+    }
+}
+
+impl Paths {
+    pub(crate) fn record(&self) -> PathBuf {
+        self.root.join("record.json")
+    }
+    pub(crate) fn lock(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+    pub(crate) fn originals(&self) -> PathBuf {
+        self.root.join("originals")
+    }
+    pub(crate) fn original(&self, blob: &str) -> PathBuf {
+        self.originals().join(blob)
+    }
+}
+
+/// The helper's whole account of one machine.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub(crate) version: u32,
+    /// Every resource the mesh has applied here and not yet undone, by id.
+    pub(crate) resources: BTreeMap<String, Entry>,
+    /// What the mesh owes units (a restart that failed is still owed).
+    #[serde(default)]
+    pub(crate) units: BTreeMap<String, UnitEntry>,
+}
+
+/// One applied resource.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub(crate) enum Entry {
+    File(FileEntry),
+}
+
+/// A file the mesh wrote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FileEntry {
+    pub(crate) path: String,
+    /// The file did not exist before the mesh: undeclaring removes it.
+    pub(crate) created: bool,
+    /// The file that was there before, kept to be put back.
+    pub(crate) original: Option<Original>,
+    /// What the mesh last wrote, if it got that far.
+    pub(crate) written: Option<Written>,
+}
+
+/// A kept original: its bytes are in `originals/<blob>`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Original {
+    pub(crate) blob: String,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) mode: u32,
+}
+
+/// What the mesh last wrote into a file, and from what.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Written {
+    pub(crate) sha256: String,
+    pub(crate) source: String,
+    pub(crate) settings: BTreeMap<String, SettingUse>,
+}
+
+/// What the mesh knows about a unit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct UnitEntry {
+    /// A reload or restart a change called for and that has not succeeded yet.
+    #[serde(default)]
+    pub(crate) owed: Cost,
+}
+
+impl Record {
+    /// Reads the record, or an empty one on a machine the mesh has never touched.
+    pub(crate) fn load(paths: &Paths) -> io::Result<Record> {
+        match fs::read(paths.record()) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{} is not a record this helper can read: {e}",
+                        paths.record().display()
+                    ),
+                )
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Record {
+                version: 1,
+                ..Record::default()
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the record atomically.
+    pub(crate) fn save(&self, paths: &Paths) -> io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        crate::files::write_atomically(&paths.record(), &bytes, None, 0o600)
+    }
+}

@@ -1,0 +1,141 @@
+//! A declared setting: the one definition its type check, its CLI parsing, its docs (`mesh module
+//! show`) and its cost all come from.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::wire::Cost;
+
+/// One setting a module takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    /// The key, as operators set it: lower case, digits and `-`.
+    pub name: String,
+    /// What values it takes.
+    #[serde(rename = "type")]
+    pub kind: SettingType,
+    /// One sentence of what it means.
+    pub meaning: String,
+    /// Its default: a setting with one is a tunable; one without is the operator's to set.
+    pub default: Option<Value>,
+    /// What a change of its value costs the units that read it.
+    pub cost: Cost,
+}
+
+/// The types a setting can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettingType {
+    /// Any text.
+    String,
+    /// A whole number.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON list; a later layer replaces it whole.
+    List,
+    /// A JSON object; layers merge it key by key.
+    Object,
+}
+
+impl SettingType {
+    /// Every type, for messages that list them.
+    pub const ALL: [SettingType; 5] = [
+        SettingType::String,
+        SettingType::Integer,
+        SettingType::Boolean,
+        SettingType::List,
+        SettingType::Object,
+    ];
+
+    /// The type's name as module.json spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettingType::String => "string",
+            SettingType::Integer => "integer",
+            SettingType::Boolean => "boolean",
+            SettingType::List => "list",
+            SettingType::Object => "object",
+        }
+    }
+
+    /// The type module.json names, if it is one.
+    pub fn parse(name: &str) -> Option<SettingType> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Whether `value` is of this type.
+    pub fn admits(self, value: &Value) -> bool {
+        match self {
+            SettingType::String => value.is_string(),
+            SettingType::Integer => value.is_i64() || value.is_u64(),
+            SettingType::Boolean => value.is_boolean(),
+            SettingType::List => value.is_array(),
+            SettingType::Object => value.is_object(),
+        }
+    }
+
+    /// Reads a value typed on a command line: a string as it is, anything else as JSON.
+    pub fn parse_value(self, text: &str) -> Result<Value, String> {
+        let value = match self {
+            SettingType::String => Value::String(text.to_string()),
+            _ => serde_json::from_str(text).map_err(|_| self.expected())?,
+        };
+        if self.admits(&value) {
+            Ok(value)
+        } else {
+            Err(self.expected())
+        }
+    }
+
+    /// What a value of this type looks like, for refusals.
+    pub fn expected(self) -> String {
+        match self {
+            SettingType::String => "a string".into(),
+            SettingType::Integer => "an integer, e.g. 3".into(),
+            SettingType::Boolean => "true or false".into(),
+            SettingType::List => "a JSON list, e.g. [\"a\",\"b\"]".into(),
+            SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
+        }
+    }
+}
+
+/// Whether `name` is a well-formed setting name.
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// A value as it reads in a text file: strings bare, everything else as compact JSON.
+pub fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_from_the_command_line_are_read_by_type() {
+        assert_eq!(SettingType::String.parse_value("50m"), Ok(json!("50m")));
+        assert_eq!(SettingType::Integer.parse_value("3"), Ok(json!(3)));
+        assert_eq!(SettingType::Boolean.parse_value("false"), Ok(json!(false)));
+        assert_eq!(SettingType::List.parse_value(r#"["a"]"#), Ok(json!(["a"])));
+        assert!(SettingType::Integer.parse_value("three").is_err());
+        assert!(SettingType::Integer.parse_value("3.5").is_err());
+        assert!(SettingType::List.parse_value("{}").is_err());
+    }
+
+    #[test]
+    fn names_are_lower_case_words() {
+        assert!(valid_name("log-max-size"));
+        assert!(!valid_name("Log"));
+        assert!(!valid_name("-x"));
+        assert!(!valid_name(""));
+    }
+}

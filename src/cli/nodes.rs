@@ -1,0 +1,231 @@
+//! `mesh node …`: machines in the inventory, and their pinned host keys.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+
+use super::{Context, exit, print_json};
+use crate::inventory::Node;
+use crate::inventory::nodes_valid_name;
+use crate::ssh;
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum NodeCommand {
+    /// Add a machine.
+    Add(AddArgs),
+    /// List the machines.
+    List,
+    /// Everything the inventory says of one machine.
+    Show { name: String },
+    /// Pin the host key a machine offers (asks first, unless --fingerprint says which).
+    Trust(TrustArgs),
+    /// Remove a machine, its assignments and its node layers (the machine itself is not touched).
+    Remove { name: String },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AddArgs {
+    /// The node's name in the inventory.
+    name: String,
+    /// Host name or IP address to connect to.
+    #[arg(long)]
+    address: String,
+    #[arg(long, default_value_t = 22)]
+    port: u16,
+    /// The user to log in as; not root needs --sudo.
+    #[arg(long, default_value = "root")]
+    user: String,
+    /// The private key to log in with [default: ssh-agent, then ~/.ssh/id_*].
+    #[arg(long, value_name = "FILE")]
+    identity: Option<PathBuf>,
+    /// Run the helper through `sudo -n` (the user needs passwordless sudo).
+    #[arg(long)]
+    sudo: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct TrustArgs {
+    name: String,
+    /// Pin only if the machine offers this key (`SHA256:…`, as `ssh-keygen -lf` prints it).
+    #[arg(long, value_name = "SHA256:…")]
+    fingerprint: Option<String>,
+    /// Seconds to wait for the machine.
+    #[arg(long, default_value_t = 10)]
+    connect_timeout: u64,
+}
+
+pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    match command {
+        NodeCommand::Add(a) => {
+            if !nodes_valid_name(&a.name) {
+                bail!(
+                    "{:?} cannot name a node: use letters, digits, '-', '_' and '.', starting with a letter",
+                    a.name
+                );
+            }
+            if a.user != "root" && !a.sudo {
+                bail!(
+                    "{}: the helper runs as root; a node logged in to as {:?} needs --sudo",
+                    a.name,
+                    a.user
+                );
+            }
+            let identity = match a.identity {
+                Some(p) if !p.is_file() => bail!("{}: no identity file at {}", a.name, p.display()),
+                Some(p) => Some(std::path::absolute(&p)?),
+                None => None,
+            };
+            let node = Node {
+                address: a.address,
+                port: a.port,
+                user: a.user,
+                identity,
+                sudo: a.sudo,
+                ..Node::new(&a.name, "")
+            };
+            inv.add_node(&node)?;
+            println!(
+                "added {}; pin its host key next: mesh node trust {}",
+                node.name, node.name
+            );
+        }
+        NodeCommand::List => {
+            let nodes = inv.nodes()?;
+            if ctx.json {
+                print_json(&nodes)?;
+            } else if nodes.is_empty() {
+                println!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
+            } else {
+                for n in nodes {
+                    let key = n
+                        .host_key
+                        .as_deref()
+                        .map(fingerprint_of)
+                        .unwrap_or_else(|| "host key not pinned".into());
+                    println!(
+                        "{:<12} {}@{}:{}  {}",
+                        n.name, n.user, n.address, n.port, key
+                    );
+                }
+            }
+        }
+        NodeCommand::Show { name } => {
+            let n = inv.node(&name)?;
+            let assignments = inv.assignments(Some(&name))?;
+            if ctx.json {
+                print_json(&serde_json::json!({ "node": n, "assignments": assignments }))?;
+            } else {
+                println!("name:      {}", n.name);
+                println!("address:   {}:{}", n.address, n.port);
+                println!(
+                    "user:      {}{}",
+                    n.user,
+                    if n.sudo { " (sudo -n)" } else { "" }
+                );
+                println!(
+                    "identity:  {}",
+                    n.identity
+                        .as_ref()
+                        .map_or("ssh-agent, then ~/.ssh/id_*".into(), |p| p
+                            .display()
+                            .to_string())
+                );
+                println!(
+                    "host key:  {}",
+                    n.host_key
+                        .as_deref()
+                        .map(fingerprint_of)
+                        .unwrap_or_else(|| "not pinned".into())
+                );
+                let list: Vec<String> = assignments
+                    .iter()
+                    .map(|a| {
+                        if a.instance == a.module {
+                            a.module.clone()
+                        } else {
+                            format!("{} ({})", a.instance, a.module)
+                        }
+                    })
+                    .collect();
+                println!(
+                    "modules:   {}",
+                    if list.is_empty() {
+                        "none".into()
+                    } else {
+                        list.join(", ")
+                    }
+                );
+            }
+        }
+        NodeCommand::Trust(a) => trust(&inv, a)?,
+        NodeCommand::Remove { name } => {
+            inv.remove_node(&name)?;
+            println!("removed {name} from the inventory; the machine itself was not touched");
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn fingerprint_of(key: &str) -> String {
+    ssh::parse_public_key(key)
+        .map(|k| ssh::fingerprint(&k))
+        .unwrap_or_else(|e| format!("unreadable pinned key: {e}"))
+}
+
+fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
+    let node = inv.node(&a.name)?;
+    let target = crate::push::target(&Node {
+        host_key: None,
+        ..node.clone()
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let key = runtime.block_on(ssh::scan_host_key(
+        &target,
+        Duration::from_secs(a.connect_timeout),
+    ))?;
+    let seen = ssh::fingerprint(&key);
+    let algorithm = key.algorithm().to_string();
+    println!(
+        "{} ({}:{}) offers {algorithm} {seen}",
+        node.name, node.address, node.port
+    );
+    if let Some(old) = node.host_key.as_deref().map(fingerprint_of)
+        && old != seen
+    {
+        println!("the key pinned now is {old}: pinning replaces it");
+    }
+    match a.fingerprint {
+        Some(want) if want == seen => {}
+        Some(want) => bail!(
+            "{}: refused: the machine offers {seen}, not {want}; nothing was pinned",
+            node.name
+        ),
+        None => {
+            if !std::io::stdin().is_terminal() {
+                bail!(
+                    "{}: no terminal to confirm on; check the key and pass --fingerprint {seen}",
+                    node.name
+                );
+            }
+            print!("Pin this key for {}? [y/N] ", node.name);
+            std::io::stdout().flush()?;
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                bail!("{}: not pinned", node.name);
+            }
+        }
+    }
+    let openssh = key
+        .to_openssh()
+        .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
+    inv.pin_host_key(&node.name, &openssh)?;
+    println!("pinned {seen} for {}", node.name);
+    Ok(())
+}

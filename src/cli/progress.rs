@@ -1,0 +1,72 @@
+//! Progress while nodes are pushed: a spinner per node in flight on a terminal, nothing at all
+//! otherwise (cron gets the results as plain lines when the push ends).
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::push::Event;
+
+pub(crate) struct Progress {
+    bars: Option<(MultiProgress, Vec<(String, ProgressBar)>)>,
+}
+
+impl Progress {
+    pub(crate) fn new(nodes: &[String]) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bars: None };
+        }
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+        let style = ProgressStyle::with_template("{spinner} {prefix:<12} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bars = nodes
+            .iter()
+            .map(|n| {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(style.clone());
+                bar.set_prefix(n.clone());
+                bar.set_message("waiting");
+                bar.enable_steady_tick(Duration::from_millis(120));
+                (n.clone(), bar)
+            })
+            .collect();
+        Progress {
+            bars: Some((multi, bars)),
+        }
+    }
+
+    /// Where the push sends its events.
+    pub(crate) fn sink(&self) -> Arc<dyn Fn(Event) + Send + Sync> {
+        let bars: Vec<(String, ProgressBar)> = self
+            .bars
+            .as_ref()
+            .map(|(_, b)| b.clone())
+            .unwrap_or_default();
+        Arc::new(move |event: Event| {
+            let (node, msg) = match &event {
+                Event::Connecting(n) => (n, "connecting"),
+                Event::Uploading(n) => (n, "uploading the helper"),
+                Event::Applying(n) => (n, "applying"),
+                Event::Done(n) => (n, "done"),
+            };
+            if let Some((_, bar)) = bars.iter().find(|(name, _)| name == node) {
+                if matches!(event, Event::Done(_)) {
+                    bar.finish_and_clear();
+                } else {
+                    bar.set_message(msg);
+                }
+            }
+        })
+    }
+
+    pub(crate) fn finish(self) {
+        if let Some((multi, bars)) = self.bars {
+            for (_, bar) in bars {
+                bar.finish_and_clear();
+            }
+            let _ = multi.clear();
+        }
+    }
+}

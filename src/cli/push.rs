@@ -1,0 +1,327 @@
+//! `mesh plan`, `mesh check`, `mesh push` and `mesh history`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use super::progress::Progress;
+use super::{Context, exit, print_json, render};
+use crate::catalogue::Catalogue;
+use crate::inventory::{Inventory, Node, PushRecord};
+use crate::plan;
+use crate::push::{self, Job};
+use crate::resolve::{self, ResolveError};
+use crate::ssh::{self, Credentials};
+use crate::wire::{Declaration, Mode};
+
+/// Which nodes a command is about.
+#[derive(Args, Debug)]
+pub(crate) struct Selection {
+    /// The nodes.
+    nodes: Vec<String>,
+    /// Every node in the inventory.
+    #[arg(long, conflicts_with = "nodes")]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PlanArgs {
+    #[command(flatten)]
+    select: Selection,
+    /// Show each changed file's content as a unified diff.
+    #[arg(long)]
+    diff: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct Connect {
+    /// Nodes pushed at once.
+    #[arg(long, default_value_t = 10)]
+    parallel: usize,
+    /// Seconds to connect, verify the host key and log in, per node.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    connect_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    select: Selection,
+    #[command(flatten)]
+    connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PushArgs {
+    #[command(flatten)]
+    select: Selection,
+    /// Only the selected nodes whose declaration differs from what they were last sent, or whose
+    /// last push failed (with --all: every such node).
+    #[arg(long)]
+    behind: bool,
+    #[command(flatten)]
+    connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct HistoryArgs {
+    /// Only this node's pushes.
+    node: Option<String>,
+    /// How many to show.
+    #[arg(long, default_value_t = 20)]
+    limit: i64,
+}
+
+fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
+    if select.all {
+        return Ok(inv.nodes()?);
+    }
+    if select.nodes.is_empty() {
+        bail!("name the nodes to {verb}, or say --all for every node");
+    }
+    select.nodes.iter().map(|n| Ok(inv.node(n)?)).collect()
+}
+
+/// Composes every node's declaration, or refuses with every node's problems at once.
+fn compose_all(
+    inv: &Inventory,
+    cat: &Catalogue,
+    nodes: Vec<Node>,
+) -> Result<Vec<(Node, Declaration)>> {
+    let mut out = Vec::new();
+    let mut refusals = Vec::new();
+    for node in nodes {
+        match resolve::compose(inv, cat, &node) {
+            Ok(d) => out.push((node, d)),
+            Err(ResolveError::Unresolved { node, problems }) => {
+                refusals.push(format!(
+                    "{node}:\n{}",
+                    problems
+                        .iter()
+                        .map(|p| format!("  - {p}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if !refusals.is_empty() {
+        bail!(
+            "refused, nothing was sent; every problem:\n{}",
+            refusals.join("\n")
+        );
+    }
+    Ok(out)
+}
+
+pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
+    let mut plans = Vec::new();
+    for (node, declaration) in &composed {
+        let last = inv.last_sent(&node.name)?;
+        plans.push(plan::plan(declaration, last.as_ref()));
+    }
+    if ctx.json {
+        print_json(&plans)?;
+    } else {
+        for p in &plans {
+            print!("{}", render::plan(p, a.diff, ctx.color()));
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Loads every key file the nodes need, once each, before any connection (a passphrase prompt
+/// cannot happen in the middle of a parallel fan-out).
+fn credentials(nodes: &[&Node]) -> Result<Credentials> {
+    let mut creds = Credentials {
+        agent: true,
+        ..Credentials::default()
+    };
+    let mut loaded: BTreeMap<std::path::PathBuf, Arc<russh::keys::PrivateKey>> = BTreeMap::new();
+    let defaults = ssh::default_identities();
+    for node in nodes {
+        let files = match &node.identity {
+            Some(p) => vec![p.clone()],
+            None => defaults.clone(),
+        };
+        let mut keys = Vec::new();
+        for path in files {
+            if let Some(k) = loaded.get(&path) {
+                keys.push(k.clone());
+                continue;
+            }
+            match ssh::load_identity(&node.name, &path) {
+                Ok(k) => {
+                    let k = Arc::new(k);
+                    loaded.insert(path, k.clone());
+                    keys.push(k);
+                }
+                // a node's own identity must work; a default one that does not is skipped
+                Err(e) if node.identity.is_some() => return Err(e.into()),
+                Err(_) => {}
+            }
+        }
+        creds.keys.insert(node.name.clone(), keys);
+    }
+    Ok(creds)
+}
+
+fn options(c: &Connect, mode: Mode) -> push::Options {
+    push::Options {
+        parallel: c.parallel,
+        connect_timeout: Duration::from_secs(c.connect_timeout.max(1)),
+        mode,
+    }
+}
+
+fn fan_out(jobs: Vec<Job>, options: &push::Options) -> Result<Vec<push::NodeResult>> {
+    let nodes: Vec<&Node> = jobs.iter().map(|j| &j.node).collect();
+    let creds = credentials(&nodes)?;
+    let progress = Progress::new(&nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>());
+    let events = progress.sink();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let results = runtime.block_on(push::run(jobs, creds, options, events));
+    progress.finish();
+    Ok(results)
+}
+
+pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "check")?)?;
+    let jobs: Vec<Job> = composed
+        .into_iter()
+        .map(|(node, declaration)| Job { node, declaration })
+        .collect();
+    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun))?;
+    let failed = results
+        .iter()
+        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
+    let changes = results
+        .iter()
+        .any(|r| r.result.as_ref().is_ok_and(|a| a.report.changed()));
+    if ctx.json {
+        print_json(&render::results_json(&results))?;
+    } else {
+        print!("{}", render::results(&results, Mode::DryRun));
+    }
+    Ok(if failed {
+        exit::SOME_FAILED
+    } else if changes {
+        exit::CHANGES
+    } else {
+        exit::OK
+    })
+}
+
+pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
+    let mut inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    let nodes = selected(&inv, &a.select, "push")?;
+    let _lock = inv.lock_pushes()?;
+    let mut composed = compose_all(&inv, &cat, nodes)?;
+    if a.behind {
+        let mut behind = Vec::new();
+        for (node, declaration) in composed {
+            let last = inv.last_sent(&node.name)?;
+            let failed = inv
+                .last_outcome(&node.name)?
+                .is_some_and(|o| o != "applied");
+            if failed || last.as_ref() != Some(&declaration) {
+                behind.push((node, declaration));
+            }
+        }
+        composed = behind;
+        if composed.is_empty() {
+            println!("every node is as it was last sent; nothing to push");
+            return Ok(exit::OK);
+        }
+    }
+    let started = inv.now()?;
+    let jobs: Vec<Job> = composed
+        .into_iter()
+        .map(|(node, declaration)| Job { node, declaration })
+        .collect();
+    let sent: BTreeMap<String, (String, String)> = jobs
+        .iter()
+        .map(|j| {
+            let text = serde_json::to_string(&j.declaration).unwrap_or_default();
+            (
+                j.node.name.clone(),
+                (resolve::declaration_digest(&j.declaration), text),
+            )
+        })
+        .collect();
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply))?;
+    let mut records = Vec::new();
+    for r in &results {
+        let (digest, declaration) = sent.get(&r.node).cloned().unwrap_or_default();
+        let (sent, outcome, reason, report) = match &r.result {
+            Ok(answer) => (
+                true,
+                if answer.report.failed() {
+                    "failed"
+                } else {
+                    "applied"
+                },
+                answer
+                    .report
+                    .failed()
+                    .then(|| "some resources failed; see the report".to_string()),
+                serde_json::to_string(&answer.report).ok(),
+            ),
+            Err(e) => (false, "failed", Some(e.to_string()), None),
+        };
+        records.push(PushRecord {
+            node: r.node.clone(),
+            started_at: started.clone(),
+            digest,
+            declaration,
+            sent,
+            outcome: outcome.into(),
+            reason,
+            report,
+        });
+    }
+    inv.record_pushes(&records)?;
+    if ctx.json {
+        print_json(&render::results_json(&results))?;
+    } else {
+        print!("{}", render::results(&results, Mode::Apply));
+    }
+    let failed = results
+        .iter()
+        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
+    Ok(if failed { exit::SOME_FAILED } else { exit::OK })
+}
+
+pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    if let Some(n) = &a.node {
+        inv.node(n)?;
+    }
+    let rows = inv.push_history(a.node.as_deref(), a.limit)?;
+    if ctx.json {
+        print_json(&rows)?;
+    } else if rows.is_empty() {
+        println!("no pushes yet");
+    } else {
+        for r in rows {
+            let reason = r.reason.map(|x| format!(": {x}")).unwrap_or_default();
+            println!(
+                "#{:<5} {} {:<12} {}{reason}",
+                r.id, r.started_at, r.node, r.outcome
+            );
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,181 @@
+//! How plans and push results read: plain, greppable lines (coloured diffs on a terminal), and
+//! the same as JSON.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::plan::{Action, Plan};
+use crate::push::NodeResult;
+use crate::wire::{Mode, Spec, State};
+
+/// One node's plan as text; an unchanged node is one line saying so.
+pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
+    let mut out = String::new();
+    if p.changes.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}: no changes{}",
+            p.node,
+            if p.first_send {
+                " (nothing sent yet, nothing to send)"
+            } else {
+                ""
+            }
+        );
+        return out;
+    }
+    let count = |a: Action| p.changes.iter().filter(|c| c.action == a).count();
+    let _ = writeln!(
+        out,
+        "{}: {} to add, {} to change, {} to remove{}",
+        p.node,
+        count(Action::Added),
+        count(Action::Changed),
+        count(Action::Removed),
+        if p.first_send {
+            " (first push to this node)"
+        } else {
+            ""
+        }
+    );
+    for c in &p.changes {
+        let fields = if c.fields.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", c.fields.join(", "))
+        };
+        let what = match c.action {
+            Action::Removed => match c.old.as_ref().map(|r| &r.spec) {
+                Some(Spec::File(f)) => format!(
+                    " — {}: removed if the mesh made it, else its original restored",
+                    f.path
+                ),
+                None => String::new(),
+            },
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "  {} {}{fields}{what}", c.action.sign(), c.id);
+        if diff {
+            let old = c.old.as_ref().map(|r| match &r.spec {
+                Spec::File(f) => f.content.as_str(),
+            });
+            let new = c.new.as_ref().map(|r| match &r.spec {
+                Spec::File(f) => f.content.as_str(),
+            });
+            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| match &r.spec {
+                Spec::File(f) => f.path.as_str(),
+            });
+            if c.action != Action::Removed
+                && let Some(path) = path
+            {
+                for line in
+                    crate::plan::diff::render(path, old.unwrap_or(""), new.unwrap_or(""), color)
+                        .lines()
+                {
+                    let _ = writeln!(out, "      {line}");
+                }
+            }
+        }
+    }
+    for u in &p.units {
+        let _ = writeln!(
+            out,
+            "  ! {} will {} (because of {})",
+            u.unit,
+            u.action.as_str(),
+            u.because.join(", ")
+        );
+    }
+    out
+}
+
+/// Every node's result as text, a summary line last.
+pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
+    let mut out = String::new();
+    let (mut ok, mut failed) = (0, 0);
+    for r in results {
+        match &r.result {
+            Err(e) => {
+                failed += 1;
+                let _ = writeln!(out, "{}: FAILED ({}): {e}", r.node, e.kind());
+            }
+            Ok(answer) => {
+                let report = &answer.report;
+                let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
+                let verdict = if report.failed() {
+                    "FAILED (resources)"
+                } else if mode == Mode::DryRun {
+                    "checked"
+                } else {
+                    "applied"
+                };
+                if report.failed() {
+                    failed += 1
+                } else {
+                    ok += 1
+                }
+                let _ = writeln!(
+                    out,
+                    "{}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}",
+                    r.node,
+                    n(State::Created),
+                    n(State::Changed),
+                    n(State::Unchanged),
+                    n(State::Removed),
+                    n(State::Failed),
+                    if answer.uploaded {
+                        " (helper uploaded)"
+                    } else {
+                        ""
+                    }
+                );
+                for o in report
+                    .resources
+                    .iter()
+                    .filter(|o| o.state != State::Unchanged)
+                {
+                    let _ = writeln!(out, "  {} {}: {}", o.state.as_str(), o.id, o.detail);
+                }
+                for u in &report.units {
+                    let done = match (&u.error, mode) {
+                        (Some(e), _) => format!("FAILED, still owed: {e}"),
+                        (None, Mode::DryRun) => format!("would {}", u.action.as_str()),
+                        (None, Mode::Apply) => format!("{} done", u.action.as_str()),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  unit {}: {done} (because of {})",
+                        u.unit,
+                        u.because.join(", ")
+                    );
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{} nodes: {ok} {}, {failed} failed",
+        results.len(),
+        if mode == Mode::DryRun {
+            "checked"
+        } else {
+            "applied"
+        }
+    );
+    out
+}
+
+/// Every node's result as JSON.
+pub(crate) fn results_json(results: &[NodeResult]) -> Value {
+    Value::Array(
+        results
+            .iter()
+            .map(|r| match &r.result {
+                Ok(a) => json!({"node": r.node, "outcome": if a.report.failed() { "failed" } else { "applied" },
+                    "uploaded": a.uploaded, "report": a.report}),
+                Err(e) => json!({"node": r.node, "outcome": "failed", "kind": e.kind(), "reason": e.to_string()}),
+            })
+            .collect(),
+    )
+}

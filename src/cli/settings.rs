@@ -1,0 +1,327 @@
+//! `mesh settings …` and `mesh config`: a module's layers read, replaced whole (saying what that
+//! adds, changes and removes, and refusing a silent removal), and the reach of every change.
+
+use std::collections::BTreeSet;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use super::{Context, exit, print_json};
+use crate::catalogue::Module;
+use crate::inventory::{Inventory, Layer};
+use crate::resolve::{self, Effective};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SettingsCommand {
+    /// Read a layer: the mesh-wide one, or a node's with --node.
+    Show {
+        module: String,
+        #[arg(long)]
+        node: Option<String>,
+        /// Also every layer it replaced, oldest first.
+        #[arg(long)]
+        history: bool,
+    },
+    /// Replace a layer whole with KEY=VALUE pairs (values by the setting's type; JSON for lists
+    /// and objects). Removing a key that is set needs --replace.
+    Set {
+        module: String,
+        #[arg(long)]
+        node: Option<String>,
+        /// Allow the new layer to drop keys the old one set.
+        #[arg(long)]
+        replace: bool,
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+    },
+    /// Remove a layer (it is kept in the history).
+    Clear {
+        module: String,
+        #[arg(long)]
+        node: Option<String>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConfigArgs {
+    /// The instance (by default, the module's name).
+    instance: String,
+    #[arg(long)]
+    node: String,
+}
+
+fn layer_name(module: &str, node: Option<&str>) -> String {
+    match node {
+        Some(n) => format!("the {n} layer of {module}"),
+        None => format!("the mesh-wide layer of {module}"),
+    }
+}
+
+pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
+    let mut inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    match command {
+        SettingsCommand::Show {
+            module,
+            node,
+            history,
+        } => {
+            let m = cat.module(&module)?;
+            if let Some(n) = &node {
+                inv.node(n)?;
+            }
+            let layer = inv.layer(&m.name, node.as_deref())?;
+            let past = if history {
+                inv.layer_history(&m.name, node.as_deref())?
+            } else {
+                Vec::new()
+            };
+            if ctx.json {
+                print_json(
+                    &json!({"module": m.name, "node": node, "layer": layer, "history": past}),
+                )?;
+                return Ok(exit::OK);
+            }
+            match &layer {
+                None => println!("{}: not set", layer_name(&m.name, node.as_deref())),
+                Some(l) => {
+                    println!("{}:", layer_name(&m.name, node.as_deref()));
+                    for (k, v) in l {
+                        println!("  {k} = {v}");
+                    }
+                }
+            }
+            if history {
+                println!("history (oldest first):");
+                for h in past {
+                    let was = h
+                        .replaced
+                        .map_or_else(|| "nothing".to_string(), |l| Value::Object(l).to_string());
+                    println!("  {} {}: replaced {was}", h.at, h.action);
+                }
+            }
+        }
+        SettingsCommand::Set {
+            module,
+            node,
+            replace,
+            pairs,
+        } => {
+            let m = cat.module(&module)?.clone();
+            if let Some(n) = &node {
+                inv.node(n)?;
+            }
+            let new = parse_pairs(&m, &pairs)?;
+            let old = inv.layer(&m.name, node.as_deref())?.unwrap_or_default();
+            let (added, changed, removed) = compare(&old, &new);
+            if !removed.is_empty() && !replace {
+                bail!(
+                    "refused: {} sets {} and this would remove {}; nothing was stored. Repeat {} to keep {}, or say --replace to remove {}",
+                    layer_name(&m.name, node.as_deref()),
+                    list(&old.keys().cloned().collect::<Vec<_>>()),
+                    list(&removed),
+                    if removed.len() == 1 { "it" } else { "them" },
+                    if removed.len() == 1 { "it" } else { "them" },
+                    if removed.len() == 1 { "it" } else { "them" },
+                );
+            }
+            let moved = reach(&inv, &m, node.as_deref(), &new)?;
+            inv.set_layer(&m.name, node.as_deref(), &new)?;
+            answer(
+                ctx,
+                &m.name,
+                node.as_deref(),
+                &added,
+                &changed,
+                &removed,
+                &moved,
+            )?;
+        }
+        SettingsCommand::Clear { module, node } => {
+            let m = cat.module(&module)?.clone();
+            if let Some(n) = &node {
+                inv.node(n)?;
+            }
+            let moved = reach(&inv, &m, node.as_deref(), &Layer::new())?;
+            let removed = inv.clear_layer(&m.name, node.as_deref())?;
+            let removed: Vec<String> = removed
+                .map(|l| l.keys().cloned().collect())
+                .unwrap_or_default();
+            answer(ctx, &m.name, node.as_deref(), &[], &[], &removed, &moved)?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Reads KEY=VALUE pairs into a layer, refusing an undeclared key or a value of the wrong type.
+fn parse_pairs(m: &Module, pairs: &[String]) -> Result<Layer> {
+    let mut layer = Layer::new();
+    for pair in pairs {
+        let Some((key, text)) = pair.split_once('=') else {
+            bail!("{pair:?} is not KEY=VALUE; nothing was stored");
+        };
+        let Some(setting) = m.setting(key) else {
+            bail!(
+                "{} declares no setting {key:?} (declared: {}); nothing was stored",
+                m.name,
+                m.setting_names()
+            );
+        };
+        let value = setting.kind.parse_value(text).map_err(|expected| {
+            anyhow::anyhow!(
+                "{}: {key} takes {expected}, not {text:?}; nothing was stored",
+                m.name
+            )
+        })?;
+        if layer.insert(key.to_string(), value).is_some() {
+            bail!("{key} is given twice; nothing was stored");
+        }
+    }
+    Ok(layer)
+}
+
+fn compare(old: &Layer, new: &Layer) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let added = new
+        .keys()
+        .filter(|k| !old.contains_key(*k))
+        .cloned()
+        .collect();
+    let changed = new
+        .iter()
+        .filter(|(k, v)| old.get(*k).is_some_and(|o| o != *v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let removed = old
+        .keys()
+        .filter(|k| !new.contains_key(*k))
+        .cloned()
+        .collect();
+    (added, changed, removed)
+}
+
+/// Every assignment of the module whose effective value would move if the layer were `new`, with
+/// the settings that move. An assignment whose own node layer overrides a key does not move when
+/// the mesh layer changes it.
+fn reach(
+    inv: &Inventory,
+    m: &Module,
+    node: Option<&str>,
+    new: &Layer,
+) -> Result<Vec<(String, String, Vec<String>)>> {
+    let mesh_now = inv.layer(&m.name, None)?;
+    let mut moved = Vec::new();
+    for a in inv
+        .assignments(None)?
+        .into_iter()
+        .filter(|a| a.module == m.name)
+    {
+        if node.is_some_and(|n| n != a.node) {
+            continue;
+        }
+        let own_now = inv.layer(&m.name, Some(&a.node))?;
+        let before = resolve::effective(m, mesh_now.as_ref(), own_now.as_ref());
+        let after = match node {
+            None => resolve::effective(m, Some(new), own_now.as_ref()),
+            Some(_) => resolve::effective(m, mesh_now.as_ref(), Some(new)),
+        };
+        let keys: Vec<String> = before
+            .iter()
+            .zip(&after)
+            .filter(|(b, a)| b.value != a.value)
+            .map(|(b, _)| b.name.clone())
+            .collect();
+        if !keys.is_empty() {
+            moved.push((a.instance, a.node, keys));
+        }
+    }
+    Ok(moved)
+}
+
+fn list(keys: &[String]) -> String {
+    if keys.is_empty() {
+        "nothing".into()
+    } else {
+        keys.join(", ")
+    }
+}
+
+fn answer(
+    ctx: &Context,
+    module: &str,
+    node: Option<&str>,
+    added: &[String],
+    changed: &[String],
+    removed: &[String],
+    moved: &[(String, String, Vec<String>)],
+) -> Result<()> {
+    if ctx.json {
+        let reach: Vec<_> = moved
+            .iter()
+            .map(|(i, n, k)| json!({"instance": i, "node": n, "settings": k}))
+            .collect();
+        return print_json(
+            &json!({"module": module, "node": node, "added": added, "changed": changed, "removed": removed, "reach": reach}),
+        );
+    }
+    println!(
+        "{}: added {}; changed {}; removed {}",
+        layer_name(module, node),
+        list(added),
+        list(changed),
+        list(removed)
+    );
+    if moved.is_empty() {
+        println!("reach: no assignment's effective value moves");
+    } else {
+        println!("reach: the next push moves");
+        for (instance, node, keys) in moved {
+            println!("  {instance} on {node}: {}", keys.join(", "));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    inv.node(&a.node)?;
+    let assignments = inv.assignments(Some(&a.node))?;
+    let Some(assignment) = assignments.iter().find(|x| x.instance == a.instance) else {
+        let here: BTreeSet<&str> = assignments.iter().map(|x| x.instance.as_str()).collect();
+        bail!(
+            "nothing runs on {} as {:?} (there: {})",
+            a.node,
+            a.instance,
+            if here.is_empty() {
+                "nothing".into()
+            } else {
+                here.into_iter().collect::<Vec<_>>().join(", ")
+            }
+        );
+    };
+    let m = cat.module(&assignment.module)?;
+    let values: Vec<Effective> = resolve::assignment_settings(&inv, m, &a.node)?;
+    if ctx.json {
+        let rows: Vec<_> = values.iter().map(|e| {
+            let decl = m.setting(&e.name);
+            json!({"name": e.name, "value": e.value, "source": e.source, "type": decl.map(|d| d.kind.as_str()), "cost": decl.map(|d| d.cost.as_str())})
+        }).collect();
+        print_json(
+            &json!({"instance": assignment.instance, "module": m.name, "node": a.node, "settings": rows}),
+        )?;
+        return Ok(exit::OK);
+    }
+    println!(
+        "{} ({} {}) on {}:",
+        assignment.instance, m.name, m.version, a.node
+    );
+    for e in values {
+        let value = e.value.as_ref().map_or_else(
+            || "(unset: no default; must be set)".to_string(),
+            |v| v.to_string(),
+        );
+        println!("  {:<24} {:<40} {}", e.name, value, e.source.as_str());
+    }
+    Ok(exit::OK)
+}

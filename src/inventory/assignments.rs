@@ -1,0 +1,77 @@
+//! Assignments: a module on a node, under an instance name.
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{Inventory, InventoryError};
+
+/// A module on a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assignment {
+    pub node: String,
+    /// The name it runs under on that node (by default the module's).
+    pub instance: String,
+    pub module: String,
+}
+
+impl Inventory {
+    /// Assigns `module` to `node` as `instance`.
+    pub fn assign(&self, node: &str, module: &str, instance: &str) -> Result<(), InventoryError> {
+        self.node(node)?;
+        if let Some(a) = self
+            .assignments(Some(node))?
+            .into_iter()
+            .find(|a| a.instance == instance)
+        {
+            return Err(InventoryError::AlreadyAssigned {
+                node: node.to_string(),
+                instance: instance.to_string(),
+                module: a.module,
+            });
+        }
+        self.conn.execute(
+            "INSERT INTO assignments (node, instance, module) VALUES (?1, ?2, ?3)",
+            params![node, instance, module],
+        )?;
+        Ok(())
+    }
+
+    /// Takes `instance` off `node`.
+    pub fn unassign(&self, node: &str, instance: &str) -> Result<Assignment, InventoryError> {
+        self.node(node)?;
+        let here = self.assignments(Some(node))?;
+        let Some(a) = here.iter().find(|a| a.instance == instance).cloned() else {
+            let known: Vec<&str> = here.iter().map(|a| a.instance.as_str()).collect();
+            return Err(InventoryError::NotAssigned {
+                node: node.to_string(),
+                instance: instance.to_string(),
+                known: if known.is_empty() {
+                    "nothing".into()
+                } else {
+                    known.join(", ")
+                },
+            });
+        };
+        self.conn.execute(
+            "DELETE FROM assignments WHERE node = ?1 AND instance = ?2",
+            params![node, instance],
+        )?;
+        Ok(a)
+    }
+
+    /// Every assignment (of one node, or of all), by node then instance.
+    pub fn assignments(&self, node: Option<&str>) -> Result<Vec<Assignment>, InventoryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT node, instance, module FROM assignments
+             WHERE ?1 IS NULL OR node = ?1 ORDER BY node, instance",
+        )?;
+        let rows = stmt.query_map([node], |r| {
+            Ok(Assignment {
+                node: r.get(0)?,
+                instance: r.get(1)?,
+                module: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

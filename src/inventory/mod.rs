@@ -1,0 +1,283 @@
+//! The inventory: one SQLite file holding nodes, assignments, settings layers with their history,
+//! pinned host keys, and every push with what it sent and what came back.
+//!
+//! Its schema is the numbered SQL files in `state/`, embedded here and applied in order; the
+//! number reached is kept in `PRAGMA user_version`. A file written by a newer mesh is refused
+//! rather than misread. Write transactions are IMMEDIATE, so two writers never deadlock on the
+//! upgrade from reader to writer.
+
+mod assignments;
+mod layers;
+mod nodes;
+mod pushes;
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+pub use assignments::Assignment;
+pub use layers::{HistoryEntry, Layer};
+pub use nodes::{Node, NodeSpec, valid_name as nodes_valid_name};
+pub use pushes::{PushRecord, PushRow};
+
+/// The schema, in order. A migration is never edited or removed once released: add a new one.
+const MIGRATIONS: &[(&str, &str)] = &[("0001_init.sql", include_str!("../../state/0001_init.sql"))];
+
+/// What can go wrong with the inventory.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    #[error("no inventory at {}: run `mesh init` first (or point --inventory / MESH_INVENTORY at one)", path.display())]
+    Missing { path: PathBuf },
+    #[error("an inventory already exists at {}; it was left as it is", path.display())]
+    Exists { path: PathBuf },
+    #[error("{} was written by a newer mesh (schema {found}; this mesh knows {known}): use that mesh", path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("cannot create {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("inventory: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("the inventory holds something this mesh cannot read: {0}")]
+    Corrupt(String),
+    #[error("no node called {name:?} in the inventory (nodes: {known})")]
+    NoNode { name: String, known: String },
+    #[error(
+        "a node called {name:?} is already in the inventory; `mesh node remove {name}` first to replace it"
+    )]
+    NodeExists { name: String },
+    #[error(
+        "{instance:?} is already assigned to {node} (module {module}); use --as to run it twice under another name"
+    )]
+    AlreadyAssigned {
+        node: String,
+        instance: String,
+        module: String,
+    },
+    #[error("nothing is assigned to {node} as {instance:?} (assigned there: {known})")]
+    NotAssigned {
+        node: String,
+        instance: String,
+        known: String,
+    },
+    #[error("another mesh push is running against this inventory (lock {}); try again when it is done", path.display())]
+    Busy { path: PathBuf },
+}
+
+/// An open inventory.
+pub struct Inventory {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Inventory {
+    /// The default location: `$XDG_STATE_HOME/mesh/inventory.db`, else
+    /// `~/.local/state/mesh/inventory.db`.
+    pub fn default_path() -> Option<PathBuf> {
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+        Some(state.join("mesh").join("inventory.db"))
+    }
+
+    /// Creates a new inventory file (mode 0600) with the current schema.
+    pub fn init(path: &Path) -> Result<Inventory, InventoryError> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let io = |source| InventoryError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+        {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io)?;
+        }
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(InventoryError::Exists {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io(e)),
+        }
+        Self::connect(path)
+    }
+
+    /// Opens an existing inventory, bringing its schema up to date.
+    pub fn open(path: &Path) -> Result<Inventory, InventoryError> {
+        if !path.is_file() {
+            return Err(InventoryError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::connect(path)
+    }
+
+    fn connect(path: &Path) -> Result<Inventory, InventoryError> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.set_transaction_behavior(TransactionBehavior::Immediate);
+        migrate(&mut conn, path)?;
+        Ok(Inventory {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version (the number of migrations applied).
+    pub fn schema_version(&self) -> Result<i64, InventoryError> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    /// Takes the push lock: one push at a time per inventory. Released when dropped.
+    pub fn lock_pushes(&self) -> Result<File, InventoryError> {
+        let path = self.path.with_extension("push.lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| InventoryError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy { path }),
+            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io { path, source }),
+        }
+    }
+
+    /// The current time as the inventory writes it (UTC, ISO 8601).
+    pub fn now(&self) -> Result<String, InventoryError> {
+        Ok(self
+            .conn
+            .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')", [], |r| {
+                r.get(0)
+            })?)
+    }
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if found > known {
+        return Err(InventoryError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known,
+        });
+    }
+    for (_, sql) in &MIGRATIONS[found as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_inventory_gets_every_migration_and_mode_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/inv.db");
+        let inv = Inventory::init(&path).unwrap();
+        assert_eq!(inv.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn an_already_migrated_inventory_opens_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        let inv = Inventory::init(&path).unwrap();
+        inv.add_node(&NodeSpec::new("a", "127.0.0.1")).unwrap();
+        drop(inv);
+        let again = Inventory::open(&path).unwrap();
+        assert_eq!(again.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(again.nodes().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn init_refuses_an_existing_file_and_open_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        Inventory::init(&path).unwrap();
+        assert!(matches!(
+            Inventory::init(&path),
+            Err(InventoryError::Exists { .. })
+        ));
+        let missing = dir.path().join("none.db");
+        let e = Inventory::open(&missing).err().unwrap().to_string();
+        assert!(e.contains("mesh init"), "{e}");
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        drop(Inventory::init(&path).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        assert!(matches!(
+            Inventory::open(&path),
+            Err(InventoryError::TooNew { found: 99, .. })
+        ));
+    }
+
+    #[test]
+    fn every_file_in_state_is_a_migration_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("state");
+        let mut files: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let names: Vec<&str> = MIGRATIONS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(files, names);
+        for (i, n) in names.iter().enumerate() {
+            assert!(
+                n.starts_with(&format!("{:04}_", i + 1)),
+                "{n} is out of order"
+            );
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Nodes: where each machine is, how to log in, and its pinned host key.
+
+use std::path::PathBuf;
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::{Inventory, InventoryError};
+
+/// A machine in the inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Node {
+    pub name: String,
+    pub address: String,
+    pub port: u16,
+    pub user: String,
+    /// Private key file; `None` uses ssh-agent, then `~/.ssh/id_ed25519` and `id_rsa`.
+    pub identity: Option<PathBuf>,
+    /// Run the helper through `sudo -n` (for a user other than root).
+    pub sudo: bool,
+    /// The pinned host key, OpenSSH form.
+    pub host_key: Option<String>,
+    /// Made by `mesh lab`.
+    pub lab: bool,
+}
+
+/// What `node add` (and the lab) says about a node.
+pub type NodeSpec = Node;
+
+impl Node {
+    /// A node at `address` with the defaults: port 22, root, no pinned key.
+    pub fn new(name: &str, address: &str) -> Node {
+        Node {
+            name: name.to_string(),
+            address: address.to_string(),
+            port: 22,
+            user: "root".to_string(),
+            identity: None,
+            sudo: false,
+            host_key: None,
+            lab: false,
+        }
+    }
+}
+
+const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
+    Ok(Node {
+        name: r.get(0)?,
+        address: r.get(1)?,
+        port: r.get(2)?,
+        user: r.get(3)?,
+        identity: r.get::<_, Option<String>>(4)?.map(PathBuf::from),
+        sudo: r.get(5)?,
+        host_key: r.get(6)?,
+        lab: r.get(7)?,
+    })
+}
+
+/// Whether `name` can name a node: letters, digits, `-`, `_` and `.`, starting with a letter.
+pub fn valid_name(name: &str) -> bool {
+    name.len() <= 63
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+impl Inventory {
+    /// Adds a node; refuses a name already taken.
+    pub fn add_node(&self, node: &Node) -> Result<(), InventoryError> {
+        if self.node_opt(&node.name)?.is_some() {
+            return Err(InventoryError::NodeExists {
+                name: node.name.clone(),
+            });
+        }
+        self.put_node(node)
+    }
+
+    /// Adds a node or replaces what the inventory says of it (assignments are kept).
+    pub fn put_node(&self, node: &Node) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
+                 sudo = ?6, host_key = ?7, lab = ?8",
+            params![
+                node.name,
+                node.address,
+                node.port,
+                node.user,
+                node.identity
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned()),
+                node.sudo,
+                node.host_key,
+                node.lab
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Every node, by name.
+    pub fn nodes(&self) -> Result<Vec<Node>, InventoryError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {COLUMNS} FROM nodes ORDER BY name"))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"),
+                [name],
+                from_row,
+            )
+            .optional()?)
+    }
+
+    /// The node called `name`, or a refusal listing the nodes there are.
+    pub fn node(&self, name: &str) -> Result<Node, InventoryError> {
+        match self.node_opt(name)? {
+            Some(n) => Ok(n),
+            None => Err(InventoryError::NoNode {
+                name: name.to_string(),
+                known: self.node_names()?,
+            }),
+        }
+    }
+
+    fn node_names(&self) -> Result<String, InventoryError> {
+        let names: Vec<String> = self.nodes()?.into_iter().map(|n| n.name).collect();
+        Ok(if names.is_empty() {
+            "none yet; `mesh node add`".into()
+        } else {
+            names.join(", ")
+        })
+    }
+
+    /// Removes a node, its assignments, its layers and what it was sent. Its push history stays.
+    pub fn remove_node(&self, name: &str) -> Result<(), InventoryError> {
+        self.node(name)?;
+        self.conn
+            .execute("DELETE FROM layers WHERE node = ?1", [name])?;
+        self.conn
+            .execute("DELETE FROM nodes WHERE name = ?1", [name])?;
+        Ok(())
+    }
+
+    /// Pins a host key (OpenSSH public key form).
+    pub fn pin_host_key(&self, name: &str, key: &str) -> Result<(), InventoryError> {
+        self.node(name)?;
+        self.conn.execute(
+            "UPDATE nodes SET host_key = ?2 WHERE name = ?1",
+            params![name, key],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,5 @@
+//! The `mesh` operator binary: everything is in the library; this only hands over.
+
+fn main() -> std::process::ExitCode {
+    mesh::cli::run()
+}

@@ -1,0 +1,64 @@
+//! Unified diffs of file content, coloured on a terminal.
+
+use similar::{ChangeTag, TextDiff};
+
+/// The diff from `old` to `new` of the file at `path`; empty when they are equal. Content that is
+/// not text is summarised, never dumped.
+pub fn render(path: &str, old: &str, new: &str, color: bool) -> String {
+    if old == new {
+        return String::new();
+    }
+    if old.contains('\0') || new.contains('\0') {
+        return format!("binary file {path} changes\n");
+    }
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    let style = |text: String, tag: Option<ChangeTag>| -> String {
+        let s = console::style(text).force_styling(color);
+        match tag {
+            Some(ChangeTag::Delete) => s.red().to_string(),
+            Some(ChangeTag::Insert) => s.green().to_string(),
+            Some(ChangeTag::Equal) => s.to_string(),
+            None => s.cyan().to_string(),
+        }
+    };
+    out.push_str(&style(format!("--- a{path}"), Some(ChangeTag::Delete)));
+    out.push('\n');
+    out.push_str(&style(format!("+++ b{path}"), Some(ChangeTag::Insert)));
+    out.push('\n');
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        out.push_str(&style(hunk.header().to_string(), None));
+        out.push('\n');
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                ChangeTag::Delete => '-',
+                ChangeTag::Insert => '+',
+                ChangeTag::Equal => ' ',
+            };
+            let line = change.to_string_lossy();
+            let line = line.strip_suffix('\n').unwrap_or(&line);
+            out.push_str(&style(format!("{sign}{line}"), Some(change.tag())));
+            out.push('\n');
+            if change.missing_newline() {
+                out.push_str("\\ No newline at end of file\n");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_content_has_no_diff() {
+        assert_eq!(render("/etc/x", "a\n", "a\n", false), "");
+    }
+
+    #[test]
+    fn a_changed_line_is_shown_with_headers() {
+        let d = render("/etc/x", "a\nb\n", "a\nc\n", false);
+        assert_eq!(d, "--- a/etc/x\n+++ b/etc/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+    }
+}

@@ -1,0 +1,107 @@
+//! The helper on the machine: where it lives, and the only two commands mesh ever runs there.
+//!
+//! Both commands are constants but for the helper's content hash (hex): nothing an operator or a
+//! module writes is ever pasted into them. Everything else reaches the machine as data on the
+//! helper's stdin.
+
+use sha2::{Digest, Sha256};
+
+use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, STATE_DIR};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/helper.rs"));
+}
+
+/// The helper this mesh carries.
+pub struct Helper {
+    bytes: &'static [u8],
+    sha256: String,
+}
+
+impl Helper {
+    /// The helper embedded at build time.
+    pub fn embedded() -> Helper {
+        let bytes = embedded::HELPER;
+        let sha256 = Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Helper { bytes, sha256 }
+    }
+
+    pub fn bytes(&self) -> &'static [u8] {
+        self.bytes
+    }
+
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Where it lives on a machine: one file per content hash, so a machine that has it is never
+    /// sent it again, and two versions never overwrite each other.
+    pub fn remote_path(&self) -> String {
+        format!("{STATE_DIR}/bin/mesh-host-{}", self.sha256)
+    }
+
+    /// Runs the helper if it is there, else exits with [`EXIT_HELPER_MISSING`].
+    pub fn run_command(&self, mode: Mode, sudo: bool) -> String {
+        let verb = match mode {
+            Mode::Apply => "apply",
+            Mode::DryRun => "apply --dry-run",
+        };
+        let script = format!(
+            "P={}; if [ -x \"$P\" ]; then exec \"$P\" {verb}; else exit {EXIT_HELPER_MISSING}; fi",
+            self.remote_path()
+        );
+        wrap(&script, sudo)
+    }
+
+    /// Stores stdin as the helper, after checking the machine is a platform it runs on.
+    pub fn upload_command(&self, sudo: bool) -> String {
+        let path = self.remote_path();
+        let script = format!(
+            "[ \"$(uname -s)/$(uname -m)\" = Linux/x86_64 ] || {{ uname -sm >&2; exit {EXIT_WRONG_PLATFORM}; }}; \
+             umask 022 && mkdir -p {STATE_DIR}/bin && cat > {path}.part && chmod 0755 {path}.part && mv -f {path}.part {path}"
+        );
+        wrap(&script, sudo)
+    }
+}
+
+/// Runs `script` through `sudo -n sh -c` for a non-root user. The script is one of the constants
+/// above and holds no single quote, so quoting it whole is exact.
+fn wrap(script: &str, sudo: bool) -> String {
+    debug_assert!(!script.contains('\''));
+    if sudo {
+        format!("sudo -n sh -c '{script}'")
+    } else {
+        script.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helper_is_embedded_and_addressed_by_its_hash() {
+        let h = Helper::embedded();
+        assert!(
+            h.bytes().len() > 100_000,
+            "the embedded helper is suspiciously small"
+        );
+        assert_eq!(h.sha256().len(), 64);
+        assert!(h.remote_path().ends_with(h.sha256()));
+    }
+
+    #[test]
+    fn commands_hold_only_constants_and_the_hash() {
+        let h = Helper::embedded();
+        let run = h.run_command(Mode::Apply, true);
+        assert!(
+            run.starts_with("sudo -n sh -c '") && run.ends_with("apply; else exit 90; fi'"),
+            "{run}"
+        );
+        let up = h.upload_command(false);
+        assert!(up.contains("exit 91") && !up.contains('\''), "{up}");
+    }
+}

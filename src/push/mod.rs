@@ -1,0 +1,244 @@
+//! Pushing: every node in parallel (bounded), one SSH connection each, the helper uploaded only
+//! when the machine lacks this version of it, the declaration sent on its stdin, its report read
+//! back. One node failing never stops the others; each comes back with its own outcome.
+//!
+//! This layer does no I/O on the inventory and prints nothing: it takes jobs and hands results
+//! and progress events back, so the CLI decides how they look and what is recorded.
+
+pub mod helper;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use crate::inventory::Node;
+use crate::ssh::{self, Credentials, SshError, Target};
+use crate::wire::{Declaration, EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, Report};
+pub use helper::Helper;
+
+/// Why one node's push failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error(transparent)]
+    Ssh(#[from] SshError),
+    #[error("{node}: the machine is {machine}; mesh carries a helper only for Linux/x86_64")]
+    Platform { node: String, machine: String },
+    #[error("{node}: storing the helper at {path} failed (exit {status}): {stderr}")]
+    Upload {
+        node: String,
+        path: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("{node}: the helper failed (exit {status}): {stderr}")]
+    Helper {
+        node: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("{node}: the helper's report cannot be read: {reason}")]
+    Report { node: String, reason: String },
+    #[error(
+        "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
+    )]
+    PinnedKey { node: String, reason: String },
+}
+
+impl PushError {
+    /// A short word for the kind of failure, for summaries and `--json`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PushError::Ssh(
+                SshError::Resolve { .. } | SshError::Unreachable { .. } | SshError::Timeout { .. },
+            ) => "unreachable",
+            PushError::Ssh(SshError::KeyChanged { .. } | SshError::NotPinned { .. })
+            | PushError::PinnedKey { .. } => "host-key",
+            PushError::Ssh(SshError::Auth { .. } | SshError::Identity { .. }) => "auth",
+            PushError::Ssh(SshError::Protocol { .. }) => "ssh",
+            PushError::Platform { .. } => "platform",
+            PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
+                "helper"
+            }
+        }
+    }
+}
+
+/// One node's work.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub node: Node,
+    pub declaration: Declaration,
+}
+
+/// What the helper said, and whether it had to be uploaded first.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub report: Report,
+    pub uploaded: bool,
+}
+
+/// One node's result.
+#[derive(Debug)]
+pub struct NodeResult {
+    pub node: String,
+    pub result: Result<Answer, PushError>,
+}
+
+/// Progress, for whoever draws it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Connecting(String),
+    Uploading(String),
+    Applying(String),
+    Done(String),
+}
+
+/// How to push.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Nodes in flight at once.
+    pub parallel: usize,
+    /// Limit for connecting, verifying and authenticating.
+    pub connect_timeout: Duration,
+    /// Apply, or only ask what would change.
+    pub mode: Mode,
+}
+
+/// Pushes every job; results come back in the jobs' order.
+pub async fn run(
+    jobs: Vec<Job>,
+    credentials: Credentials,
+    options: &Options,
+    events: Arc<dyn Fn(Event) + Send + Sync>,
+) -> Vec<NodeResult> {
+    let helper = Arc::new(Helper::embedded());
+    let credentials = Arc::new(credentials);
+    let limit = Arc::new(Semaphore::new(options.parallel.max(1)));
+    let mut tasks = Vec::new();
+    let names: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
+    for job in jobs {
+        let (helper, credentials, limit, events, options) = (
+            helper.clone(),
+            credentials.clone(),
+            limit.clone(),
+            events.clone(),
+            options.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let _permit = limit.acquire_owned().await;
+            let node = job.node.name.clone();
+            let result = push_one(&job, &helper, &credentials, &options, &*events).await;
+            events(Event::Done(node.clone()));
+            NodeResult { node, result }
+        }));
+    }
+    let mut results = Vec::new();
+    for (task, node) in tasks.into_iter().zip(names) {
+        match task.await {
+            Ok(r) => results.push(r),
+            // a panicking task is a bug; it is reported as that node's failure, not everyone's
+            Err(e) => results.push(NodeResult {
+                node: node.clone(),
+                result: Err(PushError::Helper {
+                    node,
+                    status: "-".into(),
+                    stderr: format!("internal error: {e}"),
+                }),
+            }),
+        }
+    }
+    results
+}
+
+/// The target for a node, with its pinned key parsed.
+pub fn target(node: &Node) -> Result<Target, PushError> {
+    let pinned = node
+        .host_key
+        .as_deref()
+        .map(ssh::parse_public_key)
+        .transpose()
+        .map_err(|reason| PushError::PinnedKey {
+            node: node.name.clone(),
+            reason,
+        })?;
+    Ok(Target {
+        node: node.name.clone(),
+        address: node.address.clone(),
+        port: node.port,
+        user: node.user.clone(),
+        pinned,
+    })
+}
+
+async fn push_one(
+    job: &Job,
+    helper: &Helper,
+    credentials: &Credentials,
+    options: &Options,
+    events: &(dyn Fn(Event) + Send + Sync),
+) -> Result<Answer, PushError> {
+    let name = job.node.name.clone();
+    let sudo = job.node.sudo;
+    let target = target(&job.node)?;
+    events(Event::Connecting(name.clone()));
+    let session = ssh::connect(&target, credentials, options.connect_timeout).await?;
+    let input = serde_json::to_vec(&job.declaration).map_err(|e| PushError::Report {
+        node: name.clone(),
+        reason: e.to_string(),
+    })?;
+    events(Event::Applying(name.clone()));
+    let mut out = session
+        .exec(&helper.run_command(options.mode, sudo), &input)
+        .await?;
+    let mut uploaded = false;
+    if out.status == Some(EXIT_HELPER_MISSING) {
+        events(Event::Uploading(name.clone()));
+        let up = session
+            .exec(&helper.upload_command(sudo), helper.bytes())
+            .await?;
+        let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
+        match up.status {
+            Some(0) => {}
+            Some(EXIT_WRONG_PLATFORM) => {
+                return Err(PushError::Platform {
+                    node: name,
+                    machine: stderr,
+                });
+            }
+            status => {
+                return Err(PushError::Upload {
+                    node: name,
+                    path: helper.remote_path(),
+                    status: describe(status),
+                    stderr,
+                });
+            }
+        }
+        uploaded = true;
+        events(Event::Applying(name.clone()));
+        out = session
+            .exec(&helper.run_command(options.mode, sudo), &input)
+            .await?;
+    }
+    session.close().await;
+    if out.status != Some(0) {
+        return Err(PushError::Helper {
+            node: name,
+            status: describe(out.status),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let report: Report = serde_json::from_slice(&out.stdout).map_err(|e| PushError::Report {
+        node: name.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok(Answer { report, uploaded })
+}
+
+fn describe(status: Option<u32>) -> String {
+    status.map_or_else(
+        || "none: killed or disconnected".to_string(),
+        |s| s.to_string(),
+    )
+}

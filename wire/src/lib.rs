@@ -1,0 +1,341 @@
+//! The wire format between `mesh` (the operator) and `mesh-host` (the helper on each machine).
+//!
+//! The operator sends one [`Declaration`] as JSON on the helper's stdin: everything the machine
+//! should be, composed afresh at every push. The helper answers with one [`Report`] on stdout.
+//! Both binaries use these types and nothing else to talk, so a field added here is added for
+//! both. The helper refuses a declaration whose [`Declaration::version`] it does not know.
+//!
+//! The helper receives data, never shell: paths, owners and contents are fields, not commands.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of this format. Bump it when a change would be misread by an older helper.
+pub const VERSION: u32 = 1;
+
+/// Where the helper keeps itself and its record on every machine.
+pub const STATE_DIR: &str = "/var/lib/mesh";
+
+/// Exit status of the remote launcher when the helper for this content hash is not on the machine
+/// yet: the operator uploads it and runs it again.
+pub const EXIT_HELPER_MISSING: u32 = 90;
+
+/// Exit status of the remote launcher when the machine is not a platform mesh has a helper for.
+pub const EXIT_WRONG_PLATFORM: u32 = 91;
+
+/// Everything one node should be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// [`VERSION`] of the sender.
+    pub version: u32,
+    /// The node's name in the inventory, so the helper's record says whose it is.
+    pub node: String,
+    /// Every resource, in the order they are applied. An empty list is meaningful: it undoes
+    /// everything the mesh did on the machine.
+    pub resources: Vec<Resource>,
+}
+
+/// One thing on a machine, with an id that stays the same from push to push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Stable id: `<instance>:<kind>:<what>`, e.g. `motd:file:/etc/motd`.
+    pub id: String,
+    /// The assignment (instance) that declares it.
+    pub instance: String,
+    /// The module (and its version) that declares it, for reports.
+    pub module: String,
+    /// What kind of resource, and its details.
+    #[serde(flatten)]
+    pub spec: Spec,
+}
+
+/// The kinds of resource, each with what it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Spec {
+    /// A whole file the mesh owns.
+    File(FileSpec),
+}
+
+impl Spec {
+    /// The kind's name as the catalogue and reports spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Spec::File(_) => "file",
+        }
+    }
+}
+
+/// A whole file: its content, who owns it, and what a change to it costs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSpec {
+    /// Absolute path on the machine.
+    pub path: String,
+    /// Owner: a user name (looked up on the machine with `getent`) or a numeric uid.
+    pub owner: String,
+    /// Group: a group name or a numeric gid.
+    pub group: String,
+    /// Permission bits, e.g. `0o644`.
+    pub mode: u32,
+    /// The full content, as UTF-8 text.
+    pub content: String,
+    /// What went into the content besides settings: the template's digest. When only settings
+    /// moved, a change costs what those settings cost; otherwise it costs [`FileSpec::cost`].
+    pub source: String,
+    /// The settings the content reads, each with a digest of its value and what a change costs.
+    pub settings: BTreeMap<String, SettingUse>,
+    /// What a change to this file costs when it did not come from settings alone.
+    pub cost: Cost,
+    /// The systemd units that read this file, and so pay its cost when it changes.
+    pub units: Vec<String>,
+}
+
+/// One setting as a file reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingUse {
+    /// A digest of the effective value (never the value: some values are not for logs).
+    pub digest: String,
+    /// What a change of this setting costs the units that read the file.
+    pub cost: Cost,
+}
+
+/// What a change costs a unit that reads it. Ordered: `None < Reload < Restart`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Cost {
+    /// Read on every use: nothing to do.
+    #[default]
+    None,
+    /// Re-read on a reload (SIGHUP or the unit's ExecReload).
+    Reload,
+    /// Read only at start: the unit must restart.
+    Restart,
+}
+
+impl Cost {
+    /// The word used in module definitions and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cost::None => "none",
+            Cost::Reload => "reload",
+            Cost::Restart => "restart",
+        }
+    }
+}
+
+/// What it costs to go from what a file was last made from to what it is made from now.
+///
+/// Shared by the helper (which applies it) and the operator's plan (which shows it), so the two
+/// cannot disagree. `previous` is the last applied spec, `drifted` says the file on the machine is
+/// not what was last written. Settings that moved cost what they declare; anything else that
+/// changed (the template, owner or mode, a hand edit, a file never written) costs the file's own
+/// declared cost. The strongest wins.
+pub fn change_cost(
+    previous: Option<(&str, &BTreeMap<String, SettingUse>)>,
+    next: &FileSpec,
+    drifted: bool,
+) -> Cost {
+    let Some((previous_source, previous_settings)) = previous else {
+        return next.cost;
+    };
+    let moved = next
+        .settings
+        .iter()
+        .filter(|(name, now)| previous_settings.get(*name).map(|p| &p.digest) != Some(&now.digest))
+        .map(|(_, now)| now.cost)
+        .chain(
+            // a setting the file no longer reads also moved
+            previous_settings
+                .iter()
+                .filter(|(name, _)| !next.settings.contains_key(*name))
+                .map(|(_, was)| was.cost),
+        )
+        .max()
+        .unwrap_or(Cost::None);
+    if drifted || previous_source != next.source {
+        moved.max(next.cost)
+    } else {
+        moved
+    }
+}
+
+/// How the helper was asked to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Change the machine.
+    Apply,
+    /// Only say what would change.
+    DryRun,
+}
+
+/// The helper's answer: one outcome per resource, declared or undeclared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`VERSION`] of the helper.
+    pub version: u32,
+    /// Whether anything was changed, or only looked at.
+    pub mode: Mode,
+    /// The machine's hostname, as it says it.
+    pub hostname: String,
+    /// One entry per resource, in the order handled.
+    pub resources: Vec<Outcome>,
+    /// Units reloaded or restarted because files they read changed.
+    #[serde(default)]
+    pub units: Vec<UnitOutcome>,
+}
+
+impl Report {
+    /// Whether any resource or unit failed.
+    pub fn failed(&self) -> bool {
+        self.resources.iter().any(|r| r.state == State::Failed)
+            || self.units.iter().any(|u| u.error.is_some())
+    }
+
+    /// Whether anything changed (or, in a dry run, would).
+    pub fn changed(&self) -> bool {
+        self.resources.iter().any(|r| r.state != State::Unchanged) || !self.units.is_empty()
+    }
+}
+
+/// What happened to one resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The resource's id.
+    pub id: String,
+    /// What happened.
+    pub state: State,
+    /// In words an operator reads: what was done or why it failed.
+    pub detail: String,
+}
+
+/// The states a resource can end a run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// It was not there; the mesh made it.
+    Created,
+    /// It was there and differed; the mesh changed it.
+    Changed,
+    /// It was already as declared; nothing was touched.
+    Unchanged,
+    /// No longer declared; the mesh undid it (removed what it made, gave back what it replaced).
+    Removed,
+    /// It could not be applied; `detail` says why.
+    Failed,
+}
+
+impl State {
+    /// The word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Created => "created",
+            State::Changed => "changed",
+            State::Unchanged => "unchanged",
+            State::Removed => "removed",
+            State::Failed => "failed",
+        }
+    }
+}
+
+/// A unit that paid the cost of a change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitOutcome {
+    /// The systemd unit.
+    pub unit: String,
+    /// What was (or would be) done to it.
+    pub action: Cost,
+    /// The resources whose change caused it.
+    pub because: Vec<String>,
+    /// Why it failed, if it did; the cost stays owed for the next run.
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(source: &str, settings: &[(&str, &str, Cost)], cost: Cost) -> FileSpec {
+        FileSpec {
+            path: "/etc/x".into(),
+            owner: "root".into(),
+            group: "root".into(),
+            mode: 0o644,
+            content: String::new(),
+            source: source.into(),
+            settings: settings
+                .iter()
+                .map(|(n, d, c)| {
+                    (
+                        (*n).to_string(),
+                        SettingUse {
+                            digest: (*d).to_string(),
+                            cost: *c,
+                        },
+                    )
+                })
+                .collect(),
+            cost,
+            units: vec![],
+        }
+    }
+
+    #[test]
+    fn a_new_file_costs_its_declared_cost() {
+        let next = spec("t1", &[("a", "1", Cost::Reload)], Cost::Restart);
+        assert_eq!(change_cost(None, &next, false), Cost::Restart);
+    }
+
+    #[test]
+    fn the_strongest_moved_setting_wins() {
+        let prev = spec(
+            "t1",
+            &[
+                ("a", "1", Cost::Reload),
+                ("b", "1", Cost::Restart),
+                ("c", "1", Cost::None),
+            ],
+            Cost::Restart,
+        );
+        let only_reload = spec(
+            "t1",
+            &[
+                ("a", "2", Cost::Reload),
+                ("b", "1", Cost::Restart),
+                ("c", "1", Cost::None),
+            ],
+            Cost::Restart,
+        );
+        let both = spec(
+            "t1",
+            &[
+                ("a", "2", Cost::Reload),
+                ("b", "2", Cost::Restart),
+                ("c", "1", Cost::None),
+            ],
+            Cost::Restart,
+        );
+        let p = Some((prev.source.as_str(), &prev.settings));
+        assert_eq!(change_cost(p, &only_reload, false), Cost::Reload);
+        assert_eq!(change_cost(p, &both, false), Cost::Restart);
+        assert_eq!(change_cost(p, &prev, false), Cost::None);
+    }
+
+    #[test]
+    fn drift_or_a_new_template_costs_the_declared_cost() {
+        let prev = spec("t1", &[("a", "1", Cost::None)], Cost::Reload);
+        let same = spec("t1", &[("a", "1", Cost::None)], Cost::Reload);
+        let new_template = spec("t2", &[("a", "1", Cost::None)], Cost::Reload);
+        let p = Some((prev.source.as_str(), &prev.settings));
+        assert_eq!(change_cost(p, &same, true), Cost::Reload);
+        assert_eq!(change_cost(p, &new_template, false), Cost::Reload);
+    }
+
+    #[test]
+    fn cost_orders_none_reload_restart() {
+        assert!(Cost::None < Cost::Reload && Cost::Reload < Cost::Restart);
+    }
+}
