@@ -190,10 +190,10 @@ impl Run<'_> {
         let gid = owners::id_of("group", &spec.group)?;
         let found = files::read(path).map_err(|e| e.to_string())?;
         let want = spec.content.as_bytes();
-        let entry = match record.resources.get(&resource.id) {
-            Some(Entry::File(e)) => Some(e.clone()),
-            None => None,
-        };
+        let entry = record
+            .resources
+            .get(&resource.id)
+            .map(|Entry::File(e)| e.clone());
         let written = entry.as_ref().and_then(|e| e.written.clone());
         let written = written.as_ref();
         let drifted = match (&found, written) {

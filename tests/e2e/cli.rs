@@ -1,0 +1,306 @@
+//! The command line against a real inventory file, no machines needed: refusals, settings layers
+//! with their sources, history and reach.
+
+use crate::util::{Mesh, path_str};
+
+const DEMO: &str = r#"{
+  "name": "demo", "version": "1", "description": "A module for tests.",
+  "settings": [
+    {"name": "size", "type": "string", "meaning": "How big.", "default": "10m", "cost": "restart"},
+    {"name": "count", "type": "integer", "meaning": "How many.", "default": 3, "cost": "reload"},
+    {"name": "flag", "type": "boolean", "meaning": "Whether.", "default": true, "cost": "none"},
+    {"name": "names", "type": "list", "meaning": "Which.", "cost": "reload"}
+  ],
+  "resources": [{"kind": "file", "path": "/etc/demo.conf", "template": "demo.conf", "units": ["demo.service"]}]
+}"#;
+const TEMPLATE: &str = "size=${size}\ncount=${count}\nflag=${flag}\nnames=${names}\n";
+
+fn demo() -> (Mesh, String) {
+    let mesh = Mesh::new();
+    let cat = mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
+    let cat = path_str(&cat).to_string();
+    for n in ["a", "b", "c"] {
+        mesh.run(&["node", "add", n, "--address", "127.0.0.1"]).ok();
+    }
+    (mesh, cat)
+}
+
+#[test]
+fn a_missing_inventory_says_to_run_init() {
+    let mesh = Mesh::bare();
+    let run = mesh.run(&["node", "list"]).code(1);
+    assert!(
+        run.stderr.contains("run `mesh init` first"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn push_with_no_node_is_refused_unless_all() {
+    let mesh = Mesh::new();
+    let run = mesh.run(&["push"]).code(1);
+    assert!(run.stderr.contains("--all"), "{}", run.stderr);
+}
+
+#[test]
+fn an_undeclared_key_or_a_wrong_type_is_refused_when_set_and_nothing_is_stored() {
+    let (mesh, cat) = demo();
+    let run = mesh
+        .run(&["--catalogue", &cat, "settings", "set", "demo", "colour=red"])
+        .code(1);
+    assert!(
+        run.stderr
+            .contains("declares no setting \"colour\" (declared: size, count, flag, names)"),
+        "{}",
+        run.stderr
+    );
+    let run = mesh
+        .run(&["--catalogue", &cat, "settings", "set", "demo", "count=many"])
+        .code(1);
+    assert!(
+        run.stderr.contains("count takes an integer"),
+        "{}",
+        run.stderr
+    );
+    let show = mesh
+        .run(&["--catalogue", &cat, "settings", "show", "demo"])
+        .ok();
+    assert!(show.stdout.contains("not set"), "{}", show.stdout);
+}
+
+#[test]
+fn config_names_the_source_of_every_value() {
+    let (mesh, cat) = demo();
+    mesh.run(&["--catalogue", &cat, "assign", "demo", "a"]).ok();
+    mesh.run(&[
+        "--catalogue",
+        &cat,
+        "settings",
+        "set",
+        "demo",
+        "count=5",
+        r#"names=["x"]"#,
+    ])
+    .ok();
+    mesh.run(&[
+        "--catalogue",
+        &cat,
+        "settings",
+        "set",
+        "demo",
+        "--node",
+        "a",
+        "flag=false",
+    ])
+    .ok();
+    let run = mesh
+        .run(&[
+            "--catalogue",
+            &cat,
+            "--json",
+            "config",
+            "demo",
+            "--node",
+            "a",
+        ])
+        .ok();
+    let rows = run.json()["settings"].clone();
+    let got: Vec<(String, String, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().into(),
+                r["value"].to_string(),
+                r["source"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("size".into(), "\"10m\"".into(), "default".into()),
+            ("count".into(), "5".into(), "mesh".into()),
+            ("flag".into(), "false".into(), "node".into()),
+            ("names".into(), "[\"x\"]".into(), "mesh".into()),
+        ]
+    );
+}
+
+#[test]
+fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
+    let (mesh, cat) = demo();
+    mesh.run(&["--catalogue", &cat, "assign", "demo", "a", "b"])
+        .ok();
+    let run = mesh.run(&["--catalogue", &cat, "plan", "--all"]).code(1);
+    for n in ["a:", "b:"] {
+        assert!(run.stderr.contains(n), "{}", run.stderr);
+    }
+    assert_eq!(
+        run.stderr
+            .matches("setting \"names\" has no default")
+            .count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    // unset tunables take their defaults in the file
+    mesh.run(&[
+        "--catalogue",
+        &cat,
+        "settings",
+        "set",
+        "demo",
+        r#"names=["x","y"]"#,
+    ])
+    .ok();
+    let plan = mesh.run(&["--catalogue", &cat, "plan", "a", "--diff"]).ok();
+    assert!(
+        plan.stdout.contains("+size=10m")
+            && plan.stdout.contains("+count=3")
+            && plan.stdout.contains(r#"+names=["x","y"]"#),
+        "{}",
+        plan.stdout
+    );
+}
+
+#[test]
+fn a_set_that_drops_a_key_needs_replace_and_the_history_keeps_the_old_layer() {
+    let (mesh, cat) = demo();
+    mesh.run(&[
+        "--catalogue",
+        &cat,
+        "settings",
+        "set",
+        "demo",
+        "size=50m",
+        "count=4",
+    ])
+    .ok();
+    let refused = mesh
+        .run(&["--catalogue", &cat, "settings", "set", "demo", "size=60m"])
+        .code(1);
+    assert!(
+        refused.stderr.contains("would remove count"),
+        "{}",
+        refused.stderr
+    );
+    let show = mesh
+        .run(&["--catalogue", &cat, "settings", "show", "demo"])
+        .ok();
+    assert!(
+        show.stdout.contains("size = \"50m\"") && show.stdout.contains("count = 4"),
+        "{}",
+        show.stdout
+    );
+
+    let replaced = mesh
+        .run(&[
+            "--catalogue",
+            &cat,
+            "settings",
+            "set",
+            "demo",
+            "size=60m",
+            "--replace",
+        ])
+        .ok();
+    assert!(
+        replaced.stdout.contains("changed size; removed count"),
+        "{}",
+        replaced.stdout
+    );
+    let history = mesh
+        .run(&[
+            "--catalogue",
+            &cat,
+            "--json",
+            "settings",
+            "show",
+            "demo",
+            "--history",
+        ])
+        .ok()
+        .json();
+    let last = &history["history"].as_array().unwrap().last().unwrap()["replaced"];
+    assert_eq!(last, &serde_json::json!({"size": "50m", "count": 4}));
+}
+
+#[test]
+fn a_mesh_wide_change_reaches_every_assignment_that_moves_and_no_other() {
+    let (mesh, cat) = demo();
+    mesh.run(&["--catalogue", &cat, "assign", "demo", "a", "b", "c"])
+        .ok();
+    mesh.run(&[
+        "--catalogue",
+        &cat,
+        "settings",
+        "set",
+        "demo",
+        "--node",
+        "b",
+        "size=1g",
+    ])
+    .ok();
+    let run = mesh
+        .run(&[
+            "--catalogue",
+            &cat,
+            "--json",
+            "settings",
+            "set",
+            "demo",
+            "size=50m",
+        ])
+        .ok()
+        .json();
+    let nodes: Vec<&str> = run["reach"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        vec!["a", "c"],
+        "b overrides size in its own layer and does not move"
+    );
+}
+
+#[test]
+fn a_bad_module_is_refused_naming_the_file_and_the_field() {
+    let mesh = Mesh::new();
+    let cat = mesh.module(
+        "demo",
+        &DEMO.replace(r#""meaning": "How many.", "#, ""),
+        &[("demo.conf", TEMPLATE)],
+    );
+    let run = mesh
+        .run(&["--catalogue", path_str(&cat), "module", "list"])
+        .code(1);
+    assert!(
+        run.stderr
+            .contains("demo/module.json: settings[1] (count).meaning: missing"),
+        "{}",
+        run.stderr
+    );
+    let check = mesh
+        .run(&["module", "check", path_str(&cat.join("demo"))])
+        .code(1);
+    assert!(check.stderr.contains("(count).meaning"), "{}", check.stderr);
+}
+
+#[test]
+fn module_show_reads_the_settings_as_a_form() {
+    let mesh = Mesh::new();
+    let run = mesh.run(&["module", "show", "motd"]).ok();
+    assert!(
+        run.stdout.contains("banner")
+            && run.stdout.contains("string")
+            && run.stdout.contains("none"),
+        "{}",
+        run.stdout
+    );
+}

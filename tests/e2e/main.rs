@@ -1,0 +1,12 @@
+//! End-to-end tests: the real `mesh` binary, real SQLite files, and (for `push`) real lab
+//! machines over real SSH, checked on the machines themselves.
+
+// a test binary: `pub` marks what the test modules share
+#![allow(unreachable_pub)]
+// test support code panics on purpose: a failed step is a failed test
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod cli;
+mod helper;
+mod push;
+mod util;

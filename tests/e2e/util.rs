@@ -1,0 +1,201 @@
+//! What every end-to-end test needs: the real `mesh` binary in a temp folder with its own
+//! inventory, and the lab's machines (booted once, shared, used by one test at a time).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+/// The lab id the tests use, apart from the lab an operator may be trying mesh on (id 0).
+pub const LAB_ID: &str = "7";
+pub const NODES: [&str; 3] = ["node1", "node2", "node3"];
+
+/// One test's mesh: its own inventory (and catalogue folder) in a temp dir.
+pub struct Mesh {
+    pub dir: tempfile::TempDir,
+}
+
+/// A finished command.
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.status, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+    pub fn code(self, want: i32) -> Run {
+        assert_eq!(
+            self.status, want,
+            "expected exit {want}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+impl Mesh {
+    /// A mesh with an initialised inventory.
+    pub fn new() -> Mesh {
+        let mesh = Mesh {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        };
+        mesh.run(&["init"]).ok();
+        mesh
+    }
+
+    /// A mesh with no inventory yet.
+    pub fn bare() -> Mesh {
+        Mesh {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        }
+    }
+
+    pub fn inventory(&self) -> PathBuf {
+        self.dir.path().join("inventory.db")
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh"));
+        cmd.args(args)
+            .env("MESH_INVENTORY", self.inventory())
+            .env("MESH_LAB_ID", LAB_ID)
+            .env_remove("MESH_CATALOGUE")
+            .env_remove("SSH_AUTH_SOCK")
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out: Output = self.command(args).output().expect("mesh runs");
+        Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Writes a module folder under this mesh's temp dir; returns the catalogue folder.
+    pub fn module(&self, name: &str, json: &str, files: &[(&str, &str)]) -> PathBuf {
+        let cat = self.dir.path().join("catalogue");
+        let dir = cat.join(name);
+        std::fs::create_dir_all(&dir).expect("module dir");
+        std::fs::write(dir.join("module.json"), json).expect("module.json");
+        for (f, text) in files {
+            std::fs::write(dir.join(f), text).expect("module file");
+        }
+        cat
+    }
+
+    /// Takes the machines for this test (one test at a time pushes to them), boots the lab if it
+    /// is not up, and puts its machines into this inventory with their host keys pinned.
+    pub fn with_lab(&self) -> MutexGuard<'static, ()> {
+        let guard = MACHINES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        assert!(
+            is_root(),
+            "the end-to-end tests boot lab machines (systemd-nspawn) and must run as root"
+        );
+        self.run(&["lab", "up", "3"]).ok();
+        guard
+    }
+}
+
+static MACHINES: Mutex<()> = Mutex::new(());
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}
+
+fn lab_state() -> PathBuf {
+    let cache = std::env::var_os("MESH_LAB_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/var/tmp/mesh-lab".into());
+    cache.join(format!("lab{LAB_ID}"))
+}
+
+fn address(node: &str) -> String {
+    std::fs::read_to_string(lab_state().join("nodes").join(node).join("address"))
+        .expect("the node's address")
+        .trim()
+        .to_string()
+}
+
+/// Runs a shell command on a lab machine over the system's ssh client (the test's own window onto
+/// the machine, independent of mesh). Returns stdout; panics if it fails.
+pub fn on(node: &str, script: &str) -> String {
+    let out = ssh(node, script);
+    assert_eq!(out.status, 0, "on {node}: {script}\nstderr: {}", out.stderr);
+    out.stdout
+}
+
+pub fn ssh(node: &str, script: &str) -> Run {
+    let key = lab_state().join("id_ed25519");
+    let out = Command::new("ssh")
+        .args([
+            "-q",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args(["-o", "ConnectTimeout=5", "-i"])
+        .arg(&key)
+        .arg(format!("root@{}", address(node)))
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ssh runs");
+    Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The outcome of one node in a `push --json` answer.
+pub fn node_result<'a>(results: &'a serde_json::Value, node: &str) -> &'a serde_json::Value {
+    results
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["node"] == node))
+        .unwrap_or_else(|| panic!("no result for {node} in {results}"))
+}
+
+/// The states of a node's resources in a `push --json` answer, by id.
+pub fn states(result: &serde_json::Value) -> Vec<(String, String)> {
+    result["report"]["resources"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    (
+                        r["id"].as_str().unwrap_or("").to_string(),
+                        r["state"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
