@@ -15,14 +15,13 @@ const DEMO: &str = r#"{
 }"#;
 const TEMPLATE: &str = "size=${size}\ncount=${count}\nflag=${flag}\nnames=${names}\n";
 
-fn demo() -> (Mesh, String) {
+fn demo() -> Mesh {
     let mesh = Mesh::new();
-    let cat = mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
-    let cat = path_str(&cat).to_string();
+    mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
     for n in ["a", "b", "c"] {
         mesh.run(&["node", "add", n, "--address", "127.0.0.1"]).ok();
     }
-    (mesh, cat)
+    mesh
 }
 
 #[test]
@@ -45,66 +44,33 @@ fn push_with_no_node_is_refused_unless_all() {
 
 #[test]
 fn an_undeclared_key_or_a_wrong_type_is_refused_when_set_and_nothing_is_stored() {
-    let (mesh, cat) = demo();
-    let run = mesh
-        .run(&["--catalogue", &cat, "settings", "set", "demo", "colour=red"])
-        .code(1);
+    let mesh = demo();
+    let run = mesh.run(&["settings", "set", "demo", "colour=red"]).code(1);
     assert!(
         run.stderr
             .contains("declares no setting \"colour\" (declared: size, count, flag, names)"),
         "{}",
         run.stderr
     );
-    let run = mesh
-        .run(&["--catalogue", &cat, "settings", "set", "demo", "count=many"])
-        .code(1);
+    let run = mesh.run(&["settings", "set", "demo", "count=many"]).code(1);
     assert!(
         run.stderr.contains("count takes an integer"),
         "{}",
         run.stderr
     );
-    let show = mesh
-        .run(&["--catalogue", &cat, "settings", "show", "demo"])
-        .ok();
+    let show = mesh.run(&["settings", "show", "demo"]).ok();
     assert!(show.stdout.contains("not set"), "{}", show.stdout);
 }
 
 #[test]
 fn config_names_the_source_of_every_value() {
-    let (mesh, cat) = demo();
-    mesh.run(&["--catalogue", &cat, "assign", "demo", "a"]).ok();
-    mesh.run(&[
-        "--catalogue",
-        &cat,
-        "settings",
-        "set",
-        "demo",
-        "count=5",
-        r#"names=["x"]"#,
-    ])
-    .ok();
-    mesh.run(&[
-        "--catalogue",
-        &cat,
-        "settings",
-        "set",
-        "demo",
-        "--node",
-        "a",
-        "flag=false",
-    ])
-    .ok();
-    let run = mesh
-        .run(&[
-            "--catalogue",
-            &cat,
-            "--json",
-            "config",
-            "demo",
-            "--node",
-            "a",
-        ])
+    let mesh = demo();
+    mesh.run(&["assign", "demo", "a"]).ok();
+    mesh.run(&["settings", "set", "demo", "count=5", r#"names=["x"]"#])
         .ok();
+    mesh.run(&["settings", "set", "demo", "--node", "a", "flag=false"])
+        .ok();
+    let run = mesh.run(&["--json", "config", "demo", "--node", "a"]).ok();
     let rows = run.json()["settings"].clone();
     let got: Vec<(String, String, String)> = rows
         .as_array()
@@ -131,10 +97,9 @@ fn config_names_the_source_of_every_value() {
 
 #[test]
 fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
-    let (mesh, cat) = demo();
-    mesh.run(&["--catalogue", &cat, "assign", "demo", "a", "b"])
-        .ok();
-    let run = mesh.run(&["--catalogue", &cat, "plan", "--all"]).code(1);
+    let mesh = demo();
+    mesh.run(&["assign", "demo", "a", "b"]).ok();
+    let run = mesh.run(&["plan", "--all"]).code(1);
     for n in ["a:", "b:"] {
         assert!(run.stderr.contains(n), "{}", run.stderr);
     }
@@ -147,16 +112,9 @@ fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
         run.stderr
     );
     // unset tunables take their defaults in the file
-    mesh.run(&[
-        "--catalogue",
-        &cat,
-        "settings",
-        "set",
-        "demo",
-        r#"names=["x","y"]"#,
-    ])
-    .ok();
-    let plan = mesh.run(&["--catalogue", &cat, "plan", "a", "--diff"]).ok();
+    mesh.run(&["settings", "set", "demo", r#"names=["x","y"]"#])
+        .ok();
+    let plan = mesh.run(&["plan", "a", "--diff"]).ok();
     assert!(
         plan.stdout.contains("+size=10m")
             && plan.stdout.contains("+count=3")
@@ -168,28 +126,16 @@ fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
 
 #[test]
 fn a_set_that_drops_a_key_needs_replace_and_the_history_keeps_the_old_layer() {
-    let (mesh, cat) = demo();
-    mesh.run(&[
-        "--catalogue",
-        &cat,
-        "settings",
-        "set",
-        "demo",
-        "size=50m",
-        "count=4",
-    ])
-    .ok();
-    let refused = mesh
-        .run(&["--catalogue", &cat, "settings", "set", "demo", "size=60m"])
-        .code(1);
+    let mesh = demo();
+    mesh.run(&["settings", "set", "demo", "size=50m", "count=4"])
+        .ok();
+    let refused = mesh.run(&["settings", "set", "demo", "size=60m"]).code(1);
     assert!(
         refused.stderr.contains("would remove count"),
         "{}",
         refused.stderr
     );
-    let show = mesh
-        .run(&["--catalogue", &cat, "settings", "show", "demo"])
-        .ok();
+    let show = mesh.run(&["settings", "show", "demo"]).ok();
     assert!(
         show.stdout.contains("size = \"50m\"") && show.stdout.contains("count = 4"),
         "{}",
@@ -197,15 +143,7 @@ fn a_set_that_drops_a_key_needs_replace_and_the_history_keeps_the_old_layer() {
     );
 
     let replaced = mesh
-        .run(&[
-            "--catalogue",
-            &cat,
-            "settings",
-            "set",
-            "demo",
-            "size=60m",
-            "--replace",
-        ])
+        .run(&["settings", "set", "demo", "size=60m", "--replace"])
         .ok();
     assert!(
         replaced.stdout.contains("changed size; removed count"),
@@ -213,15 +151,7 @@ fn a_set_that_drops_a_key_needs_replace_and_the_history_keeps_the_old_layer() {
         replaced.stdout
     );
     let history = mesh
-        .run(&[
-            "--catalogue",
-            &cat,
-            "--json",
-            "settings",
-            "show",
-            "demo",
-            "--history",
-        ])
+        .run(&["--json", "settings", "show", "demo", "--history"])
         .ok()
         .json();
     let last = &history["history"].as_array().unwrap().last().unwrap()["replaced"];
@@ -230,30 +160,12 @@ fn a_set_that_drops_a_key_needs_replace_and_the_history_keeps_the_old_layer() {
 
 #[test]
 fn a_mesh_wide_change_reaches_every_assignment_that_moves_and_no_other() {
-    let (mesh, cat) = demo();
-    mesh.run(&["--catalogue", &cat, "assign", "demo", "a", "b", "c"])
+    let mesh = demo();
+    mesh.run(&["assign", "demo", "a", "b", "c"]).ok();
+    mesh.run(&["settings", "set", "demo", "--node", "b", "size=1g"])
         .ok();
-    mesh.run(&[
-        "--catalogue",
-        &cat,
-        "settings",
-        "set",
-        "demo",
-        "--node",
-        "b",
-        "size=1g",
-    ])
-    .ok();
     let run = mesh
-        .run(&[
-            "--catalogue",
-            &cat,
-            "--json",
-            "settings",
-            "set",
-            "demo",
-            "size=50m",
-        ])
+        .run(&["--json", "settings", "set", "demo", "size=50m"])
         .ok()
         .json();
     let nodes: Vec<&str> = run["reach"]
@@ -277,9 +189,7 @@ fn a_bad_module_is_refused_naming_the_file_and_the_field() {
         &DEMO.replace(r#""meaning": "How many.", "#, ""),
         &[("demo.conf", TEMPLATE)],
     );
-    let run = mesh
-        .run(&["--catalogue", path_str(&cat), "module", "list"])
-        .code(1);
+    let run = mesh.run(&["module", "list"]).code(1);
     assert!(
         run.stderr
             .contains("demo/module.json: settings[1] (count).meaning: missing"),

@@ -7,6 +7,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod cli;
+mod cost;
 mod helper;
 mod push;
 mod util;

@@ -67,10 +67,14 @@ impl Mesh {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh"));
+        // a test that wrote modules (see `module`) gets them as its catalogue
+        let catalogue = self.dir.path().join("catalogue");
+        if catalogue.is_dir() {
+            cmd.env("MESH_CATALOGUE", catalogue);
+        }
         cmd.args(args)
             .env("MESH_INVENTORY", self.inventory())
             .env("MESH_LAB_ID", LAB_ID)
-            .env_remove("MESH_CATALOGUE")
             .env_remove("SSH_AUTH_SOCK")
             .env("NO_COLOR", "1")
             .stdin(std::process::Stdio::null());
@@ -86,7 +90,8 @@ impl Mesh {
         }
     }
 
-    /// Writes a module folder under this mesh's temp dir; returns the catalogue folder.
+    /// Writes a module folder into this mesh's own catalogue folder, which every later command
+    /// of this mesh is given (MESH_CATALOGUE); returns that folder.
     pub fn module(&self, name: &str, json: &str, files: &[(&str, &str)]) -> PathBuf {
         let cat = self.dir.path().join("catalogue");
         let dir = cat.join(name);
