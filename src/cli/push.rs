@@ -138,15 +138,17 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
 }
 
 /// Loads every key file the nodes need, once each, before any connection (a passphrase prompt
-/// cannot happen in the middle of a parallel fan-out).
-fn credentials(nodes: &[&Node]) -> Result<Credentials> {
+/// cannot happen in the middle of a parallel fan-out). A node whose own key file cannot be used
+/// comes back with its error: that node fails, the others go ahead.
+fn credentials(nodes: &[&Node]) -> (Credentials, BTreeMap<String, ssh::SshError>) {
     let mut creds = Credentials {
         agent: true,
         ..Credentials::default()
     };
     let mut loaded: BTreeMap<std::path::PathBuf, Arc<russh::keys::PrivateKey>> = BTreeMap::new();
     let defaults = ssh::default_identities();
-    for node in nodes {
+    let mut unusable = BTreeMap::new();
+    'nodes: for node in nodes {
         let files = match &node.identity {
             Some(p) => vec![p.clone()],
             None => defaults.clone(),
@@ -164,13 +166,16 @@ fn credentials(nodes: &[&Node]) -> Result<Credentials> {
                     keys.push(k);
                 }
                 // a node's own identity must work; a default one that does not is skipped
-                Err(e) if node.identity.is_some() => return Err(e.into()),
+                Err(e) if node.identity.is_some() => {
+                    unusable.insert(node.name.clone(), e);
+                    continue 'nodes;
+                }
                 Err(_) => {}
             }
         }
         creds.keys.insert(node.name.clone(), keys);
     }
-    Ok(creds)
+    (creds, unusable)
 }
 
 fn options(c: &Connect, mode: Mode) -> push::Options {
@@ -182,15 +187,31 @@ fn options(c: &Connect, mode: Mode) -> push::Options {
 }
 
 fn fan_out(jobs: Vec<Job>, options: &push::Options) -> Result<Vec<push::NodeResult>> {
-    let nodes: Vec<&Node> = jobs.iter().map(|j| &j.node).collect();
-    let creds = credentials(&nodes)?;
-    let progress = Progress::new(&nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>());
+    let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
+    let (creds, mut unusable) = credentials(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>());
+    let jobs: Vec<Job> = jobs
+        .into_iter()
+        .filter(|j| !unusable.contains_key(&j.node.name))
+        .collect();
+    let progress = Progress::new(&jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>());
     let events = progress.sink();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let results = runtime.block_on(push::run(jobs, creds, options, events));
+    let mut pushed = runtime.block_on(push::run(jobs, creds, options, events));
     progress.finish();
+    // back in the order the nodes were named
+    let mut results = Vec::new();
+    for node in order {
+        if let Some(e) = unusable.remove(&node) {
+            results.push(push::NodeResult {
+                node,
+                result: Err(e.into()),
+            });
+        } else if let Some(at) = pushed.iter().position(|r| r.node == node) {
+            results.push(pushed.remove(at));
+        }
+    }
     Ok(results)
 }
 

@@ -214,3 +214,36 @@ fn module_show_reads_the_settings_as_a_form() {
         run.stdout
     );
 }
+
+#[test]
+fn an_encrypted_key_without_a_terminal_fails_that_node_clearly() {
+    let mesh = Mesh::new();
+    let key = mesh.dir.path().join("locked");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "a passphrase", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    mesh.run(&[
+        "node",
+        "add",
+        "locked",
+        "--address",
+        "127.0.0.1",
+        "--identity",
+        path_str(&key),
+    ])
+    .ok();
+    mesh.run(&["assign", "motd", "locked"]).ok();
+    let run = mesh.run(&["push", "locked", "--json"]).code(2);
+    let result = &run.json()[0];
+    assert_eq!(result["kind"], "auth", "{result}");
+    assert!(
+        result["reason"]
+            .as_str()
+            .unwrap()
+            .contains("is encrypted and there is no terminal to ask its passphrase on"),
+        "{result}"
+    );
+}
