@@ -400,3 +400,155 @@ impl Run<'_> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
+
+    use mesh_wire::{Cost, Declaration, FileSpec, Mode, Resource, Spec, State, VERSION};
+
+    use super::run;
+    use crate::record::Paths;
+
+    fn file(path: &std::path::Path, content: &str) -> Resource {
+        Resource {
+            id: format!("t:file:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::File(FileSpec {
+                path: path.display().to_string(),
+                // numeric ids: no getent needed, and ours so the test needs no root
+                owner: nix_uid().to_string(),
+                group: nix_gid().to_string(),
+                mode: 0o640,
+                content: content.into(),
+                source: "s".into(),
+                settings: BTreeMap::new(),
+                cost: Cost::None,
+                units: vec![],
+            }),
+        }
+    }
+
+    fn nix_uid() -> u32 {
+        std::fs::metadata("/proc/self")
+            .map(|m| m.uid())
+            .unwrap_or(0)
+    }
+    fn nix_gid() -> u32 {
+        std::fs::metadata("/proc/self")
+            .map(|m| m.gid())
+            .unwrap_or(0)
+    }
+
+    fn decl(resources: Vec<Resource>) -> Declaration {
+        Declaration {
+            version: VERSION,
+            node: "n".into(),
+            resources,
+        }
+    }
+
+    fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
+        run(d, mode, paths)
+            .unwrap()
+            .resources
+            .iter()
+            .map(|o| o.state)
+            .collect()
+    }
+
+    #[test]
+    fn a_file_is_made_left_alone_changed_and_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            root: dir.path().join("state"),
+        };
+        let target = dir.path().join("conf");
+        std::fs::write(&target, "the operator's own\n").unwrap();
+
+        // a dry run says what it would do and touches nothing
+        assert_eq!(
+            states(&decl(vec![file(&target, "mesh\n")]), Mode::DryRun, &paths),
+            vec![State::Changed]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "the operator's own\n"
+        );
+        assert!(!paths.record().exists());
+
+        assert_eq!(
+            states(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths),
+            vec![State::Changed]
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "mesh\n");
+        assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o7777, 0o640);
+        let mtime = std::fs::metadata(&target).unwrap().mtime_nsec();
+
+        assert_eq!(
+            states(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths),
+            vec![State::Unchanged]
+        );
+        assert_eq!(
+            std::fs::metadata(&target).unwrap().mtime_nsec(),
+            mtime,
+            "an unchanged file was rewritten"
+        );
+
+        // undeclared: the original comes back, and the kept copy is gone
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "the operator's own\n"
+        );
+        assert_eq!(std::fs::read_dir(paths.originals()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_file_the_mesh_created_is_removed_when_undeclared() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            root: dir.path().join("state"),
+        };
+        let target = dir.path().join("new.conf");
+        assert_eq!(
+            states(&decl(vec![file(&target, "x\n")]), Mode::Apply, &paths),
+            vec![State::Created]
+        );
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert!(!target.exists());
+        // nothing left to undo
+        assert!(states(&decl(vec![]), Mode::Apply, &paths).is_empty());
+    }
+
+    #[test]
+    fn a_missing_directory_fails_that_resource_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            root: dir.path().join("state"),
+        };
+        let good = dir.path().join("ok.conf");
+        let bad = dir.path().join("no/such/dir.conf");
+        let report = run(
+            &decl(vec![file(&bad, "x\n"), file(&good, "y\n")]),
+            Mode::Apply,
+            &paths,
+        )
+        .unwrap();
+        assert_eq!(report.resources[0].state, State::Failed);
+        assert!(
+            report.resources[0].detail.contains("does not exist"),
+            "{}",
+            report.resources[0].detail
+        );
+        assert_eq!(report.resources[1].state, State::Created);
+    }
+}
