@@ -96,16 +96,8 @@ fn compose_all(
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
             Ok(d) => out.push((node, d)),
-            Err(ResolveError::Unresolved { node, problems }) => {
-                refusals.push(format!(
-                    "{node}:\n{}",
-                    problems
-                        .iter()
-                        .map(|p| format!("  - {p}"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                ));
-            }
+            // the resolve layer's own message lists every problem of the node
+            Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
             Err(e) => return Err(e.into()),
         }
     }

@@ -19,7 +19,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
-pub use nodes::{Node, NodeSpec, valid_name as nodes_valid_name};
+pub use nodes::{Node, valid_name as nodes_valid_name};
 pub use pushes::{PushRecord, PushRow};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
@@ -226,7 +226,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("inv.db");
         let inv = Inventory::init(&path).unwrap();
-        inv.add_node(&NodeSpec::new("a", "127.0.0.1")).unwrap();
+        inv.add_node(&Node::new("a", "127.0.0.1")).unwrap();
         drop(inv);
         let again = Inventory::open(&path).unwrap();
         assert_eq!(again.schema_version().unwrap(), MIGRATIONS.len() as i64);

@@ -24,9 +24,6 @@ pub struct Node {
     pub lab: bool,
 }
 
-/// What `node add` (and the lab) says about a node.
-pub type NodeSpec = Node;
-
 impl Node {
     /// A node at `address` with the defaults: port 22, root, no pinned key.
     pub fn new(name: &str, address: &str) -> Node {
