@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use mesh_wire::{Cost, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Where the record and the kept originals live.
 pub(crate) struct Paths {
@@ -59,6 +60,8 @@ pub(crate) struct Record {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub(crate) enum Entry {
     File(FileEntry),
+    Keys(KeysEntry),
+    Service(ServiceEntry),
 }
 
 /// A file the mesh wrote.
@@ -88,6 +91,62 @@ pub(crate) struct Written {
     pub(crate) sha256: String,
     pub(crate) source: String,
     pub(crate) settings: BTreeMap<String, SettingUse>,
+}
+
+/// Keys the mesh wrote into a shared JSON file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct KeysEntry {
+    pub(crate) path: String,
+    /// The file did not exist before the mesh: once every owned key is given back and nothing
+    /// else is in it, it is removed.
+    pub(crate) created: bool,
+    /// Every key the mesh has taken, by its dotted path.
+    pub(crate) owned: BTreeMap<String, OwnedKey>,
+    /// What the keys were last made from, for the cost of the next change.
+    pub(crate) made_from: Option<MadeFrom>,
+}
+
+/// One key the mesh took in a shared file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct OwnedKey {
+    /// Its path of object keys from the top.
+    pub(crate) path: Vec<String>,
+    /// What was there before the mesh; `None`: the key was absent.
+    pub(crate) original: Option<Value>,
+    /// How many of its parent objects the mesh had to create (removed again when empty).
+    pub(crate) parents_made: usize,
+    /// What the mesh last put there, once it has.
+    pub(crate) written: Option<Value>,
+}
+
+/// What a keys resource was last made from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct MadeFrom {
+    pub(crate) source: String,
+    pub(crate) settings: BTreeMap<String, SettingUse>,
+}
+
+/// A unit the mesh has put in a state: what it first found, recorded once and never overwritten,
+/// and what the mesh itself did, so undeclaring undoes exactly that.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ServiceEntry {
+    pub(crate) unit: String,
+    /// Running when first found; `None`: its state could not be told.
+    pub(crate) found_running: Option<bool>,
+    /// Enabled when first found; `None`: neither (static, generated) or unknown.
+    pub(crate) found_enabled: Option<bool>,
+    /// The mesh started it (it was not running).
+    #[serde(default)]
+    pub(crate) started: bool,
+    /// The mesh stopped it (it was running).
+    #[serde(default)]
+    pub(crate) stopped: bool,
+    /// The mesh enabled it (it was disabled).
+    #[serde(default)]
+    pub(crate) enabled: bool,
+    /// The mesh disabled it (it was enabled).
+    #[serde(default)]
+    pub(crate) disabled: bool,
 }
 
 /// What the mesh knows about a unit.

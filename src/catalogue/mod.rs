@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub(crate) use module::digest;
-pub use module::{FileDef, Module, ResourceDef};
+pub use module::{FileDef, KeyValue, KeysDef, Module, ResourceDef, ServiceDef};
 pub use setting::{Setting, SettingType};
 
 mod builtin {

@@ -36,16 +36,20 @@ pub enum SettingType {
     List,
     /// A JSON object; layers merge it key by key.
     Object,
+    /// `yes` or `no`, as sshd and many daemons spell a switch in their files.
+    #[serde(rename = "yes-no")]
+    YesNo,
 }
 
 impl SettingType {
     /// Every type, for messages that list them.
-    pub const ALL: [SettingType; 5] = [
+    pub const ALL: [SettingType; 6] = [
         SettingType::String,
         SettingType::Integer,
         SettingType::Boolean,
         SettingType::List,
         SettingType::Object,
+        SettingType::YesNo,
     ];
 
     /// The type's name as module.json spells it.
@@ -56,6 +60,7 @@ impl SettingType {
             SettingType::Boolean => "boolean",
             SettingType::List => "list",
             SettingType::Object => "object",
+            SettingType::YesNo => "yes-no",
         }
     }
 
@@ -72,13 +77,14 @@ impl SettingType {
             SettingType::Boolean => value.is_boolean(),
             SettingType::List => value.is_array(),
             SettingType::Object => value.is_object(),
+            SettingType::YesNo => matches!(value.as_str(), Some("yes" | "no")),
         }
     }
 
     /// Reads a value typed on a command line: a string as it is, anything else as JSON.
     pub fn parse_value(self, text: &str) -> Result<Value, String> {
         let value = match self {
-            SettingType::String => Value::String(text.to_string()),
+            SettingType::String | SettingType::YesNo => Value::String(text.to_string()),
             _ => serde_json::from_str(text).map_err(|_| self.expected())?,
         };
         if self.admits(&value) {
@@ -96,6 +102,7 @@ impl SettingType {
             SettingType::Boolean => "true or false".into(),
             SettingType::List => "a JSON list, e.g. [\"a\",\"b\"]".into(),
             SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
+            SettingType::YesNo => "yes or no".into(),
         }
     }
 }
@@ -129,6 +136,8 @@ mod tests {
         assert!(SettingType::Integer.parse_value("three").is_err());
         assert!(SettingType::Integer.parse_value("3.5").is_err());
         assert!(SettingType::List.parse_value("{}").is_err());
+        assert_eq!(SettingType::YesNo.parse_value("no"), Ok(json!("no")));
+        assert!(SettingType::YesNo.parse_value("false").is_err());
     }
 
     #[test]

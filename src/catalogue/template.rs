@@ -1,8 +1,12 @@
-//! File templates: text with `${name}` where a setting's effective value goes.
+//! Templates: text with `${name}` where a setting's effective value goes.
 //!
 //! A template is parsed when its module is loaded, so a reference to a setting the module does not
 //! declare is refused there, naming the file and the line, not found at push time. `$${` writes a
 //! literal `${`.
+//!
+//! In a JSON `keys` resource a string that is one lone `${name}` takes the value with its type (a
+//! list stays a list); `${name:text}` asks for the value as text instead, for software that wants
+//! a number as a string (Docker's `log-opts`). In a text file both read the same.
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +17,12 @@ pub struct Template {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Text(String),
-    Ref(String),
+    /// A setting's name, and whether `:text` asked for its value as text.
+    Ref(String, bool),
 }
+
+/// The modifier that asks for a value as text.
+const AS_TEXT: &str = ":text";
 
 impl Template {
     /// Parses `text`; an error says the line and what is wrong.
@@ -33,14 +41,18 @@ impl Template {
                 let end = tail
                     .find('}')
                     .ok_or_else(|| format!("line {line}: `${{` is never closed"))?;
-                let name = tail[..end].trim();
-                if name.is_empty() || name.contains(char::is_whitespace) {
-                    return Err(format!("line {line}: `${{{name}}}` names no setting"));
+                let inner = tail[..end].trim();
+                let (name, as_text) = match inner.strip_suffix(AS_TEXT) {
+                    Some(n) => (n, true),
+                    None => (inner, false),
+                };
+                if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ':') {
+                    return Err(format!("line {line}: `${{{inner}}}` names no setting"));
                 }
                 if !literal.is_empty() {
                     parts.push(Part::Text(std::mem::take(&mut literal)));
                 }
-                parts.push(Part::Ref(name.to_string()));
+                parts.push(Part::Ref(name.to_string(), as_text));
                 rest = &tail[end + 1..];
             } else {
                 literal.push('$');
@@ -58,7 +70,7 @@ impl Template {
     pub fn references(&self) -> Vec<&str> {
         let mut seen: Vec<&str> = Vec::new();
         for part in &self.parts {
-            if let Part::Ref(name) = part
+            if let Part::Ref(name, _) = part
                 && !seen.contains(&name.as_str())
             {
                 seen.push(name);
@@ -73,10 +85,19 @@ impl Template {
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Ref(name) => out.push_str(&lookup(name)),
+                Part::Ref(name, _) => out.push_str(&lookup(name)),
             }
         }
         out
+    }
+
+    /// The setting this template is, when it is nothing but one `${name}` (without `:text`): its
+    /// value then keeps its type in a JSON document.
+    pub fn lone_reference(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [Part::Ref(name, false)] => Some(name),
+            _ => None,
+        }
     }
 }
 
@@ -89,6 +110,17 @@ mod tests {
         let t = Template::parse("a ${x} b ${y} ${x} $$5 $${lit}").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.references(), vec!["x", "y"]);
         assert_eq!(t.render(|n| n.to_uppercase()), "a X b Y X $$5 ${lit}");
+    }
+
+    #[test]
+    fn a_lone_reference_keeps_its_type_unless_asked_for_text() {
+        let lone = Template::parse("${dns}").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(lone.lone_reference(), Some("dns"));
+        let text = Template::parse("${max:text}").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text.lone_reference(), None);
+        assert_eq!(text.references(), vec!["max"]);
+        assert_eq!(text.render(|_| "3".into()), "3");
+        assert!(Template::parse("${a:b}").is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, Plan, content, target};
 use crate::push::NodeResult;
 use crate::wire::{Mode, Spec, State};
 
@@ -51,28 +51,27 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
                     " — {}: removed if the mesh made it, else its original restored",
                     f.path
                 ),
+                Some(Spec::Keys(k)) => format!(
+                    " — {}: its keys given back (previous values restored, absent ones removed)",
+                    k.path
+                ),
+                Some(Spec::Service(sv)) => format!(
+                    " — {}: returned to the state the mesh found it in (stopped if the mesh started it)",
+                    sv.unit
+                ),
                 None => String::new(),
             },
             _ => String::new(),
         };
         let _ = writeln!(out, "  {} {}{fields}{what}", c.action.sign(), c.id);
         if diff {
-            let old = c.old.as_ref().map(|r| match &r.spec {
-                Spec::File(f) => f.content.as_str(),
-            });
-            let new = c.new.as_ref().map(|r| match &r.spec {
-                Spec::File(f) => f.content.as_str(),
-            });
-            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| match &r.spec {
-                Spec::File(f) => f.path.as_str(),
-            });
+            let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+            let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| target(&r.spec));
             if c.action != Action::Removed
                 && let Some(path) = path
             {
-                for line in
-                    crate::plan::diff::render(path, old.unwrap_or(""), new.unwrap_or(""), color)
-                        .lines()
-                {
+                for line in crate::plan::diff::render(path, &old, &new, color).lines() {
                     let _ = writeln!(out, "      {line}");
                 }
             }
@@ -83,7 +82,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             out,
             "  ! {} will {} (because of {})",
             u.unit,
-            u.action.as_str(),
+            if u.stops { "stop" } else { u.action.as_str() },
             u.because.join(", ")
         );
     }

@@ -61,6 +61,8 @@ pub struct UnitChange {
     pub unit: String,
     pub action: Cost,
     pub because: Vec<String>,
+    /// A service resource stops it: it stops instead.
+    pub stops: bool,
 }
 
 impl Plan {
@@ -77,6 +79,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
         .unwrap_or_default();
     let mut changes = Vec::new();
     let mut units: BTreeMap<String, (Cost, Vec<String>)> = BTreeMap::new();
+    // Units a service resource stops: they stop rather than pay for their files.
+    let mut stops: Vec<String> = Vec::new();
     for r in &next.resources {
         match before.get(r.id.as_str()) {
             None => {
@@ -87,9 +91,16 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
                     old: None,
                     new: Some(r.clone()),
                 });
-                let Spec::File(f) = &r.spec;
-                for u in &f.units {
-                    owe(&mut units, u, change_cost(None, f, false), &r.id);
+                if let Some(c) = r.spec.costing() {
+                    for u in &c.units {
+                        owe(&mut units, u, change_cost(None, c, false), &r.id);
+                    }
+                }
+                if let Spec::Service(sv) = &r.spec
+                    && sv.running == Some(false)
+                {
+                    owe(&mut units, &sv.unit, Cost::Restart, &r.id);
+                    stops.push(sv.unit.clone());
                 }
             }
             Some(old) => {
@@ -97,12 +108,19 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
                 if fields.is_empty() {
                     continue;
                 }
-                let (Spec::File(was), Spec::File(now)) = (&old.spec, &r.spec);
-                if was.content != now.content {
+                if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
+                    && content(&old.spec) != content(&r.spec)
+                {
                     let cost = change_cost(Some((was.source.as_str(), &was.settings)), now, false);
                     for u in &now.units {
                         owe(&mut units, u, cost, &r.id);
                     }
+                }
+                if let (Spec::Service(was), Spec::Service(now)) = (&old.spec, &r.spec)
+                    && now.running == Some(false)
+                    && was.running != Some(false)
+                {
+                    stops.push(now.unit.clone());
                 }
                 changes.push(Change {
                     id: r.id.clone(),
@@ -134,11 +152,51 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
             .into_iter()
             .filter(|(_, (c, _))| *c > Cost::None)
             .map(|(unit, (action, because))| UnitChange {
+                stops: stops.contains(&unit),
                 unit,
                 action,
                 because,
             })
             .collect(),
+    }
+}
+
+/// What a resource puts on the machine, as text a diff can show: a file's content, the keys a
+/// keys resource owns (`key = value`, one a line), a service's wanted state.
+pub fn content(spec: &Spec) -> String {
+    match spec {
+        Spec::File(f) => f.content.clone(),
+        Spec::Keys(k) => k
+            .keys
+            .iter()
+            .map(|key| format!("{} = {}\n", key.dotted(), key.value))
+            .collect(),
+        Spec::Service(sv) => wanted_state(sv.running, sv.enabled)
+            .iter()
+            .map(|w| format!("{w}\n"))
+            .collect(),
+    }
+}
+
+/// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not
+/// said is left as it is.
+pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if let Some(r) = running {
+        out.push(if r { "running" } else { "stopped" });
+    }
+    if let Some(e) = enabled {
+        out.push(if e { "enabled" } else { "disabled" });
+    }
+    out
+}
+
+/// Where a resource is, for diff headers: a path or a unit.
+pub fn target(spec: &Spec) -> &str {
+    match spec {
+        Spec::File(f) => &f.path,
+        Spec::Keys(k) => &k.path,
+        Spec::Service(sv) => &sv.unit,
     }
 }
 
@@ -154,22 +212,53 @@ fn owe(units: &mut BTreeMap<String, (Cost, Vec<String>)>, unit: &str, cost: Cost
 
 fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
     let mut out = Vec::new();
-    let (Spec::File(a), Spec::File(b)) = (&old.spec, &new.spec);
-    if a.content != b.content {
-        out.push("content".to_string());
+    match (&old.spec, &new.spec) {
+        (Spec::File(a), Spec::File(b)) => {
+            if a.content != b.content {
+                out.push("content".to_string());
+            }
+            if a.owner != b.owner || a.group != b.group {
+                out.push("owner".to_string());
+            }
+            if a.mode != b.mode {
+                out.push("mode".to_string());
+            }
+            if a.validate != b.validate {
+                out.push("validate".to_string());
+            }
+        }
+        (Spec::Keys(a), Spec::Keys(b)) => {
+            let before: BTreeMap<String, &serde_json::Value> =
+                a.keys.iter().map(|k| (k.dotted(), &k.value)).collect();
+            let after: BTreeMap<String, &serde_json::Value> =
+                b.keys.iter().map(|k| (k.dotted(), &k.value)).collect();
+            for (k, v) in &after {
+                if before.get(k) != Some(v) {
+                    out.push(k.clone());
+                }
+            }
+            for k in before.keys() {
+                if !after.contains_key(k) {
+                    out.push(format!("{k} (given back)"));
+                }
+            }
+        }
+        (Spec::Service(a), Spec::Service(b)) => {
+            if a.running != b.running {
+                out.push("state".to_string());
+            }
+            if a.enabled != b.enabled {
+                out.push("enabled".to_string());
+            }
+        }
+        _ => out.push("kind".to_string()),
     }
-    if a.owner != b.owner || a.group != b.group {
-        out.push("owner".to_string());
-    }
-    if a.mode != b.mode {
-        out.push("mode".to_string());
-    }
-    if a.units != b.units || a.cost != b.cost {
+    if let (Some(a), Some(b)) = (old.spec.costing(), new.spec.costing())
+        && (a.units != b.units || a.cost != b.cost)
+    {
         out.push("units".to_string());
     }
-    if out.is_empty()
-        && (a.source != b.source || a.settings != b.settings || old.module != new.module)
-    {
+    if out.is_empty() && (old.spec.costing() != new.spec.costing() || old.module != new.module) {
         // nothing on the machine moves, but what it is made from does: it is sent again
         out.push("source".to_string());
     }
@@ -179,7 +268,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{FileSpec, SettingUse, VERSION};
+    use crate::wire::{Costing, FileSpec, SettingUse, VERSION};
 
     fn file(path: &str, content: &str, digest: &str, units: &[&str]) -> Resource {
         let mut settings = BTreeMap::new();
@@ -200,10 +289,13 @@ mod tests {
                 group: "root".into(),
                 mode: 0o644,
                 content: content.into(),
-                source: "s".into(),
-                settings,
-                cost: Cost::Restart,
-                units: units.iter().map(|u| u.to_string()).collect(),
+                validate: vec![],
+                costing: Costing {
+                    source: "s".into(),
+                    settings,
+                    cost: Cost::Restart,
+                    units: units.iter().map(|u| u.to_string()).collect(),
+                },
             }),
         }
     }

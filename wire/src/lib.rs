@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The version of this format. Bump it when a change would be misread by an older helper.
 pub const VERSION: u32 = 1;
@@ -56,6 +57,11 @@ pub struct Resource {
 pub enum Spec {
     /// A whole file the mesh owns.
     File(FileSpec),
+    /// Keys the mesh owns inside a shared JSON file (ADR 102: it writes into the file, never over
+    /// it).
+    Keys(KeysSpec),
+    /// An existing systemd unit: the state the mesh wants it in.
+    Service(ServiceSpec),
 }
 
 impl Spec {
@@ -63,8 +69,34 @@ impl Spec {
     pub fn kind(&self) -> &'static str {
         match self {
             Spec::File(_) => "file",
+            Spec::Keys(_) => "keys",
+            Spec::Service(_) => "service",
         }
     }
+
+    /// What a file-like resource is made from and who pays for its changes; `None` for a
+    /// service.
+    pub fn costing(&self) -> Option<&Costing> {
+        match self {
+            Spec::File(f) => Some(&f.costing),
+            Spec::Keys(k) => Some(&k.costing),
+            Spec::Service(_) => None,
+        }
+    }
+}
+
+/// What a file or keys resource is made from, and what a change to it costs the units that read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Costing {
+    /// What went into the content besides settings: the template's digest. When only settings
+    /// moved, a change costs what those settings cost; otherwise it costs [`Costing::cost`].
+    pub source: String,
+    /// The settings the content reads, each with a digest of its value and what a change costs.
+    pub settings: BTreeMap<String, SettingUse>,
+    /// What a change costs when it did not come from settings alone.
+    pub cost: Cost,
+    /// The systemd units that read the file, and so pay its cost when it changes.
+    pub units: Vec<String>,
 }
 
 /// A whole file: its content, who owns it, and what a change to it costs.
@@ -80,15 +112,58 @@ pub struct FileSpec {
     pub mode: u32,
     /// The full content, as UTF-8 text.
     pub content: String,
-    /// What went into the content besides settings: the template's digest. When only settings
-    /// moved, a change costs what those settings cost; otherwise it costs [`FileSpec::cost`].
-    pub source: String,
-    /// The settings the content reads, each with a digest of its value and what a change costs.
-    pub settings: BTreeMap<String, SettingUse>,
-    /// What a change to this file costs when it did not come from settings alone.
-    pub cost: Cost,
-    /// The systemd units that read this file, and so pay its cost when it changes.
-    pub units: Vec<String>,
+    /// A command (argv, run without a shell) that checks the machine's configuration once the
+    /// new content is in place, before any unit is paid; if it fails the previous content is put
+    /// back and the resource fails. E.g. `["sshd", "-t"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validate: Vec<String>,
+    #[serde(flatten)]
+    pub costing: Costing,
+}
+
+/// Keys merged into a shared JSON file. Keys the mesh does not own are left as they are; the
+/// helper remembers what each owned key replaced (or that it was absent) to give it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeysSpec {
+    /// Absolute path of the JSON file.
+    pub path: String,
+    /// Owner, group and mode used only when the mesh creates the file.
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
+    /// Every owned key: its path of object keys from the top, and its value.
+    pub keys: Vec<Key>,
+    #[serde(flatten)]
+    pub costing: Costing,
+}
+
+/// One owned key of a JSON file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    /// Object keys from the top of the document, e.g. `["log-opts", "max-size"]`.
+    pub path: Vec<String>,
+    /// The value the mesh puts there.
+    pub value: Value,
+}
+
+impl Key {
+    /// The path as operators read it: `log-opts.max-size`.
+    pub fn dotted(&self) -> String {
+        self.path.join(".")
+    }
+}
+
+/// An existing systemd unit and the state the mesh wants it in. What is not said is left alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceSpec {
+    /// The unit, e.g. `docker.service`.
+    pub unit: String,
+    /// `Some(true)` running, `Some(false)` stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    /// Enabled at boot or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 /// One setting as a file reads it.
@@ -129,13 +204,13 @@ impl Cost {
 /// What it costs to go from what a file was last made from to what it is made from now.
 ///
 /// Shared by the helper (which applies it) and the operator's plan (which shows it), so the two
-/// cannot disagree. `previous` is the last applied spec, `drifted` says the file on the machine is
-/// not what was last written. Settings that moved cost what they declare; anything else that
-/// changed (the template, owner or mode, a hand edit, a file never written) costs the file's own
+/// cannot disagree. `previous` is the last applied source and settings, `drifted` says the file on
+/// the machine is not what was last written. Settings that moved cost what they declare; anything
+/// else that changed (the template, a hand edit, a file never written) costs the resource's own
 /// declared cost. The strongest wins.
 pub fn change_cost(
     previous: Option<(&str, &BTreeMap<String, SettingUse>)>,
-    next: &FileSpec,
+    next: &Costing,
     drifted: bool,
 ) -> Cost {
     let Some((previous_source, previous_settings)) = previous else {
@@ -258,13 +333,8 @@ pub struct UnitOutcome {
 mod tests {
     use super::*;
 
-    fn spec(source: &str, settings: &[(&str, &str, Cost)], cost: Cost) -> FileSpec {
-        FileSpec {
-            path: "/etc/x".into(),
-            owner: "root".into(),
-            group: "root".into(),
-            mode: 0o644,
-            content: String::new(),
+    fn spec(source: &str, settings: &[(&str, &str, Cost)], cost: Cost) -> Costing {
+        Costing {
             source: source.into(),
             settings: settings
                 .iter()

@@ -1,175 +1,24 @@
-//! Applying a declaration: every declared resource made as declared, every resource the record
-//! holds that is no longer declared undone, and every unit paid what the changes cost it.
+//! A whole file the mesh owns: written atomically, the original kept the first time, checked by
+//! its `validate` command before any unit pays for it, and given back when undeclared.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::fs;
-use std::io;
 use std::path::Path;
+use std::process::Command;
 
-use mesh_wire::{
-    Cost, Declaration, FileSpec, Mode, Outcome, Report, Resource, Spec, State, UnitOutcome,
-    VERSION, change_cost,
-};
+use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
+use super::{Run, outcome};
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, FileEntry, Original, Paths, Record, Written};
-use crate::units;
-
-/// What stops a run before any resource is looked at.
-#[derive(Debug)]
-pub(crate) enum Error {
-    /// The state directory or the record cannot be read or written.
-    Record(io::Error),
-    /// Another helper is applying on this machine.
-    Busy,
-}
-
-impl Error {
-    pub(crate) fn exit_code(&self) -> u8 {
-        match self {
-            Error::Record(_) => 3,
-            Error::Busy => 4,
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Record(e) => write!(f, "the helper's record is not usable: {e}"),
-            Error::Busy => write!(
-                f,
-                "another mesh-host is applying on this machine; try again when it is done"
-            ),
-        }
-    }
-}
-
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Self {
-        Error::Record(e)
-    }
-}
-
-/// Applies (or, in a dry run, only measures) `declaration` on this machine.
-pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
-    let _lock = match mode {
-        Mode::Apply => Some(lock(paths)?),
-        Mode::DryRun => None,
-    };
-    let mut record = Record::load(paths)?;
-    let mut run = Run {
-        mode,
-        paths,
-        owed: BTreeMap::new(),
-        outcomes: Vec::new(),
-        spent_blobs: Vec::new(),
-    };
-    for (unit, entry) in &record.units {
-        if entry.owed > Cost::None {
-            run.owe(unit, entry.owed, "owed by an earlier push");
-        }
-    }
-
-    let declared: BTreeSet<&str> = declaration
-        .resources
-        .iter()
-        .map(|r| r.id.as_str())
-        .collect();
-    for resource in &declaration.resources {
-        let outcome = match &resource.spec {
-            Spec::File(file) => run.file(resource, file, &mut record),
-        };
-        run.outcomes.push(outcome);
-    }
-    let undeclared: Vec<String> = record
-        .resources
-        .keys()
-        .filter(|id| !declared.contains(id.as_str()))
-        .cloned()
-        .collect();
-    for id in undeclared {
-        let outcome = run.undeclare(&id, &mut record);
-        run.outcomes.push(outcome);
-    }
-    let units = run.pay_units(&mut record);
-
-    if mode == Mode::Apply {
-        record.save(paths)?;
-        // Only now is a given-back original no longer needed.
-        for blob in &run.spent_blobs {
-            let _ = fs::remove_file(paths.original(blob));
-        }
-    }
-    Ok(Report {
-        version: VERSION,
-        mode,
-        hostname: fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
-        resources: run.outcomes,
-        units,
-    })
-}
-
-fn lock(paths: &Paths) -> Result<fs::File, Error> {
-    fs::create_dir_all(paths.originals())?;
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(paths.lock())?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Busy),
-        Err(fs::TryLockError::Error(e)) => Err(Error::Record(e)),
-    }
-}
-
-struct Run<'a> {
-    mode: Mode,
-    paths: &'a Paths,
-    /// What each unit is owed, and the resources that owe it.
-    owed: BTreeMap<String, (Cost, Vec<String>)>,
-    outcomes: Vec<Outcome>,
-    /// Kept originals put back in this run, deleted once the record no longer names them.
-    spent_blobs: Vec<String>,
-}
-
-fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
-    Outcome {
-        id: id.to_string(),
-        state,
-        detail: detail.into(),
-    }
-}
+use crate::record::{Entry, FileEntry, Original, Record, Written};
 
 impl Run<'_> {
-    fn applying(&self) -> bool {
-        self.mode == Mode::Apply
-    }
-
-    /// Past tense when done, conditional when only measured.
-    fn said(&self, done: &str, would: &str) -> String {
-        if self.applying() {
-            done.to_string()
-        } else {
-            format!("would {would}")
-        }
-    }
-
-    fn owe(&mut self, unit: &str, cost: Cost, because: &str) {
-        let slot = self
-            .owed
-            .entry(unit.to_string())
-            .or_insert((Cost::None, Vec::new()));
-        slot.0 = slot.0.max(cost);
-        slot.1.push(because.to_string());
-    }
-
-    fn file(&mut self, resource: &Resource, spec: &FileSpec, record: &mut Record) -> Outcome {
+    pub(super) fn file(
+        &mut self,
+        resource: &Resource,
+        spec: &FileSpec,
+        record: &mut Record,
+    ) -> Outcome {
         match self.try_file(resource, spec, record) {
             Ok(o) => o,
             Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.path)),
@@ -190,10 +39,10 @@ impl Run<'_> {
         let gid = owners::id_of("group", &spec.group)?;
         let found = files::read(path).map_err(|e| e.to_string())?;
         let want = spec.content.as_bytes();
-        let entry = record
-            .resources
-            .get(&resource.id)
-            .map(|Entry::File(e)| e.clone());
+        let entry = record.resources.get(&resource.id).and_then(|e| match e {
+            Entry::File(e) => Some(e.clone()),
+            _ => None,
+        });
         let written = entry.as_ref().and_then(|e| e.written.clone());
         let written = written.as_ref();
         let drifted = match (&found, written) {
@@ -258,10 +107,26 @@ impl Run<'_> {
             if self.applying() {
                 files::write_atomically(path, want, Some((uid, gid)), spec.mode)
                     .map_err(|e| e.to_string())?;
+                if let Err(e) = validate(&spec.validate) {
+                    let undone = match &found {
+                        Some(f) => {
+                            files::write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode)
+                        }
+                        None => files::remove(path),
+                    };
+                    return Err(match undone {
+                        Ok(()) => {
+                            format!("{e}; the previous content is back and no unit was touched")
+                        }
+                        Err(u) => {
+                            format!("{e}; and the previous content could not be put back: {u}")
+                        }
+                    });
+                }
             }
             let previous = written.map(|w| (w.source.as_str(), &w.settings));
-            let cost = change_cost(previous, spec, drifted);
-            for unit in &spec.units {
+            let cost = change_cost(previous, &spec.costing, drifted);
+            for unit in &spec.costing.units {
                 self.owe(unit, cost, &resource.id);
             }
             (state, detail) = match &found {
@@ -293,8 +158,8 @@ impl Run<'_> {
         }
         entry.written = Some(Written {
             sha256: files::sha256(want),
-            source: spec.source.clone(),
-            settings: spec.settings.clone(),
+            source: spec.costing.source.clone(),
+            settings: spec.costing.settings.clone(),
         });
         if self.applying() {
             record
@@ -319,25 +184,7 @@ impl Run<'_> {
         })
     }
 
-    fn undeclare(&mut self, id: &str, record: &mut Record) -> Outcome {
-        let Some(entry) = record.resources.get(id).cloned() else {
-            return outcome(id, State::Unchanged, "not in the record");
-        };
-        let result = match &entry {
-            Entry::File(file) => self.give_back_file(file),
-        };
-        match result {
-            Ok(detail) => {
-                if self.applying() {
-                    record.resources.remove(id);
-                }
-                outcome(id, State::Removed, detail)
-            }
-            Err(e) => outcome(id, State::Failed, e),
-        }
-    }
-
-    fn give_back_file(&mut self, file: &FileEntry) -> Result<String, String> {
+    pub(super) fn give_back_file(&mut self, file: &FileEntry) -> Result<String, String> {
         let path = Path::new(&file.path);
         if let Some(original) = &file.original {
             if self.applying() {
@@ -368,36 +215,31 @@ impl Run<'_> {
             ))
         }
     }
+}
 
-    fn pay_units(&mut self, record: &mut Record) -> Vec<UnitOutcome> {
-        let owed = std::mem::take(&mut self.owed);
-        let mut out = Vec::new();
-        for (unit, (cost, because)) in owed {
-            if cost == Cost::None {
-                continue;
-            }
-            let error = if self.applying() {
-                match units::pay(&unit, cost) {
-                    Ok(_) => {
-                        record.units.remove(&unit);
-                        None
-                    }
-                    Err(e) => {
-                        record.units.entry(unit.clone()).or_default().owed = cost;
-                        Some(e)
-                    }
-                }
+/// Runs a file's check command; an empty one checks nothing.
+fn validate(argv: &[String]) -> Result<(), String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(());
+    };
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run the check `{}`: {e}", argv.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said.trim();
+        Err(format!(
+            "the check `{}` refused the new content{}",
+            argv.join(" "),
+            if said.is_empty() {
+                String::new()
             } else {
-                None
-            };
-            out.push(UnitOutcome {
-                unit,
-                action: cost,
-                because,
-                error,
-            });
-        }
-        out
+                format!(": {said}")
+            }
+        ))
     }
 }
 
@@ -406,10 +248,9 @@ mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::MetadataExt;
 
-    use mesh_wire::{Cost, Declaration, FileSpec, Mode, Resource, Spec, State, VERSION};
+    use mesh_wire::{Cost, Costing, FileSpec, Mode, Resource, Spec, State};
 
-    use super::run;
-    use crate::record::Paths;
+    use super::super::testkit::{decl, ids, run, sandbox, states};
 
     fn file(path: &std::path::Path, content: &str) -> Resource {
         Resource {
@@ -418,53 +259,24 @@ mod tests {
             module: "t@1".into(),
             spec: Spec::File(FileSpec {
                 path: path.display().to_string(),
-                // numeric ids: no getent needed, and ours so the test needs no root
-                owner: nix_uid().to_string(),
-                group: nix_gid().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
                 mode: 0o640,
                 content: content.into(),
-                source: "s".into(),
-                settings: BTreeMap::new(),
-                cost: Cost::None,
-                units: vec![],
+                validate: vec![],
+                costing: Costing {
+                    source: "s".into(),
+                    settings: BTreeMap::new(),
+                    cost: Cost::None,
+                    units: vec![],
+                },
             }),
         }
     }
 
-    fn nix_uid() -> u32 {
-        std::fs::metadata("/proc/self")
-            .map(|m| m.uid())
-            .unwrap_or(0)
-    }
-    fn nix_gid() -> u32 {
-        std::fs::metadata("/proc/self")
-            .map(|m| m.gid())
-            .unwrap_or(0)
-    }
-
-    fn decl(resources: Vec<Resource>) -> Declaration {
-        Declaration {
-            version: VERSION,
-            node: "n".into(),
-            resources,
-        }
-    }
-
-    fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
-        run(d, mode, paths)
-            .unwrap()
-            .resources
-            .iter()
-            .map(|o| o.state)
-            .collect()
-    }
-
     #[test]
     fn a_file_is_made_left_alone_changed_and_given_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            root: dir.path().join("state"),
-        };
+        let (dir, paths) = sandbox();
         let target = dir.path().join("conf");
         std::fs::write(&target, "the operator's own\n").unwrap();
 
@@ -511,10 +323,7 @@ mod tests {
 
     #[test]
     fn a_file_the_mesh_created_is_removed_when_undeclared() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            root: dir.path().join("state"),
-        };
+        let (dir, paths) = sandbox();
         let target = dir.path().join("new.conf");
         assert_eq!(
             states(&decl(vec![file(&target, "x\n")]), Mode::Apply, &paths),
@@ -530,11 +339,38 @@ mod tests {
     }
 
     #[test]
+    fn a_file_its_check_refuses_is_put_back_as_it_was() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("conf");
+        std::fs::write(&target, "before\n").unwrap();
+        let mut refused = file(&target, "after\n");
+        if let Spec::File(f) = &mut refused.spec {
+            f.validate = vec!["false".into()];
+        }
+        let report = run(&decl(vec![refused]), Mode::Apply, &paths).unwrap();
+        assert_eq!(report.resources[0].state, State::Failed);
+        assert!(
+            report.resources[0]
+                .detail
+                .contains("the check `false` refused"),
+            "{}",
+            report.resources[0].detail
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "before\n");
+        let mut accepted = file(&target, "after\n");
+        if let Spec::File(f) = &mut accepted.spec {
+            f.validate = vec!["true".into()];
+        }
+        assert_eq!(
+            states(&decl(vec![accepted]), Mode::Apply, &paths),
+            vec![State::Changed]
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "after\n");
+    }
+
+    #[test]
     fn a_missing_directory_fails_that_resource_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            root: dir.path().join("state"),
-        };
+        let (dir, paths) = sandbox();
         let good = dir.path().join("ok.conf");
         let bad = dir.path().join("no/such/dir.conf");
         let report = run(

@@ -1,0 +1,466 @@
+//! Keys in a shared JSON file (ADR 102: the mesh writes into a shared file, never over it).
+//!
+//! Only the keys a module declares are touched; every other key keeps its value and its place.
+//! The first time the mesh takes a key, what it replaced (or that it was absent) goes into the
+//! record before the file changes, so undeclaring gives exactly that back.
+
+use std::path::Path;
+
+use mesh_wire::{Key, KeysSpec, Outcome, Resource, State, change_cost};
+use serde_json::{Map, Value};
+
+use super::{Run, outcome};
+use crate::files;
+use crate::owners;
+use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Record};
+
+impl Run<'_> {
+    pub(super) fn keys(
+        &mut self,
+        resource: &Resource,
+        spec: &KeysSpec,
+        record: &mut Record,
+    ) -> Outcome {
+        match self.try_keys(resource, spec, record) {
+            Ok(o) => o,
+            Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.path)),
+        }
+    }
+
+    fn try_keys(
+        &mut self,
+        resource: &Resource,
+        spec: &KeysSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let path = Path::new(&spec.path);
+        if !path.is_absolute() {
+            return Err("not an absolute path".into());
+        }
+        let found = files::read(path).map_err(|e| e.to_string())?;
+        let mut doc = match &found {
+            Some(f) => parse(&f.bytes)?,
+            None => Map::new(),
+        };
+        let mut entry = match record.resources.get(&resource.id) {
+            Some(Entry::Keys(e)) => e.clone(),
+            _ => KeysEntry {
+                path: spec.path.clone(),
+                created: found.is_none(),
+                owned: Default::default(),
+                made_from: None,
+            },
+        };
+        // A key someone changed on the machine since the mesh wrote it is drift: rewriting it
+        // costs the resource's declared cost, not only what moved in settings.
+        let drifted = entry
+            .owned
+            .values()
+            .any(|k| k.written.is_some() && k.written.as_ref() != get(&doc, &k.path));
+
+        let mut set = Vec::new();
+        for key in &spec.keys {
+            let dotted = key.dotted();
+            let current = get(&doc, &key.path).cloned();
+            if !entry.owned.contains_key(&dotted) {
+                entry.owned.insert(
+                    dotted.clone(),
+                    OwnedKey {
+                        path: key.path.clone(),
+                        original: current.clone(),
+                        parents_made: missing_parents(&doc, &key.path),
+                        written: None,
+                    },
+                );
+            }
+            if current.as_ref() != Some(&key.value) {
+                put(&mut doc, key).map_err(|e| format!("{dotted}: {e}"))?;
+                set.push(dotted.clone());
+            }
+            if let Some(owned) = entry.owned.get_mut(&dotted) {
+                owned.written = Some(key.value.clone());
+            }
+        }
+        // Keys this resource no longer declares (a new module version dropped them) go back.
+        let declared: Vec<String> = spec.keys.iter().map(Key::dotted).collect();
+        let dropped: Vec<String> = entry
+            .owned
+            .keys()
+            .filter(|k| !declared.contains(k))
+            .cloned()
+            .collect();
+        for dotted in &dropped {
+            if let Some(owned) = entry.owned.remove(dotted) {
+                give_back(&mut doc, &owned);
+            }
+        }
+
+        let made_from = MadeFrom {
+            source: spec.costing.source.clone(),
+            settings: spec.costing.settings.clone(),
+        };
+        if set.is_empty() && dropped.is_empty() {
+            if self.applying() {
+                entry.made_from = Some(made_from);
+                record
+                    .resources
+                    .insert(resource.id.clone(), Entry::Keys(entry));
+            }
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("{}: {} as declared", spec.path, declared.join(", ")),
+            ));
+        }
+
+        if self.applying() {
+            // The record says what each key replaced before the file changes.
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::Keys(entry.clone()));
+            record
+                .save(self.paths)
+                .map_err(|e| format!("cannot save the record: {e}"))?;
+            let (owner, mode) = match &found {
+                Some(f) => ((f.uid, f.gid), f.mode),
+                None => (
+                    (
+                        owners::id_of("passwd", &spec.owner)?,
+                        owners::id_of("group", &spec.group)?,
+                    ),
+                    spec.mode,
+                ),
+            };
+            files::write_atomically(path, &render(&doc), Some(owner), mode)
+                .map_err(|e| e.to_string())?;
+        }
+        let previous = entry
+            .made_from
+            .as_ref()
+            .map(|m| (m.source.as_str(), &m.settings));
+        let cost = change_cost(previous, &spec.costing, drifted);
+        for unit in &spec.costing.units {
+            self.owe(unit, cost, &resource.id);
+        }
+        if self.applying() {
+            entry.made_from = Some(made_from);
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::Keys(entry));
+        }
+        let mut what = Vec::new();
+        if !set.is_empty() {
+            what.push(format!("{} {}", self.said("set", "set"), set.join(", ")));
+        }
+        if !dropped.is_empty() {
+            what.push(format!(
+                "{} {}",
+                self.said("gave back", "give back"),
+                dropped.join(", ")
+            ));
+        }
+        Ok(outcome(
+            &resource.id,
+            if found.is_none() {
+                State::Created
+            } else {
+                State::Changed
+            },
+            format!(
+                "{} in {}{} (other keys left as they are)",
+                what.join("; "),
+                spec.path,
+                if drifted {
+                    ", some had been changed on the machine"
+                } else {
+                    ""
+                }
+            ),
+        ))
+    }
+
+    pub(super) fn give_back_keys(&mut self, entry: &KeysEntry) -> Result<String, String> {
+        let path = Path::new(&entry.path);
+        let names = entry.owned.keys().cloned().collect::<Vec<_>>().join(", ");
+        let Some(found) = files::read(path).map_err(|e| format!("{}: {e}", entry.path))? else {
+            return Ok(format!(
+                "{} is gone from the machine: nothing to give back",
+                entry.path
+            ));
+        };
+        let mut doc = parse(&found.bytes).map_err(|e| format!("{}: {e}", entry.path))?;
+        for owned in entry.owned.values() {
+            give_back(&mut doc, owned);
+        }
+        let remove_file = entry.created && doc.is_empty();
+        if self.applying() {
+            if remove_file {
+                files::remove(path)
+                    .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
+            } else {
+                files::write_atomically(
+                    path,
+                    &render(&doc),
+                    Some((found.uid, found.gid)),
+                    found.mode,
+                )
+                .map_err(|e| format!("{}: cannot write it: {e}", entry.path))?;
+            }
+        }
+        Ok(if remove_file {
+            format!(
+                "{} {}: the mesh made it and nothing else is in it",
+                self.said("removed", "remove"),
+                entry.path
+            )
+        } else {
+            format!(
+                "{} {names} in {}: previous values restored, keys that were absent removed, other keys untouched",
+                self.said("gave back", "give back"),
+                entry.path
+            )
+        })
+    }
+}
+
+/// Reads a JSON object; an empty file is an empty object. Anything else is refused rather than
+/// overwritten: it is someone else's file.
+fn parse(bytes: &[u8]) -> Result<Map<String, Value>, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err("holds JSON that is not an object; the mesh writes keys into an object only, and leaves the file alone".into()),
+        Err(e) => Err(format!(
+            "is not valid JSON ({e}); the mesh leaves it alone until it is fixed"
+        )),
+    }
+}
+
+/// Pretty JSON with a final newline, as people write these files.
+fn render(doc: &Map<String, Value>) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(doc).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+fn get<'a>(doc: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    let (last, parents) = path.split_last()?;
+    let mut at = doc;
+    for p in parents {
+        at = at.get(p)?.as_object()?;
+    }
+    at.get(last)
+}
+
+/// How many of the key's parent objects are not there yet.
+fn missing_parents(doc: &Map<String, Value>, path: &[String]) -> usize {
+    let parents = path.len().saturating_sub(1);
+    let mut at = doc;
+    for (depth, p) in path.iter().take(parents).enumerate() {
+        match at.get(p).and_then(Value::as_object) {
+            Some(next) => at = next,
+            None => return parents - depth,
+        }
+    }
+    0
+}
+
+fn put(doc: &mut Map<String, Value>, key: &Key) -> Result<(), String> {
+    let Some((last, parents)) = key.path.split_last() else {
+        return Err("an empty key".into());
+    };
+    let mut at = doc;
+    for (depth, p) in parents.iter().enumerate() {
+        let slot = at
+            .entry(p.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        at = slot.as_object_mut().ok_or_else(|| {
+            format!(
+                "{} holds a value that is not an object, so the key cannot go inside it",
+                key.path[..=depth].join(".")
+            )
+        })?;
+    }
+    at.insert(last.clone(), key.value.clone());
+    Ok(())
+}
+
+/// Puts back what a key replaced, or removes it if it was absent, then removes the parents the
+/// mesh made if they are empty now.
+fn give_back(doc: &mut Map<String, Value>, owned: &OwnedKey) {
+    let Some((last, parents)) = owned.path.split_last() else {
+        return;
+    };
+    let mut at = &mut *doc;
+    for p in parents {
+        match at.get_mut(p).and_then(Value::as_object_mut) {
+            Some(next) => at = next,
+            // its parent is gone or replaced: nothing of ours is left to give back
+            None => return,
+        }
+    }
+    match &owned.original {
+        Some(v) => {
+            at.insert(last.clone(), v.clone());
+        }
+        None => {
+            at.shift_remove(last);
+        }
+    }
+    let first_made = parents.len() - owned.parents_made.min(parents.len());
+    prune(doc, parents, first_made, 0);
+}
+
+/// Removes, deepest first, the empty objects along `parents` from depth `first_made` down: the
+/// ones the mesh made.
+fn prune(at: &mut Map<String, Value>, parents: &[String], first_made: usize, depth: usize) {
+    let Some(name) = parents.get(depth) else {
+        return;
+    };
+    let Some(child) = at.get_mut(name).and_then(Value::as_object_mut) else {
+        return;
+    };
+    prune(child, parents, first_made, depth + 1);
+    let empty = child.is_empty();
+    if depth >= first_made && empty {
+        at.shift_remove(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use mesh_wire::{Cost, Costing, Key, KeysSpec, Mode, Resource, Spec, State};
+    use serde_json::{Value, json};
+
+    use super::super::testkit::{decl, ids, run, sandbox, states};
+
+    fn keys(path: &std::path::Path, keys: &[(&str, Value)]) -> Resource {
+        Resource {
+            id: format!("t:keys:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::Keys(KeysSpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o644,
+                keys: keys
+                    .iter()
+                    .map(|(k, v)| Key {
+                        path: k.split('.').map(String::from).collect(),
+                        value: v.clone(),
+                    })
+                    .collect(),
+                costing: Costing {
+                    source: "s".into(),
+                    settings: BTreeMap::new(),
+                    cost: Cost::None,
+                    units: vec![],
+                },
+            }),
+        }
+    }
+
+    fn read(path: &std::path::Path) -> Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn keys_go_into_a_shared_file_and_come_back_out_leaving_the_rest() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("daemon.json");
+        let theirs =
+            r#"{"debug": true, "log-opts": {"tag": "x", "max-size": "1m"}, "dns": ["9.9.9.9"]}"#;
+        std::fs::write(&target, theirs).unwrap();
+        let ours = keys(
+            &target,
+            &[
+                ("log-opts.max-size", json!("50m")),
+                ("live-restore", json!(true)),
+                ("dns", json!([])),
+            ],
+        );
+        assert_eq!(
+            states(&decl(vec![ours.clone()]), Mode::Apply, &paths),
+            vec![State::Changed]
+        );
+        assert_eq!(
+            read(&target),
+            json!({"debug": true, "log-opts": {"tag": "x", "max-size": "50m"}, "dns": [], "live-restore": true})
+        );
+        // their keys keep their order: debug first
+        let text = std::fs::read_to_string(&target).unwrap();
+        assert!(text.find("debug") < text.find("log-opts"), "{text}");
+        assert_eq!(
+            states(&decl(vec![ours]), Mode::Apply, &paths),
+            vec![State::Unchanged]
+        );
+
+        // someone adds a key of their own meanwhile: it stays through the give-back
+        let mut now = read(&target);
+        now["registry-mirrors"] = json!(["https://m"]);
+        std::fs::write(&target, now.to_string()).unwrap();
+
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert_eq!(
+            read(&target),
+            json!({"debug": true, "log-opts": {"tag": "x", "max-size": "1m"}, "dns": ["9.9.9.9"], "registry-mirrors": ["https://m"]})
+        );
+    }
+
+    #[test]
+    fn a_file_the_mesh_created_for_its_keys_goes_when_they_do() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("new.json");
+        let ours = keys(&target, &[("log-opts.max-file", json!("3"))]);
+        assert_eq!(
+            states(&decl(vec![ours]), Mode::Apply, &paths),
+            vec![State::Created]
+        );
+        assert_eq!(read(&target), json!({"log-opts": {"max-file": "3"}}));
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn a_key_dropped_from_the_declaration_is_given_back_alone() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("d.json");
+        std::fs::write(&target, r#"{"a": 1}"#).unwrap();
+        let both = keys(&target, &[("a", json!(2)), ("b", json!(3))]);
+        states(&decl(vec![both]), Mode::Apply, &paths);
+        assert_eq!(read(&target), json!({"a": 2, "b": 3}));
+        let one = keys(&target, &[("b", json!(3))]);
+        assert_eq!(
+            states(&decl(vec![one]), Mode::Apply, &paths),
+            vec![State::Changed]
+        );
+        assert_eq!(read(&target), json!({"a": 1, "b": 3}));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_json_object_is_left_alone() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("d.json");
+        std::fs::write(&target, "not json").unwrap();
+        let report = run(
+            &decl(vec![keys(&target, &[("a", json!(1))])]),
+            Mode::Apply,
+            &paths,
+        )
+        .unwrap();
+        assert_eq!(report.resources[0].state, State::Failed);
+        assert!(report.resources[0].detail.contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "not json");
+    }
+}

@@ -1,0 +1,305 @@
+//! Applying a declaration: every declared resource made as declared, every resource the record
+//! holds that is no longer declared undone, and every unit paid what the changes cost it.
+//!
+//! Order: files and keys first; then the units that read them are reloaded or restarted, once
+//! each, at the strongest cost owed; then services are put in their declared state (so a unit the
+//! mesh starts reads its new files, and a unit it stops is not restarted first); then whatever is
+//! no longer declared is given back.
+
+mod file;
+mod keys;
+mod service;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::fs;
+use std::io;
+
+use mesh_wire::{Cost, Declaration, Mode, Outcome, Report, Spec, State, UnitOutcome, VERSION};
+
+use crate::record::{Entry, Paths, Record};
+use crate::units;
+
+/// What stops a run before any resource is looked at.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// The state directory or the record cannot be read or written.
+    Record(io::Error),
+    /// Another helper is applying on this machine.
+    Busy,
+}
+
+impl Error {
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Error::Record(_) => 3,
+            Error::Busy => 4,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Record(e) => write!(f, "the helper's record is not usable: {e}"),
+            Error::Busy => write!(
+                f,
+                "another mesh-host is applying on this machine; try again when it is done"
+            ),
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Record(e)
+    }
+}
+
+/// Applies (or, in a dry run, only measures) `declaration` on this machine.
+pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    let _lock = match mode {
+        Mode::Apply => Some(lock(paths)?),
+        Mode::DryRun => None,
+    };
+    let mut record = Record::load(paths)?;
+    let mut run = Run {
+        mode,
+        paths,
+        owed: BTreeMap::new(),
+        outcomes: Vec::new(),
+        spent_blobs: Vec::new(),
+    };
+    for (unit, entry) in &record.units {
+        if entry.owed > Cost::None {
+            run.owe(unit, entry.owed, "owed by an earlier push");
+        }
+    }
+
+    let declared: BTreeSet<&str> = declaration
+        .resources
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    for resource in &declaration.resources {
+        let outcome = match &resource.spec {
+            Spec::File(file) => run.file(resource, file, &mut record),
+            Spec::Keys(keys) => run.keys(resource, keys, &mut record),
+            Spec::Service(_) => continue,
+        };
+        run.outcomes.push(outcome);
+    }
+    // A unit declared stopped is not restarted on its way down.
+    let stopping: BTreeSet<&str> = declaration
+        .resources
+        .iter()
+        .filter_map(|r| match &r.spec {
+            Spec::Service(s) if s.running == Some(false) => Some(s.unit.as_str()),
+            _ => None,
+        })
+        .collect();
+    let units = run.pay_units(&mut record, &stopping);
+    for resource in &declaration.resources {
+        if let Spec::Service(service) = &resource.spec {
+            let outcome = run.service(resource, service, &mut record);
+            run.outcomes.push(outcome);
+        }
+    }
+    let undeclared: Vec<String> = record
+        .resources
+        .keys()
+        .filter(|id| !declared.contains(id.as_str()))
+        .cloned()
+        .collect();
+    for id in undeclared {
+        let outcome = run.undeclare(&id, &mut record);
+        run.outcomes.push(outcome);
+    }
+
+    if mode == Mode::Apply {
+        record.save(paths)?;
+        // Only now is a given-back original no longer needed.
+        for blob in &run.spent_blobs {
+            let _ = fs::remove_file(paths.original(blob));
+        }
+    }
+    Ok(Report {
+        version: VERSION,
+        mode,
+        hostname: fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+        resources: run.outcomes,
+        units,
+    })
+}
+
+fn lock(paths: &Paths) -> Result<fs::File, Error> {
+    fs::create_dir_all(paths.originals())?;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(paths.lock())?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Busy),
+        Err(fs::TryLockError::Error(e)) => Err(Error::Record(e)),
+    }
+}
+
+struct Run<'a> {
+    mode: Mode,
+    paths: &'a Paths,
+    /// What each unit is owed, and the resources that owe it.
+    owed: BTreeMap<String, (Cost, Vec<String>)>,
+    outcomes: Vec<Outcome>,
+    /// Kept originals put back in this run, deleted once the record no longer names them.
+    spent_blobs: Vec<String>,
+}
+
+fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
+    Outcome {
+        id: id.to_string(),
+        state,
+        detail: detail.into(),
+    }
+}
+
+impl Run<'_> {
+    fn applying(&self) -> bool {
+        self.mode == Mode::Apply
+    }
+
+    /// Past tense when done, conditional when only measured.
+    fn said(&self, done: &str, would: &str) -> String {
+        if self.applying() {
+            done.to_string()
+        } else {
+            format!("would {would}")
+        }
+    }
+
+    fn owe(&mut self, unit: &str, cost: Cost, because: &str) {
+        let slot = self
+            .owed
+            .entry(unit.to_string())
+            .or_insert((Cost::None, Vec::new()));
+        slot.0 = slot.0.max(cost);
+        slot.1.push(because.to_string());
+    }
+
+    fn undeclare(&mut self, id: &str, record: &mut Record) -> Outcome {
+        let Some(entry) = record.resources.get(id).cloned() else {
+            return outcome(id, State::Unchanged, "not in the record");
+        };
+        let result = match &entry {
+            Entry::File(file) => self.give_back_file(file),
+            Entry::Keys(keys) => self.give_back_keys(keys),
+            Entry::Service(service) => self.give_back_service(service),
+        };
+        match result {
+            Ok(detail) => {
+                if self.applying() {
+                    record.resources.remove(id);
+                }
+                outcome(id, State::Removed, detail)
+            }
+            Err(e) => outcome(id, State::Failed, e),
+        }
+    }
+
+    fn pay_units(&mut self, record: &mut Record, stopping: &BTreeSet<&str>) -> Vec<UnitOutcome> {
+        let owed = std::mem::take(&mut self.owed);
+        let mut out = Vec::new();
+        for (unit, (cost, because)) in owed {
+            if cost == Cost::None {
+                continue;
+            }
+            if stopping.contains(unit.as_str()) {
+                record.units.remove(&unit);
+                continue;
+            }
+            let owed_before = record.units.get(&unit).is_some_and(|u| u.owed > Cost::None);
+            let error = if self.applying() {
+                match units::pay(&unit, cost, owed_before) {
+                    Ok(_) => {
+                        record.units.remove(&unit);
+                        None
+                    }
+                    Err(e) => {
+                        record.units.entry(unit.clone()).or_default().owed = cost;
+                        Some(e)
+                    }
+                }
+            } else {
+                None
+            };
+            out.push(UnitOutcome {
+                unit,
+                action: cost,
+                because,
+                error,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod testkit {
+    //! What the helper's unit tests share: a state directory in a temp dir, and runs of it.
+
+    use std::os::unix::fs::MetadataExt;
+
+    use std::sync::Mutex;
+
+    use mesh_wire::{Declaration, Mode, Report, Resource, State, VERSION};
+
+    use crate::record::Paths;
+
+    /// One run at a time: a test that spawns a command (`validate`) forks while another test may
+    /// hold its lock file open, and the child keeps that lock until it execs.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    /// The helper's run, one at a time.
+    pub(super) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
+        let _one = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        super::run(d, mode, paths)
+    }
+
+    /// A temp dir with the helper's state under `state/`.
+    pub(super) fn sandbox() -> (tempfile::TempDir, Paths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            root: dir.path().join("state"),
+        };
+        (dir, paths)
+    }
+
+    /// Our own uid and gid: no getent needed, and no root.
+    pub(super) fn ids() -> (u32, u32) {
+        std::fs::metadata("/proc/self")
+            .map(|m| (m.uid(), m.gid()))
+            .unwrap_or((0, 0))
+    }
+
+    pub(super) fn decl(resources: Vec<Resource>) -> Declaration {
+        Declaration {
+            version: VERSION,
+            node: "n".into(),
+            resources,
+        }
+    }
+
+    pub(super) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
+        run(d, mode, paths)
+            .unwrap()
+            .resources
+            .iter()
+            .map(|o| o.state)
+            .collect()
+    }
+}

@@ -1,0 +1,145 @@
+//! An existing unit put in its declared state, and given back as the mesh found it.
+//!
+//! The state a unit was first found in is recorded once, the first time the helper applies it,
+//! and never overwritten; undeclaring undoes only what the mesh itself did, and never starts a
+//! unit on the way out.
+
+use mesh_wire::{Outcome, Resource, ServiceSpec, State};
+
+use super::{Run, outcome};
+use crate::record::{Entry, Record, ServiceEntry};
+use crate::units;
+
+impl Run<'_> {
+    pub(super) fn service(
+        &mut self,
+        resource: &Resource,
+        spec: &ServiceSpec,
+        record: &mut Record,
+    ) -> Outcome {
+        match self.try_service(resource, spec, record) {
+            Ok(o) => o,
+            Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.unit)),
+        }
+    }
+
+    fn try_service(
+        &mut self,
+        resource: &Resource,
+        spec: &ServiceSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let now = units::state(&spec.unit)?;
+        if !now.exists {
+            return Err(
+                "no such unit on this machine (a service names a unit that is installed; install its package first)"
+                    .into(),
+            );
+        }
+        let mut entry = match record.resources.get(&resource.id) {
+            Some(Entry::Service(e)) => e.clone(),
+            _ => {
+                let e = ServiceEntry {
+                    unit: spec.unit.clone(),
+                    found_running: now.running,
+                    found_enabled: now.enabled,
+                    started: false,
+                    stopped: false,
+                    enabled: false,
+                    disabled: false,
+                };
+                if self.applying() {
+                    record
+                        .resources
+                        .insert(resource.id.clone(), Entry::Service(e.clone()));
+                    record
+                        .save(self.paths)
+                        .map_err(|e| format!("cannot save the record: {e}"))?;
+                }
+                e
+            }
+        };
+        let mut did = Vec::new();
+        if let Some(enable) = spec.enabled
+            && now.enabled != Some(enable)
+        {
+            let verb = if enable { "enable" } else { "disable" };
+            if self.applying() {
+                units::systemctl(verb, &spec.unit)?;
+            }
+            // Only a move away from the found state is the mesh's to undo later.
+            entry.enabled = enable && entry.found_enabled == Some(false);
+            entry.disabled = !enable && entry.found_enabled == Some(true);
+            did.push(self.said(&format!("{verb}d"), verb));
+        }
+        if let Some(run) = spec.running
+            && now.running != Some(run)
+        {
+            let verb = if run { "start" } else { "stop" };
+            if self.applying() {
+                units::systemctl(verb, &spec.unit)?;
+            }
+            entry.started = run && entry.found_running == Some(false);
+            entry.stopped = !run && entry.found_running == Some(true);
+            did.push(self.said(if run { "started" } else { "stopped" }, verb));
+        }
+        if self.applying() {
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::Service(entry));
+        }
+        Ok(if did.is_empty() {
+            outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("{} is as declared", spec.unit),
+            )
+        } else {
+            outcome(
+                &resource.id,
+                State::Changed,
+                format!("{} {}", did.join(" and "), spec.unit),
+            )
+        })
+    }
+
+    pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, String> {
+        let unit = &entry.unit;
+        let mut said = Vec::new();
+        if entry.enabled {
+            if self.applying() {
+                units::systemctl("disable", unit)?;
+            }
+            said.push(format!(
+                "{} again, as the host found it",
+                self.said("disabled", "disable")
+            ));
+        } else if entry.disabled {
+            if self.applying() {
+                units::systemctl("enable", unit)?;
+            }
+            said.push(format!(
+                "{} again, as the host found it",
+                self.said("enabled", "enable")
+            ));
+        }
+        if entry.started {
+            if self.applying() {
+                units::systemctl("stop", unit)?;
+            }
+            said.push(format!(
+                "{} again, as the host found it",
+                self.said("stopped", "stop")
+            ));
+        } else if entry.stopped {
+            said.push("left stopped: the mesh never starts a unit on its way out".into());
+        } else {
+            said.push(match entry.found_running {
+                Some(true) => "left running: it was running before the mesh".into(),
+                Some(false) => "left as it is: it was not running before the mesh".into(),
+                None => "left alone: the state it was found in is not known".into(),
+            });
+        }
+        Ok(format!("{unit}: {}", said.join("; ")))
+    }
+}
