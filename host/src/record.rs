@@ -74,6 +74,16 @@ pub(crate) struct FileEntry {
     pub(crate) original: Option<Original>,
     /// What the mesh last wrote, if it got that far.
     pub(crate) written: Option<Written>,
+    /// The units that read it and what a change costs them: giving it back is a change too.
+    #[serde(default)]
+    pub(crate) readers: Readers,
+}
+
+/// The units that read a file and what a change to it costs them, as last declared.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Readers {
+    pub(crate) units: Vec<String>,
+    pub(crate) cost: Cost,
 }
 
 /// A kept original: its bytes are in `originals/<blob>`.
@@ -104,6 +114,9 @@ pub(crate) struct KeysEntry {
     pub(crate) owned: BTreeMap<String, OwnedKey>,
     /// What the keys were last made from, for the cost of the next change.
     pub(crate) made_from: Option<MadeFrom>,
+    /// The units that read the file and what a change costs them.
+    #[serde(default)]
+    pub(crate) readers: Readers,
 }
 
 /// One key the mesh took in a shared file.

@@ -90,6 +90,9 @@ pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static 
     if cost == Cost::Reload && !retry {
         systemctl("reload", unit).map(|()| "reloaded")
     } else {
+        // A restart the mesh owes is deliberate, not a crash loop: systemd's start-rate limit
+        // (docker.service allows 3 starts a minute) must not refuse a few pushes in a row.
+        let _ = systemctl("reset-failed", unit);
         systemctl("restart", unit).map(|()| "restarted")
     }
 }

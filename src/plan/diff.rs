@@ -22,9 +22,17 @@ pub fn render(path: &str, old: &str, new: &str, color: bool) -> String {
             None => s.cyan().to_string(),
         }
     };
-    out.push_str(&style(format!("--- a{path}"), Some(ChangeTag::Delete)));
+    // a path is absolute; a unit is not, and still reads as a/<unit>
+    let slash = if path.starts_with('/') { "" } else { "/" };
+    out.push_str(&style(
+        format!("--- a{slash}{path}"),
+        Some(ChangeTag::Delete),
+    ));
     out.push('\n');
-    out.push_str(&style(format!("+++ b{path}"), Some(ChangeTag::Insert)));
+    out.push_str(&style(
+        format!("+++ b{slash}{path}"),
+        Some(ChangeTag::Insert),
+    ));
     out.push('\n');
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
         out.push_str(&style(hunk.header().to_string(), None));

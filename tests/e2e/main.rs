@@ -10,4 +10,6 @@ mod cli;
 mod cost;
 mod helper;
 mod push;
+mod runtime;
+mod sshd;
 mod util;

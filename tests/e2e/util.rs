@@ -135,7 +135,7 @@ fn lab_state() -> PathBuf {
     cache.join(format!("lab{LAB_ID}"))
 }
 
-fn address(node: &str) -> String {
+pub fn address(node: &str) -> String {
     std::fs::read_to_string(lab_state().join("nodes").join(node).join("address"))
         .expect("the node's address")
         .trim()
@@ -203,4 +203,14 @@ pub fn states(result: &serde_json::Value) -> Vec<(String, String)> {
 
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
+}
+
+/// The unit's current invocation on a lab machine: it changes on a restart, not on a reload.
+pub fn invocation(node: &str, unit: &str) -> String {
+    on(
+        node,
+        &format!("systemctl show -p InvocationID --value {unit}"),
+    )
+    .trim()
+    .to_string()
 }

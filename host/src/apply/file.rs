@@ -10,7 +10,7 @@ use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 use super::{Run, outcome};
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, FileEntry, Original, Record, Written};
+use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
 
 impl Run<'_> {
     pub(super) fn file(
@@ -75,6 +75,7 @@ impl Run<'_> {
                     created: found.is_none(),
                     original,
                     written: None,
+                    readers: Readers::default(),
                 };
                 if self.applying() && !(same_content && same_meta) {
                     record
@@ -156,6 +157,10 @@ impl Run<'_> {
                 ),
             };
         }
+        entry.readers = Readers {
+            units: spec.costing.units.clone(),
+            cost: spec.costing.cost,
+        };
         entry.written = Some(Written {
             sha256: files::sha256(want),
             source: spec.costing.source.clone(),

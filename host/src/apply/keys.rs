@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::{Run, outcome};
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Record};
+use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
 impl Run<'_> {
     pub(super) fn keys(
@@ -49,6 +49,7 @@ impl Run<'_> {
                 created: found.is_none(),
                 owned: Default::default(),
                 made_from: None,
+                readers: Readers::default(),
             },
         };
         // A key someone changed on the machine since the mesh wrote it is drift: rewriting it
@@ -95,6 +96,10 @@ impl Run<'_> {
             }
         }
 
+        entry.readers = Readers {
+            units: spec.costing.units.clone(),
+            cost: spec.costing.cost,
+        };
         let made_from = MadeFrom {
             source: spec.costing.source.clone(),
             settings: spec.costing.settings.clone(),

@@ -81,12 +81,33 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .iter()
         .map(|r| r.id.as_str())
         .collect();
+    // A unit's found state is taken before anything of this run can touch it.
+    for resource in &declaration.resources {
+        if let Spec::Service(service) = &resource.spec {
+            run.find_service(resource, service, &mut record)?;
+        }
+    }
     for resource in &declaration.resources {
         let outcome = match &resource.spec {
             Spec::File(file) => run.file(resource, file, &mut record),
             Spec::Keys(keys) => run.keys(resource, keys, &mut record),
             Spec::Service(_) => continue,
         };
+        run.outcomes.push(outcome);
+    }
+    let undeclared = |record: &Record, services: bool| -> Vec<String> {
+        record
+            .resources
+            .iter()
+            .filter(|(id, entry)| {
+                !declared.contains(id.as_str()) && matches!(entry, Entry::Service(_)) == services
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    // Files and keys given back are changes their readers pay for like any other.
+    for id in undeclared(&record, false) {
+        let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
     // A unit declared stopped is not restarted on its way down.
@@ -105,13 +126,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             run.outcomes.push(outcome);
         }
     }
-    let undeclared: Vec<String> = record
-        .resources
-        .keys()
-        .filter(|id| !declared.contains(id.as_str()))
-        .cloned()
-        .collect();
-    for id in undeclared {
+    for id in undeclared(&record, true) {
         let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
@@ -194,8 +209,16 @@ impl Run<'_> {
             return outcome(id, State::Unchanged, "not in the record");
         };
         let result = match &entry {
-            Entry::File(file) => self.give_back_file(file),
-            Entry::Keys(keys) => self.give_back_keys(keys),
+            Entry::File(file) => self.give_back_file(file).inspect(|_| {
+                for unit in &file.readers.units {
+                    self.owe(unit, file.readers.cost, id);
+                }
+            }),
+            Entry::Keys(keys) => self.give_back_keys(keys).inspect(|_| {
+                for unit in &keys.readers.units {
+                    self.owe(unit, keys.readers.cost, id);
+                }
+            }),
             Entry::Service(service) => self.give_back_service(service),
         };
         match result {

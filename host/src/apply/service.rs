@@ -23,6 +23,43 @@ impl Run<'_> {
         }
     }
 
+    /// Records the state a unit is found in, the first time the mesh declares it: before this
+    /// run restarts, starts or stops anything. A record that cannot be saved stops the run.
+    pub(super) fn find_service(
+        &mut self,
+        resource: &Resource,
+        spec: &ServiceSpec,
+        record: &mut Record,
+    ) -> Result<(), super::Error> {
+        if record.resources.contains_key(&resource.id) {
+            return Ok(());
+        }
+        // A unit that does not exist (or a systemctl that cannot answer) is reported by the
+        // resource itself when it is applied.
+        let Ok(now) = units::state(&spec.unit) else {
+            return Ok(());
+        };
+        if !now.exists {
+            return Ok(());
+        }
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Service(ServiceEntry {
+                unit: spec.unit.clone(),
+                found_running: now.running,
+                found_enabled: now.enabled,
+                started: false,
+                stopped: false,
+                enabled: false,
+                disabled: false,
+            }),
+        );
+        if self.applying() {
+            record.save(self.paths)?;
+        }
+        Ok(())
+    }
+
     fn try_service(
         &mut self,
         resource: &Resource,
@@ -36,28 +73,8 @@ impl Run<'_> {
                     .into(),
             );
         }
-        let mut entry = match record.resources.get(&resource.id) {
-            Some(Entry::Service(e)) => e.clone(),
-            _ => {
-                let e = ServiceEntry {
-                    unit: spec.unit.clone(),
-                    found_running: now.running,
-                    found_enabled: now.enabled,
-                    started: false,
-                    stopped: false,
-                    enabled: false,
-                    disabled: false,
-                };
-                if self.applying() {
-                    record
-                        .resources
-                        .insert(resource.id.clone(), Entry::Service(e.clone()));
-                    record
-                        .save(self.paths)
-                        .map_err(|e| format!("cannot save the record: {e}"))?;
-                }
-                e
-            }
+        let Some(Entry::Service(mut entry)) = record.resources.get(&resource.id).cloned() else {
+            return Err("its found state was not recorded".into());
         };
         let mut did = Vec::new();
         if let Some(enable) = spec.enabled

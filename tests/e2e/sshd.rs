@@ -1,0 +1,89 @@
+//! The built-in sshd module on a lab machine: its drop-in is checked with `sshd -t` before sshd
+//! reloads it, a value sshd refuses never reaches the daemon, and sshd is never stopped.
+
+use crate::util::{Mesh, invocation, node_result, on};
+
+#[test]
+fn an_sshd_setting_is_checked_then_reloaded_and_a_refused_one_changes_nothing() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    mesh.run(&["assign", "sshd", "node1"]).ok();
+    mesh.run(&["settings", "set", "sshd", "max-auth-tries=4"])
+        .ok();
+    mesh.run(&["push", "node1"]).ok();
+    assert!(on("node1", "sshd -T").contains("maxauthtries 4"));
+
+    let before = invocation("node1", "ssh.service");
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "max-auth-tries=3",
+        "client-alive-interval=30",
+    ])
+    .ok();
+    let push = mesh.run(&["push", "node1", "--json"]).ok().json();
+    let units = &node_result(&push, "node1")["report"]["units"];
+    assert_eq!(units[0]["unit"], "ssh.service", "{units}");
+    assert_eq!(units[0]["action"], "reload", "{units}");
+    let running = on("node1", "sshd -T");
+    assert!(running.contains("maxauthtries 3"), "{running}");
+    assert!(running.contains("clientaliveinterval 30"), "{running}");
+    assert_eq!(
+        invocation("node1", "ssh.service"),
+        before,
+        "sshd is reloaded, never restarted or stopped"
+    );
+
+    // a value sshd cannot read: refused by `sshd -t`, the file put back, sshd not touched
+    let file_before = on("node1", "cat /etc/ssh/sshd_config.d/50-mesh.conf");
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "max-auth-tries=3",
+        "client-alive-interval=-5",
+    ])
+    .ok();
+    let push = mesh.run(&["push", "node1", "--json"]).code(2).json();
+    let report = &node_result(&push, "node1")["report"];
+    let failed = report["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|o| o["state"] == "failed"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        failed["id"], "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf",
+        "{report}"
+    );
+    assert!(
+        failed["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("`sshd -t` refused"),
+        "{failed}"
+    );
+    assert_eq!(report["units"], serde_json::json!([]), "no unit was paid");
+    assert_eq!(
+        on("node1", "cat /etc/ssh/sshd_config.d/50-mesh.conf"),
+        file_before
+    );
+    assert_eq!(invocation("node1", "ssh.service"), before);
+    assert_eq!(
+        on("node1", "systemctl is-active ssh.service").trim(),
+        "active"
+    );
+
+    mesh.run(&["unassign", "sshd", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    assert_eq!(
+        on(
+            "node1",
+            "test -e /etc/ssh/sshd_config.d/50-mesh.conf && echo there || echo gone"
+        )
+        .trim(),
+        "gone"
+    );
+    assert!(on("node1", "sshd -T").contains("maxauthtries 6"));
+}
