@@ -42,6 +42,11 @@ impl Paths {
     pub(crate) fn original(&self, blob: &str) -> PathBuf {
         self.originals().join(blob)
     }
+    /// A test-only fault switch: when this file exists and names a resource id, the helper dies
+    /// right after applying that resource (see `apply::fault`).
+    pub(crate) fn fault(&self) -> PathBuf {
+        self.root.join("fault")
+    }
 }
 
 /// The helper's whole account of one machine.
@@ -62,6 +67,77 @@ pub(crate) enum Entry {
     File(FileEntry),
     Keys(KeysEntry),
     Service(ServiceEntry),
+    Directory(DirectoryEntry),
+    Package(PackageEntry),
+    Process(ProcessEntry),
+}
+
+/// A directory the mesh made, or whose owner and mode it set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct DirectoryEntry {
+    pub(crate) path: String,
+    /// The mesh made it: removed when undeclared, if empty.
+    pub(crate) created: bool,
+    /// Owner, group and mode it had before the mesh set them (a directory the mesh did not make).
+    pub(crate) original: Option<(u32, u32, u32)>,
+}
+
+/// A package the mesh asked for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct PackageEntry {
+    pub(crate) name: String,
+    /// The mesh installed it (it was not there before).
+    pub(crate) installed: bool,
+}
+
+/// A unit the mesh created: its unit file and its bundle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ProcessEntry {
+    pub(crate) unit: String,
+    pub(crate) unit_file: String,
+    pub(crate) bundle_dir: String,
+    /// sha256 of the unit file and bundle last written: a change restarts the unit.
+    pub(crate) digest: Option<String>,
+}
+
+impl Entry {
+    /// What undeclaring this would do, for the plan.
+    pub(crate) fn undo(&self) -> mesh_wire::Undo {
+        let mut undo = mesh_wire::Undo::default();
+        match self {
+            Entry::File(f) => {
+                if f.original.is_some() {
+                    undo.restores.push(f.path.clone());
+                } else if f.created {
+                    undo.deletes.push(f.path.clone());
+                }
+            }
+            Entry::Keys(k) => {
+                if k.created {
+                    undo.deletes.push(k.path.clone());
+                } else {
+                    undo.restores.push(k.path.clone());
+                }
+            }
+            Entry::Service(s) => {
+                if s.started {
+                    undo.stops.push(s.unit.clone());
+                }
+            }
+            Entry::Directory(d) => {
+                if d.created {
+                    undo.deletes.push(d.path.clone());
+                }
+            }
+            Entry::Package(_) => {}
+            Entry::Process(p) => {
+                undo.stops.push(p.unit.clone());
+                undo.deletes.push(p.unit_file.clone());
+                undo.deletes.push(p.bundle_dir.clone());
+            }
+        }
+        undo
+    }
 }
 
 /// A file the mesh wrote.

@@ -61,15 +61,30 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
 
 /// Runs `systemctl VERB -- UNIT`.
 pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), String> {
+    run(&[verb, "--", unit])
+}
+
+/// Makes systemd read unit files again.
+pub(crate) fn daemon_reload() -> Result<(), String> {
+    run(&["daemon-reload"])
+}
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let shown = args
+        .iter()
+        .filter(|a| **a != "--")
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
     let out = Command::new("systemctl")
-        .args([verb, "--", unit])
+        .args(args)
         .output()
-        .map_err(|e| format!("cannot run systemctl {verb} {unit}: {e}"))?;
+        .map_err(|e| format!("cannot run systemctl {shown}: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
         Err(format!(
-            "systemctl {verb} {unit} failed: {}",
+            "systemctl {shown} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }

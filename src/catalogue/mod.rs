@@ -3,6 +3,7 @@
 //! overrides a built-in one of the same name.
 
 mod module;
+mod resources;
 pub mod setting;
 pub mod template;
 
@@ -10,9 +11,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub use module::Module;
 pub(crate) use module::digest;
-pub use module::{FileDef, KeyValue, KeysDef, Module, ResourceDef, ServiceDef};
+pub use resources::{
+    DirectoryDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef,
+};
 pub use setting::{Setting, SettingType};
+pub use template::Template;
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{Context, exit, print_json};
-use crate::catalogue::{self, Module, ResourceDef};
+use crate::catalogue::{self, Module};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum ModuleCommand {
@@ -54,16 +54,11 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
 
 fn show(m: &Module, as_json: bool) -> Result<()> {
     if as_json {
-        let resources: Vec<_> = m.resources.iter().map(|r| match r {
-            ResourceDef::File(f) => json!({"kind": "file", "path": f.path, "owner": f.owner, "group": f.group,
-                "mode": format!("{:04o}", f.mode), "template": f.template_name, "cost": f.cost.as_str(), "units": f.units,
-                "validate": f.validate}),
-            ResourceDef::Keys(k) => json!({"kind": "keys", "path": k.path,
-                "keys": k.keys.iter().map(|(p, _)| p.join(".")).collect::<Vec<_>>(),
-                "cost": k.cost.as_str(), "units": k.units}),
-            ResourceDef::Service(sv) => json!({"kind": "service", "unit": sv.unit,
-                "state": sv.running.map(|r| if r { "running" } else { "stopped" }), "enabled": sv.enabled}),
-        }).collect();
+        let resources: Vec<_> = m
+            .resources
+            .iter()
+            .map(|r| json!({"kind": r.kind(), "what": r.describe()}))
+            .collect();
         return print_json(
             &json!({"name": m.name, "version": m.version, "description": m.description,
             "origin": m.origin, "settings": m.settings, "resources": resources}),
@@ -97,49 +92,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
     println!();
     println!("resources:");
     for r in &m.resources {
-        match r {
-            ResourceDef::File(f) => {
-                let units = if f.units.is_empty() {
-                    String::new()
-                } else {
-                    format!(", read by {}", f.units.join(", "))
-                };
-                let check = if f.validate.is_empty() {
-                    String::new()
-                } else {
-                    format!(", checked with `{}`", f.validate.join(" "))
-                };
-                println!(
-                    "  file {} ({}:{} {:04o}) from {}{units}{check}",
-                    f.path, f.owner, f.group, f.mode, f.template_name
-                );
-            }
-            ResourceDef::Keys(k) => {
-                let units = if k.units.is_empty() {
-                    String::new()
-                } else {
-                    format!(", read by {}", k.units.join(", "))
-                };
-                let keys: Vec<String> = k.keys.iter().map(|(p, _)| p.join(".")).collect();
-                println!(
-                    "  keys {} in {} (a shared file: other keys are left alone){units}",
-                    keys.join(", "),
-                    k.path
-                );
-            }
-            ResourceDef::Service(sv) => {
-                let want = crate::plan::wanted_state(sv.running, sv.enabled);
-                println!(
-                    "  service {}{}",
-                    sv.unit,
-                    if want.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", want.join(", "))
-                    }
-                );
-            }
-        }
+        println!("  {} {}", r.kind(), r.describe());
     }
     Ok(())
 }

@@ -117,7 +117,8 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut plans = Vec::new();
     for (node, declaration) in &composed {
         let last = inv.last_sent(&node.name)?;
-        plans.push(plan::plan(declaration, last.as_ref()));
+        let report = inv.last_report(&node.name)?;
+        plans.push(plan::plan(declaration, last.as_ref(), report.as_ref()));
     }
     if ctx.json {
         print_json(&plans)?;

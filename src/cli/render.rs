@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::plan::{Action, Plan, content, target};
+use crate::plan::{Action, Plan, content};
 use crate::push::NodeResult;
 use crate::wire::{Mode, Spec, State};
 
@@ -46,28 +46,14 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             format!(" ({})", c.fields.join(", "))
         };
         let what = match c.action {
-            Action::Removed => match c.old.as_ref().map(|r| &r.spec) {
-                Some(Spec::File(f)) => format!(
-                    " — {}: removed if the mesh made it, else its original restored",
-                    f.path
-                ),
-                Some(Spec::Keys(k)) => format!(
-                    " — {}: its keys given back (previous values restored, absent ones removed)",
-                    k.path
-                ),
-                Some(Spec::Service(sv)) => format!(
-                    " — {}: returned to the state the mesh found it in (stopped if the mesh started it)",
-                    sv.unit
-                ),
-                None => String::new(),
-            },
+            Action::Removed => removal(c),
             _ => String::new(),
         };
         let _ = writeln!(out, "  {} {}{fields}{what}", c.action.sign(), c.id);
         if diff {
             let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
             let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
-            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| target(&r.spec));
+            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| r.spec.target());
             if c.action != Action::Removed
                 && let Some(path) = path
             {
@@ -87,6 +73,54 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         );
     }
     out
+}
+
+/// What a removal will do: exactly, when the machine's helper has said it; else what the kind
+/// does in general.
+fn removal(c: &crate::plan::Change) -> String {
+    if let Some(undo) = &c.undo {
+        let mut said = Vec::new();
+        if !undo.stops.is_empty() {
+            said.push(format!("stops {}", undo.stops.join(", ")));
+        }
+        if !undo.deletes.is_empty() {
+            said.push(format!("deletes {}", undo.deletes.join(", ")));
+        }
+        if !undo.restores.is_empty() {
+            said.push(format!(
+                "restores {} as the host had it",
+                undo.restores.join(", ")
+            ));
+        }
+        if said.is_empty() {
+            said.push("leaves the machine as it is".into());
+        }
+        return format!(" — {}", said.join("; "));
+    }
+    let general = match c.old.as_ref().map(|r| &r.spec) {
+        Some(Spec::File(f)) => format!(
+            "{}: removed if the mesh made it, else its original restored",
+            f.path
+        ),
+        Some(Spec::Keys(k)) => format!(
+            "{}: its keys given back (previous values restored, absent ones removed)",
+            k.path
+        ),
+        Some(Spec::Service(sv)) => format!(
+            "{}: returned to the state the mesh found it in (stopped if the mesh started it)",
+            sv.unit
+        ),
+        Some(Spec::Directory(d)) => {
+            format!("{}: removed if the mesh made it and it is empty", d.path)
+        }
+        Some(Spec::Package(p)) => format!("{}: left installed", p.name),
+        Some(Spec::Process(p)) => format!(
+            "{}: stopped, disabled, its unit file and bundle removed",
+            p.unit
+        ),
+        None => return String::new(),
+    };
+    format!(" — {general}")
 }
 
 /// Every node's result as text, a summary line last.

@@ -83,6 +83,21 @@ impl Inventory {
         .transpose()
     }
 
+    /// The helper's report from the last push to `node` that it answered: it says what undoing
+    /// each resource would do now, which the plan shows for resources about to be undeclared.
+    pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
+                [node],
+                |r| r.get(0),
+            )
+            .optional()?;
+        // a report an older mesh wrote and this one cannot read only costs the plan its detail
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
     /// The outcome of `node`'s last push, if any.
     pub fn last_outcome(&self, node: &str) -> Result<Option<String>, InventoryError> {
         Ok(self

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::wire::{Cost, Declaration, Resource, Spec, change_cost};
+use crate::wire::{Cost, Declaration, Report, Resource, Spec, Undo, change_cost};
 
 /// What a push would do to one node.
 #[derive(Debug, Clone, Serialize)]
@@ -34,6 +34,9 @@ pub struct Change {
     /// What it will be (for `added` and `changed`).
     #[serde(skip)]
     pub new: Option<Resource>,
+    /// For `removed`: what undoing it will do, as the machine's helper last said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undo: Option<Undo>,
 }
 
 /// What happens to a resource.
@@ -72,8 +75,9 @@ impl Plan {
     }
 }
 
-/// Compares `next` with what was last sent.
-pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
+/// Compares `next` with what was last sent. `report` is the helper's last answer from the node:
+/// it says what undoing each resource will do (which units stop, which files go or come back).
+pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Report>) -> Plan {
     let before: BTreeMap<&str, &Resource> = last
         .map(|d| d.resources.iter().map(|r| (r.id.as_str(), r)).collect())
         .unwrap_or_default();
@@ -90,6 +94,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
                     fields: vec![],
                     old: None,
                     new: Some(r.clone()),
+                    undo: None,
                 });
                 if let Some(c) = r.spec.costing() {
                     for u in &c.units {
@@ -128,6 +133,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
                     fields,
                     old: Some((*old).clone()),
                     new: Some(r.clone()),
+                    undo: None,
                 });
             }
         }
@@ -135,12 +141,25 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>) -> Plan {
     let now: Vec<&str> = next.resources.iter().map(|r| r.id.as_str()).collect();
     for (id, old) in &before {
         if !now.contains(id) {
+            let undo = report.and_then(|r| {
+                r.resources
+                    .iter()
+                    .find(|o| o.id == *id)
+                    .map(|o| o.undo.clone().unwrap_or_default())
+            });
+            if let Some(u) = &undo {
+                for unit in &u.stops {
+                    owe(&mut units, unit, Cost::Restart, id);
+                    stops.push(unit.clone());
+                }
+            }
             changes.push(Change {
                 id: id.to_string(),
                 action: Action::Removed,
                 fields: vec![],
                 old: Some((*old).clone()),
                 new: None,
+                undo,
             });
         }
     }
@@ -175,6 +194,32 @@ pub fn content(spec: &Spec) -> String {
             .iter()
             .map(|w| format!("{w}\n"))
             .collect(),
+        Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
+        Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Process(p) => {
+            let mut out = format!(
+                "command: {}\nuser: {}\nrestart: {}\n",
+                serde_json::to_string(&p.command).unwrap_or_default(),
+                p.user,
+                p.restart
+            );
+            if let Some(d) = &p.working_directory {
+                out.push_str(&format!("working directory: {d}\n"));
+            }
+            for (k, v) in &p.environment {
+                out.push_str(&format!("environment {k}={v}\n"));
+            }
+            for f in &p.bundle {
+                out.push_str(&format!(
+                    "--- bundle {} ({:04o})\n{}",
+                    f.path, f.mode, f.content
+                ));
+                if !f.content.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            out
+        }
     }
 }
 
@@ -189,15 +234,6 @@ pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'stati
         out.push(if e { "enabled" } else { "disabled" });
     }
     out
-}
-
-/// Where a resource is, for diff headers: a path or a unit.
-pub fn target(spec: &Spec) -> &str {
-    match spec {
-        Spec::File(f) => &f.path,
-        Spec::Keys(k) => &k.path,
-        Spec::Service(sv) => &sv.unit,
-    }
 }
 
 fn owe(units: &mut BTreeMap<String, (Cost, Vec<String>)>, unit: &str, cost: Cost, id: &str) {
@@ -251,6 +287,33 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                 out.push("enabled".to_string());
             }
         }
+        (Spec::Directory(a), Spec::Directory(b)) => {
+            if a.owner != b.owner || a.group != b.group {
+                out.push("owner".to_string());
+            }
+            if a.mode != b.mode {
+                out.push("mode".to_string());
+            }
+        }
+        (Spec::Process(a), Spec::Process(b)) => {
+            for (field, differs) in [
+                ("command", a.command != b.command),
+                ("user", a.user != b.user),
+                ("environment", a.environment != b.environment),
+                (
+                    "working directory",
+                    a.working_directory != b.working_directory,
+                ),
+                ("restart", a.restart != b.restart),
+                ("bundle", a.bundle != b.bundle),
+                ("description", a.description != b.description),
+            ] {
+                if differs {
+                    out.push(field.to_string());
+                }
+            }
+        }
+        (Spec::Package(_), Spec::Package(_)) => {}
         _ => out.push("kind".to_string()),
     }
     if let (Some(a), Some(b)) = (old.spec.costing(), new.spec.costing())
@@ -311,7 +374,7 @@ mod tests {
     #[test]
     fn an_unchanged_node_plans_nothing() {
         let d = decl(vec![file("/a", "x", "1", &[])]);
-        let p = plan(&d, Some(&d));
+        let p = plan(&d, Some(&d), None);
         assert!(p.changes.is_empty() && p.units.is_empty());
     }
 
@@ -322,7 +385,7 @@ mod tests {
             file("/a", "y", "2", &["u.service"]),
             file("/c", "x", "1", &[]),
         ]);
-        let p = plan(&new, Some(&old));
+        let p = plan(&new, Some(&old), None);
         let got: Vec<(char, &str)> = p
             .changes
             .iter()
@@ -339,7 +402,7 @@ mod tests {
     fn a_setting_that_moved_costs_its_own_cost() {
         let old = decl(vec![file("/a", "x", "1", &["u.service"])]);
         let new = decl(vec![file("/a", "y", "2", &["u.service"])]);
-        let p = plan(&new, Some(&old));
+        let p = plan(&new, Some(&old), None);
         assert_eq!(p.units.len(), 1);
         assert_eq!(p.units[0].action, Cost::Reload);
     }

@@ -12,7 +12,8 @@ use serde_json::Value;
 use crate::catalogue::{Catalogue, Module, ResourceDef, digest, setting};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
-    self, Costing, Declaration, FileSpec, Key, KeysSpec, Resource, ServiceSpec, SettingUse, Spec,
+    self, BundleFile, Costing, Declaration, DirectorySpec, FileSpec, Key, KeysSpec, PackageSpec,
+    ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
 pub use settings::{Effective, Source, effective};
 
@@ -161,6 +162,60 @@ fn resource(
                         cost: k.cost,
                         units: k.units.clone(),
                     },
+                }),
+            )
+        }
+        ResourceDef::Directory(d) => (
+            format!("{instance}:directory:{}", d.path),
+            Spec::Directory(DirectorySpec {
+                path: d.path.clone(),
+                owner: d.owner.clone(),
+                group: d.group.clone(),
+                mode: d.mode,
+            }),
+        ),
+        ResourceDef::Package(name) => (
+            format!("{instance}:package:{name}"),
+            Spec::Package(PackageSpec { name: name.clone() }),
+        ),
+        ResourceDef::Process(p) => {
+            let text = |t: &crate::catalogue::Template| {
+                t.render(|name| {
+                    values
+                        .get(name)
+                        .map(|v| setting::as_text(v))
+                        .unwrap_or_default()
+                })
+            };
+            let base = match &p.name {
+                Some(n) => format!("{instance}-{n}"),
+                None => instance.to_string(),
+            };
+            let unit = format!("{base}.service");
+            (
+                format!("{instance}:process:{unit}"),
+                Spec::Process(ProcessSpec {
+                    unit: unit.clone(),
+                    description: format!("{} ({instance}, by mesh)", p.description),
+                    command: p.command.iter().map(text).collect(),
+                    user: p.user.clone(),
+                    environment: p
+                        .environment
+                        .iter()
+                        .map(|(k, v)| (k.clone(), text(v)))
+                        .collect(),
+                    working_directory: p.working_directory.clone(),
+                    restart: p.restart.clone(),
+                    bundle_dir: format!("{}/bundles/{base}", wire::STATE_DIR),
+                    bundle: p
+                        .bundle
+                        .iter()
+                        .map(|(path, t, mode)| BundleFile {
+                            path: path.clone(),
+                            content: text(t),
+                            mode: *mode,
+                        })
+                        .collect(),
                 }),
             )
         }

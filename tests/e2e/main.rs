@@ -8,6 +8,7 @@
 
 mod cli;
 mod cost;
+mod giveback;
 mod helper;
 mod push;
 mod runtime;

@@ -62,6 +62,12 @@ pub enum Spec {
     Keys(KeysSpec),
     /// An existing systemd unit: the state the mesh wants it in.
     Service(ServiceSpec),
+    /// A directory with owner and mode.
+    Directory(DirectorySpec),
+    /// A package installed with the machine's package manager (left installed when undeclared).
+    Package(PackageSpec),
+    /// A systemd service the mesh creates and runs, with the files it runs.
+    Process(ProcessSpec),
 }
 
 impl Spec {
@@ -71,6 +77,21 @@ impl Spec {
             Spec::File(_) => "file",
             Spec::Keys(_) => "keys",
             Spec::Service(_) => "service",
+            Spec::Directory(_) => "directory",
+            Spec::Package(_) => "package",
+            Spec::Process(_) => "process",
+        }
+    }
+
+    /// Where the resource is, as an operator names it: a path, a unit or a package.
+    pub fn target(&self) -> &str {
+        match self {
+            Spec::File(f) => &f.path,
+            Spec::Keys(k) => &k.path,
+            Spec::Service(sv) => &sv.unit,
+            Spec::Directory(d) => &d.path,
+            Spec::Package(p) => &p.name,
+            Spec::Process(p) => &p.unit,
         }
     }
 
@@ -80,9 +101,73 @@ impl Spec {
         match self {
             Spec::File(f) => Some(&f.costing),
             Spec::Keys(k) => Some(&k.costing),
-            Spec::Service(_) => None,
+            _ => None,
         }
     }
+}
+
+/// A directory the mesh makes (or sets owner and mode of). Made by the mesh: removed when
+/// undeclared if empty, kept (and said so) while it holds anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectorySpec {
+    pub path: String,
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
+}
+
+/// A package by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSpec {
+    pub name: String,
+}
+
+/// A service unit the mesh writes, enables and starts; restarted when its unit or bundle changes;
+/// stopped, disabled and removed with its bundle when undeclared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSpec {
+    /// The unit's name, e.g. `web-server.service`.
+    pub unit: String,
+    /// One sentence for the unit's Description.
+    pub description: String,
+    /// The command and its arguments (written to ExecStart quoted, never through a shell).
+    pub command: Vec<String>,
+    /// The user it runs as (a name or a uid).
+    pub user: String,
+    /// Environment variables.
+    pub environment: BTreeMap<String, String>,
+    /// The working directory; the bundle's directory when not said.
+    pub working_directory: Option<String>,
+    /// systemd's Restart= policy: `no`, `on-failure`, `always`.
+    pub restart: String,
+    /// Where the bundle goes: `/var/lib/mesh/bundles/<unit>`.
+    pub bundle_dir: String,
+    /// The files it runs, relative to the bundle directory.
+    pub bundle: Vec<BundleFile>,
+}
+
+/// One file of a process's bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleFile {
+    /// Relative to the bundle directory, no `..`.
+    pub path: String,
+    pub content: String,
+    pub mode: u32,
+}
+
+/// What undeclaring a resource would do now, as the helper's record says: read by the plan so it
+/// can name every unit an undeclare will stop and every file it will delete or restore.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Undo {
+    /// Units it would stop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<String>,
+    /// Paths it would delete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletes: Vec<String>,
+    /// Paths it would put back from a kept original.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restores: Vec<String>,
 }
 
 /// What a file or keys resource is made from, and what a change to it costs the units that read it.
@@ -285,6 +370,9 @@ pub struct Outcome {
     pub state: State,
     /// In words an operator reads: what was done or why it failed.
     pub detail: String,
+    /// What undeclaring it would do, after this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<Undo>,
 }
 
 /// The states a resource can end a run in.

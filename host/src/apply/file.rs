@@ -13,19 +13,7 @@ use crate::owners;
 use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
 
 impl Run<'_> {
-    pub(super) fn file(
-        &mut self,
-        resource: &Resource,
-        spec: &FileSpec,
-        record: &mut Record,
-    ) -> Outcome {
-        match self.try_file(resource, spec, record) {
-            Ok(o) => o,
-            Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.path)),
-        }
-    }
-
-    fn try_file(
+    pub(super) fn try_file(
         &mut self,
         resource: &Resource,
         spec: &FileSpec,

@@ -15,19 +15,7 @@ use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
 impl Run<'_> {
-    pub(super) fn keys(
-        &mut self,
-        resource: &Resource,
-        spec: &KeysSpec,
-        record: &mut Record,
-    ) -> Outcome {
-        match self.try_keys(resource, spec, record) {
-            Ok(o) => o,
-            Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.path)),
-        }
-    }
-
-    fn try_keys(
+    pub(super) fn try_keys(
         &mut self,
         resource: &Resource,
         spec: &KeysSpec,

@@ -1,13 +1,17 @@
 //! Applying a declaration: every declared resource made as declared, every resource the record
 //! holds that is no longer declared undone, and every unit paid what the changes cost it.
 //!
-//! Order: files and keys first; then the units that read them are reloaded or restarted, once
-//! each, at the strongest cost owed; then services are put in their declared state (so a unit the
-//! mesh starts reads its new files, and a unit it stops is not restarted first); then whatever is
-//! no longer declared is given back.
+//! Order: what is no longer declared is given back first (units stopped before their files go,
+//! files before their directories); then packages, directories, files and keys are made; then the
+//! units that read changed files are reloaded or restarted, once each, at the strongest cost owed;
+//! then services and processes are put in their declared state (so a unit the mesh starts reads
+//! its new files, and a unit it stops is not restarted first).
 
+mod directory;
 mod file;
 mod keys;
+mod package;
+mod process;
 mod service;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +19,9 @@ use std::fmt;
 use std::fs;
 use std::io;
 
-use mesh_wire::{Cost, Declaration, Mode, Outcome, Report, Spec, State, UnitOutcome, VERSION};
+use mesh_wire::{
+    Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
+};
 
 use crate::record::{Entry, Paths, Record};
 use crate::units;
@@ -87,31 +93,50 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             run.find_service(resource, service, &mut record)?;
         }
     }
-    for resource in &declaration.resources {
-        let outcome = match &resource.spec {
-            Spec::File(file) => run.file(resource, file, &mut record),
-            Spec::Keys(keys) => run.keys(resource, keys, &mut record),
-            Spec::Service(_) => continue,
-        };
-        run.outcomes.push(outcome);
-    }
-    let undeclared = |record: &Record, services: bool| -> Vec<String> {
-        record
-            .resources
-            .iter()
-            .filter(|(id, entry)| {
-                !declared.contains(id.as_str()) && matches!(entry, Entry::Service(_)) == services
-            })
-            .map(|(id, _)| id.clone())
-            .collect()
-    };
-    // Files and keys given back are changes their readers pay for like any other.
-    for id in undeclared(&record, false) {
+    // What is no longer declared goes first, units before the files they read, files before
+    // the directories that hold them. Files and keys given back are changes their readers pay
+    // for like any other.
+    let mut undeclared: Vec<(u8, String)> = record
+        .resources
+        .iter()
+        .filter(|(id, _)| !declared.contains(id.as_str()))
+        .map(|(id, entry)| {
+            let phase = match entry {
+                Entry::Process(_) | Entry::Service(_) => 0,
+                Entry::File(_) | Entry::Keys(_) => 1,
+                Entry::Directory(_) => 2,
+                Entry::Package(_) => 3,
+            };
+            (phase, id.clone())
+        })
+        .collect();
+    // deepest directories first
+    undeclared.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+    for (_, id) in undeclared {
         let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
-    // A unit declared stopped is not restarted on its way down.
-    let stopping: BTreeSet<&str> = declaration
+    // Then what is declared: packages, directories, files and keys; the units that read changed
+    // files are paid; then services and processes are put in their state.
+    let phase = |spec: &Spec| match spec {
+        Spec::Package(_) => 0,
+        Spec::Directory(_) => 1,
+        Spec::File(_) | Spec::Keys(_) => 2,
+        Spec::Service(_) | Spec::Process(_) => 3,
+    };
+    for step in 0..3 {
+        for resource in declaration
+            .resources
+            .iter()
+            .filter(|r| phase(&r.spec) == step)
+        {
+            let outcome = run.apply(resource, &mut record);
+            run.outcomes.push(outcome);
+            fault(mode, paths, &resource.id);
+        }
+    }
+    // A unit declared stopped is not restarted on its way down; a process restarts itself.
+    let not_paid: BTreeSet<&str> = declaration
         .resources
         .iter()
         .filter_map(|r| match &r.spec {
@@ -119,16 +144,21 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             _ => None,
         })
         .collect();
-    let units = run.pay_units(&mut record, &stopping);
-    for resource in &declaration.resources {
-        if let Spec::Service(service) = &resource.spec {
-            let outcome = run.service(resource, service, &mut record);
-            run.outcomes.push(outcome);
-        }
-    }
-    for id in undeclared(&record, true) {
-        let outcome = run.undeclare(&id, &mut record);
+    let units = run.pay_units(&mut record, &not_paid);
+    for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
+        let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
+        fault(mode, paths, &resource.id);
+    }
+    for outcome in &mut run.outcomes {
+        if declared.contains(outcome.id.as_str())
+            && let Some(entry) = record.resources.get(&outcome.id)
+        {
+            let undo = entry.undo();
+            if undo != Undo::default() {
+                outcome.undo = Some(undo);
+            }
+        }
     }
 
     if mode == Mode::Apply {
@@ -178,10 +208,45 @@ fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
         id: id.to_string(),
         state,
         detail: detail.into(),
+        undo: None,
+    }
+}
+
+/// The test-only fault switch: if the state directory holds a file `fault` naming this resource's
+/// id, the helper dies here, as a killed helper would, with the resource applied and the run not
+/// finished. Tests use it to prove the next run converges; no push ever writes the file.
+fn fault(mode: Mode, paths: &Paths, id: &str) {
+    if mode != Mode::Apply {
+        return;
+    }
+    if let Ok(wanted) = fs::read_to_string(paths.fault())
+        && wanted.trim() == id
+    {
+        let _ = fs::remove_file(paths.fault());
+        std::process::abort();
     }
 }
 
 impl Run<'_> {
+    /// Applies one declared resource; a failure is that resource's alone.
+    fn apply(&mut self, resource: &Resource, record: &mut Record) -> Outcome {
+        let result = match &resource.spec {
+            Spec::File(f) => self.try_file(resource, f, record),
+            Spec::Keys(k) => self.try_keys(resource, k, record),
+            Spec::Service(s) => self.try_service(resource, s, record),
+            Spec::Directory(d) => self.try_directory(resource, d, record),
+            Spec::Package(p) => self.try_package(resource, p, record),
+            Spec::Process(p) => self.try_process(resource, p, record),
+        };
+        result.unwrap_or_else(|e| {
+            outcome(
+                &resource.id,
+                State::Failed,
+                format!("{}: {e}", resource.spec.target()),
+            )
+        })
+    }
+
     fn applying(&self) -> bool {
         self.mode == Mode::Apply
     }
@@ -220,6 +285,12 @@ impl Run<'_> {
                 }
             }),
             Entry::Service(service) => self.give_back_service(service),
+            Entry::Directory(dir) => self.give_back_directory(dir),
+            Entry::Package(package) => Ok(format!(
+                "left {} installed: a package is never removed (other software may need it)",
+                package.name
+            )),
+            Entry::Process(process) => self.give_back_process(process),
         };
         match result {
             Ok(detail) => {

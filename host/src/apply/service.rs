@@ -11,18 +11,6 @@ use crate::record::{Entry, Record, ServiceEntry};
 use crate::units;
 
 impl Run<'_> {
-    pub(super) fn service(
-        &mut self,
-        resource: &Resource,
-        spec: &ServiceSpec,
-        record: &mut Record,
-    ) -> Outcome {
-        match self.try_service(resource, spec, record) {
-            Ok(o) => o,
-            Err(e) => outcome(&resource.id, State::Failed, format!("{}: {e}", spec.unit)),
-        }
-    }
-
     /// Records the state a unit is found in, the first time the mesh declares it: before this
     /// run restarts, starts or stops anything. A record that cannot be saved stops the run.
     pub(super) fn find_service(
@@ -60,7 +48,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn try_service(
+    pub(super) fn try_service(
         &mut self,
         resource: &Resource,
         spec: &ServiceSpec,

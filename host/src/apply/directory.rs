@@ -1,0 +1,185 @@
+//! A directory with owner and mode. One the mesh made is removed when undeclared if it is empty,
+//! and kept (and said so) while it holds anything: data outlives the module that declared it.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use mesh_wire::{DirectorySpec, Outcome, Resource, State};
+
+use super::{Run, outcome};
+use crate::files;
+use crate::owners;
+use crate::record::{DirectoryEntry, Entry, Record};
+
+impl Run<'_> {
+    pub(super) fn try_directory(
+        &mut self,
+        resource: &Resource,
+        spec: &DirectorySpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let path = Path::new(&spec.path);
+        if !path.is_absolute() {
+            return Err("not an absolute path".into());
+        }
+        let uid = owners::id_of("passwd", &spec.owner)?;
+        let gid = owners::id_of("group", &spec.group)?;
+        let found = match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_dir() => Some((m.uid(), m.gid(), m.mode() & 0o7777)),
+            Ok(_) => return Err("is there and is not a directory; the mesh leaves it alone".into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.to_string()),
+        };
+        let known = matches!(
+            record.resources.get(&resource.id),
+            Some(Entry::Directory(_))
+        );
+        if !known {
+            let entry = DirectoryEntry {
+                path: spec.path.clone(),
+                created: found.is_none(),
+                original: found.filter(|f| *f != (uid, gid, spec.mode)),
+            };
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::Directory(entry));
+            if self.applying() {
+                record
+                    .save(self.paths)
+                    .map_err(|e| format!("cannot save the record: {e}"))?;
+            }
+        }
+        match found {
+            None => {
+                if self.applying() {
+                    fs::create_dir(path).map_err(|e| match e.kind() {
+                        io::ErrorKind::NotFound => {
+                            "its parent directory does not exist (declare it first)".to_string()
+                        }
+                        _ => e.to_string(),
+                    })?;
+                    set(path, uid, gid, spec.mode)?;
+                }
+                Ok(outcome(
+                    &resource.id,
+                    State::Created,
+                    format!("{} {}", self.said("made", "make"), spec.path),
+                ))
+            }
+            Some(f) if f == (uid, gid, spec.mode) => Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("{} is as declared", spec.path),
+            )),
+            Some(_) => {
+                if self.applying() {
+                    set(path, uid, gid, spec.mode)?;
+                }
+                Ok(outcome(
+                    &resource.id,
+                    State::Changed,
+                    format!(
+                        "{} owner and mode of {}",
+                        self.said("set", "set"),
+                        spec.path
+                    ),
+                ))
+            }
+        }
+    }
+
+    pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
+        let path = Path::new(&entry.path);
+        if !path.is_dir() {
+            return Ok(format!("{} is already gone", entry.path));
+        }
+        if entry.created {
+            let empty = fs::read_dir(path)
+                .map_err(|e| format!("{}: {e}", entry.path))?
+                .next()
+                .is_none();
+            if !empty {
+                return Ok(format!("kept {}: it holds files", entry.path));
+            }
+            if self.applying() {
+                fs::remove_dir(path)
+                    .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
+            }
+            return Ok(format!(
+                "{} {}: the mesh made it and it is empty",
+                self.said("removed", "remove"),
+                entry.path
+            ));
+        }
+        match entry.original {
+            Some((uid, gid, mode)) => {
+                if self.applying() {
+                    set(path, uid, gid, mode)?;
+                }
+                Ok(format!(
+                    "{} owner and mode of {}, as the host had them",
+                    self.said("gave back", "give back"),
+                    entry.path
+                ))
+            }
+            None => Ok(format!(
+                "left {} as it is: it was there before the mesh",
+                entry.path
+            )),
+        }
+    }
+}
+
+fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| e.to_string())?;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())?;
+    // the new entry in the parent must survive a crash too
+    if let Some(parent) = path.parent() {
+        let _ = files::sync_dir(parent);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::{DirectorySpec, Mode, Resource, Spec, State};
+
+    use super::super::testkit::{decl, ids, run, sandbox, states};
+
+    fn dir(path: &std::path::Path) -> Resource {
+        Resource {
+            id: format!("t:directory:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::Directory(DirectorySpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o750,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_directory_the_mesh_made_goes_when_empty_and_stays_while_it_holds_data() {
+        let (root, paths) = sandbox();
+        let empty = root.path().join("empty");
+        let data = root.path().join("data");
+        assert_eq!(
+            states(&decl(vec![dir(&empty), dir(&data)]), Mode::Apply, &paths),
+            vec![State::Created, State::Created]
+        );
+        std::fs::write(data.join("precious"), "x").unwrap();
+        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        let said: Vec<&str> = report.resources.iter().map(|o| o.detail.as_str()).collect();
+        assert!(said.iter().any(|d| d.starts_with("removed")), "{said:?}");
+        assert!(
+            said.iter().any(|d| d.contains("it holds files")),
+            "{said:?}"
+        );
+        assert!(!empty.exists());
+        assert_eq!(std::fs::read_to_string(data.join("precious")).unwrap(), "x");
+    }
+}

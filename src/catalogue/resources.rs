@@ -1,0 +1,823 @@
+//! The resources a module puts on a machine, as module.json defines them: each kind's definition,
+//! how it is checked when the module is loaded (every error names the file and the field), and
+//! how `mesh module show` describes it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::CatalogueError;
+use super::module::digest;
+use super::setting::{self, Setting};
+use super::template::Template;
+use crate::wire::Cost;
+
+/// A resource as a module defines it (before settings are filled in).
+#[derive(Debug, Clone)]
+pub enum ResourceDef {
+    /// A whole file from a shipped template.
+    File(FileDef),
+    /// Keys merged into a shared JSON file.
+    Keys(KeysDef),
+    /// An existing unit and the state it should be in.
+    Service(ServiceDef),
+    /// A directory with owner and mode.
+    Directory(DirectoryDef),
+    /// A package from the machine's package manager.
+    Package(String),
+    /// A unit the mesh creates and runs.
+    Process(ProcessDef),
+}
+
+impl ResourceDef {
+    /// The kind's name as module.json spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ResourceDef::File(_) => "file",
+            ResourceDef::Keys(_) => "keys",
+            ResourceDef::Service(_) => "service",
+            ResourceDef::Directory(_) => "directory",
+            ResourceDef::Package(_) => "package",
+            ResourceDef::Process(_) => "process",
+        }
+    }
+
+    /// One line saying what it puts on a machine, for `mesh module show`.
+    pub fn describe(&self) -> String {
+        let read_by = |units: &[String]| {
+            if units.is_empty() {
+                String::new()
+            } else {
+                format!(", read by {}", units.join(", "))
+            }
+        };
+        match self {
+            ResourceDef::File(f) => {
+                let check = if f.validate.is_empty() {
+                    String::new()
+                } else {
+                    format!(", checked with `{}`", f.validate.join(" "))
+                };
+                format!(
+                    "{} ({}:{} {:04o}) from {}, costs {}{}{check}",
+                    f.path,
+                    f.owner,
+                    f.group,
+                    f.mode,
+                    f.template_name,
+                    f.cost.as_str(),
+                    read_by(&f.units)
+                )
+            }
+            ResourceDef::Keys(k) => {
+                let keys: Vec<String> = k.keys.iter().map(|(p, _)| p.join(".")).collect();
+                format!(
+                    "{} in {} (a shared file: other keys are left alone), costs {}{}",
+                    keys.join(", "),
+                    k.path,
+                    k.cost.as_str(),
+                    read_by(&k.units)
+                )
+            }
+            ResourceDef::Service(sv) => {
+                let want = crate::plan::wanted_state(sv.running, sv.enabled);
+                if want.is_empty() {
+                    sv.unit.clone()
+                } else {
+                    format!("{} ({})", sv.unit, want.join(", "))
+                }
+            }
+            ResourceDef::Directory(d) => {
+                format!("{} ({}:{} {:04o})", d.path, d.owner, d.group, d.mode)
+            }
+            ResourceDef::Package(name) => format!("{name} (left installed when undeclared)"),
+            ResourceDef::Process(p) => format!(
+                "{}: {} as {}, restart {}{}",
+                p.name.as_deref().unwrap_or("(the instance's own unit)"),
+                p.description,
+                p.user,
+                p.restart,
+                if p.bundle.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", bundle {}",
+                        p.bundle
+                            .iter()
+                            .map(|(path, _, _)| path.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            ),
+        }
+    }
+}
+
+/// The resource kinds module.json may name, for messages.
+pub(crate) const KINDS: &str = "file, keys, service, directory, package, process";
+
+/// A directory resource.
+#[derive(Debug, Clone)]
+pub struct DirectoryDef {
+    pub path: String,
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
+}
+
+/// A process: a unit the mesh writes, with the files it runs.
+#[derive(Debug, Clone)]
+pub struct ProcessDef {
+    /// Its name within the instance; the unit is `<instance>-<name>.service`, or
+    /// `<instance>.service` without one.
+    pub name: Option<String>,
+    pub description: String,
+    /// The command's words, each a template.
+    pub command: Vec<Template>,
+    pub user: String,
+    /// Environment variables, each value a template.
+    pub environment: Vec<(String, Template)>,
+    pub working_directory: Option<String>,
+    pub restart: String,
+    /// Bundle files: relative path, template, mode.
+    pub bundle: Vec<(String, Template, u32)>,
+    /// Digest of everything shipped and the module's version.
+    pub source: String,
+}
+
+/// Keys the module owns in a shared JSON file.
+#[derive(Debug, Clone)]
+pub struct KeysDef {
+    /// Absolute path of the JSON file.
+    pub path: String,
+    /// Owner, group and mode if the mesh has to create the file.
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
+    /// Each owned key (its path of object keys) and the value it gets, strings read as templates.
+    pub keys: Vec<(Vec<String>, KeyValue)>,
+    /// Digest of the keys as defined and the module's version.
+    pub source: String,
+    /// What a change costs when not from settings alone.
+    pub cost: Cost,
+    /// Units that read the file.
+    pub units: Vec<String>,
+}
+
+/// A value in a keys resource, with every string a template.
+#[derive(Debug, Clone)]
+pub enum KeyValue {
+    /// A string: a lone `${name}` keeps the setting's type, anything else is text.
+    Text(Template),
+    /// A number, boolean or null, as written.
+    Literal(Value),
+    List(Vec<KeyValue>),
+    Object(Vec<(String, KeyValue)>),
+}
+
+impl KeyValue {
+    fn parse(value: &Value) -> Result<KeyValue, String> {
+        Ok(match value {
+            Value::String(s) => KeyValue::Text(Template::parse(s)?),
+            Value::Array(items) => KeyValue::List(
+                items
+                    .iter()
+                    .map(KeyValue::parse)
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => KeyValue::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), KeyValue::parse(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            other => KeyValue::Literal(other.clone()),
+        })
+    }
+
+    /// Every setting the value reads.
+    pub fn references(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect(&mut out);
+        out
+    }
+
+    fn collect<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            KeyValue::Text(t) => {
+                for r in t.references() {
+                    if !out.contains(&r) {
+                        out.push(r);
+                    }
+                }
+            }
+            KeyValue::Literal(_) => {}
+            KeyValue::List(items) => items.iter().for_each(|i| i.collect(out)),
+            KeyValue::Object(fields) => fields.iter().for_each(|(_, v)| v.collect(out)),
+        }
+    }
+
+    /// The value with every setting filled in; `lookup` answers each name it reads.
+    pub fn render(&self, lookup: &dyn Fn(&str) -> Option<Value>) -> Value {
+        match self {
+            KeyValue::Text(t) => match t.lone_reference() {
+                Some(name) => lookup(name).unwrap_or(Value::Null),
+                None => Value::String(t.render(|name| {
+                    lookup(name)
+                        .map(|v| setting::as_text(&v))
+                        .unwrap_or_default()
+                })),
+            },
+            KeyValue::Literal(v) => v.clone(),
+            KeyValue::List(items) => Value::Array(items.iter().map(|i| i.render(lookup)).collect()),
+            KeyValue::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.render(lookup)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A unit the module wants in a state.
+#[derive(Debug, Clone)]
+pub struct ServiceDef {
+    /// The unit's name, e.g. `docker.service`.
+    pub unit: String,
+    /// `Some(true)` running, `Some(false)` stopped, `None` left as it is.
+    pub running: Option<bool>,
+    /// Enabled at boot, disabled, or left as it is.
+    pub enabled: Option<bool>,
+}
+
+/// A file resource.
+#[derive(Debug, Clone)]
+pub struct FileDef {
+    /// Absolute path on the machine.
+    pub path: String,
+    /// Owner name (or uid).
+    pub owner: String,
+    /// Group name (or gid).
+    pub group: String,
+    /// Permission bits.
+    pub mode: u32,
+    /// The shipped file the content comes from.
+    pub template_name: String,
+    /// The parsed template.
+    pub template: Template,
+    /// Digest of the template's bytes and the module's version.
+    pub source: String,
+    /// What a change costs when not from settings alone.
+    pub cost: Cost,
+    /// Units that read the file.
+    pub units: Vec<String>,
+    /// A command that checks the machine's configuration with the new content in place.
+    pub validate: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[allow(dead_code)]
+    kind: String,
+    path: Option<String>,
+    #[serde(default = "root")]
+    owner: String,
+    #[serde(default = "root")]
+    group: String,
+    #[serde(default = "default_mode")]
+    mode: String,
+    template: Option<String>,
+    #[serde(default)]
+    cost: Option<String>,
+    #[serde(default)]
+    units: Vec<String>,
+    #[serde(default)]
+    validate: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKeys {
+    #[allow(dead_code)]
+    kind: String,
+    path: Option<String>,
+    #[serde(default = "root")]
+    owner: String,
+    #[serde(default = "root")]
+    group: String,
+    #[serde(default = "default_mode")]
+    mode: String,
+    keys: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    cost: Option<String>,
+    #[serde(default)]
+    units: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDirectory {
+    #[allow(dead_code)]
+    kind: String,
+    path: Option<String>,
+    #[serde(default = "root")]
+    owner: String,
+    #[serde(default = "root")]
+    group: String,
+    #[serde(default = "default_dir_mode")]
+    mode: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPackage {
+    #[allow(dead_code)]
+    kind: String,
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawProcess {
+    #[allow(dead_code)]
+    kind: String,
+    name: Option<String>,
+    description: Option<String>,
+    command: Option<Vec<String>>,
+    #[serde(default = "root")]
+    user: String,
+    #[serde(default)]
+    environment: BTreeMap<String, String>,
+    working_directory: Option<String>,
+    #[serde(default = "default_restart")]
+    restart: String,
+    #[serde(default)]
+    bundle: Vec<RawBundleFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBundleFile {
+    path: String,
+    template: String,
+    #[serde(default = "default_mode")]
+    mode: String,
+}
+
+fn default_dir_mode() -> String {
+    "0755".to_string()
+}
+fn default_restart() -> String {
+    "on-failure".to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawService {
+    #[allow(dead_code)]
+    kind: String,
+    unit: Option<String>,
+    state: Option<String>,
+    enabled: Option<bool>,
+}
+
+fn root() -> String {
+    "root".to_string()
+}
+fn default_mode() -> String {
+    "0644".to_string()
+}
+
+/// Checks the resources of one module, remembering what they claim (paths, units) so that no two
+/// claim the same.
+pub(super) struct Parser<'a> {
+    /// module.json, for messages.
+    pub(super) file: &'a str,
+    pub(super) module: &'a str,
+    pub(super) version: &'a str,
+    pub(super) settings: &'a [Setting],
+    /// The module folder's other files.
+    pub(super) shipped: &'a BTreeMap<String, Vec<u8>>,
+    pub(super) paths: Vec<String>,
+    pub(super) units: Vec<String>,
+}
+
+impl Parser<'_> {
+    /// Checks `resources[i]`.
+    pub(super) fn resource(
+        &mut self,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        let kind = value
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        match kind.as_str() {
+            "file" => self.file(i, value),
+            "keys" => self.keys(i, value),
+            "service" => self.service(i, value),
+            "directory" => self.directory(i, value),
+            "package" => self.package(i, value),
+            "process" => self.process(i, value),
+            "" => Err(self.invalid(
+                &format!("resources[{i}].kind"),
+                format!("missing: every resource says its kind ({KINDS})"),
+            )),
+            other => Err(self.invalid(
+                &format!("resources[{i}].kind"),
+                format!("{other:?} is not a resource kind this mesh knows ({KINDS})"),
+            )),
+        }
+    }
+
+    fn invalid(&self, field: &str, message: String) -> CatalogueError {
+        CatalogueError::Invalid {
+            file: self.file.to_string(),
+            field: field.to_string(),
+            message,
+        }
+    }
+
+    /// Refuses a template that reads a setting the module does not declare.
+    fn reads_declared(
+        &self,
+        i: usize,
+        field: &str,
+        what: &str,
+        refs: Vec<&str>,
+    ) -> Result<(), CatalogueError> {
+        for r in refs {
+            if !self.settings.iter().any(|s| s.name == r) {
+                let names = self
+                    .settings
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(self.invalid(
+                    &format!("resources[{i}].{field}"),
+                    format!(
+                        "{what} reads ${{{r}}}, which the module does not declare (declared: {names})"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_units(&self, i: usize, units: &[String]) -> Result<(), CatalogueError> {
+        for (u, unit) in units.iter().enumerate() {
+            if !valid_unit(unit) {
+                return Err(self.invalid(
+                    &format!("resources[{i}].units[{u}]"),
+                    format!("{unit:?} is not a systemd unit name like \"ssh.service\""),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An absolute path no other resource of the module claims.
+    fn claim_path(&mut self, i: usize, path: Option<String>) -> Result<String, CatalogueError> {
+        let field = format!("resources[{i}].path");
+        let path = path.ok_or_else(|| self.invalid(&field, "missing".into()))?;
+        if !path.starts_with('/') || path.split('/').any(|c| c == "..") || path.ends_with('/') {
+            return Err(self.invalid(
+                &field,
+                format!("{path:?} must be an absolute path to a file, with no `..`"),
+            ));
+        }
+        if self.paths.contains(&path) {
+            return Err(self.invalid(&field, format!("{path} is declared twice")));
+        }
+        self.paths.push(path.clone());
+        Ok(path)
+    }
+
+    fn parse_mode(&self, i: usize, mode: &str) -> Result<u32, CatalogueError> {
+        u32::from_str_radix(mode.trim_start_matches("0o"), 8)
+            .ok()
+            .filter(|m| *m <= 0o7777)
+            .ok_or_else(|| {
+                self.invalid(
+                    &format!("resources[{i}].mode"),
+                    format!("{mode:?} is not an octal mode like \"0644\""),
+                )
+            })
+    }
+
+    fn file(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let whole = format!("resources[{i}]");
+        let f: RawFile =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let path = self.claim_path(i, f.path)?;
+        let mode = self.parse_mode(i, &f.mode)?;
+        let template_name = f.template.ok_or_else(|| {
+            self.invalid(
+                &at("template"),
+                "missing: name the shipped file the content comes from".into(),
+            )
+        })?;
+        let bytes = self.shipped.get(&template_name).ok_or_else(|| {
+            self.invalid(
+                &at("template"),
+                format!("{template_name:?} is not a file in the module's folder"),
+            )
+        })?;
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            self.invalid(
+                &at("template"),
+                format!("{template_name} is not UTF-8 text"),
+            )
+        })?;
+        let template = Template::parse(text)
+            .map_err(|m| self.invalid(&at("template"), format!("{template_name}, {m}")))?;
+        self.reads_declared(i, "template", &template_name, template.references())?;
+        self.check_units(i, &f.units)?;
+        if f.validate.first().is_some_and(|c| c.trim().is_empty()) {
+            return Err(self.invalid(&at("validate"), "the command's first word is empty".into()));
+        }
+        let cost = parse_cost(f.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
+        let source = digest(&[self.module.as_bytes(), self.version.as_bytes(), bytes]);
+        Ok(ResourceDef::File(FileDef {
+            path,
+            owner: f.owner,
+            group: f.group,
+            mode,
+            template_name,
+            template,
+            source,
+            cost,
+            units: f.units,
+            validate: f.validate,
+        }))
+    }
+
+    fn keys(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let whole = format!("resources[{i}]");
+        let k: RawKeys =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let path = self.claim_path(i, k.path)?;
+        let mode = self.parse_mode(i, &k.mode)?;
+        let object = k.keys.filter(|o| !o.is_empty()).ok_or_else(|| {
+            self.invalid(
+                &at("keys"),
+                "missing: an object of the keys the module writes into the file".into(),
+            )
+        })?;
+        let canonical = Value::Object(object.clone()).to_string();
+        let mut keys = Vec::new();
+        flatten_keys(&mut Vec::new(), &object, &mut keys)
+            .map_err(|m| self.invalid(&at("keys"), m))?;
+        for (key_path, v) in &keys {
+            self.reads_declared(i, "keys", &key_path.join("."), v.references())?;
+        }
+        self.check_units(i, &k.units)?;
+        let cost = parse_cost(k.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
+        let source = digest(&[
+            self.module.as_bytes(),
+            self.version.as_bytes(),
+            canonical.as_bytes(),
+        ]);
+        Ok(ResourceDef::Keys(KeysDef {
+            path,
+            owner: k.owner,
+            group: k.group,
+            mode,
+            keys,
+            source,
+            cost,
+            units: k.units,
+        }))
+    }
+
+    fn service(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let whole = format!("resources[{i}]");
+        let sv: RawService =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let unit = sv
+            .unit
+            .ok_or_else(|| self.invalid(&at("unit"), "missing".into()))?;
+        if !valid_unit(&unit) {
+            return Err(self.invalid(
+                &at("unit"),
+                format!("{unit:?} is not a systemd unit name like \"ssh.service\""),
+            ));
+        }
+        if self.units.contains(&unit) {
+            return Err(self.invalid(&at("unit"), format!("{unit} is declared twice")));
+        }
+        self.units.push(unit.clone());
+        let running = match sv.state.as_deref() {
+            None => None,
+            Some("running") => Some(true),
+            Some("stopped") => Some(false),
+            Some(other) => {
+                return Err(self.invalid(
+                    &at("state"),
+                    format!("{other:?} is not a state; use running or stopped"),
+                ));
+            }
+        };
+        Ok(ResourceDef::Service(ServiceDef {
+            unit,
+            running,
+            enabled: sv.enabled,
+        }))
+    }
+
+    fn directory(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let whole = format!("resources[{i}]");
+        let d: RawDirectory =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let path = self.claim_path(i, d.path)?;
+        let mode = self.parse_mode(i, &d.mode)?;
+        Ok(ResourceDef::Directory(DirectoryDef {
+            path,
+            owner: d.owner,
+            group: d.group,
+            mode,
+        }))
+    }
+
+    fn package(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let whole = format!("resources[{i}]");
+        let p: RawPackage =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let pname = p
+            .name
+            .ok_or_else(|| self.invalid(&at("name"), "missing".into()))?;
+        if !valid_package(&pname) {
+            return Err(self.invalid(
+                &at("name"),
+                format!("{pname:?} is not a Debian package name"),
+            ));
+        }
+        Ok(ResourceDef::Package(pname))
+    }
+
+    fn process(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let whole = format!("resources[{i}]");
+        let p: RawProcess =
+            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        if let Some(n) = &p.name
+            && !setting::valid_name(n)
+        {
+            return Err(self.invalid(
+                &at("name"),
+                "must be lower case letters, digits and -".into(),
+            ));
+        }
+        let unit = format!("{}.service", p.name.clone().unwrap_or_default());
+        if self.units.contains(&unit) {
+            return Err(self.invalid(&at("name"), "two processes with one name".into()));
+        }
+        self.units.push(unit);
+        let description = p
+            .description
+            .filter(|d| !d.trim().is_empty())
+            .ok_or_else(|| self.invalid(&at("description"), "missing: say what it runs".into()))?;
+        let words = p.command.filter(|c| !c.is_empty()).ok_or_else(|| {
+            self.invalid(
+                &at("command"),
+                "missing: the command and its arguments, as a list".into(),
+            )
+        })?;
+        let mut command = Vec::new();
+        for (w, word) in words.iter().enumerate() {
+            let t = Template::parse(word)
+                .map_err(|m| self.invalid(&at(&format!("command[{w}]")), m))?;
+            self.reads_declared(i, &format!("command[{w}]"), word, t.references())?;
+            command.push(t);
+        }
+        let mut environment = Vec::new();
+        for (k, v) in &p.environment {
+            let t = Template::parse(v)
+                .map_err(|m| self.invalid(&at(&format!("environment.{k}")), m))?;
+            self.reads_declared(i, &format!("environment.{k}"), k, t.references())?;
+            environment.push((k.clone(), t));
+        }
+        if !matches!(p.restart.as_str(), "no" | "on-failure" | "always") {
+            return Err(self.invalid(
+                &at("restart"),
+                format!(
+                    "{:?} is not a policy; use no, on-failure or always",
+                    p.restart
+                ),
+            ));
+        }
+        let mut bundle = Vec::new();
+        let mut shipped_parts: Vec<&[u8]> = vec![self.module.as_bytes(), self.version.as_bytes()];
+        for (b, f) in p.bundle.iter().enumerate() {
+            let field = format!("bundle[{b}]");
+            if f.path.is_empty()
+                || f.path.starts_with('/')
+                || f.path.split('/').any(|c| c == ".." || c.is_empty())
+            {
+                return Err(self.invalid(
+                    &at(&format!("{field}.path")),
+                    format!("{:?} must be a relative path with no `..`", f.path),
+                ));
+            }
+            let bytes = self.shipped.get(&f.template).ok_or_else(|| {
+                self.invalid(
+                    &at(&format!("{field}.template")),
+                    format!("{:?} is not a file in the module's folder", f.template),
+                )
+            })?;
+            let text = std::str::from_utf8(bytes).map_err(|_| {
+                self.invalid(
+                    &at(&format!("{field}.template")),
+                    format!("{} is not UTF-8 text", f.template),
+                )
+            })?;
+            let t = Template::parse(text).map_err(|m| {
+                self.invalid(
+                    &at(&format!("{field}.template")),
+                    format!("{}, {m}", f.template),
+                )
+            })?;
+            self.reads_declared(i, &format!("{field}.template"), &f.template, t.references())?;
+            let mode = self.parse_mode(i, &f.mode)?;
+            shipped_parts.push(bytes);
+            bundle.push((f.path.clone(), t, mode));
+        }
+        let source = digest(&shipped_parts);
+        Ok(ResourceDef::Process(ProcessDef {
+            name: p.name,
+            description,
+            command,
+            user: p.user,
+            environment,
+            working_directory: p.working_directory,
+            restart: p.restart,
+            bundle,
+            source,
+        }))
+    }
+}
+
+/// Splits a keys object into the keys the module owns: an object is followed into, anything else
+/// (a string, a list, a number) is one owned key. An empty object is owned whole.
+fn flatten_keys(
+    prefix: &mut Vec<String>,
+    object: &serde_json::Map<String, Value>,
+    out: &mut Vec<(Vec<String>, KeyValue)>,
+) -> Result<(), String> {
+    for (k, v) in object {
+        prefix.push(k.clone());
+        match v {
+            Value::Object(inner) if !inner.is_empty() => flatten_keys(prefix, inner, out)?,
+            _ => out.push((
+                prefix.clone(),
+                KeyValue::parse(v).map_err(|m| format!("{}: {m}", prefix.join(".")))?,
+            )),
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
+
+/// A cost as module.json spells it; none when not said.
+pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, String> {
+    match cost {
+        None | Some("none") => Ok(Cost::None),
+        Some("reload") => Ok(Cost::Reload),
+        Some("restart") => Ok(Cost::Restart),
+        Some(other) => Err(format!(
+            "{other:?} is not a cost; use none, reload or restart"
+        )),
+    }
+}
+
+fn valid_package(name: &str) -> bool {
+    name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+}
+
+fn valid_unit(unit: &str) -> bool {
+    let Some((base, suffix)) = unit.rsplit_once('.') else {
+        return false;
+    };
+    !base.is_empty()
+        && matches!(
+            suffix,
+            "service" | "socket" | "timer" | "path" | "target" | "mount"
+        )
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c))
+}
