@@ -435,6 +435,16 @@ impl Parser<'_> {
         }
     }
 
+    /// Reads `resources[i]` as its kind's fields; an unknown or mistyped field is named.
+    fn raw<T: serde::de::DeserializeOwned>(
+        &self,
+        i: usize,
+        value: Value,
+    ) -> Result<T, CatalogueError> {
+        serde_json::from_value(value)
+            .map_err(|e| self.invalid(&format!("resources[{i}]"), e.to_string()))
+    }
+
     fn invalid(&self, field: &str, message: String) -> CatalogueError {
         CatalogueError::Invalid {
             file: self.file.to_string(),
@@ -468,6 +478,29 @@ impl Parser<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A shipped file of the module read as a template that reads only declared settings; with
+    /// its bytes, for the resource's digest.
+    fn shipped_template(
+        &self,
+        i: usize,
+        field: &str,
+        name: &str,
+    ) -> Result<(&[u8], Template), CatalogueError> {
+        let at = format!("resources[{i}].{field}");
+        let bytes = self.shipped.get(name).ok_or_else(|| {
+            self.invalid(
+                &at,
+                format!("{name:?} is not a file in the module's folder"),
+            )
+        })?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| self.invalid(&at, format!("{name} is not UTF-8 text")))?;
+        let template =
+            Template::parse(text).map_err(|m| self.invalid(&at, format!("{name}, {m}")))?;
+        self.reads_declared(i, field, name, template.references())?;
+        Ok((bytes, template))
     }
 
     fn check_units(&self, i: usize, units: &[String]) -> Result<(), CatalogueError> {
@@ -513,9 +546,7 @@ impl Parser<'_> {
 
     fn file(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
-        let whole = format!("resources[{i}]");
-        let f: RawFile =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let f: RawFile = self.raw(i, value)?;
         let path = self.claim_path(i, f.path)?;
         let mode = self.parse_mode(i, &f.mode)?;
         let template_name = f.template.ok_or_else(|| {
@@ -524,21 +555,7 @@ impl Parser<'_> {
                 "missing: name the shipped file the content comes from".into(),
             )
         })?;
-        let bytes = self.shipped.get(&template_name).ok_or_else(|| {
-            self.invalid(
-                &at("template"),
-                format!("{template_name:?} is not a file in the module's folder"),
-            )
-        })?;
-        let text = std::str::from_utf8(bytes).map_err(|_| {
-            self.invalid(
-                &at("template"),
-                format!("{template_name} is not UTF-8 text"),
-            )
-        })?;
-        let template = Template::parse(text)
-            .map_err(|m| self.invalid(&at("template"), format!("{template_name}, {m}")))?;
-        self.reads_declared(i, "template", &template_name, template.references())?;
+        let (bytes, template) = self.shipped_template(i, "template", &template_name)?;
         self.check_units(i, &f.units)?;
         if f.validate.first().is_some_and(|c| c.trim().is_empty()) {
             return Err(self.invalid(&at("validate"), "the command's first word is empty".into()));
@@ -561,9 +578,7 @@ impl Parser<'_> {
 
     fn keys(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
-        let whole = format!("resources[{i}]");
-        let k: RawKeys =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let k: RawKeys = self.raw(i, value)?;
         let path = self.claim_path(i, k.path)?;
         let mode = self.parse_mode(i, &k.mode)?;
         let object = k.keys.filter(|o| !o.is_empty()).ok_or_else(|| {
@@ -600,9 +615,7 @@ impl Parser<'_> {
 
     fn service(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
-        let whole = format!("resources[{i}]");
-        let sv: RawService =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let sv: RawService = self.raw(i, value)?;
         let unit = sv
             .unit
             .ok_or_else(|| self.invalid(&at("unit"), "missing".into()))?;
@@ -635,9 +648,7 @@ impl Parser<'_> {
     }
 
     fn directory(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
-        let whole = format!("resources[{i}]");
-        let d: RawDirectory =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let d: RawDirectory = self.raw(i, value)?;
         let path = self.claim_path(i, d.path)?;
         let mode = self.parse_mode(i, &d.mode)?;
         Ok(ResourceDef::Directory(DirectoryDef {
@@ -650,9 +661,7 @@ impl Parser<'_> {
 
     fn package(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
-        let whole = format!("resources[{i}]");
-        let p: RawPackage =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let p: RawPackage = self.raw(i, value)?;
         let pname = p
             .name
             .ok_or_else(|| self.invalid(&at("name"), "missing".into()))?;
@@ -667,9 +676,7 @@ impl Parser<'_> {
 
     fn process(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
-        let whole = format!("resources[{i}]");
-        let p: RawProcess =
-            serde_json::from_value(value).map_err(|e| self.invalid(&whole, e.to_string()))?;
+        let p: RawProcess = self.raw(i, value)?;
         if let Some(n) = &p.name
             && !setting::valid_name(n)
         {
@@ -729,25 +736,7 @@ impl Parser<'_> {
                     format!("{:?} must be a relative path with no `..`", f.path),
                 ));
             }
-            let bytes = self.shipped.get(&f.template).ok_or_else(|| {
-                self.invalid(
-                    &at(&format!("{field}.template")),
-                    format!("{:?} is not a file in the module's folder", f.template),
-                )
-            })?;
-            let text = std::str::from_utf8(bytes).map_err(|_| {
-                self.invalid(
-                    &at(&format!("{field}.template")),
-                    format!("{} is not UTF-8 text", f.template),
-                )
-            })?;
-            let t = Template::parse(text).map_err(|m| {
-                self.invalid(
-                    &at(&format!("{field}.template")),
-                    format!("{}, {m}", f.template),
-                )
-            })?;
-            self.reads_declared(i, &format!("{field}.template"), &f.template, t.references())?;
+            let (bytes, t) = self.shipped_template(i, &format!("{field}.template"), &f.template)?;
             let mode = self.parse_mode(i, &f.mode)?;
             shipped_parts.push(bytes);
             bundle.push((f.path.clone(), t, mode));

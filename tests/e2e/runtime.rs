@@ -194,6 +194,12 @@ fn a_mesh_wide_runtime_setting_reaches_every_daemon_and_a_node_override_survives
     let file: serde_json::Value =
         serde_json::from_str(&on("node2", "cat /etc/docker/daemon.json")).unwrap();
     assert_eq!(file["debug"], true, "{file}");
+    // and one the operator adds meanwhile, after the mesh wrote its keys, stays through the
+    // give-back too
+    on(
+        "node2",
+        "sed -i '1a\\  \"experimental\": false,' /etc/docker/daemon.json",
+    );
 
     // unassigned: node2's file is the operator's again, node1's (the mesh made it) is gone,
     // and dockerd, running before the mesh, is left running
@@ -205,7 +211,10 @@ fn a_mesh_wide_runtime_setting_reaches_every_daemon_and_a_node_override_survives
     assert_eq!(unit_actions(&push, "node2"), vec!["docker.service restart"]);
     let file: serde_json::Value =
         serde_json::from_str(&on("node2", "cat /etc/docker/daemon.json")).unwrap();
-    assert_eq!(file, serde_json::json!({"debug": true}));
+    assert_eq!(
+        file,
+        serde_json::json!({"debug": true, "experimental": false})
+    );
     assert_eq!(docker_info("node2", ".LiveRestoreEnabled"), "false");
     assert_eq!(
         on(
