@@ -70,6 +70,15 @@ pub(crate) enum Entry {
     Directory(DirectoryEntry),
     Package(PackageEntry),
     Process(ProcessEntry),
+    Container(ContainerEntry),
+}
+
+/// A container the mesh runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ContainerEntry {
+    pub(crate) name: String,
+    /// The spec it runs, once it does (to name what changed, and the host directories kept).
+    pub(crate) spec: Option<mesh_wire::ContainerSpec>,
 }
 
 /// A directory the mesh made, or whose owner and mode it set.
@@ -130,6 +139,9 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
+            Entry::Container(c) => {
+                undo.stops.push(format!("container {}", c.name));
+            }
             Entry::Process(p) => {
                 undo.stops.push(p.unit.clone());
                 undo.deletes.push(p.unit_file.clone());

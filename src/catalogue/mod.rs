@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub use module::Module;
 pub(crate) use module::digest;
 pub use resources::{
-    DirectoryDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef,
+    ContainerDef, DirectoryDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

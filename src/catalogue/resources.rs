@@ -28,6 +28,24 @@ pub enum ResourceDef {
     Package(String),
     /// A unit the mesh creates and runs.
     Process(ProcessDef),
+    /// A container run with the machine's Docker.
+    Container(ContainerDef),
+}
+
+/// A container: every string a template, so settings can say the image, the environment and
+/// where its data lives.
+#[derive(Debug, Clone)]
+pub struct ContainerDef {
+    /// Its name within the instance; the container is `<instance>-<name>`, or `<instance>`.
+    pub name: Option<String>,
+    pub image: Template,
+    pub command: Vec<Template>,
+    pub environment: Vec<(String, Template)>,
+    /// Source (on the machine) and target (inside), and read-only.
+    pub mounts: Vec<(Template, String, bool)>,
+    /// Host port, container port, protocol.
+    pub ports: Vec<(u16, u16, String)>,
+    pub restart: String,
 }
 
 impl ResourceDef {
@@ -40,6 +58,7 @@ impl ResourceDef {
             ResourceDef::Directory(_) => "directory",
             ResourceDef::Package(_) => "package",
             ResourceDef::Process(_) => "process",
+            ResourceDef::Container(_) => "container",
         }
     }
 
@@ -92,6 +111,26 @@ impl ResourceDef {
                 format!("{} ({}:{} {:04o})", d.path, d.owner, d.group, d.mode)
             }
             ResourceDef::Package(name) => format!("{name} (left installed when undeclared)"),
+            ResourceDef::Container(c) => {
+                let mounts: Vec<String> = c
+                    .mounts
+                    .iter()
+                    .map(|(source, target, _)| format!("{} → {target}", source.source_text()))
+                    .collect();
+                format!(
+                    "{} from image {}, restart {}{}",
+                    c.name
+                        .as_deref()
+                        .unwrap_or("(the instance's own container)"),
+                    c.image.source_text(),
+                    c.restart,
+                    if mounts.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", mounts {}", mounts.join(", "))
+                    }
+                )
+            }
             ResourceDef::Process(p) => format!(
                 "{}: {} as {}, restart {}{}",
                 p.name.as_deref().unwrap_or("(the instance's own unit)"),
@@ -116,7 +155,7 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, directory, package, process";
+pub(crate) const KINDS: &str = "file, keys, service, directory, package, process, container";
 
 /// A directory resource.
 #[derive(Debug, Clone)]
@@ -360,6 +399,50 @@ struct RawProcess {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawContainer {
+    #[allow(dead_code)]
+    kind: String,
+    name: Option<String>,
+    image: Option<String>,
+    #[serde(default)]
+    command: Vec<String>,
+    #[serde(default)]
+    environment: BTreeMap<String, String>,
+    #[serde(default)]
+    mounts: Vec<RawMount>,
+    #[serde(default)]
+    ports: Vec<RawPort>,
+    #[serde(default = "default_container_restart")]
+    restart: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawMount {
+    source: String,
+    target: String,
+    #[serde(default)]
+    read_only: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPort {
+    host: u16,
+    container: u16,
+    #[serde(default = "tcp")]
+    protocol: String,
+}
+
+fn default_container_restart() -> String {
+    "unless-stopped".to_string()
+}
+fn tcp() -> String {
+    "tcp".to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawBundleFile {
     path: String,
     template: String,
@@ -424,6 +507,7 @@ impl Parser<'_> {
             "directory" => self.directory(i, value),
             "package" => self.package(i, value),
             "process" => self.process(i, value),
+            "container" => self.container(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({KINDS})"),
@@ -674,6 +758,109 @@ impl Parser<'_> {
         Ok(ResourceDef::Package(pname))
     }
 
+    fn container(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let c: RawContainer = self.raw(i, value)?;
+        if let Some(n) = &c.name
+            && !setting::valid_name(n)
+        {
+            return Err(self.invalid(
+                &at("name"),
+                "must be lower case letters, digits and -".into(),
+            ));
+        }
+        let key = format!("container {}", c.name.clone().unwrap_or_default());
+        if self.units.contains(&key) {
+            return Err(self.invalid(&at("name"), "two containers with one name".into()));
+        }
+        self.units.push(key);
+        let image_text = c
+            .image
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| self.invalid(&at("image"), "missing: the image it runs".into()))?;
+        let image = self.template(i, "image", &image_text)?;
+        let (command, environment) = self.command_and_environment(i, &c.command, &c.environment)?;
+        let mut mounts = Vec::new();
+        for (m, mount) in c.mounts.iter().enumerate() {
+            if !mount.target.starts_with('/') {
+                return Err(self.invalid(
+                    &at(&format!("mounts[{m}].target")),
+                    format!(
+                        "{:?} must be an absolute path inside the container",
+                        mount.target
+                    ),
+                ));
+            }
+            if c.mounts[..m].iter().any(|o| o.target == mount.target) {
+                return Err(self.invalid(
+                    &at(&format!("mounts[{m}].target")),
+                    format!("{} is mounted twice", mount.target),
+                ));
+            }
+            let source = self.template(i, &format!("mounts[{m}].source"), &mount.source)?;
+            mounts.push((source, mount.target.clone(), mount.read_only));
+        }
+        let mut ports = Vec::new();
+        for (p, port) in c.ports.iter().enumerate() {
+            if !matches!(port.protocol.as_str(), "tcp" | "udp") {
+                return Err(self.invalid(
+                    &at(&format!("ports[{p}].protocol")),
+                    format!("{:?} is not tcp or udp", port.protocol),
+                ));
+            }
+            ports.push((port.host, port.container, port.protocol.clone()));
+        }
+        if !matches!(
+            c.restart.as_str(),
+            "no" | "on-failure" | "always" | "unless-stopped"
+        ) {
+            return Err(self.invalid(
+                &at("restart"),
+                format!(
+                    "{:?} is not a policy; use no, on-failure, always or unless-stopped",
+                    c.restart
+                ),
+            ));
+        }
+        Ok(ResourceDef::Container(ContainerDef {
+            name: c.name,
+            image,
+            command,
+            environment,
+            mounts,
+            ports,
+            restart: c.restart,
+        }))
+    }
+
+    /// A command's words and an environment, every string a template.
+    #[allow(clippy::type_complexity)]
+    fn command_and_environment(
+        &self,
+        i: usize,
+        words: &[String],
+        environment: &BTreeMap<String, String>,
+    ) -> Result<(Vec<Template>, Vec<(String, Template)>), CatalogueError> {
+        let command = words
+            .iter()
+            .enumerate()
+            .map(|(w, word)| self.template(i, &format!("command[{w}]"), word))
+            .collect::<Result<_, _>>()?;
+        let environment = environment
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.template(i, &format!("environment.{k}"), v)?)))
+            .collect::<Result<_, CatalogueError>>()?;
+        Ok((command, environment))
+    }
+
+    /// A string of module.json read as a template of declared settings.
+    fn template(&self, i: usize, field: &str, text: &str) -> Result<Template, CatalogueError> {
+        let t = Template::parse(text)
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
+        self.reads_declared(i, field, text, t.references())?;
+        Ok(t)
+    }
+
     fn process(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let p: RawProcess = self.raw(i, value)?;
@@ -700,20 +887,7 @@ impl Parser<'_> {
                 "missing: the command and its arguments, as a list".into(),
             )
         })?;
-        let mut command = Vec::new();
-        for (w, word) in words.iter().enumerate() {
-            let t = Template::parse(word)
-                .map_err(|m| self.invalid(&at(&format!("command[{w}]")), m))?;
-            self.reads_declared(i, &format!("command[{w}]"), word, t.references())?;
-            command.push(t);
-        }
-        let mut environment = Vec::new();
-        for (k, v) in &p.environment {
-            let t = Template::parse(v)
-                .map_err(|m| self.invalid(&at(&format!("environment.{k}")), m))?;
-            self.reads_declared(i, &format!("environment.{k}"), k, t.references())?;
-            environment.push((k.clone(), t));
-        }
+        let (command, environment) = self.command_and_environment(i, &words, &p.environment)?;
         if !matches!(p.restart.as_str(), "no" | "on-failure" | "always") {
             return Err(self.invalid(
                 &at("restart"),

@@ -91,6 +91,18 @@ impl Template {
         out
     }
 
+    /// The template as written, for docs.
+    pub fn source_text(&self) -> String {
+        self.parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(t) => t.replace("${", "$${"),
+                Part::Ref(name, true) => format!("${{{name}:text}}"),
+                Part::Ref(name, false) => format!("${{{name}}}"),
+            })
+            .collect()
+    }
+
     /// The setting this template is, when it is nothing but one `${name}` (without `:text`): its
     /// value then keeps its type in a JSON document.
     pub fn lone_reference(&self) -> Option<&str> {

@@ -28,6 +28,8 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
     pub const SOME_FAILED: u8 = 2;
+    /// Some nodes were held (a container's data would move) and none failed.
+    pub const SOME_HELD: u8 = 3;
     pub const CHANGES: u8 = 4;
 }
 

@@ -62,6 +62,10 @@ pub(crate) struct PushArgs {
     /// last push failed (with --all: every such node).
     #[arg(long)]
     behind: bool,
+    /// Send a push that moves this instance's container data (a mount's directory on the machine
+    /// changes); without it such a node is held. Repeatable.
+    #[arg(long = "move", value_name = "INSTANCE")]
+    moves: Vec<String>,
     #[command(flatten)]
     connect: Connect,
 }
@@ -261,10 +265,21 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         }
     }
     let started = inv.now()?;
-    let jobs: Vec<Job> = composed
-        .into_iter()
-        .map(|(node, declaration)| Job { node, declaration })
-        .collect();
+    // A node whose push would move a running container's data is held, unless told --move.
+    let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    for (node, declaration) in composed {
+        let last = inv.last_sent(&node.name)?;
+        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, last.as_ref())
+            .into_iter()
+            .filter(|m| !a.moves.contains(&m.instance))
+            .collect();
+        if unacknowledged.is_empty() {
+            jobs.push(Job { node, declaration });
+        } else {
+            held.push((node.name, unacknowledged));
+        }
+    }
     let sent: BTreeMap<String, (String, String)> = jobs
         .iter()
         .map(|j| {
@@ -306,16 +321,46 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             report,
         });
     }
+    for (node, moves) in &held {
+        records.push(PushRecord {
+            node: node.clone(),
+            started_at: started.clone(),
+            digest: String::new(),
+            declaration: String::new(),
+            sent: false,
+            outcome: "held".into(),
+            reason: Some(render::held_reason(moves)),
+            report: None,
+        });
+    }
     inv.record_pushes(&records)?;
     if ctx.json {
-        print_json(&render::results_json(&results))?;
+        let mut all = render::results_json(&results);
+        if let Some(list) = all.as_array_mut() {
+            for (node, moves) in &held {
+                list.push(
+                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
+                    "reason": render::held_reason(moves)}),
+                );
+            }
+        }
+        print_json(&all)?;
     } else {
+        for (node, moves) in &held {
+            println!("{node}: HELD: {}", render::held_reason(moves));
+        }
         print!("{}", render::results(&results, Mode::Apply));
     }
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
-    Ok(if failed { exit::SOME_FAILED } else { exit::OK })
+    Ok(if failed {
+        exit::SOME_FAILED
+    } else if !held.is_empty() {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
 }
 
 pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {

@@ -47,6 +47,11 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         };
         let what = match c.action {
             Action::Removed => removal(c),
+            Action::Changed
+                if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) =>
+            {
+                " — the container will be recreated".to_string()
+            }
             _ => String::new(),
         };
         let _ = writeln!(out, "  {} {}{fields}{what}", c.action.sign(), c.id);
@@ -114,6 +119,10 @@ fn removal(c: &crate::plan::Change) -> String {
             format!("{}: removed if the mesh made it and it is empty", d.path)
         }
         Some(Spec::Package(p)) => format!("{}: left installed", p.name),
+        Some(Spec::Container(c)) => format!(
+            "container {}: stopped and removed, its host directories kept",
+            c.name
+        ),
         Some(Spec::Process(p)) => format!(
             "{}: stopped, disabled, its unit file and bundle removed",
             p.unit
@@ -121,6 +130,31 @@ fn removal(c: &crate::plan::Change) -> String {
         None => return String::new(),
     };
     format!(" — {general}")
+}
+
+/// Why a node's push is held, and how to send it.
+pub(crate) fn held_reason(moves: &[crate::plan::Move]) -> String {
+    let each: Vec<String> = moves
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({}) container {}: the mount at {} would move from {} to {}",
+                m.instance, m.module, m.container, m.target, m.from, m.to
+            )
+        })
+        .collect();
+    let mut instances: Vec<&str> = moves.iter().map(|m| m.instance.as_str()).collect();
+    instances.dedup();
+    format!(
+        "{}; the container would run on the new directory, not with the data in the old one. \
+         Move the data if it should follow, then push with {} to send it",
+        each.join("; "),
+        instances
+            .iter()
+            .map(|i| format!("--move {i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }
 
 /// Every node's result as text, a summary line last.

@@ -3,6 +3,9 @@
 //! *should* be is composed afresh every time.
 
 pub mod diff;
+pub mod hold;
+
+pub use hold::{Move, moves};
 
 use std::collections::BTreeMap;
 
@@ -196,6 +199,30 @@ pub fn content(spec: &Spec) -> String {
             .collect(),
         Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
         Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Container(c) => {
+            let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
+            if !c.command.is_empty() {
+                out.push_str(&format!(
+                    "command: {}\n",
+                    serde_json::to_string(&c.command).unwrap_or_default()
+                ));
+            }
+            for (k, v) in &c.environment {
+                out.push_str(&format!("environment {k}={v}\n"));
+            }
+            for m in &c.mounts {
+                out.push_str(&format!(
+                    "mount {} -> {}{}\n",
+                    m.source,
+                    m.target,
+                    if m.read_only { " (read-only)" } else { "" }
+                ));
+            }
+            for p in &c.ports {
+                out.push_str(&format!("port {}:{}/{}\n", p.host, p.container, p.protocol));
+            }
+            out
+        }
         Spec::Process(p) => {
             let mut out = format!(
                 "command: {}\nuser: {}\nrestart: {}\n",
@@ -314,6 +341,9 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             }
         }
         (Spec::Package(_), Spec::Package(_)) => {}
+        (Spec::Container(a), Spec::Container(b)) => {
+            out.extend(b.differing(a).into_iter().map(String::from));
+        }
         _ => out.push("kind".to_string()),
     }
     if let (Some(a), Some(b)) = (old.spec.costing(), new.spec.costing())

@@ -12,8 +12,8 @@ use serde_json::Value;
 use crate::catalogue::{Catalogue, Module, ResourceDef, digest, setting};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
-    self, BundleFile, Costing, Declaration, DirectorySpec, FileSpec, Key, KeysSpec, PackageSpec,
-    ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    self, BundleFile, ContainerSpec, Costing, Declaration, DirectorySpec, FileSpec, Key, KeysSpec,
+    Mount, PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
 pub use settings::{Effective, Source, effective};
 
@@ -111,14 +111,18 @@ fn resource(
     def: &ResourceDef,
     values: &BTreeMap<&str, &Value>,
 ) -> Resource {
+    // every string of a definition reads settings as text
+    let text = |t: &crate::catalogue::Template| {
+        t.render(|name| {
+            values
+                .get(name)
+                .map(|v| setting::as_text(v))
+                .unwrap_or_default()
+        })
+    };
     let (id, spec) = match def {
         ResourceDef::File(f) => {
-            let content = f.template.render(|name| {
-                values
-                    .get(name)
-                    .map(|v| setting::as_text(v))
-                    .unwrap_or_default()
-            });
+            let content = text(&f.template);
             (
                 format!("{instance}:file:{}", f.path),
                 Spec::File(FileSpec {
@@ -179,14 +183,6 @@ fn resource(
             Spec::Package(PackageSpec { name: name.clone() }),
         ),
         ResourceDef::Process(p) => {
-            let text = |t: &crate::catalogue::Template| {
-                t.render(|name| {
-                    values
-                        .get(name)
-                        .map(|v| setting::as_text(v))
-                        .unwrap_or_default()
-                })
-            };
             let base = match &p.name {
                 Some(n) => format!("{instance}-{n}"),
                 None => instance.to_string(),
@@ -216,6 +212,44 @@ fn resource(
                             mode: *mode,
                         })
                         .collect(),
+                }),
+            )
+        }
+        ResourceDef::Container(c) => {
+            let name = match &c.name {
+                Some(n) => format!("{instance}-{n}"),
+                None => instance.to_string(),
+            };
+            (
+                format!("{instance}:container:{name}"),
+                Spec::Container(ContainerSpec {
+                    name,
+                    image: text(&c.image),
+                    command: c.command.iter().map(text).collect(),
+                    environment: c
+                        .environment
+                        .iter()
+                        .map(|(k, v)| (k.clone(), text(v)))
+                        .collect(),
+                    mounts: c
+                        .mounts
+                        .iter()
+                        .map(|(source, target, read_only)| Mount {
+                            source: text(source),
+                            target: target.clone(),
+                            read_only: *read_only,
+                        })
+                        .collect(),
+                    ports: c
+                        .ports
+                        .iter()
+                        .map(|(host, container, protocol)| Port {
+                            host: *host,
+                            container: *container,
+                            protocol: protocol.clone(),
+                        })
+                        .collect(),
+                    restart: c.restart.clone(),
                 }),
             )
         }

@@ -6,7 +6,9 @@
 // test support code panics on purpose: a failed step is a failed test
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod check;
 mod cli;
+mod container;
 mod cost;
 mod giveback;
 mod helper;

@@ -68,6 +68,8 @@ pub enum Spec {
     Package(PackageSpec),
     /// A systemd service the mesh creates and runs, with the files it runs.
     Process(ProcessSpec),
+    /// A container run with the machine's Docker.
+    Container(ContainerSpec),
 }
 
 impl Spec {
@@ -80,6 +82,7 @@ impl Spec {
             Spec::Directory(_) => "directory",
             Spec::Package(_) => "package",
             Spec::Process(_) => "process",
+            Spec::Container(_) => "container",
         }
     }
 
@@ -92,6 +95,7 @@ impl Spec {
             Spec::Directory(d) => &d.path,
             Spec::Package(p) => &p.name,
             Spec::Process(p) => &p.unit,
+            Spec::Container(c) => &c.name,
         }
     }
 
@@ -153,6 +157,61 @@ pub struct BundleFile {
     pub path: String,
     pub content: String,
     pub mode: u32,
+}
+
+/// A container the mesh runs. It carries the labels `mesh.instance` and `mesh.spec` (a digest of
+/// this spec): it is recreated only when the spec changes, and a container without the labels is
+/// never touched. Undeclared: stopped and removed; its host directories are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerSpec {
+    /// The container's name: `<instance>-<name>`.
+    pub name: String,
+    pub image: String,
+    /// The command and its arguments; empty runs the image's own.
+    pub command: Vec<String>,
+    pub environment: BTreeMap<String, String>,
+    pub mounts: Vec<Mount>,
+    pub ports: Vec<Port>,
+    /// Docker's restart policy: `no`, `on-failure`, `always`, `unless-stopped`.
+    pub restart: String,
+}
+
+impl ContainerSpec {
+    /// The fields in which `self` differs from `other`, by name.
+    pub fn differing(&self, other: &ContainerSpec) -> Vec<&'static str> {
+        [
+            ("image", self.image != other.image),
+            ("command", self.command != other.command),
+            ("environment", self.environment != other.environment),
+            ("mounts", self.mounts != other.mounts),
+            ("ports", self.ports != other.ports),
+            ("restart", self.restart != other.restart),
+        ]
+        .into_iter()
+        .filter(|(_, d)| *d)
+        .map(|(f, _)| f)
+        .collect()
+    }
+}
+
+/// A directory of the machine seen inside a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mount {
+    /// The directory on the machine.
+    pub source: String,
+    /// Where the container sees it.
+    pub target: String,
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// A port of the machine forwarded into a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Port {
+    pub host: u16,
+    pub container: u16,
+    /// `tcp` or `udp`.
+    pub protocol: String,
 }
 
 /// What undeclaring a resource would do now, as the helper's record says: read by the plan so it

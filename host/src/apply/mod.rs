@@ -7,6 +7,7 @@
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 
+mod container;
 mod directory;
 mod file;
 mod keys;
@@ -102,7 +103,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .filter(|(id, _)| !declared.contains(id.as_str()))
         .map(|(id, entry)| {
             let phase = match entry {
-                Entry::Process(_) | Entry::Service(_) => 0,
+                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
                 Entry::File(_) | Entry::Keys(_) => 1,
                 Entry::Directory(_) => 2,
                 Entry::Package(_) => 3,
@@ -122,7 +123,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         Spec::Package(_) => 0,
         Spec::Directory(_) => 1,
         Spec::File(_) | Spec::Keys(_) => 2,
-        Spec::Service(_) | Spec::Process(_) => 3,
+        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) => 3,
     };
     for step in 0..3 {
         for resource in declaration
@@ -237,6 +238,7 @@ impl Run<'_> {
             Spec::Directory(d) => self.try_directory(resource, d, record),
             Spec::Package(p) => self.try_package(resource, p, record),
             Spec::Process(p) => self.try_process(resource, p, record),
+            Spec::Container(c) => self.try_container(resource, c, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -291,6 +293,7 @@ impl Run<'_> {
                 package.name
             )),
             Entry::Process(process) => self.give_back_process(process),
+            Entry::Container(container) => self.give_back_container(container),
         };
         match result {
             Ok(detail) => {

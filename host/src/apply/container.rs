@@ -1,0 +1,257 @@
+//! A container run with the machine's Docker, through the `docker` command line (data as
+//! arguments, never a shell). The mesh labels what it makes, recreates a container only when its
+//! spec changed, and never touches a container it did not make.
+
+use std::process::Command;
+
+use mesh_wire::{ContainerSpec, Outcome, Resource, State};
+
+use super::{Run, outcome};
+use crate::files;
+use crate::record::{ContainerEntry, Entry, Record};
+
+/// The label holding the digest of the spec a container was made from.
+const SPEC_LABEL: &str = "mesh.spec";
+/// The label naming the instance that declared it.
+const INSTANCE_LABEL: &str = "mesh.instance";
+
+impl Run<'_> {
+    pub(super) fn try_container(
+        &mut self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let digest = files::sha256(&serde_json::to_vec(spec).map_err(|e| e.to_string())?);
+        let found = inspect(&spec.name)?;
+        let previous = match record.resources.get(&resource.id) {
+            Some(Entry::Container(e)) => e.spec.clone(),
+            _ => None,
+        };
+        let (state, detail) = match &found {
+            Some(c) if c.spec.is_none() => {
+                return Err(
+                    "a container of this name exists and the mesh did not make it; it is left alone"
+                        .into(),
+                );
+            }
+            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && c.running => {
+                return Ok(outcome(
+                    &resource.id,
+                    State::Unchanged,
+                    format!("container {} runs as declared", spec.name),
+                ));
+            }
+            Some(c) if c.spec.as_deref() == Some(digest.as_str()) => {
+                if self.applying() {
+                    docker(&["start", &spec.name])?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} (it was stopped)",
+                        self.said("started", "start"),
+                        spec.name
+                    ),
+                )
+            }
+            Some(_) => {
+                let fields = previous
+                    .as_ref()
+                    .map(|p| spec.differing(p).join(", "))
+                    .filter(|f| !f.is_empty())
+                    .unwrap_or_else(|| "its spec".into());
+                if self.applying() {
+                    self.remember(resource, spec, record, false)?;
+                    make_sources(spec)?;
+                    docker(&["rm", "-f", &spec.name])?;
+                    docker(&run_args(resource, spec, &digest))?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} ({fields} changed)",
+                        self.said("recreated", "recreate"),
+                        spec.name
+                    ),
+                )
+            }
+            None => {
+                if self.applying() {
+                    self.remember(resource, spec, record, false)?;
+                    make_sources(spec)?;
+                    docker(&run_args(resource, spec, &digest))?;
+                }
+                (
+                    State::Created,
+                    format!("{} container {}", self.said("ran", "run"), spec.name),
+                )
+            }
+        };
+        if self.applying() {
+            self.remember(resource, spec, record, true)?;
+        }
+        Ok(outcome(&resource.id, state, detail))
+    }
+
+    /// Records the container before Docker is asked to make it, so an interrupted run still
+    /// knows to remove it; `made` records the spec it now runs.
+    fn remember(
+        &self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        record: &mut Record,
+        made: bool,
+    ) -> Result<(), String> {
+        let previous = match record.resources.get(&resource.id) {
+            Some(Entry::Container(e)) => e.spec.clone(),
+            _ => None,
+        };
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Container(ContainerEntry {
+                name: spec.name.clone(),
+                spec: if made { Some(spec.clone()) } else { previous },
+            }),
+        );
+        if made {
+            Ok(())
+        } else {
+            record
+                .save(self.paths)
+                .map_err(|e| format!("cannot save the record: {e}"))
+        }
+    }
+
+    pub(super) fn give_back_container(&mut self, entry: &ContainerEntry) -> Result<String, String> {
+        match inspect(&entry.name)? {
+            None => Ok(format!("container {} is already gone", entry.name)),
+            Some(c) if c.spec.is_none() => Ok(format!(
+                "left container {} alone: the mesh did not make it",
+                entry.name
+            )),
+            Some(_) => {
+                if self.applying() {
+                    docker(&["rm", "-f", &entry.name])?;
+                }
+                let kept: Vec<&str> = entry
+                    .spec
+                    .iter()
+                    .flat_map(|s| s.mounts.iter().map(|m| m.source.as_str()))
+                    .collect();
+                Ok(format!(
+                    "{} container {}{}",
+                    self.said("stopped and removed", "stop and remove"),
+                    entry.name,
+                    if kept.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; its host directories kept: {}", kept.join(", "))
+                    }
+                ))
+            }
+        }
+    }
+}
+
+/// A container as Docker reports it.
+struct Found {
+    /// The mesh's spec label; `None`: not made by the mesh.
+    spec: Option<String>,
+    running: bool,
+}
+
+fn inspect(name: &str) -> Result<Option<Found>, String> {
+    let format = format!("{{{{index .Config.Labels \"{SPEC_LABEL}\"}}}}|{{{{.State.Running}}}}");
+    let out = Command::new("docker")
+        .args(["container", "inspect", "--format", &format, "--", name])
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot run docker ({e}); Docker must be installed (the container-runtime module)"
+            )
+        })?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        if said.contains("No such container") || said.contains("no such container") {
+            return Ok(None);
+        }
+        return Err(format!("docker container inspect failed: {}", said.trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (label, running) = text.trim().rsplit_once('|').unwrap_or(("", "false"));
+    // Docker prints "<no value>" for a label that is not there
+    let ours = !label.is_empty() && !label.starts_with('<');
+    Ok(Some(Found {
+        spec: ours.then(|| label.to_string()),
+        running: running == "true",
+    }))
+}
+
+/// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of
+/// nothing); it is data, so it is kept when the container goes.
+fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
+    for m in &spec.mounts {
+        if !m.source.starts_with('/') {
+            return Err(format!(
+                "mount source {:?} is not an absolute path",
+                m.source
+            ));
+        }
+        std::fs::create_dir_all(&m.source).map_err(|e| format!("{}: {e}", m.source))?;
+    }
+    Ok(())
+}
+
+fn run_args(resource: &Resource, spec: &ContainerSpec, digest: &str) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--detach".into(),
+        "--name".into(),
+        spec.name.clone(),
+        "--label".into(),
+        format!("{INSTANCE_LABEL}={}", resource.instance),
+        "--label".into(),
+        format!("{SPEC_LABEL}={digest}"),
+        "--restart".into(),
+        spec.restart.clone(),
+    ];
+    for (k, v) in &spec.environment {
+        args.push("--env".into());
+        args.push(format!("{k}={v}"));
+    }
+    for m in &spec.mounts {
+        args.push("--mount".into());
+        args.push(format!(
+            "type=bind,source={},target={}{}",
+            m.source,
+            m.target,
+            if m.read_only { ",readonly" } else { "" }
+        ));
+    }
+    for p in &spec.ports {
+        args.push("--publish".into());
+        args.push(format!("{}:{}/{}", p.host, p.container, p.protocol));
+    }
+    args.push("--".into());
+    args.push(spec.image.clone());
+    args.extend(spec.command.iter().cloned());
+    args
+}
+
+fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), String> {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    let out = Command::new("docker")
+        .args(&args)
+        .output()
+        .map_err(|e| format!("cannot run docker: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "docker {} failed: {}",
+            args.first().copied().unwrap_or_default(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}

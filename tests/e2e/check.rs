@@ -1,0 +1,62 @@
+//! `mesh check`: the helper's dry run on each machine finds drift the inventory cannot know of (a
+//! file edited by hand, a unit stopped) and reports nothing on a converged machine.
+
+use crate::util::{Mesh, on};
+
+const WATCHED: &str = r#"{
+  "name": "watched", "version": "1", "description": "A file and a running unit to drift from.",
+  "resources": [
+    {"kind": "file", "path": "/etc/mesh-watched.conf", "template": "watched.conf"},
+    {"kind": "service", "unit": "mesh-watched.service", "state": "running"}
+  ]
+}"#;
+
+#[test]
+fn check_finds_a_hand_edit_and_a_stopped_unit_and_nothing_on_a_converged_machine() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module("watched", WATCHED, &[("watched.conf", "as declared\n")]);
+    mesh.run(&["push", "--all"]).ok();
+    on(
+        "node1",
+        "printf '[Service]\\nExecStart=/bin/sleep infinity\\n' >/etc/systemd/system/mesh-watched.service && systemctl daemon-reload",
+    );
+    mesh.run(&["assign", "watched", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let converged = mesh.run(&["check", "node1"]).ok();
+    assert!(
+        converged
+            .stdout
+            .contains("0 created, 0 changed, 2 unchanged"),
+        "{}",
+        converged.stdout
+    );
+
+    on("node1", "echo 'by hand' >>/etc/mesh-watched.conf");
+    let drift = mesh.run(&["check", "node1"]).code(4).stdout;
+    assert!(
+        drift.contains("changed watched:file:/etc/mesh-watched.conf: would rewrite /etc/mesh-watched.conf (it was changed on the machine)"),
+        "{drift}"
+    );
+    // check changed nothing
+    assert!(on("node1", "cat /etc/mesh-watched.conf").contains("by hand"));
+
+    mesh.run(&["push", "node1"]).ok();
+    on("node1", "systemctl stop mesh-watched.service");
+    let stopped = mesh.run(&["check", "node1"]).code(4).stdout;
+    assert!(
+        stopped.contains(
+            "changed watched:service:mesh-watched.service: would start mesh-watched.service"
+        ),
+        "{stopped}"
+    );
+    mesh.run(&["push", "node1"]).ok();
+    mesh.run(&["check", "node1"]).ok();
+
+    mesh.run(&["unassign", "watched", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    on(
+        "node1",
+        "systemctl stop mesh-watched.service; rm -f /etc/systemd/system/mesh-watched.service; systemctl daemon-reload",
+    );
+}
