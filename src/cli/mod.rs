@@ -128,9 +128,11 @@ impl Context {
         Ok(Catalogue::load(&self.catalogue)?)
     }
 
-    /// Colour on a terminal, unless NO_COLOR (console reads it) says otherwise.
+    /// Colour on a terminal, unless NO_COLOR (any non-empty value, https://no-color.org) or
+    /// CLICOLOR=0 says otherwise.
     pub(crate) fn color(&self) -> bool {
-        std::io::stdout().is_terminal() && console::colors_enabled()
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        !no_color && std::io::stdout().is_terminal() && console::colors_enabled()
     }
 }
 

@@ -12,6 +12,7 @@ mod container;
 mod cost;
 mod giveback;
 mod helper;
+mod honesty;
 mod push;
 mod runtime;
 mod sshd;
