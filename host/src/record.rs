@@ -89,6 +89,9 @@ pub(crate) struct DirectoryEntry {
     pub(crate) created: bool,
     /// Owner, group and mode it had before the mesh set them (a directory the mesh did not make).
     pub(crate) original: Option<(u32, u32, u32)>,
+    /// Parents the mesh made for it, deepest first: removed after it when empty.
+    #[serde(default)]
+    pub(crate) parents_made: Vec<String>,
 }
 
 /// A package the mesh asked for.

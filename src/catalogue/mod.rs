@@ -3,6 +3,7 @@
 //! overrides a built-in one of the same name.
 
 mod module;
+pub mod requirement;
 mod resources;
 pub mod setting;
 pub mod template;
@@ -13,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 pub use module::Module;
 pub(crate) use module::digest;
+pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
 pub use resources::{
-    ContainerDef, DirectoryDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef,
+    ContainerDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef, valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

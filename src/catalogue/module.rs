@@ -7,6 +7,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::CatalogueError;
+use super::requirement::{
+    self, Provision, RawProvision, RawRequirement, Reading, Requirement, Scope,
+};
 use super::resources::{Parser, ResourceDef, parse_cost};
 use super::setting::{self, Setting, SettingType};
 
@@ -19,8 +22,12 @@ pub struct Module {
     pub version: String,
     /// One sentence of what it is for.
     pub description: String,
-    /// Every setting it takes, in the order declared.
+    /// Every setting it takes, in the order declared: the operator's requirements.
     pub settings: Vec<Setting>,
+    /// What it requires from a module, its host or the mesh.
+    pub requires: Vec<Requirement>,
+    /// What it provides to other modules.
+    pub provides: Vec<Provision>,
     /// What it puts on a machine.
     pub resources: Vec<ResourceDef>,
     /// Where it was loaded from: `built-in` or a folder.
@@ -55,6 +62,10 @@ struct RawModule {
     description: Option<String>,
     #[serde(default)]
     settings: Vec<RawSetting>,
+    #[serde(default)]
+    requires: Vec<RawRequirement>,
+    #[serde(default)]
+    provides: Vec<RawProvision>,
     #[serde(default)]
     resources: Vec<Value>,
 }
@@ -177,11 +188,58 @@ pub(super) fn parse(
         });
     }
 
+    let mut requires: Vec<Requirement> = Vec::new();
+    for (i, r) in raw.requires.into_iter().enumerate() {
+        let r = requirement::requirement(i, r).map_err(|(f, m)| invalid(&f, m))?;
+        if settings.iter().any(|s| s.name == r.name) || requires.iter().any(|q| q.name == r.name) {
+            return Err(invalid(
+                &format!("requires[{i}].name"),
+                format!("{:?} names a setting or requirement already", r.name),
+            ));
+        }
+        requires.push(r);
+    }
+    let mut provides: Vec<Provision> = Vec::new();
+    for (i, p) in raw.provides.into_iter().enumerate() {
+        let p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
+        if settings.iter().any(|s| s.name == p.name)
+            || requires.iter().any(|q| q.name == p.name)
+            || provides.iter().any(|o| o.name == p.name)
+        {
+            return Err(invalid(
+                &format!("provides[{i}].name"),
+                format!(
+                    "{:?} names a setting, requirement or provision already",
+                    p.name
+                ),
+            ));
+        }
+        provides.push(p);
+    }
+    let scope = Scope {
+        settings: &settings,
+        requirements: &requires,
+        provisions: &provides,
+    };
+    for (i, p) in provides.iter().enumerate() {
+        for f in &p.fields {
+            if let Some(v) = &f.value {
+                scope
+                    .check(v.references(), Reading::ProvisionValue)
+                    .map_err(|m| {
+                        invalid(
+                            &format!("provides[{i}].fields.{}", f.field.name),
+                            format!("{} {m}", v.source_text()),
+                        )
+                    })?;
+            }
+        }
+    }
     let mut parser = Parser {
         file,
         module: &name,
         version: &version,
-        settings: &settings,
+        scope,
         shipped,
         paths: Vec::new(),
         units: Vec::new(),
@@ -195,6 +253,8 @@ pub(super) fn parse(
         version,
         description,
         settings,
+        requires,
+        provides,
         resources,
         origin: origin.to_string(),
     })

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::CatalogueError;
 use super::module::digest;
-use super::setting::{self, Setting};
+use super::requirement::{Reading, Scope};
+use super::setting;
 use super::template::Template;
 use crate::wire::Cost;
 
@@ -22,8 +23,6 @@ pub enum ResourceDef {
     Keys(KeysDef),
     /// An existing unit and the state it should be in.
     Service(ServiceDef),
-    /// A directory with owner and mode.
-    Directory(DirectoryDef),
     /// A package from the machine's package manager.
     Package(String),
     /// A unit the mesh creates and runs.
@@ -55,7 +54,6 @@ impl ResourceDef {
             ResourceDef::File(_) => "file",
             ResourceDef::Keys(_) => "keys",
             ResourceDef::Service(_) => "service",
-            ResourceDef::Directory(_) => "directory",
             ResourceDef::Package(_) => "package",
             ResourceDef::Process(_) => "process",
             ResourceDef::Container(_) => "container",
@@ -79,8 +77,9 @@ impl ResourceDef {
                     format!(", checked with `{}`", f.validate.join(" "))
                 };
                 format!(
-                    "{} ({}:{} {:04o}) from {}, costs {}{}{check}",
-                    f.path,
+                    "{}{} ({}:{} {:04o}) from {}, costs {}{}{check}",
+                    f.path.source_text(),
+                    if f.secret { " (secret)" } else { "" },
                     f.owner,
                     f.group,
                     f.mode,
@@ -106,9 +105,6 @@ impl ResourceDef {
                 } else {
                     format!("{} ({})", sv.unit, want.join(", "))
                 }
-            }
-            ResourceDef::Directory(d) => {
-                format!("{} ({}:{} {:04o})", d.path, d.owner, d.group, d.mode)
             }
             ResourceDef::Package(name) => format!("{name} (left installed when undeclared)"),
             ResourceDef::Container(c) => {
@@ -155,16 +151,7 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, directory, package, process, container";
-
-/// A directory resource.
-#[derive(Debug, Clone)]
-pub struct DirectoryDef {
-    pub path: String,
-    pub owner: String,
-    pub group: String,
-    pub mode: u32,
-}
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container";
 
 /// A process: a unit the mesh writes, with the files it runs.
 #[derive(Debug, Clone)]
@@ -178,7 +165,7 @@ pub struct ProcessDef {
     pub user: String,
     /// Environment variables, each value a template.
     pub environment: Vec<(String, Template)>,
-    pub working_directory: Option<String>,
+    pub working_directory: Option<Template>,
     pub restart: String,
     /// Bundle files: relative path, template, mode.
     pub bundle: Vec<(String, Template, u32)>,
@@ -294,8 +281,8 @@ pub struct ServiceDef {
 /// A file resource.
 #[derive(Debug, Clone)]
 pub struct FileDef {
-    /// Absolute path on the machine.
-    pub path: String,
+    /// Absolute path on the machine (it may be in a required directory: `${data.path}/x`).
+    pub path: Template,
     /// Owner name (or uid).
     pub owner: String,
     /// Group name (or gid).
@@ -314,6 +301,8 @@ pub struct FileDef {
     pub units: Vec<String>,
     /// A command that checks the machine's configuration with the new content in place.
     pub validate: Vec<String>,
+    /// It holds secrets: never shown in a plan or diff.
+    pub secret: bool,
 }
 
 #[derive(Deserialize)]
@@ -335,6 +324,9 @@ struct RawFile {
     units: Vec<String>,
     #[serde(default)]
     validate: Vec<String>,
+    /// It holds secrets: mode 0600 or stricter, its content never shown.
+    #[serde(default)]
+    secret: bool,
 }
 
 #[derive(Deserialize)]
@@ -354,20 +346,6 @@ struct RawKeys {
     cost: Option<String>,
     #[serde(default)]
     units: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDirectory {
-    #[allow(dead_code)]
-    kind: String,
-    path: Option<String>,
-    #[serde(default = "root")]
-    owner: String,
-    #[serde(default = "root")]
-    group: String,
-    #[serde(default = "default_dir_mode")]
-    mode: String,
 }
 
 #[derive(Deserialize)]
@@ -395,6 +373,8 @@ struct RawProcess {
     restart: String,
     #[serde(default)]
     bundle: Vec<RawBundleFile>,
+    /// Why a secret must reach this process as an environment variable (ADR 0086's exception).
+    secret_environment: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -414,6 +394,9 @@ struct RawContainer {
     ports: Vec<RawPort>,
     #[serde(default = "default_container_restart")]
     restart: String,
+    /// Why a secret must reach this container as an environment variable (ADR 0086's exception).
+    #[serde(rename = "secret-environment")]
+    secret_environment: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -450,9 +433,6 @@ struct RawBundleFile {
     mode: String,
 }
 
-fn default_dir_mode() -> String {
-    "0755".to_string()
-}
 fn default_restart() -> String {
     "on-failure".to_string()
 }
@@ -481,7 +461,8 @@ pub(super) struct Parser<'a> {
     pub(super) file: &'a str,
     pub(super) module: &'a str,
     pub(super) version: &'a str,
-    pub(super) settings: &'a [Setting],
+    /// What the module's templates may read.
+    pub(super) scope: Scope<'a>,
     /// The module folder's other files.
     pub(super) shipped: &'a BTreeMap<String, Vec<u8>>,
     pub(super) paths: Vec<String>,
@@ -504,7 +485,13 @@ impl Parser<'_> {
             "file" => self.file(i, value),
             "keys" => self.keys(i, value),
             "service" => self.service(i, value),
-            "directory" => self.directory(i, value),
+            "directory" => Err(self.invalid(
+                &format!("resources[{i}].kind"),
+                "a definition names no host path: a directory is a host requirement \
+                 ({\"name\": \"data\", \"kind\": \"host\", \"directory\": {\"owner\": …, \"mode\": …}}), \
+                 read as ${data.path}"
+                    .into(),
+            )),
             "package" => self.package(i, value),
             "process" => self.process(i, value),
             "container" => self.container(i, value),
@@ -537,31 +524,19 @@ impl Parser<'_> {
         }
     }
 
-    /// Refuses a template that reads a setting the module does not declare.
+    /// Refuses a template that reads what the module does not declare, or a secret where a
+    /// secret may not go.
     fn reads_declared(
         &self,
         i: usize,
         field: &str,
         what: &str,
         refs: Vec<&str>,
+        reading: Reading,
     ) -> Result<(), CatalogueError> {
-        for r in refs {
-            if !self.settings.iter().any(|s| s.name == r) {
-                let names = self
-                    .settings
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(self.invalid(
-                    &format!("resources[{i}].{field}"),
-                    format!(
-                        "{what} reads ${{{r}}}, which the module does not declare (declared: {names})"
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        self.scope
+            .check(refs, reading)
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), format!("{what} {m}")))
     }
 
     /// A shipped file of the module read as a template that reads only declared settings; with
@@ -571,6 +546,7 @@ impl Parser<'_> {
         i: usize,
         field: &str,
         name: &str,
+        reading: Reading,
     ) -> Result<(&[u8], Template), CatalogueError> {
         let at = format!("resources[{i}].{field}");
         let bytes = self.shipped.get(name).ok_or_else(|| {
@@ -583,13 +559,17 @@ impl Parser<'_> {
             .map_err(|_| self.invalid(&at, format!("{name} is not UTF-8 text")))?;
         let template =
             Template::parse(text).map_err(|m| self.invalid(&at, format!("{name}, {m}")))?;
-        self.reads_declared(i, field, name, template.references())?;
+        self.reads_declared(i, field, name, template.references(), reading)?;
         Ok((bytes, template))
     }
 
+    /// Unit names, each literal (`docker.service`) or read from requirements
+    /// (`${me.instance}.service`, for a unit the module's own process makes).
     fn check_units(&self, i: usize, units: &[String]) -> Result<(), CatalogueError> {
         for (u, unit) in units.iter().enumerate() {
-            if !valid_unit(unit) {
+            if unit.contains("${") {
+                self.template(i, &format!("units[{u}]"), unit, Reading::Plain)?;
+            } else if !valid_unit(unit) {
                 return Err(self.invalid(
                     &format!("resources[{i}].units[{u}]"),
                     format!("{unit:?} is not a systemd unit name like \"ssh.service\""),
@@ -603,7 +583,8 @@ impl Parser<'_> {
     fn claim_path(&mut self, i: usize, path: Option<String>) -> Result<String, CatalogueError> {
         let field = format!("resources[{i}].path");
         let path = path.ok_or_else(|| self.invalid(&field, "missing".into()))?;
-        if !path.starts_with('/') || path.split('/').any(|c| c == "..") || path.ends_with('/') {
+        let absolute = path.starts_with('/') || path.starts_with("${");
+        if !absolute || path.split('/').any(|c| c == "..") || path.ends_with('/') {
             return Err(self.invalid(
                 &field,
                 format!("{path:?} must be an absolute path to a file, with no `..`"),
@@ -631,15 +612,31 @@ impl Parser<'_> {
     fn file(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let f: RawFile = self.raw(i, value)?;
-        let path = self.claim_path(i, f.path)?;
+        let path_text = self.claim_path(i, f.path)?;
+        // a file may live in a directory the module requires: "${data.path}/auth.conf"
+        let path = self.template(i, "path", &path_text, Reading::Plain)?;
         let mode = self.parse_mode(i, &f.mode)?;
+        if f.secret && mode & 0o077 != 0 {
+            return Err(self.invalid(
+                &at("mode"),
+                format!(
+                    "{:?}: a secret file is readable by its owner only (0600 or 0400)",
+                    f.mode
+                ),
+            ));
+        }
+        let reading = if f.secret {
+            Reading::SecretFile
+        } else {
+            Reading::Plain
+        };
         let template_name = f.template.ok_or_else(|| {
             self.invalid(
                 &at("template"),
                 "missing: name the shipped file the content comes from".into(),
             )
         })?;
-        let (bytes, template) = self.shipped_template(i, "template", &template_name)?;
+        let (bytes, template) = self.shipped_template(i, "template", &template_name, reading)?;
         self.check_units(i, &f.units)?;
         if f.validate.first().is_some_and(|c| c.trim().is_empty()) {
             return Err(self.invalid(&at("validate"), "the command's first word is empty".into()));
@@ -657,6 +654,7 @@ impl Parser<'_> {
             cost,
             units: f.units,
             validate: f.validate,
+            secret: f.secret,
         }))
     }
 
@@ -676,7 +674,13 @@ impl Parser<'_> {
         flatten_keys(&mut Vec::new(), &object, &mut keys)
             .map_err(|m| self.invalid(&at("keys"), m))?;
         for (key_path, v) in &keys {
-            self.reads_declared(i, "keys", &key_path.join("."), v.references())?;
+            self.reads_declared(
+                i,
+                "keys",
+                &key_path.join("."),
+                v.references(),
+                Reading::Plain,
+            )?;
         }
         self.check_units(i, &k.units)?;
         let cost = parse_cost(k.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
@@ -731,18 +735,6 @@ impl Parser<'_> {
         }))
     }
 
-    fn directory(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
-        let d: RawDirectory = self.raw(i, value)?;
-        let path = self.claim_path(i, d.path)?;
-        let mode = self.parse_mode(i, &d.mode)?;
-        Ok(ResourceDef::Directory(DirectoryDef {
-            path,
-            owner: d.owner,
-            group: d.group,
-            mode,
-        }))
-    }
-
     fn package(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let p: RawPackage = self.raw(i, value)?;
@@ -778,8 +770,13 @@ impl Parser<'_> {
             .image
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| self.invalid(&at("image"), "missing: the image it runs".into()))?;
-        let image = self.template(i, "image", &image_text)?;
-        let (command, environment) = self.command_and_environment(i, &c.command, &c.environment)?;
+        let image = self.template(i, "image", &image_text, Reading::Plain)?;
+        let (command, environment) = self.command_and_environment(
+            i,
+            &c.command,
+            &c.environment,
+            c.secret_environment.as_deref(),
+        )?;
         let mut mounts = Vec::new();
         for (m, mount) in c.mounts.iter().enumerate() {
             if !mount.target.starts_with('/') {
@@ -797,7 +794,22 @@ impl Parser<'_> {
                     format!("{} is mounted twice", mount.target),
                 ));
             }
-            let source = self.template(i, &format!("mounts[{m}].source"), &mount.source)?;
+            if !mount.source.starts_with("${") {
+                return Err(self.invalid(
+                    &at(&format!("mounts[{m}].source")),
+                    format!(
+                        "{:?}: a definition names no host path; require a directory \
+                         ({{\"name\": \"data\", \"kind\": \"host\", \"directory\": {{}}}}) and mount \"${{data.path}}\"",
+                        mount.source
+                    ),
+                ));
+            }
+            let source = self.template(
+                i,
+                &format!("mounts[{m}].source"),
+                &mount.source,
+                Reading::Plain,
+            )?;
             mounts.push((source, mount.target.clone(), mount.read_only));
         }
         let mut ports = Vec::new();
@@ -840,24 +852,40 @@ impl Parser<'_> {
         i: usize,
         words: &[String],
         environment: &BTreeMap<String, String>,
+        secret_environment: Option<&str>,
     ) -> Result<(Vec<Template>, Vec<(String, Template)>), CatalogueError> {
+        let env_reading = match secret_environment {
+            Some(why) if !why.trim().is_empty() => Reading::ExcusedEnvironment,
+            _ => Reading::Plain,
+        };
         let command = words
             .iter()
             .enumerate()
-            .map(|(w, word)| self.template(i, &format!("command[{w}]"), word))
+            .map(|(w, word)| self.template(i, &format!("command[{w}]"), word, Reading::Plain))
             .collect::<Result<_, _>>()?;
         let environment = environment
             .iter()
-            .map(|(k, v)| Ok((k.clone(), self.template(i, &format!("environment.{k}"), v)?)))
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    self.template(i, &format!("environment.{k}"), v, env_reading)?,
+                ))
+            })
             .collect::<Result<_, CatalogueError>>()?;
         Ok((command, environment))
     }
 
     /// A string of module.json read as a template of declared settings.
-    fn template(&self, i: usize, field: &str, text: &str) -> Result<Template, CatalogueError> {
+    fn template(
+        &self,
+        i: usize,
+        field: &str,
+        text: &str,
+        reading: Reading,
+    ) -> Result<Template, CatalogueError> {
         let t = Template::parse(text)
             .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
-        self.reads_declared(i, field, text, t.references())?;
+        self.reads_declared(i, field, text, t.references(), reading)?;
         Ok(t)
     }
 
@@ -887,7 +915,12 @@ impl Parser<'_> {
                 "missing: the command and its arguments, as a list".into(),
             )
         })?;
-        let (command, environment) = self.command_and_environment(i, &words, &p.environment)?;
+        let (command, environment) = self.command_and_environment(
+            i,
+            &words,
+            &p.environment,
+            p.secret_environment.as_deref(),
+        )?;
         if !matches!(p.restart.as_str(), "no" | "on-failure" | "always") {
             return Err(self.invalid(
                 &at("restart"),
@@ -897,6 +930,21 @@ impl Parser<'_> {
                 ),
             ));
         }
+        if let Some(dir) = &p.working_directory
+            && !dir.starts_with("${")
+        {
+            return Err(self.invalid(
+                &at("working-directory"),
+                format!(
+                    "{dir:?}: a definition names no host path; require a directory and use \"${{name.path}}\""
+                ),
+            ));
+        }
+        let working_directory = p
+            .working_directory
+            .as_deref()
+            .map(|d| self.template(i, "working-directory", d, Reading::Plain))
+            .transpose()?;
         let mut bundle = Vec::new();
         let mut shipped_parts: Vec<&[u8]> = vec![self.module.as_bytes(), self.version.as_bytes()];
         for (b, f) in p.bundle.iter().enumerate() {
@@ -910,7 +958,12 @@ impl Parser<'_> {
                     format!("{:?} must be a relative path with no `..`", f.path),
                 ));
             }
-            let (bytes, t) = self.shipped_template(i, &format!("{field}.template"), &f.template)?;
+            let (bytes, t) = self.shipped_template(
+                i,
+                &format!("{field}.template"),
+                &f.template,
+                Reading::Plain,
+            )?;
             let mode = self.parse_mode(i, &f.mode)?;
             shipped_parts.push(bytes);
             bundle.push((f.path.clone(), t, mode));
@@ -922,7 +975,7 @@ impl Parser<'_> {
             command,
             user: p.user,
             environment,
-            working_directory: p.working_directory,
+            working_directory,
             restart: p.restart,
             bundle,
             source,
@@ -971,7 +1024,8 @@ fn valid_package(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
 }
 
-fn valid_unit(unit: &str) -> bool {
+/// Whether `unit` is a systemd unit name mesh handles.
+pub fn valid_unit(unit: &str) -> bool {
     let Some((base, suffix)) = unit.rsplit_once('.') else {
         return false;
     };

@@ -1,9 +1,12 @@
-//! `mesh assign` and `mesh unassign`.
+//! `mesh assign`, `mesh unassign`, `mesh place` and `mesh seat`: what runs where, and what
+//! answers its requirements when the default rule would not.
 
-use anyhow::Result;
-use clap::Args;
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
 
-use super::{Context, exit};
+use super::{Context, exit, print_json};
+use crate::catalogue::Need;
+use crate::inventory::Inventory;
 
 #[derive(Args, Debug)]
 pub(crate) struct AssignArgs {
@@ -15,6 +18,59 @@ pub(crate) struct AssignArgs {
     /// The instance name it runs under [default: the module's name].
     #[arg(long = "as", value_name = "INSTANCE")]
     instance: Option<String>,
+    /// Answer a module requirement with this provider, whatever the default rule would choose.
+    /// Repeatable.
+    #[arg(long = "pin", value_name = "REQ=INSTANCE@NODE")]
+    pins: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PlaceArgs {
+    /// The instance.
+    instance: String,
+    /// The node it runs on (a host directory is always on the module's own node).
+    node: String,
+    /// The directory requirement and where it goes on that node.
+    #[arg(value_name = "NAME=PATH")]
+    placement: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SeatCommand {
+    /// Give a seat (the mesh's one answer for a provision) to an instance.
+    Set {
+        seat: String,
+        #[arg(value_name = "INSTANCE@NODE")]
+        holder: String,
+    },
+    /// Every held seat.
+    List,
+}
+
+/// Splits `INSTANCE@NODE`.
+fn at(text: &str) -> Result<(&str, &str)> {
+    text.split_once('@')
+        .filter(|(i, n)| !i.is_empty() && !n.is_empty())
+        .ok_or_else(|| anyhow::anyhow!("{text:?} is not INSTANCE@NODE"))
+}
+
+/// The module of `instance` on `node`, or a refusal naming what runs there.
+fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
+    let here = inv.assignments(Some(node))?;
+    match here.iter().find(|a| a.instance == instance) {
+        Some(a) => Ok(a.module.clone()),
+        None => bail!(
+            "nothing runs on {node} as {instance:?} (there: {}); a requirement is answered by an assignment",
+            if here.is_empty() {
+                "nothing".to_string()
+            } else {
+                here.iter()
+                    .map(|a| a.instance.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -35,8 +91,43 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
             "{instance:?} cannot name an instance: use lower case letters, digits and '-'"
         );
     }
+    // every pin is checked before anything is stored
+    let mut pins = Vec::new();
+    for pin in &a.pins {
+        let Some((req, provider)) = pin.split_once('=') else {
+            bail!("{pin:?} is not REQ=INSTANCE@NODE; nothing was assigned");
+        };
+        let Some(Need::Module { provision, .. }) = module
+            .requires
+            .iter()
+            .find(|r| r.name == req)
+            .map(|r| &r.need)
+        else {
+            bail!(
+                "{} has no module requirement {req:?} to pin; nothing was assigned",
+                module.name
+            );
+        };
+        let (pi, pn) = at(provider)?;
+        let provider_module = module_of(&inv, pi, pn)?;
+        let provides = ctx
+            .catalogue()?
+            .module(&provider_module)?
+            .provides
+            .iter()
+            .any(|p| &p.name == provision);
+        if !provides {
+            bail!(
+                "{pi}@{pn} ({provider_module}) does not provide {provision}; nothing was assigned"
+            );
+        }
+        pins.push((req.to_string(), pi.to_string(), pn.to_string()));
+    }
     for node in &a.nodes {
         inv.assign(node, &module.name, &instance)?;
+        for (req, pi, pn) in &pins {
+            inv.set_pin(node, &instance, req, (pi, pn))?;
+        }
         println!(
             "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
             module.name,
@@ -58,6 +149,86 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
             "unassigned {} from {node}; the next push to {node} undoes what it made there",
             gone.instance
         );
+    }
+    Ok(exit::OK)
+}
+
+pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    let Some((name, path)) = a.placement.split_once('=') else {
+        bail!("{:?} is not NAME=PATH", a.placement);
+    };
+    // a host requirement is answered on the module's own node, nowhere else
+    let module_name = module_of(&inv, &a.instance, &a.node)?;
+    let module = ctx.catalogue()?.module(&module_name)?.clone();
+    let is_directory = module
+        .requires
+        .iter()
+        .any(|r| r.name == name && matches!(r.need, Need::Directory { .. }));
+    if !is_directory {
+        let dirs: Vec<&str> = module
+            .requires
+            .iter()
+            .filter(|r| matches!(r.need, Need::Directory { .. }))
+            .map(|r| r.name.as_str())
+            .collect();
+        bail!(
+            "{} requires no directory {name:?} (its directories: {})",
+            module.name,
+            if dirs.is_empty() {
+                "none".to_string()
+            } else {
+                dirs.join(", ")
+            }
+        );
+    }
+    if !path.starts_with('/') || path.split('/').any(|c| c == "..") || path.len() < 2 {
+        bail!("{path:?} is not an absolute path");
+    }
+    inv.place(&a.node, &a.instance, name, path.trim_end_matches('/'))?;
+    println!(
+        "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
+        a.instance, a.node, a.node
+    );
+    Ok(exit::OK)
+}
+
+pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    match c {
+        SeatCommand::Set { seat, holder } => {
+            let (instance, node) = at(&holder)?;
+            let module_name = module_of(&inv, instance, node)?;
+            let module = ctx.catalogue()?.module(&module_name)?.clone();
+            if !module.provides.iter().any(|p| p.name == seat && p.seat) {
+                bail!(
+                    "{instance}@{node} ({module_name}) cannot hold the seat {seat}: it does not provide {seat} as a seat"
+                );
+            }
+            let before = inv.set_seat(&seat, instance, node)?;
+            match before {
+                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => println!(
+                    "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
+                    b.instance, b.node
+                ),
+                _ => println!("{instance}@{node} holds the seat {seat}"),
+            }
+        }
+        SeatCommand::List => {
+            let seats = inv.seats()?;
+            if ctx.json {
+                print_json(&seats)?;
+            } else if seats.is_empty() {
+                println!("no seat is held");
+            } else {
+                for s in seats {
+                    println!(
+                        "{:<20} {}@{} (since {})",
+                        s.seat, s.instance, s.node, s.set_at
+                    );
+                }
+            }
+        }
     }
     Ok(exit::OK)
 }

@@ -80,6 +80,11 @@ enum Command {
     Assign(assign::AssignArgs),
     /// Take a module off a node (the next push undoes it there).
     Unassign(assign::UnassignArgs),
+    /// Put one of an instance's directories elsewhere on its node than the default layout.
+    Place(assign::PlaceArgs),
+    /// Seats: the mesh's one answer for a provision, held by one instance.
+    #[command(subcommand)]
+    Seat(assign::SeatCommand),
     /// Read and change a module's settings layers.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
@@ -172,6 +177,8 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Module(c) => modules::run(c, ctx),
         Command::Assign(a) => assign::assign(a, ctx),
         Command::Unassign(a) => assign::unassign(a, ctx),
+        Command::Place(a) => assign::place(a, ctx),
+        Command::Seat(c) => assign::seat(c, ctx),
         Command::Settings(c) => settings::run(c, ctx),
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{Context, exit, print_json};
-use crate::catalogue::{self, Module};
+use crate::catalogue::{self, Module, Need};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum ModuleCommand {
@@ -52,6 +52,22 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// Fields as `${req.field}` reads them: `host (string), password (string, secret)`.
+fn fields(fields: &[crate::catalogue::Field]) -> String {
+    fields
+        .iter()
+        .map(|f| {
+            format!(
+                "{} ({}{})",
+                f.name,
+                f.kind.as_str(),
+                if f.secret { ", secret" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn show(m: &Module, as_json: bool) -> Result<()> {
     if as_json {
         let resources: Vec<_> = m
@@ -61,7 +77,12 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             .collect();
         return print_json(
             &json!({"name": m.name, "version": m.version, "description": m.description,
-            "origin": m.origin, "settings": m.settings, "resources": resources}),
+            "origin": m.origin, "settings": m.settings,
+            "requires": m.requires.iter().map(|r| json!({"name": r.name, "kind": r.need.kind(),
+                "fields": r.need.fields().iter().map(|f| json!({"name": f.name, "type": f.kind.as_str(), "secret": f.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            "provides": m.provides.iter().map(|p| json!({"name": p.name, "seat": p.seat,
+                "fields": p.fields.iter().map(|f| json!({"name": f.field.name, "type": f.field.kind.as_str(), "secret": f.field.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            "resources": resources}),
         );
     }
     println!("{} {} ({})", m.name, m.version, m.origin);
@@ -86,6 +107,45 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
                 default,
                 s.cost.as_str(),
                 s.meaning
+            );
+        }
+    }
+    if !m.requires.is_empty() {
+        println!();
+        println!("requires:");
+        for r in &m.requires {
+            let what = match &r.need {
+                Need::Module { provision, .. } => format!("a provision {provision}"),
+                Need::Directory { owner, group, mode } => {
+                    format!("a directory ({owner}:{group} {mode:04o})")
+                }
+                Need::Port => "a port".to_string(),
+                Need::Fact => "facts of its node".to_string(),
+                Need::Mesh => "its identity".to_string(),
+            };
+            println!(
+                "  {:<16} {:<7} {what}: {}",
+                r.name,
+                r.need.kind(),
+                fields(&r.need.fields())
+            );
+        }
+    }
+    if !m.provides.is_empty() {
+        println!();
+        println!("provides:");
+        for p in &m.provides {
+            let f: Vec<crate::catalogue::Field> =
+                p.fields.iter().map(|f| f.field.clone()).collect();
+            println!(
+                "  {:<16} {}{}",
+                p.name,
+                fields(&f),
+                if p.seat {
+                    " (delivered by the seat of this name)"
+                } else {
+                    ""
+                }
             );
         }
     }

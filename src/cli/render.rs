@@ -208,7 +208,10 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
                     let done = match (&u.error, mode) {
                         (Some(e), _) => format!("FAILED, still owed: {e}"),
                         (None, Mode::DryRun) => format!("would {}", u.action.as_str()),
-                        (None, Mode::Apply) => format!("{} done", u.action.as_str()),
+                        (None, Mode::Apply) => u
+                            .done
+                            .clone()
+                            .unwrap_or_else(|| format!("{} done", u.action.as_str())),
                     };
                     let _ = writeln!(
                         out,

@@ -51,6 +51,40 @@ pub(crate) struct ConfigArgs {
     node: String,
 }
 
+/// The module a `settings` command is about, and whose layer: the mesh-wide layer is the
+/// module's; a node's layer is the assignment's, named by its instance (the module's name unless
+/// it was assigned `--as` another).
+fn target(
+    inv: &Inventory,
+    cat: &crate::catalogue::Catalogue,
+    name: &str,
+    node: Option<&str>,
+) -> Result<(Module, String)> {
+    if let Some(n) = node {
+        inv.node(n)?;
+        if let Some(a) = inv
+            .assignments(Some(n))?
+            .into_iter()
+            .find(|a| a.instance == name)
+        {
+            return Ok((cat.module(&a.module)?.clone(), a.instance));
+        }
+    } else if cat.module(name).is_err()
+        && let Some(a) = inv
+            .assignments(None)?
+            .into_iter()
+            .find(|a| a.instance == name)
+    {
+        bail!(
+            "{name} is an instance of {}; the mesh-wide layer is the module's (`mesh settings … {}`), \
+             an instance's own is a node's (`--node NODE`)",
+            a.module,
+            a.module
+        );
+    }
+    Ok((cat.module(name)?.clone(), name.to_string()))
+}
+
 fn layer_name(module: &str, node: Option<&str>) -> String {
     match node {
         Some(n) => format!("the {n} layer of {module}"),
@@ -67,13 +101,10 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             node,
             history,
         } => {
-            let m = cat.module(&module)?;
-            if let Some(n) = &node {
-                inv.node(n)?;
-            }
-            let layer = inv.layer(&m.name, node.as_deref())?;
+            let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
+            let layer = inv.layer(&key, node.as_deref())?;
             let past = if history {
-                inv.layer_history(&m.name, node.as_deref())?
+                inv.layer_history(&key, node.as_deref())?
             } else {
                 Vec::new()
             };
@@ -84,9 +115,9 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
                 return Ok(exit::OK);
             }
             match &layer {
-                None => println!("{}: not set", layer_name(&m.name, node.as_deref())),
+                None => println!("{}: not set", layer_name(&key, node.as_deref())),
                 Some(l) => {
-                    println!("{}:", layer_name(&m.name, node.as_deref()));
+                    println!("{}:", layer_name(&key, node.as_deref()));
                     for (k, v) in l {
                         println!("  {k} = {v}");
                     }
@@ -108,17 +139,14 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             replace,
             pairs,
         } => {
-            let m = cat.module(&module)?.clone();
-            if let Some(n) = &node {
-                inv.node(n)?;
-            }
+            let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
             let new = parse_pairs(&m, &pairs)?;
-            let old = inv.layer(&m.name, node.as_deref())?.unwrap_or_default();
+            let old = inv.layer(&key, node.as_deref())?.unwrap_or_default();
             let (added, changed, removed) = compare(&old, &new);
             if !removed.is_empty() && !replace {
                 bail!(
                     "refused: {} sets {} and this would remove {}; nothing was stored. Repeat {} to keep {}, or say --replace to remove {}",
-                    layer_name(&m.name, node.as_deref()),
+                    layer_name(&key, node.as_deref()),
                     list(&old.keys().cloned().collect::<Vec<_>>()),
                     list(&removed),
                     if removed.len() == 1 { "it" } else { "them" },
@@ -126,11 +154,11 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
                     if removed.len() == 1 { "it" } else { "them" },
                 );
             }
-            let moved = reach(&inv, &m, node.as_deref(), &new)?;
-            inv.set_layer(&m.name, node.as_deref(), &new)?;
+            let moved = reach(&inv, &m, &key, node.as_deref(), &new)?;
+            inv.set_layer(&key, node.as_deref(), &new)?;
             answer(
                 ctx,
-                &m.name,
+                &key,
                 node.as_deref(),
                 &added,
                 &changed,
@@ -139,16 +167,13 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             )?;
         }
         SettingsCommand::Clear { module, node } => {
-            let m = cat.module(&module)?.clone();
-            if let Some(n) = &node {
-                inv.node(n)?;
-            }
-            let moved = reach(&inv, &m, node.as_deref(), &Layer::new())?;
-            let removed = inv.clear_layer(&m.name, node.as_deref())?;
+            let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
+            let moved = reach(&inv, &m, &key, node.as_deref(), &Layer::new())?;
+            let removed = inv.clear_layer(&key, node.as_deref())?;
             let removed: Vec<String> = removed
                 .map(|l| l.keys().cloned().collect())
                 .unwrap_or_default();
-            answer(ctx, &m.name, node.as_deref(), &[], &[], &removed, &moved)?;
+            answer(ctx, &key, node.as_deref(), &[], &[], &removed, &moved)?;
         }
     }
     Ok(exit::OK)
@@ -206,6 +231,7 @@ fn compare(old: &Layer, new: &Layer) -> (Vec<String>, Vec<String>, Vec<String>) 
 fn reach(
     inv: &Inventory,
     m: &Module,
+    instance: &str,
     node: Option<&str>,
     new: &Layer,
 ) -> Result<Vec<(String, String, Vec<String>)>> {
@@ -216,10 +242,10 @@ fn reach(
         .into_iter()
         .filter(|a| a.module == m.name)
     {
-        if node.is_some_and(|n| n != a.node) {
+        if node.is_some_and(|n| n != a.node || a.instance != instance) {
             continue;
         }
-        let own_now = inv.layer(&m.name, Some(&a.node))?;
+        let own_now = inv.layer(&a.instance, Some(&a.node))?;
         let before = resolve::effective(m, mesh_now.as_ref(), own_now.as_ref());
         let after = match node {
             None => resolve::effective(m, Some(new), own_now.as_ref()),
@@ -301,14 +327,33 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
         );
     };
     let m = cat.module(&assignment.module)?;
-    let values: Vec<Effective> = resolve::assignment_settings(&inv, m, &a.node)?;
+    let values: Vec<Effective> =
+        resolve::assignment_settings(&inv, m, &a.node, &assignment.instance)?;
+    let node = inv.node(&a.node)?;
+    let (answers, problems) = resolve::answers(&inv, &cat, &node, assignment)?;
+    let secret = |key: &str| resolve::is_secret(m, key);
+    let requirement_rows: Vec<(String, Value)> = answers
+        .values
+        .iter()
+        .filter(|(k, _)| k.contains('.'))
+        .map(|(k, v)| {
+            let shown = if secret(k) {
+                Value::String("(secret: not shown)".into())
+            } else {
+                v.clone()
+            };
+            (k.clone(), shown)
+        })
+        .collect();
     if ctx.json {
         let rows: Vec<_> = values.iter().map(|e| {
             let decl = m.setting(&e.name);
             json!({"name": e.name, "value": e.value, "source": e.source, "type": decl.map(|d| d.kind.as_str()), "cost": decl.map(|d| d.cost.as_str())})
         }).collect();
+        let reqs: serde_json::Map<String, Value> = requirement_rows.into_iter().collect();
         print_json(
-            &json!({"instance": assignment.instance, "module": m.name, "node": a.node, "settings": rows}),
+            &json!({"instance": assignment.instance, "module": m.name, "node": a.node, "settings": rows,
+                "requirements": reqs, "providers": answers.providers, "unresolved": problems}),
         )?;
         return Ok(exit::OK);
     }
@@ -322,6 +367,20 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
             |v| v.to_string(),
         );
         println!("  {:<24} {:<40} {}", e.name, value, e.source.as_str());
+    }
+    if !requirement_rows.is_empty() {
+        println!("requirements:");
+        for (k, v) in &requirement_rows {
+            let from = k
+                .split_once('.')
+                .and_then(|(r, _)| answers.providers.get(r))
+                .map(|p| format!("from {p}"))
+                .unwrap_or_default();
+            println!("  {k:<24} {:<40} {from}", v.to_string());
+        }
+    }
+    for p in &problems {
+        println!("  unresolved: {p}");
     }
     Ok(exit::OK)
 }

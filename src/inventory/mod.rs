@@ -6,6 +6,7 @@
 //! rather than misread. Write transactions are IMMEDIATE, so two writers never deadlock on the
 //! upgrade from reader to writer.
 
+mod answers;
 mod assignments;
 mod layers;
 mod nodes;
@@ -17,13 +18,20 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
-pub use nodes::{Node, valid_name as nodes_valid_name};
+pub use nodes::{DEFAULT_ROOT, Node, valid_name as nodes_valid_name};
 pub use pushes::{PushRecord, PushRow};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
-const MIGRATIONS: &[(&str, &str)] = &[("0001_init.sql", include_str!("../../state/0001_init.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_init.sql", include_str!("../../state/0001_init.sql")),
+    (
+        "0002_requirements.sql",
+        include_str!("../../state/0002_requirements.sql"),
+    ),
+];
 
 /// What can go wrong with the inventory.
 #[derive(Debug, thiserror::Error)]

@@ -22,7 +22,12 @@ pub struct Node {
     pub host_key: Option<String>,
     /// Made by `mesh lab`.
     pub lab: bool,
+    /// Where the host's directories go unless placed: `<root>/<instance>/<name>`.
+    pub root: String,
 }
+
+/// The default layout's root on a node.
+pub const DEFAULT_ROOT: &str = "/srv/mesh";
 
 impl Node {
     /// A node at `address` with the defaults: port 22, root, no pinned key.
@@ -36,11 +41,12 @@ impl Node {
             sudo: false,
             host_key: None,
             lab: false,
+            root: DEFAULT_ROOT.to_string(),
         }
     }
 }
 
-const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab";
+const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab, root";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
@@ -52,6 +58,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
         sudo: r.get(5)?,
         host_key: r.get(6)?,
         lab: r.get(7)?,
+        root: r.get(8)?,
     })
 }
 
@@ -78,10 +85,10 @@ impl Inventory {
     /// Adds a node or replaces what the inventory says of it (assignments are kept).
     pub fn put_node(&self, node: &Node) -> Result<(), InventoryError> {
         self.conn.execute(
-            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
-                 sudo = ?6, host_key = ?7, lab = ?8",
+                 sudo = ?6, host_key = ?7, lab = ?8, root = ?9",
             params![
                 node.name,
                 node.address,
@@ -92,7 +99,8 @@ impl Inventory {
                     .map(|p| p.to_string_lossy().into_owned()),
                 node.sudo,
                 node.host_key,
-                node.lab
+                node.lab,
+                node.root
             ],
         )?;
         Ok(())

@@ -187,6 +187,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
 /// keys resource owns (`key = value`, one a line), a service's wanted state.
 pub fn content(spec: &Spec) -> String {
     match spec {
+        // a secret never reaches a plan: only that it changes
+        Spec::File(f) if f.secret => "(secret: content not shown)\n".to_string(),
         Spec::File(f) => f.content.clone(),
         Spec::Keys(k) => k
             .keys
@@ -383,6 +385,7 @@ mod tests {
                 mode: 0o644,
                 content: content.into(),
                 validate: vec![],
+                secret: false,
                 costing: Costing {
                     source: "s".into(),
                     settings,

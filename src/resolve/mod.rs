@@ -3,6 +3,7 @@
 //! A node whose assignments cannot all be resolved is refused with every problem at once, so an
 //! operator fixes them in one go rather than one per try.
 
+pub mod requirements;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -12,8 +13,8 @@ use serde_json::Value;
 use crate::catalogue::{Catalogue, Module, ResourceDef, digest, setting};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
-    self, BundleFile, ContainerSpec, Costing, Declaration, DirectorySpec, FileSpec, Key, KeysSpec,
-    Mount, PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    self, BundleFile, ContainerSpec, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
+    PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
 pub use settings::{Effective, Source, effective};
 
@@ -27,15 +28,64 @@ pub enum ResolveError {
     Unresolved { node: String, problems: Vec<String> },
 }
 
-/// The effective settings of one assignment.
+/// The effective settings of one assignment: the module's mesh-wide layer, then the node layer of
+/// this instance.
 pub fn assignment_settings(
     inventory: &Inventory,
     module: &Module,
     node: &str,
+    instance: &str,
 ) -> Result<Vec<Effective>, InventoryError> {
     let mesh = inventory.layer(&module.name, None)?;
-    let own = inventory.layer(&module.name, Some(node))?;
+    let own = inventory.layer(instance, Some(node))?;
     Ok(effective(module, mesh.as_ref(), own.as_ref()))
+}
+
+/// Everything an assignment's definition reads, answered, with what could not be.
+pub fn answers(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    node: &Node,
+    a: &crate::inventory::Assignment,
+) -> Result<(requirements::Answers, Vec<String>), ResolveError> {
+    let module = catalogue
+        .module(&a.module)
+        .map_err(|e| ResolveError::Unresolved {
+            node: node.name.clone(),
+            problems: vec![e.to_string()],
+        })?;
+    let mut problems = Vec::new();
+    let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    requirements::modules(
+        inventory,
+        catalogue,
+        module,
+        node,
+        a,
+        &mut answers,
+        &mut problems,
+    )?;
+    Ok((answers, problems))
+}
+
+/// Whether `key` (`requirement.field`) names a secret field of the module.
+pub fn is_secret(module: &Module, key: &str) -> bool {
+    let Some((name, field)) = key.split_once('.') else {
+        return false;
+    };
+    module
+        .requires
+        .iter()
+        .filter(|r| r.name == name)
+        .flat_map(|r| r.need.fields())
+        .chain(
+            module
+                .provides
+                .iter()
+                .filter(|p| p.name == name)
+                .flat_map(|p| p.fields.iter().map(|f| f.field.clone())),
+        )
+        .any(|f| f.name == field && f.secret)
 }
 
 /// Composes what `node` should be.
@@ -44,7 +94,7 @@ pub fn compose(
     catalogue: &Catalogue,
     node: &Node,
 ) -> Result<Declaration, ResolveError> {
-    let mut resources = Vec::new();
+    let mut resources: Vec<Resource> = Vec::new();
     let mut problems = Vec::new();
     for a in inventory.assignments(Some(&node.name))? {
         let module = match catalogue.module(&a.module) {
@@ -54,44 +104,36 @@ pub fn compose(
                 continue;
             }
         };
-        let values = assignment_settings(inventory, module, &node.name)?;
-        let mut ok = true;
-        for e in &values {
-            let Some(decl) = module.setting(&e.name) else {
-                continue;
-            };
-            match &e.value {
-                None => {
-                    ok = false;
-                    problems.push(format!(
-                        "{}: setting {:?} has no default and no layer sets it; set it with `mesh settings set {} {}=VALUE` ({}: {})",
-                        a.instance, e.name, module.name, e.name, decl.kind.as_str(), decl.meaning
-                    ));
-                }
-                Some(v) if !decl.kind.admits(v) => {
-                    ok = false;
-                    problems.push(format!(
-                        "{}: setting {:?} is {v} (from the {} layer) but the module now wants {}",
-                        a.instance,
-                        e.name,
-                        e.source.as_str(),
-                        decl.kind.expected()
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-        if !ok {
+        let before = problems.len();
+        let mut answers = requirements::own(inventory, module, node, &a, &mut problems)?;
+        requirements::modules(
+            inventory,
+            catalogue,
+            module,
+            node,
+            &a,
+            &mut answers,
+            &mut problems,
+        )?;
+        if problems.len() > before {
             continue;
         }
-        let by_name: BTreeMap<&str, &Value> = values
-            .iter()
-            .filter_map(|e| e.value.as_ref().map(|v| (e.name.as_str(), v)))
-            .collect();
+        for (_, d) in answers.directories {
+            resources.push(Resource {
+                id: format!("{}:directory:{}", a.instance, d.path),
+                instance: a.instance.clone(),
+                module: format!("{}@{}", module.name, module.version),
+                spec: Spec::Directory(d),
+            });
+        }
         for def in &module.resources {
-            resources.push(resource(&a.instance, module, def, &by_name));
+            match resource(&a.instance, module, def, &answers.values) {
+                Ok(r) => resources.push(r),
+                Err(problem) => problems.push(format!("{}: {problem}", a.instance)),
+            }
         }
     }
+    problems.extend(collisions(&resources));
     if !problems.is_empty() {
         return Err(ResolveError::Unresolved {
             node: node.name.clone(),
@@ -105,28 +147,58 @@ pub fn compose(
     })
 }
 
+/// What must stay single on a machine: two instances may not write one file, run one unit or one
+/// container, or own one directory.
+fn collisions(resources: &[Resource]) -> Vec<String> {
+    let mut seen: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    let mut out = Vec::new();
+    for r in resources {
+        let kind = match &r.spec {
+            // a package is installed once, whoever asks for it, and never removed
+            Spec::Package(_) => continue,
+            // a process is a unit too: it may not be another's service
+            Spec::Process(_) => "service",
+            other => other.kind(),
+        };
+        if let Some(first) = seen.insert((kind, r.spec.target()), &r.instance)
+            && first != r.instance
+        {
+            out.push(format!(
+                "{} and {} both declare the {kind} {}; run the second under settings that move it, or not on this node",
+                first,
+                r.instance,
+                r.spec.target()
+            ));
+        }
+    }
+    out
+}
+
 fn resource(
     instance: &str,
     module: &Module,
     def: &ResourceDef,
-    values: &BTreeMap<&str, &Value>,
-) -> Resource {
+    values: &BTreeMap<String, Value>,
+) -> Result<Resource, String> {
     // every string of a definition reads settings as text
     let text = |t: &crate::catalogue::Template| {
-        t.render(|name| {
-            values
-                .get(name)
-                .map(|v| setting::as_text(v))
-                .unwrap_or_default()
-        })
+        t.render(|name| values.get(name).map(setting::as_text).unwrap_or_default())
     };
     let (id, spec) = match def {
         ResourceDef::File(f) => {
             let content = text(&f.template);
+            let path = text(&f.path);
+            if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
+                return Err(format!(
+                    "the file path {} reads as {path:?}, which is not an absolute path",
+                    f.path.source_text()
+                ));
+            }
             (
-                format!("{instance}:file:{}", f.path),
+                format!("{instance}:file:{path}"),
                 Spec::File(FileSpec {
-                    path: f.path.clone(),
+                    path,
+                    secret: f.secret,
                     owner: f.owner.clone(),
                     group: f.group.clone(),
                     mode: f.mode,
@@ -134,15 +206,23 @@ fn resource(
                     validate: f.validate.clone(),
                     costing: Costing {
                         source: f.source.clone(),
-                        settings: used(module, f.template.references(), values),
+                        settings: used(
+                            module,
+                            f.template
+                                .references()
+                                .into_iter()
+                                .chain(f.path.references())
+                                .collect(),
+                            values,
+                        ),
                         cost: f.cost,
-                        units: f.units.clone(),
+                        units: unit_names(&f.units, &text)?,
                     },
                 }),
             )
         }
         ResourceDef::Keys(k) => {
-            let lookup = |name: &str| values.get(name).map(|v| (*v).clone());
+            let lookup = |name: &str| values.get(name).cloned();
             let keys = k
                 .keys
                 .iter()
@@ -164,20 +244,11 @@ fn resource(
                         source: k.source.clone(),
                         settings: used(module, refs, values),
                         cost: k.cost,
-                        units: k.units.clone(),
+                        units: unit_names(&k.units, &text)?,
                     },
                 }),
             )
         }
-        ResourceDef::Directory(d) => (
-            format!("{instance}:directory:{}", d.path),
-            Spec::Directory(DirectorySpec {
-                path: d.path.clone(),
-                owner: d.owner.clone(),
-                group: d.group.clone(),
-                mode: d.mode,
-            }),
-        ),
         ResourceDef::Package(name) => (
             format!("{instance}:package:{name}"),
             Spec::Package(PackageSpec { name: name.clone() }),
@@ -200,7 +271,7 @@ fn resource(
                         .iter()
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
-                    working_directory: p.working_directory.clone(),
+                    working_directory: p.working_directory.as_ref().map(text),
                     restart: p.restart.clone(),
                     bundle_dir: format!("{}/bundles/{base}", wire::STATE_DIR),
                     bundle: p
@@ -262,19 +333,39 @@ fn resource(
             }),
         ),
     };
-    Resource {
+    Ok(Resource {
         id,
         instance: instance.to_string(),
         module: format!("{}@{}", module.name, module.version),
         spec,
-    }
+    })
+}
+
+/// A resource's unit names, rendered (`${me.instance}.service`) and checked.
+fn unit_names(
+    units: &[String],
+    text: &dyn Fn(&crate::catalogue::Template) -> String,
+) -> Result<Vec<String>, String> {
+    units
+        .iter()
+        .map(|u| {
+            let name = crate::catalogue::Template::parse(u)
+                .map(|t| text(&t))
+                .unwrap_or_else(|_| u.clone());
+            if crate::catalogue::valid_unit(&name) {
+                Ok(name)
+            } else {
+                Err(format!("{u} reads as {name:?}, which is not a unit name"))
+            }
+        })
+        .collect()
 }
 
 /// The settings a resource reads, each with a digest of its value (never the value) and its cost.
 fn used(
     module: &Module,
     references: Vec<&str>,
-    values: &BTreeMap<&str, &Value>,
+    values: &BTreeMap<String, Value>,
 ) -> BTreeMap<String, SettingUse> {
     references
         .into_iter()
@@ -334,14 +425,14 @@ mod tests {
         .unwrap();
         let module = load_module(&m).unwrap();
         let values = effective(&module, mesh, None);
-        let by_name: BTreeMap<&str, &Value> = values
-            .iter()
-            .filter_map(|e| e.value.as_ref().map(|v| (e.name.as_str(), v)))
+        let by_name: BTreeMap<String, Value> = values
+            .into_iter()
+            .filter_map(|e| e.value.map(|v| (e.name, v)))
             .collect();
         module
             .resources
             .iter()
-            .map(|def| resource("rt", &module, def, &by_name).spec)
+            .map(|def| resource("rt", &module, def, &by_name).unwrap().spec)
             .collect()
     }
 

@@ -106,6 +106,8 @@ mod tests {
             cost: Cost::None,
         };
         Module {
+            requires: vec![],
+            provides: vec![],
             name: "m".into(),
             version: "1".into(),
             description: "d".into(),

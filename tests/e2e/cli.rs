@@ -105,7 +105,7 @@ fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
     }
     assert_eq!(
         run.stderr
-            .matches("setting \"names\" has no default")
+            .matches("setting \"names\" (the operator's) has no default")
             .count(),
         2,
         "{}",

@@ -9,10 +9,12 @@ use crate::util::{Mesh, invocation, node_result, on};
 const KEEPER: &str = r#"{
   "name": "keeper", "version": "1", "description": "Everything the mesh gives back, on one machine.",
   "settings": [{"name": "greeting", "type": "string", "meaning": "What the worker says.", "default": "hello", "cost": "none"}],
+  "requires": [
+    {"name": "empty", "kind": "host", "directory": {}},
+    {"name": "data", "kind": "host", "directory": {"mode": "0750"}}
+  ],
   "resources": [
     {"kind": "package", "name": "mesh-test-tool"},
-    {"kind": "directory", "path": "/srv/keeper-empty"},
-    {"kind": "directory", "path": "/srv/keeper-data", "mode": "0750"},
     {"kind": "file", "path": "/etc/issue", "template": "issue", "mode": "0644"},
     {"kind": "service", "unit": "mesh-idle.service", "state": "running", "enabled": true},
     {"kind": "service", "unit": "ssh.service", "state": "running"},
@@ -69,7 +71,7 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     on("node1", IDLE_UNIT);
     on(
         "node1",
-        "rm -rf /srv/keeper-empty /srv/keeper-data; chown 1:1 /etc/issue; chmod 0604 /etc/issue",
+        "rm -rf /srv/mesh/keeper; chown 1:1 /etc/issue; chmod 0604 /etc/issue",
     );
     let original = fingerprint();
     mesh.run(&["assign", "keeper", "node1"]).ok();
@@ -100,7 +102,10 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     );
     assert_eq!(on("node1", "cat /run/mesh-worker"), "hello\n");
     assert_eq!(on("node1", "mesh-test-tool").trim(), "mesh-test-tool");
-    assert_eq!(on("node1", "stat -c %a /srv/keeper-data").trim(), "750");
+    assert_eq!(
+        on("node1", "stat -c %a /srv/mesh/keeper/data").trim(),
+        "750"
+    );
 
     // the process's bundle changed: it restarts and says the new greeting
     let worker = invocation("node1", "keeper-worker.service");
@@ -118,7 +123,7 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     assert_ne!(invocation("node1", "keeper-worker.service"), worker);
 
     // data arrives in one directory; then the module goes
-    on("node1", "echo precious >/srv/keeper-data/precious");
+    on("node1", "echo precious >/srv/mesh/keeper/data/precious");
     mesh.run(&["unassign", "keeper", "node1"]).ok();
     let plan = mesh.run(&["plan", "node1"]).ok().stdout;
     for said in [
@@ -126,7 +131,7 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
         "- keeper:service:mesh-idle.service — stops mesh-idle.service",
         "- keeper:service:ssh.service — leaves the machine as it is",
         "- keeper:file:/etc/issue — restores /etc/issue as the host had it",
-        "- keeper:directory:/srv/keeper-empty — deletes /srv/keeper-empty",
+        "- keeper:directory:/srv/mesh/keeper/empty — deletes /srv/mesh/keeper/empty",
         "! mesh-idle.service will stop",
         "! keeper-worker.service will stop",
     ] {
@@ -152,8 +157,8 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
         "ssh.service: left running: it was running before the mesh",
         "stopped and disabled keeper-worker.service, removed its unit file and its bundle",
         "restored /etc/issue from the original",
-        "kept /srv/keeper-data: it holds files",
-        "removed /srv/keeper-empty: the mesh made it and it is empty",
+        "kept /srv/mesh/keeper/data: it holds files",
+        "removed /srv/mesh/keeper/empty: the mesh made it and it is empty",
         "left mesh-test-tool installed",
     ] {
         assert!(
@@ -195,17 +200,20 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     assert_eq!(
         on(
             "node1",
-            "test -e /srv/keeper-empty && echo there || echo gone"
+            "test -e /srv/mesh/keeper/empty && echo there || echo gone"
         )
         .trim(),
         "gone"
     );
-    assert_eq!(on("node1", "cat /srv/keeper-data/precious"), "precious\n");
+    assert_eq!(
+        on("node1", "cat /srv/mesh/keeper/data/precious"),
+        "precious\n"
+    );
     assert!(on("node1", "dpkg -s mesh-test-tool").contains("Status: install ok installed"));
 
     on(
         "node1",
-        "dpkg -r mesh-test-tool >/dev/null; rm -rf /srv/keeper-data /srv/mesh-repo /etc/apt/sources.list.d/mesh-test.list; \
+        "dpkg -r mesh-test-tool >/dev/null; rm -rf /srv/mesh/keeper /srv/mesh-repo /etc/apt/sources.list.d/mesh-test.list; \
          [ -e /etc/apt/sources.list.mesh-test ] && mv /etc/apt/sources.list.mesh-test /etc/apt/sources.list; \
          rm -f /etc/systemd/system/mesh-idle.service; systemctl daemon-reload; chown 0:0 /etc/issue; chmod 0644 /etc/issue",
     );

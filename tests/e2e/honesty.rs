@@ -28,8 +28,8 @@ const ALPHA: &str = r#"{
 const BETA: &str = r#"{
   "name": "beta", "version": "1", "description": "Keys in a shared file and a directory.",
   "settings": [{"name": "level", "type": "integer", "meaning": "A number.", "default": 1, "cost": "none"}],
+  "requires": [{"name": "spool", "kind": "host", "directory": {}}],
   "resources": [
-    {"kind": "directory", "path": "/srv/mesh-beta"},
     {"kind": "keys", "path": "/etc/mesh-beta.json", "keys": {"beta": {"level": "${level}"}}}
   ]
 }"#;
@@ -118,7 +118,7 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
     for n in NODES {
         on(
             n,
-            "rm -rf /etc/mesh-alpha.conf /etc/mesh-beta.json /srv/mesh-beta",
+            "rm -rf /etc/mesh-alpha.conf /etc/mesh-beta.json /srv/mesh/beta",
         );
     }
 

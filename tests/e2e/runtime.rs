@@ -63,7 +63,7 @@ fn a_mesh_wide_runtime_setting_reaches_every_daemon_and_a_node_override_survives
     assert!(
         refused
             .stderr
-            .contains("\"insecure-registries\" has no default"),
+            .contains("\"insecure-registries\" (the operator's) has no default"),
         "{}",
         refused.stderr
     );

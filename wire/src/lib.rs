@@ -261,6 +261,10 @@ pub struct FileSpec {
     /// back and the resource fails. E.g. `["sshd", "-t"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validate: Vec<String>,
+    /// It holds secrets: the operator never shows its content (plans, diffs), and the helper
+    /// never reports it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
     #[serde(flatten)]
     pub costing: Costing,
 }
@@ -472,6 +476,10 @@ pub struct UnitOutcome {
     pub action: Cost,
     /// The resources whose change caused it.
     pub because: Vec<String>,
+    /// What was done, in words ("restarted", or "not running: it reads the change when it
+    /// starts").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
     /// Why it failed, if it did; the cost stays owed for the next run.
     pub error: Option<String>,
 }

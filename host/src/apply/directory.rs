@@ -41,6 +41,7 @@ impl Run<'_> {
                 path: spec.path.clone(),
                 created: found.is_none(),
                 original: found.filter(|f| *f != (uid, gid, spec.mode)),
+                parents_made: missing_parents(path),
             };
             record
                 .resources
@@ -54,12 +55,9 @@ impl Run<'_> {
         match found {
             None => {
                 if self.applying() {
-                    fs::create_dir(path).map_err(|e| match e.kind() {
-                        io::ErrorKind::NotFound => {
-                            "its parent directory does not exist (declare it first)".to_string()
-                        }
-                        _ => e.to_string(),
-                    })?;
+                    // parents it makes (the node's root, the instance's folder) are recorded,
+                    // and removed again with it when empty
+                    fs::create_dir_all(path).map_err(|e| e.to_string())?;
                     set(path, uid, gid, spec.mode)?;
                 }
                 Ok(outcome(
@@ -130,6 +128,15 @@ impl Run<'_> {
             )),
         }
     }
+}
+
+/// The ancestors of `path` that do not exist yet, deepest first.
+fn missing_parents(path: &Path) -> Vec<String> {
+    path.ancestors()
+        .skip(1)
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {

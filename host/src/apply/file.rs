@@ -257,6 +257,7 @@ mod tests {
                 mode: 0o640,
                 content: content.into(),
                 validate: vec![],
+                secret: false,
                 costing: Costing {
                     source: "s".into(),
                     settings: BTreeMap::new(),

@@ -318,24 +318,25 @@ impl Run<'_> {
                 continue;
             }
             let owed_before = record.units.get(&unit).is_some_and(|u| u.owed > Cost::None);
-            let error = if self.applying() {
+            let (done, error) = if self.applying() {
                 match units::pay(&unit, cost, owed_before) {
-                    Ok(_) => {
+                    Ok(done) => {
                         record.units.remove(&unit);
-                        None
+                        (Some(done.to_string()), None)
                     }
                     Err(e) => {
                         record.units.entry(unit.clone()).or_default().owed = cost;
-                        Some(e)
+                        (None, Some(e))
                     }
                 }
             } else {
-                None
+                (None, None)
             };
             out.push(UnitOutcome {
                 unit,
                 action: cost,
                 because,
+                done,
                 error,
             });
         }

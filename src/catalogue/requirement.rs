@@ -1,0 +1,482 @@
+//! Requirements and provisions (design 27): everything a module needs is a requirement answered
+//! by one of four providers, and a module may provide something others require.
+//!
+//! | kind       | answers                                                  | fields                     |
+//! |------------|----------------------------------------------------------|----------------------------|
+//! | `operator` | a value a person chooses: the module's **settings**      | `${name}`                  |
+//! | `host`     | a `directory`, a `port` or a `fact` of the module's node | `path` / `port` / `name`, `address`, `nodes` |
+//! | `mesh`     | the instance's identity                                  | `instance`, `node`, `login` |
+//! | `module`   | a provision of another module, by its contract's fields  | the contract's             |
+//!
+//! A definition reads any of them with one form, `${requirement.field}` (a setting is `${name}`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::setting::{self, SettingType};
+use super::template::Template;
+
+/// What a module requires, by name.
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    pub name: String,
+    pub need: Need,
+}
+
+/// The kinds of requirement besides settings (the operator's), and what each asks for.
+#[derive(Debug, Clone)]
+pub enum Need {
+    /// A provision of another module, read through the fields of its contract.
+    Module {
+        provision: String,
+        fields: Vec<Field>,
+    },
+    /// A directory on the module's own node, made by the host with this owner and mode.
+    Directory {
+        owner: String,
+        group: String,
+        mode: u32,
+    },
+    /// A port on the module's own node, allocated once per node and instance.
+    Port,
+    /// What the module's own node is: its name and address, and the names of the mesh's nodes.
+    Fact,
+    /// The instance's identity: its name, its node and a login of at most 20 characters.
+    Mesh,
+}
+
+impl Need {
+    /// The provider kind as module.json spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Need::Module { .. } => "module",
+            Need::Directory { .. } | Need::Port | Need::Fact => "host",
+            Need::Mesh => "mesh",
+        }
+    }
+
+    /// The fields a definition may read, with their types and whether they are secret.
+    pub fn fields(&self) -> Vec<Field> {
+        let plain = |name: &str, kind| Field {
+            name: name.to_string(),
+            kind,
+            secret: false,
+        };
+        match self {
+            Need::Module { fields, .. } => fields.clone(),
+            Need::Directory { .. } => vec![plain("path", SettingType::String)],
+            Need::Port => vec![plain("port", SettingType::Integer)],
+            Need::Fact => vec![
+                plain("name", SettingType::String),
+                plain("address", SettingType::String),
+                plain("nodes", SettingType::List),
+            ],
+            Need::Mesh => vec![
+                plain("instance", SettingType::String),
+                plain("node", SettingType::String),
+                plain("login", SettingType::String),
+            ],
+        }
+    }
+}
+
+/// One field of a contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub kind: SettingType,
+    /// A secret reaches a process only as a file, and is never printed.
+    pub secret: bool,
+}
+
+/// What a module provides to others.
+#[derive(Debug, Clone)]
+pub struct Provision {
+    /// The provision's name: what consumers ask for, and the seat that may deliver it.
+    pub name: String,
+    /// Delivered by a mesh seat: consumers are answered by whoever holds the seat of this name.
+    pub seat: bool,
+    pub fields: Vec<ProvidedField>,
+}
+
+/// One field a provider answers with.
+#[derive(Debug, Clone)]
+pub struct ProvidedField {
+    pub field: Field,
+    /// Its value from the provider's own settings, host and mesh requirements; `None` for a
+    /// secret the mesh generates once for the provider.
+    pub value: Option<Template>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequirement {
+    name: Option<String>,
+    kind: Option<String>,
+    provision: Option<String>,
+    #[serde(default)]
+    fields: BTreeMap<String, RawField>,
+    directory: Option<RawDirectory>,
+    port: Option<serde_json::Map<String, Value>>,
+    fact: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDirectory {
+    #[serde(default = "root")]
+    owner: String,
+    #[serde(default = "root")]
+    group: String,
+    #[serde(default = "dir_mode")]
+    mode: String,
+}
+
+fn root() -> String {
+    "root".into()
+}
+fn dir_mode() -> String {
+    "0755".into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawField {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    secret: bool,
+    value: Option<String>,
+    #[serde(default)]
+    generate: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProvision {
+    name: Option<String>,
+    #[serde(default)]
+    seat: bool,
+    #[serde(default)]
+    fields: BTreeMap<String, RawField>,
+}
+
+/// A refusal: the field it names (under `requires[i]` or `provides[i]`) and why.
+pub(super) type Refusal = (String, String);
+
+fn field_type(at: &str, raw: &RawField) -> Result<SettingType, Refusal> {
+    let types = SettingType::ALL.map(SettingType::as_str).join(", ");
+    match &raw.kind {
+        None => Err((
+            format!("{at}.type"),
+            format!("missing: every field declares its type ({types})"),
+        )),
+        Some(k) => SettingType::parse(k).ok_or_else(|| {
+            (
+                format!("{at}.type"),
+                format!("{k:?} is not a type; use one of {types}"),
+            )
+        }),
+    }
+}
+
+/// A requirement's or provision's name: there, and a well-formed name.
+fn named(name: Option<String>, at: String) -> Result<String, Refusal> {
+    match name {
+        None => Err((at, "missing".into())),
+        Some(n) if !setting::valid_name(&n) => {
+            Err((at, "must be lower case letters, digits and -".into()))
+        }
+        Some(n) => Ok(n),
+    }
+}
+
+/// Parses `requires[i]`.
+pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, Refusal> {
+    let at = |f: &str| format!("requires[{i}].{f}");
+    let name = named(raw.name, at("name"))?;
+    let kind = raw.kind.unwrap_or_default();
+    let need = match kind.as_str() {
+        "module" => {
+            let provision = raw.provision.ok_or_else(|| {
+                (
+                    at("provision"),
+                    "missing: name the provision it needs".to_string(),
+                )
+            })?;
+            if raw.fields.is_empty() {
+                return Err((
+                    at("fields"),
+                    "missing: the contract's fields the module reads".into(),
+                ));
+            }
+            let mut fields = Vec::new();
+            for (f, rf) in &raw.fields {
+                let here = at(&format!("fields.{f}"));
+                if rf.value.is_some() || rf.generate {
+                    return Err((
+                        here,
+                        "a consumer's field has no value: the provider answers it".into(),
+                    ));
+                }
+                fields.push(Field {
+                    name: f.clone(),
+                    kind: field_type(&here, rf)?,
+                    secret: rf.secret,
+                });
+            }
+            Need::Module { provision, fields }
+        }
+        "host" => match (raw.directory, raw.port, raw.fact) {
+            (Some(d), None, None) => Need::Directory {
+                mode: u32::from_str_radix(d.mode.trim_start_matches("0o"), 8)
+                    .ok()
+                    .filter(|m| *m <= 0o7777)
+                    .ok_or_else(|| {
+                        (
+                            at("directory.mode"),
+                            format!("{:?} is not an octal mode", d.mode),
+                        )
+                    })?,
+                owner: d.owner,
+                group: d.group,
+            },
+            (None, Some(_), None) => Need::Port,
+            (None, None, Some(_)) => Need::Fact,
+            _ => {
+                return Err((
+                    at("kind"),
+                    "a host requirement is exactly one of \"directory\", \"port\" or \"fact\""
+                        .into(),
+                ));
+            }
+        },
+        "mesh" => Need::Mesh,
+        "operator" => {
+            return Err((
+                at("kind"),
+                "an operator requirement is a setting: declare it under \"settings\"".into(),
+            ));
+        }
+        "" => {
+            return Err((
+                at("kind"),
+                "missing: module, host, mesh (or a setting, the operator's)".into(),
+            ));
+        }
+        other => {
+            return Err((
+                at("kind"),
+                format!(
+                    "{other:?} is not a provider; use module, host or mesh (or a setting, the operator's)"
+                ),
+            ));
+        }
+    };
+    Ok(Requirement { name, need })
+}
+
+/// Parses `provides[i]`.
+pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusal> {
+    let at = |f: &str| format!("provides[{i}].{f}");
+    let name = named(raw.name, at("name"))?;
+    if raw.fields.is_empty() {
+        return Err((at("fields"), "missing: the fields it answers with".into()));
+    }
+    let mut fields = Vec::new();
+    for (f, rf) in &raw.fields {
+        let here = at(&format!("fields.{f}"));
+        let kind = field_type(&here, rf)?;
+        let value = match (&rf.value, rf.generate) {
+            (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
+            (None, true) if rf.secret && kind == SettingType::String => None,
+            (None, true) => {
+                return Err((
+                    here,
+                    "only a secret string is generated (\"secret\": true, \"type\": \"string\")"
+                        .into(),
+                ));
+            }
+            (Some(_), true) => {
+                return Err((here, "either a value or generate, not both".into()));
+            }
+            (None, false) => {
+                return Err((
+                    here,
+                    "missing: a \"value\", or \"generate\": true for a secret".into(),
+                ));
+            }
+        };
+        fields.push(ProvidedField {
+            field: Field {
+                name: f.clone(),
+                kind,
+                secret: rf.secret,
+            },
+            value,
+        });
+    }
+    Ok(Provision {
+        name,
+        seat: raw.seat,
+        fields,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(json: &str) -> Result<Requirement, Refusal> {
+        requirement(0, serde_json::from_str(json).unwrap())
+    }
+
+    #[test]
+    fn every_requirement_has_one_of_the_four_provider_kinds() {
+        assert_eq!(
+            req(r#"{"name":"me","kind":"mesh"}"#).unwrap().need.kind(),
+            "mesh"
+        );
+        assert_eq!(
+            req(r#"{"name":"data","kind":"host","directory":{}}"#)
+                .unwrap()
+                .need
+                .kind(),
+            "host"
+        );
+        let (field, why) = req(r#"{"name":"x","kind":"vault"}"#).err().unwrap();
+        assert_eq!(field, "requires[0].kind");
+        assert!(why.contains("\"vault\" is not a provider"), "{why}");
+        let (_, why) = req(r#"{"name":"x","kind":"operator"}"#).err().unwrap();
+        assert!(why.contains("declare it under \"settings\""), "{why}");
+        let (_, why) = req(r#"{"name":"x","kind":"host","port":{},"fact":{}}"#)
+            .err()
+            .unwrap();
+        assert!(why.contains("exactly one of"), "{why}");
+    }
+
+    #[test]
+    fn a_module_requirement_names_its_contract_and_only_providers_give_values() {
+        let r = req(r#"{"name":"store","kind":"module","provision":"kv",
+                "fields":{"host":{"type":"string"},"password":{"type":"string","secret":true}}}"#)
+        .unwrap();
+        assert_eq!(r.need.fields().len(), 2);
+        assert!(
+            r.need
+                .fields()
+                .iter()
+                .any(|f| f.name == "password" && f.secret)
+        );
+        assert!(
+            req(r#"{"name":"s","kind":"module","provision":"kv","fields":{"h":{"type":"string","value":"x"}}}"#)
+                .is_err()
+        );
+    }
+}
+
+/// What a definition may read: its settings, its requirements' fields and its own provisions'
+/// fields. Every `${…}` is checked against it when the module is loaded.
+pub(super) struct Scope<'a> {
+    pub(super) settings: &'a [super::Setting],
+    pub(super) requirements: &'a [Requirement],
+    pub(super) provisions: &'a [Provision],
+}
+
+/// Where a reference is read, which decides whether a secret may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// A file declared `"secret": true` (mode 0600 or stricter): a secret may be read.
+    SecretFile,
+    /// An environment variable of a resource that declares why a secret must go there.
+    ExcusedEnvironment,
+    /// Anything else: no secret.
+    Plain,
+    /// A provision's field: the provider's own settings, host and mesh requirements only.
+    ProvisionValue,
+}
+
+impl Scope<'_> {
+    /// Checks every reference of a template read as `reading`; the error says which and why.
+    pub(super) fn check(&self, refs: Vec<&str>, reading: Reading) -> Result<(), String> {
+        for r in refs {
+            match r.split_once('.') {
+                None => {
+                    if !self.settings.iter().any(|s| s.name == r) {
+                        return Err(format!(
+                            "reads ${{{r}}}, which the module does not declare (settings: {})",
+                            self.names()
+                        ));
+                    }
+                }
+                Some((name, field)) => {
+                    let (found, from_module) = if let Some(req) =
+                        self.requirements.iter().find(|q| q.name == name)
+                    {
+                        (
+                            req.need.fields().into_iter().find(|f| f.name == field),
+                            matches!(req.need, Need::Module { .. }),
+                        )
+                    } else if let Some(p) = self.provisions.iter().find(|p| p.name == name) {
+                        (
+                            p.fields
+                                .iter()
+                                .find(|f| f.field.name == field)
+                                .map(|f| f.field.clone()),
+                            true,
+                        )
+                    } else {
+                        return Err(format!(
+                            "reads ${{{r}}}, but the module has no requirement or provision {name:?} (requirements: {})",
+                            self.requirement_names()
+                        ));
+                    };
+                    let Some(f) = found else {
+                        return Err(format!(
+                            "reads ${{{r}}}, but {name:?} has no field {field:?}"
+                        ));
+                    };
+                    if reading == Reading::ProvisionValue && from_module {
+                        return Err(format!(
+                            "reads ${{{r}}}: a provision answers from the provider's own settings, host and mesh requirements"
+                        ));
+                    }
+                    if f.secret
+                        && !matches!(reading, Reading::SecretFile | Reading::ExcusedEnvironment)
+                    {
+                        return Err(format!(
+                            "reads ${{{r}}}, a secret field: a secret reaches a process only as a file \
+                             (a file resource with \"secret\": true); an environment variable needs \
+                             \"secret-environment\": \"<why the software cannot read a file>\" on the resource"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn names(&self) -> String {
+        let n: Vec<&str> = self.settings.iter().map(|s| s.name.as_str()).collect();
+        if n.is_empty() {
+            "none".into()
+        } else {
+            n.join(", ")
+        }
+    }
+
+    fn requirement_names(&self) -> String {
+        let n: Vec<&str> = self
+            .requirements
+            .iter()
+            .map(|q| q.name.as_str())
+            .chain(self.provisions.iter().map(|p| p.name.as_str()))
+            .collect();
+        if n.is_empty() {
+            "none".into()
+        } else {
+            n.join(", ")
+        }
+    }
+}

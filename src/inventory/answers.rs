@@ -1,0 +1,221 @@
+//! What answers requirements, kept so that it stays the same from push to push: placements of
+//! host directories, allocated ports, pins, seats and generated secrets.
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::{Inventory, InventoryError};
+
+/// The ports the host hands out; the first free one on the node is taken.
+pub const PORTS: std::ops::RangeInclusive<u16> = 20000..=29999;
+
+/// Who holds a seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Seat {
+    pub seat: String,
+    pub instance: String,
+    pub node: String,
+    pub set_at: String,
+}
+
+impl Inventory {
+    /// Where `mesh place` put an instance's directory, if it did.
+    pub fn placement(
+        &self,
+        node: &str,
+        instance: &str,
+        name: &str,
+    ) -> Result<Option<String>, InventoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT path FROM placements WHERE node = ?1 AND instance = ?2 AND name = ?3",
+                params![node, instance, name],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Places an instance's directory at `path`.
+    pub fn place(
+        &self,
+        node: &str,
+        instance: &str,
+        name: &str,
+        path: &str,
+    ) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT INTO placements (node, instance, name, path) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (node, instance, name) DO UPDATE SET path = ?4",
+            params![node, instance, name, path],
+        )?;
+        Ok(())
+    }
+
+    /// The port the host gave `instance`'s requirement `name` on `node`, allocated the first time
+    /// it is asked for (the lowest free one), and the same ever after.
+    pub fn port(&self, node: &str, instance: &str, name: &str) -> Result<u16, InventoryError> {
+        let known: Option<u16> = self
+            .conn
+            .query_row(
+                "SELECT port FROM ports WHERE node = ?1 AND instance = ?2 AND name = ?3",
+                params![node, instance, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(p) = known {
+            return Ok(p);
+        }
+        let taken: Vec<u16> = self
+            .conn
+            .prepare("SELECT port FROM ports WHERE node = ?1")?
+            .query_map([node], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let port = PORTS
+            .clone()
+            .find(|p| !taken.contains(p))
+            .ok_or_else(|| InventoryError::Corrupt(format!("{node} has no free port left")))?;
+        self.conn.execute(
+            "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
+            params![node, instance, name, port],
+        )?;
+        Ok(port)
+    }
+
+    /// The provider an assignment's requirement is pinned to: `(instance, node)`.
+    pub fn pin(
+        &self,
+        node: &str,
+        instance: &str,
+        requirement: &str,
+    ) -> Result<Option<(String, String)>, InventoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT provider_instance, provider_node FROM pins
+                 WHERE node = ?1 AND instance = ?2 AND requirement = ?3",
+                params![node, instance, requirement],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// Pins an assignment's requirement to a provider.
+    pub fn set_pin(
+        &self,
+        node: &str,
+        instance: &str,
+        requirement: &str,
+        provider: (&str, &str),
+    ) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT INTO pins (node, instance, requirement, provider_instance, provider_node)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (node, instance, requirement) DO UPDATE SET provider_instance = ?4,
+                 provider_node = ?5",
+            params![node, instance, requirement, provider.0, provider.1],
+        )?;
+        Ok(())
+    }
+
+    /// Who holds `seat`.
+    pub fn seat(&self, seat: &str) -> Result<Option<Seat>, InventoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT seat, instance, node, set_at FROM seats WHERE seat = ?1",
+                [seat],
+                |r| {
+                    Ok(Seat {
+                        seat: r.get(0)?,
+                        instance: r.get(1)?,
+                        node: r.get(2)?,
+                        set_at: r.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Every held seat.
+    pub fn seats(&self) -> Result<Vec<Seat>, InventoryError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seat, instance, node, set_at FROM seats ORDER BY seat")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Seat {
+                seat: r.get(0)?,
+                instance: r.get(1)?,
+                node: r.get(2)?,
+                set_at: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Gives `seat` to `instance` on `node`, returning who held it before.
+    pub fn set_seat(
+        &self,
+        seat: &str,
+        instance: &str,
+        node: &str,
+    ) -> Result<Option<Seat>, InventoryError> {
+        let before = self.seat(seat)?;
+        self.conn.execute(
+            "INSERT INTO seats (seat, instance, node) VALUES (?1, ?2, ?3)
+             ON CONFLICT (seat) DO UPDATE SET instance = ?2, node = ?3,
+                 set_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+            params![seat, instance, node],
+        )?;
+        Ok(before)
+    }
+
+    /// A provider's generated secret field, made the first time it is asked for and the same ever
+    /// after. It is only ever read to be delivered; nothing prints it.
+    pub fn secret(
+        &self,
+        node: &str,
+        instance: &str,
+        provision: &str,
+        field: &str,
+    ) -> Result<String, InventoryError> {
+        let known: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM secrets
+                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+                params![node, instance, provision, field],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(v) = known {
+            return Ok(v);
+        }
+        let value = generate_password()?;
+        self.conn.execute(
+            "INSERT INTO secrets (node, instance, provision, field, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![node, instance, provision, field, value],
+        )?;
+        Ok(value)
+    }
+}
+
+/// 32 characters from [A-Za-z0-9], from the kernel's random source (about 190 bits).
+fn generate_password() -> Result<String, InventoryError> {
+    use std::io::Read;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::new();
+    let mut random = std::fs::File::open("/dev/urandom")
+        .map_err(|e| InventoryError::Corrupt(format!("cannot read /dev/urandom: {e}")))?;
+    while out.len() < 32 {
+        let mut byte = [0u8; 1];
+        random
+            .read_exact(&mut byte)
+            .map_err(|e| InventoryError::Corrupt(format!("cannot read /dev/urandom: {e}")))?;
+        // 248 = 4 * 62: no bias toward the first letters
+        if byte[0] < 248 {
+            out.push(char::from(ALPHABET[usize::from(byte[0]) % ALPHABET.len()]));
+        }
+    }
+    Ok(out)
+}

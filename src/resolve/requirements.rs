@@ -1,0 +1,394 @@
+//! Answering requirements (design 27). Every value a definition can read is resolved here into
+//! one map, keyed the way templates name it: `name` for a setting, `requirement.field` for a field
+//! of a requirement or of the module's own provision.
+//!
+//! A module provider is chosen by, in order: a pin on the assignment, the holder of the seat that
+//! delivers the provision, the provider on the consumer's own node, the only provider in the mesh;
+//! otherwise the requirement is refused, naming the candidates or the unheld seat. Every problem
+//! of an assignment is collected, so a refusal says everything at once.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision, setting};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node};
+use crate::wire::DirectorySpec;
+
+use super::assignment_settings;
+
+/// Everything an assignment's definition can read, and the directories its host requirements ask
+/// for.
+#[derive(Debug, Default)]
+pub struct Answers {
+    pub values: BTreeMap<String, Value>,
+    /// Host directories, by requirement name.
+    pub directories: Vec<(String, DirectorySpec)>,
+    /// Which provider answers each module requirement: requirement → `instance@node`.
+    pub providers: BTreeMap<String, String>,
+}
+
+/// The longest login a backend takes (ADR 0049).
+pub const LOGIN_MAX: usize = 20;
+
+/// The instance's login: `<instance>-<node>` when that fits, else a short form of the instance
+/// and a digest of both, so every party derives the same one and two never collide.
+pub fn login(instance: &str, node: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    let full = format!("{}-{}", clean(instance), clean(node));
+    if full.len() <= LOGIN_MAX {
+        return full;
+    }
+    let digest = crate::catalogue::digest(&[instance.as_bytes(), node.as_bytes()]);
+    let short: String = clean(instance).chars().take(LOGIN_MAX - 9).collect();
+    format!("{short}-{}", &digest[..8])
+}
+
+/// Resolves the settings, host and mesh requirements and own provisions of `a` on `node`: all an
+/// assignment can answer by itself. Problems are pushed; what could not be answered is left out.
+pub(super) fn own(
+    inventory: &Inventory,
+    module: &Module,
+    node: &Node,
+    a: &Assignment,
+    problems: &mut Vec<String>,
+) -> Result<Answers, InventoryError> {
+    let mut answers = Answers::default();
+    for e in assignment_settings(inventory, module, &node.name, &a.instance)? {
+        let Some(decl) = module.setting(&e.name) else {
+            continue;
+        };
+        match e.value {
+            None => problems.push(format!(
+                "{}: setting {:?} (the operator's) has no default and no layer sets it; set it with \
+                 `mesh settings set {} {}=VALUE` ({}: {})",
+                a.instance,
+                e.name,
+                module.name,
+                e.name,
+                decl.kind.as_str(),
+                decl.meaning
+            )),
+            Some(v) if !decl.kind.admits(&v) => problems.push(format!(
+                "{}: setting {:?} is {v} (from the {} layer) but the module now wants {}",
+                a.instance,
+                e.name,
+                e.source.as_str(),
+                decl.kind.expected()
+            )),
+            Some(v) => {
+                answers.values.insert(e.name, v);
+            }
+        }
+    }
+    for r in &module.requires {
+        let key = |field: &str| format!("{}.{field}", r.name);
+        match &r.need {
+            Need::Directory { owner, group, mode } => {
+                let path = match inventory.placement(&node.name, &a.instance, &r.name)? {
+                    Some(p) => p,
+                    None => format!(
+                        "{}/{}/{}",
+                        node.root.trim_end_matches('/'),
+                        a.instance,
+                        r.name
+                    ),
+                };
+                answers
+                    .values
+                    .insert(key("path"), Value::String(path.clone()));
+                answers.directories.push((
+                    r.name.clone(),
+                    DirectorySpec {
+                        path,
+                        owner: owner.clone(),
+                        group: group.clone(),
+                        mode: *mode,
+                    },
+                ));
+            }
+            Need::Port => {
+                let port = inventory.port(&node.name, &a.instance, &r.name)?;
+                answers.values.insert(key("port"), Value::from(port));
+            }
+            Need::Fact => {
+                answers
+                    .values
+                    .insert(key("name"), Value::String(node.name.clone()));
+                answers
+                    .values
+                    .insert(key("address"), Value::String(node.address.clone()));
+                let nodes: Vec<Value> = inventory
+                    .nodes()?
+                    .into_iter()
+                    .map(|n| Value::String(n.name))
+                    .collect();
+                answers.values.insert(key("nodes"), Value::Array(nodes));
+            }
+            Need::Mesh => {
+                answers
+                    .values
+                    .insert(key("instance"), Value::String(a.instance.clone()));
+                answers
+                    .values
+                    .insert(key("node"), Value::String(node.name.clone()));
+                answers
+                    .values
+                    .insert(key("login"), Value::String(login(&a.instance, &node.name)));
+            }
+            Need::Module { .. } => {}
+        }
+    }
+    for p in &module.provides {
+        for f in &p.fields {
+            let value = field_value(inventory, &node.name, &a.instance, p, f, &answers.values)?;
+            answers
+                .values
+                .insert(format!("{}.{}", p.name, f.field.name), value);
+        }
+    }
+    Ok(answers)
+}
+
+/// A provision's field as its provider answers it: rendered from the provider's own values, or a
+/// secret generated once and kept in the inventory.
+fn field_value(
+    inventory: &Inventory,
+    node: &str,
+    instance: &str,
+    provision: &Provision,
+    field: &ProvidedField,
+    values: &BTreeMap<String, Value>,
+) -> Result<Value, InventoryError> {
+    let Some(template) = &field.value else {
+        return Ok(Value::String(inventory.secret(
+            node,
+            instance,
+            &provision.name,
+            &field.field.name,
+        )?));
+    };
+    Ok(match template.lone_reference() {
+        Some(name) => values.get(name).cloned().unwrap_or(Value::Null),
+        None => Value::String(
+            template.render(|name| values.get(name).map(setting::as_text).unwrap_or_default()),
+        ),
+    })
+}
+
+/// One assignment somewhere in the mesh that provides a provision.
+struct Candidate {
+    assignment: Assignment,
+    node: Node,
+}
+
+impl Candidate {
+    fn named(&self) -> String {
+        format!("{}@{}", self.assignment.instance, self.node.name)
+    }
+}
+
+/// Answers `a`'s module requirements into `answers`, pushing a problem for each that cannot be.
+pub(super) fn modules(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    node: &Node,
+    a: &Assignment,
+    answers: &mut Answers,
+    problems: &mut Vec<String>,
+) -> Result<(), InventoryError> {
+    for r in &module.requires {
+        let Need::Module { provision, fields } = &r.need else {
+            continue;
+        };
+        let what = format!(
+            "{}: requirement {:?} (provision {provision})",
+            a.instance, r.name
+        );
+        let candidates = providers(inventory, catalogue, provision)?;
+        let names = || {
+            let n: Vec<String> = candidates.iter().map(Candidate::named).collect();
+            if n.is_empty() {
+                "none is assigned".to_string()
+            } else {
+                n.join(", ")
+            }
+        };
+        let could = || {
+            let m: Vec<&str> = catalogue
+                .modules()
+                .filter(|m| m.provides.iter().any(|p| &p.name == provision))
+                .map(|m| m.name.as_str())
+                .collect();
+            if m.is_empty() {
+                "no module in the catalogue provides it".to_string()
+            } else {
+                format!("modules that provide it: {}", m.join(", "))
+            }
+        };
+        let seat_delivered = catalogue
+            .modules()
+            .any(|m| m.provides.iter().any(|p| &p.name == provision && p.seat));
+        let chosen: Result<&Candidate, String> = if let Some((pi, pn)) =
+            inventory.pin(&node.name, &a.instance, &r.name)?
+        {
+            candidates
+                .iter()
+                .find(|c| c.assignment.instance == pi && c.node.name == pn)
+                .ok_or_else(|| {
+                    format!(
+                        "{what} is pinned to {pi}@{pn}, which does not provide it (providers: {})",
+                        names()
+                    )
+                })
+        } else if seat_delivered {
+            match inventory.seat(provision)? {
+                    Some(s) => candidates
+                        .iter()
+                        .find(|c| c.assignment.instance == s.instance && c.node.name == s.node)
+                        .ok_or_else(|| {
+                            format!(
+                                "{what}: the seat {provision} is held by {}@{}, which does not provide it (providers: {})",
+                                s.instance,
+                                s.node,
+                                names()
+                            )
+                        }),
+                    None => Err(format!(
+                        "{what}: the seat {provision} that delivers it is unheld; it could be held by: {} \
+                         (`mesh seat set {provision} INSTANCE@NODE`; {})",
+                        names(),
+                        could()
+                    )),
+                }
+        } else {
+            let here: Vec<&Candidate> = candidates
+                .iter()
+                .filter(|c| c.node.name == node.name)
+                .collect();
+            match (here.as_slice(), candidates.as_slice()) {
+                ([one], _) => Ok(*one),
+                ([_, _, ..], _) => Err(format!(
+                    "{what}: {} provide it on {}; pin one with `mesh assign {} {} --as {} --pin {}=INSTANCE@NODE`",
+                    here.iter()
+                        .map(|c| c.named())
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    node.name,
+                    module.name,
+                    node.name,
+                    a.instance,
+                    r.name
+                )),
+                ([], [only]) => Ok(only),
+                ([], []) => Err(format!("{what}: no provider in the mesh; {}", could())),
+                ([], _) => Err(format!(
+                    "{what}: several providers ({}) and none on {}; pin one with `--pin {}=INSTANCE@NODE`",
+                    names(),
+                    node.name,
+                    r.name
+                )),
+            }
+        };
+        let provider = match chosen {
+            Ok(c) => c,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let Ok(provider_module) = catalogue.module(&provider.assignment.module) else {
+            continue;
+        };
+        let Some(provided) = provider_module
+            .provides
+            .iter()
+            .find(|p| &p.name == provision)
+        else {
+            continue;
+        };
+        // the provider's own answers, on its own node; its problems are its own node's to report
+        let theirs = own(
+            inventory,
+            provider_module,
+            &provider.node,
+            &provider.assignment,
+            &mut Vec::new(),
+        )?;
+        for f in fields {
+            let answered = provided.fields.iter().find(|p| p.field.name == f.name);
+            match answered {
+                Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
+                    if let Some(v) = theirs.values.get(&format!("{provision}.{}", f.name)) {
+                        answers
+                            .values
+                            .insert(format!("{}.{}", r.name, f.name), v.clone());
+                    }
+                }
+                Some(p) => problems.push(format!(
+                    "{what}: {}'s field {:?} is {}{}, the contract wants {}{}",
+                    provider.named(),
+                    f.name,
+                    p.field.kind.as_str(),
+                    if p.field.secret { " (secret)" } else { "" },
+                    f.kind.as_str(),
+                    if f.secret { " (secret)" } else { "" }
+                )),
+                None => problems.push(format!(
+                    "{what}: {} does not answer the field {:?}",
+                    provider.named(),
+                    f.name
+                )),
+            }
+        }
+        answers.providers.insert(r.name.clone(), provider.named());
+    }
+    Ok(())
+}
+
+/// Every assignment in the mesh whose module provides `provision`.
+fn providers(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    provision: &str,
+) -> Result<Vec<Candidate>, InventoryError> {
+    let mut out = Vec::new();
+    for a in inventory.assignments(None)? {
+        let provides = catalogue
+            .module(&a.module)
+            .is_ok_and(|m| m.provides.iter().any(|p| p.name == provision));
+        if provides {
+            let node = inventory.node(&a.node)?;
+            out.push(Candidate {
+                assignment: a,
+                node,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LOGIN_MAX, login};
+
+    #[test]
+    fn a_login_fits_twenty_characters_and_differs_per_instance() {
+        assert_eq!(login("kv", "node1"), "kv-node1");
+        let long = login("analytics-warehouse", "storage-node-17");
+        assert_eq!(long.len(), LOGIN_MAX, "{long}");
+        assert!(long.starts_with("analytics-w"));
+        assert_ne!(long, login("analytics-warehouse", "storage-node-18"));
+    }
+}

@@ -1,0 +1,143 @@
+//! A provider and its consumer on lab machines (seed 001, live): the built-in `kv` module (Redis)
+//! runs twice on one machine under two instance names, each on its own port with its own
+//! generated password, and a `kv-client` on another machine writes into the one it is pinned to,
+//! its password delivered as a file and printed nowhere.
+
+use crate::util::{Mesh, on};
+
+/// The password a kv instance's Redis was given, read on the machine itself.
+fn password_on(node: &str, instance: &str) -> String {
+    on(
+        node,
+        &format!("sed -n 's/^requirepass //p' /srv/mesh/{instance}/data/auth.conf"),
+    )
+    .trim()
+    .to_string()
+}
+
+fn port_of(mesh: &Mesh, instance: &str) -> u64 {
+    mesh.run(&["config", instance, "--node", "node1", "--json"])
+        .ok()
+        .json()["requirements"]["listen.port"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{instance} has no port"))
+}
+
+fn redis(node: &str, port: u64, password: &str, command: &str) -> String {
+    on(
+        node,
+        &format!("REDISCLI_AUTH='{password}' redis-cli -p {port} {command}"),
+    )
+    .trim()
+    .to_string()
+}
+
+#[test]
+fn a_consumer_on_one_machine_talks_to_its_provider_on_another_with_the_password_as_a_file() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    on("node1", "rm -rf /srv/mesh/kv-a /srv/mesh/kv-b");
+    on("node2", "rm -rf /srv/mesh/kv-client");
+    mesh.run(&["assign", "kv", "node1", "--as", "kv-a"]).ok();
+    mesh.run(&["assign", "kv", "node1", "--as", "kv-b"]).ok();
+    // two providers, none on node2: the consumer must say which
+    mesh.run(&["assign", "kv-client", "node2"]).ok();
+    let refused = mesh.run(&["plan", "node2"]).code(1).stderr;
+    assert!(
+        refused.contains("several providers (kv-a@node1, kv-b@node1)"),
+        "{refused}"
+    );
+    mesh.run(&["unassign", "kv-client", "node2"]).ok();
+    mesh.run(&["assign", "kv-client", "node2", "--pin", "store=kv-a@node1"])
+        .ok();
+
+    let plan = mesh.run(&["plan", "--all", "--diff"]).ok().stdout;
+    let push = mesh.run(&["push", "--all", "--json"]).ok().stdout;
+
+    // two instances of one module on one machine: two units, two ports, two passwords
+    let (a, b) = (port_of(&mesh, "kv-a"), port_of(&mesh, "kv-b"));
+    assert_ne!(a, b);
+    let (pa, pb) = (password_on("node1", "kv-a"), password_on("node1", "kv-b"));
+    assert_eq!(pa.len(), 32);
+    assert_ne!(pa, pb);
+    for unit in ["kv-a.service", "kv-b.service"] {
+        assert_eq!(
+            on("node1", &format!("systemctl is-active {unit}")).trim(),
+            "active"
+        );
+    }
+    assert_eq!(redis("node1", a, &pa, "PING"), "PONG");
+    assert_eq!(redis("node1", b, &pb, "PING"), "PONG");
+    // without the password Redis refuses
+    assert!(on("node1", &format!("redis-cli -p {a} GET x 2>&1")).contains("NOAUTH"));
+
+    // the consumer on node2 has the password as a file, 0600, and nowhere else
+    assert_eq!(
+        on(
+            "node2",
+            "stat -c '%a %U' /srv/mesh/kv-client/home/store-password"
+        )
+        .trim(),
+        "600 root"
+    );
+    assert_eq!(
+        on("node2", "cat /srv/mesh/kv-client/home/store-password").trim(),
+        pa
+    );
+    let environment = on("node2", "systemctl show -p Environment kv-client.service");
+    assert!(!environment.contains(&pa), "{environment}");
+    // and it talks to kv-a on node1 (the heartbeat arrives within a few beats), not to kv-b
+    let mut beat = String::new();
+    for _ in 0..20 {
+        beat = redis("node1", a, &pa, "GET heartbeat:kv-client-node2");
+        if !beat.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    assert!(
+        beat.parse::<u64>().is_ok(),
+        "no heartbeat in kv-a: {beat:?}"
+    );
+    assert_eq!(
+        redis("node1", b, &pb, "EXISTS heartbeat:kv-client-node2"),
+        "0"
+    );
+
+    // the password was printed by nothing mesh said
+    let config = mesh
+        .run(&["config", "kv-client", "--node", "node2", "--json"])
+        .ok()
+        .stdout;
+    let history = mesh.run(&["history", "--json"]).ok().stdout;
+    for (what, said) in [
+        ("plan", &plan),
+        ("push", &push),
+        ("config", &config),
+        ("history", &history),
+    ] {
+        assert!(
+            !said.contains(&pa) && !said.contains(&pb),
+            "a password is in {what}"
+        );
+    }
+
+    for (instance, node) in [("kv-client", "node2"), ("kv-a", "node1"), ("kv-b", "node1")] {
+        mesh.run(&["unassign", instance, node]).ok();
+    }
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(
+        on("node1", "systemctl is-active kv-a.service || true").trim(),
+        "inactive"
+    );
+    assert_eq!(
+        on(
+            "node2",
+            "test -e /srv/mesh/kv-client/home/store-password && echo there || echo gone"
+        )
+        .trim(),
+        "gone"
+    );
+    on("node1", "rm -rf /srv/mesh/kv-a /srv/mesh/kv-b");
+}
