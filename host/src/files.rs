@@ -113,3 +113,23 @@ pub(crate) fn sha256(bytes: &[u8]) -> String {
 pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
+
+/// The ancestors of `path` that do not exist yet, deepest first: the directories writing it would
+/// have to make.
+pub(crate) fn missing_ancestors(path: &Path) -> Vec<String> {
+    path.ancestors()
+        .skip(1)
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+/// Removes directories the mesh made, deepest first, stopping at the first that holds anything
+/// (someone else's file may be in it now: then it and those above it stay).
+pub(crate) fn remove_empty(made: &[String]) {
+    for dir in made {
+        if fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
+}

@@ -168,6 +168,9 @@ pub(crate) struct FileEntry {
     /// The units that read it and what a change costs them: giving it back is a change too.
     #[serde(default)]
     pub(crate) readers: Readers,
+    /// Directories the mesh made to hold it, deepest first: removed with it when empty.
+    #[serde(default)]
+    pub(crate) parents_made: Vec<String>,
 }
 
 /// The units that read a file and what a change to it costs them, as last declared.

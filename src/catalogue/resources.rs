@@ -42,8 +42,8 @@ pub struct ContainerDef {
     pub environment: Vec<(String, Template)>,
     /// Source (on the machine) and target (inside), and read-only.
     pub mounts: Vec<(Template, String, bool)>,
-    /// Host port, container port, protocol.
-    pub ports: Vec<(u16, u16, String)>,
+    /// Host port (a number, or `${web.port}` from a host requirement), container port, protocol.
+    pub ports: Vec<(Template, u16, String)>,
     pub restart: String,
 }
 
@@ -411,7 +411,7 @@ struct RawMount {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPort {
-    host: u16,
+    host: Value,
     container: u16,
     #[serde(default = "tcp")]
     protocol: String,
@@ -820,7 +820,18 @@ impl Parser<'_> {
                     format!("{:?} is not tcp or udp", port.protocol),
                 ));
             }
-            ports.push((port.host, port.container, port.protocol.clone()));
+            let host_text = match &port.host {
+                Value::Number(n) => n.to_string(),
+                Value::String(t) => t.clone(),
+                other => {
+                    return Err(self.invalid(
+                        &at(&format!("ports[{p}].host")),
+                        format!("{other} is not a port number or \"${{name.port}}\""),
+                    ));
+                }
+            };
+            let host = self.template(i, &format!("ports[{p}].host"), &host_text, Reading::Plain)?;
+            ports.push((host, port.container, port.protocol.clone()));
         }
         if !matches!(
             c.restart.as_str(),

@@ -7,6 +7,7 @@
 //! In a JSON `keys` resource a string that is one lone `${name}` takes the value with its type (a
 //! list stays a list); `${name:text}` asks for the value as text instead, for software that wants
 //! a number as a string (Docker's `log-opts`). In a text file both read the same.
+//! `${name:words}` writes a list as its items separated by spaces (`DNS=9.9.9.9 1.1.1.1`).
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,12 +18,24 @@ pub struct Template {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Text(String),
-    /// A setting's name, and whether `:text` asked for its value as text.
-    Ref(String, bool),
+    /// What it reads, and how it is written.
+    Ref(String, Form),
 }
 
-/// The modifier that asks for a value as text.
-const AS_TEXT: &str = ":text";
+/// How a value is written where a template reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// As it is: a string bare, anything else as JSON; alone in a JSON document, with its type.
+    Plain,
+    /// `:text`: as text, even alone in a JSON document.
+    Text,
+    /// `:words`: a list's items separated by spaces.
+    Words,
+}
+
+impl Form {
+    const ALL: [(&'static str, Form); 2] = [(":text", Form::Text), (":words", Form::Words)];
+}
 
 impl Template {
     /// Parses `text`; an error says the line and what is wrong.
@@ -42,17 +55,17 @@ impl Template {
                     .find('}')
                     .ok_or_else(|| format!("line {line}: `${{` is never closed"))?;
                 let inner = tail[..end].trim();
-                let (name, as_text) = match inner.strip_suffix(AS_TEXT) {
-                    Some(n) => (n, true),
-                    None => (inner, false),
-                };
+                let (name, form) = Form::ALL
+                    .iter()
+                    .find_map(|(suffix, form)| inner.strip_suffix(suffix).map(|n| (n, *form)))
+                    .unwrap_or((inner, Form::Plain));
                 if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ':') {
                     return Err(format!("line {line}: `${{{inner}}}` names no setting"));
                 }
                 if !literal.is_empty() {
                     parts.push(Part::Text(std::mem::take(&mut literal)));
                 }
-                parts.push(Part::Ref(name.to_string(), as_text));
+                parts.push(Part::Ref(name.to_string(), form));
                 rest = &tail[end + 1..];
             } else {
                 literal.push('$');
@@ -79,7 +92,7 @@ impl Template {
         seen
     }
 
-    /// Fills the template; `lookup` answers each name (every name was checked at load).
+    /// Fills the template; `lookup` answers each name as text (every name was checked at load).
     pub fn render(&self, mut lookup: impl FnMut(&str) -> String) -> String {
         let mut out = String::new();
         for part in &self.parts {
@@ -91,14 +104,41 @@ impl Template {
         out
     }
 
+    /// Fills the template from resolved values, each written in the form its reference asks.
+    pub fn fill(&self, values: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => out.push_str(t),
+                Part::Ref(name, form) => {
+                    let Some(value) = values.get(name) else {
+                        continue;
+                    };
+                    match (form, value) {
+                        (Form::Words, serde_json::Value::Array(items)) => out.push_str(
+                            &items
+                                .iter()
+                                .map(super::setting::as_text)
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        ),
+                        _ => out.push_str(&super::setting::as_text(value)),
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The template as written, for docs.
     pub fn source_text(&self) -> String {
         self.parts
             .iter()
             .map(|p| match p {
                 Part::Text(t) => t.replace("${", "$${"),
-                Part::Ref(name, true) => format!("${{{name}:text}}"),
-                Part::Ref(name, false) => format!("${{{name}}}"),
+                Part::Ref(name, Form::Text) => format!("${{{name}:text}}"),
+                Part::Ref(name, Form::Words) => format!("${{{name}:words}}"),
+                Part::Ref(name, Form::Plain) => format!("${{{name}}}"),
             })
             .collect()
     }
@@ -107,7 +147,7 @@ impl Template {
     /// value then keeps its type in a JSON document.
     pub fn lone_reference(&self) -> Option<&str> {
         match self.parts.as_slice() {
-            [Part::Ref(name, false)] => Some(name),
+            [Part::Ref(name, Form::Plain)] => Some(name),
             _ => None,
         }
     }
@@ -133,6 +173,18 @@ mod tests {
         assert_eq!(text.references(), vec!["max"]);
         assert_eq!(text.render(|_| "3".into()), "3");
         assert!(Template::parse("${a:b}").is_err());
+    }
+
+    #[test]
+    fn a_list_can_be_written_as_words() {
+        let t = Template::parse("DNS=${dns:words}\nraw=${dns}\n").unwrap_or_else(|e| panic!("{e}"));
+        let mut values = std::collections::BTreeMap::new();
+        values.insert("dns".to_string(), serde_json::json!(["9.9.9.9", "1.1.1.1"]));
+        assert_eq!(
+            t.fill(&values),
+            "DNS=9.9.9.9 1.1.1.1\nraw=[\"9.9.9.9\",\"1.1.1.1\"]\n"
+        );
+        assert_eq!(t.references(), vec!["dns"]);
     }
 
     #[test]

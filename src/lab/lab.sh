@@ -27,8 +27,8 @@ SUBNET=10.214.$ID
 PREFIX=mesh$ID-
 MIRROR=${MESH_LAB_MIRROR:-http://deb.debian.org/debian}
 TIMEOUT=${MESH_LAB_TIMEOUT:-180}
-# docker.io and redis are in every image: the built-in container-runtime and kv modules use them.
-PACKAGES="systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,iproute2,procps,docker.io,redis-server,redis-tools${MESH_LAB_PACKAGES:+,$MESH_LAB_PACKAGES}"
+# docker.io, redis and systemd-resolved are in every image: built-in modules use them.
+PACKAGES="systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,iproute2,procps,docker.io,redis-server,redis-tools,systemd-resolved${MESH_LAB_PACKAGES:+,$MESH_LAB_PACKAGES}"
 IMAGE_VERSION=1
 # One image per package set: a lab asking for docker does not rebuild the image another lab uses.
 IMAGE=$CACHE/image-$(printf '%s|%s|%s' "$IMAGE_VERSION" "$PACKAGES" "$MIRROR" | sha256sum | cut -c1-12)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Module, ResourceDef, digest, setting};
+use crate::catalogue::{Catalogue, Module, ResourceDef, digest};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
     self, BundleFile, ContainerSpec, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
@@ -181,9 +181,7 @@ fn resource(
     values: &BTreeMap<String, Value>,
 ) -> Result<Resource, String> {
     // every string of a definition reads settings as text
-    let text = |t: &crate::catalogue::Template| {
-        t.render(|name| values.get(name).map(setting::as_text).unwrap_or_default())
-    };
+    let text = |t: &crate::catalogue::Template| t.fill(values);
     let (id, spec) = match def {
         ResourceDef::File(f) => {
             let content = text(&f.template);
@@ -314,12 +312,20 @@ fn resource(
                     ports: c
                         .ports
                         .iter()
-                        .map(|(host, container, protocol)| Port {
-                            host: *host,
-                            container: *container,
-                            protocol: protocol.clone(),
+                        .map(|(host, container, protocol)| {
+                            let text = host.fill(values);
+                            Ok(Port {
+                                host: text.parse().map_err(|_| {
+                                    format!(
+                                        "the host port {} reads as {text:?}, not a port",
+                                        host.source_text()
+                                    )
+                                })?,
+                                container: *container,
+                                protocol: protocol.clone(),
+                            })
                         })
-                        .collect(),
+                        .collect::<Result<_, String>>()?,
                     restart: c.restart.clone(),
                 }),
             )

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision, setting};
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::DirectorySpec;
 
@@ -180,9 +180,7 @@ fn field_value(
     };
     Ok(match template.lone_reference() {
         Some(name) => values.get(name).cloned().unwrap_or(Value::Null),
-        None => Value::String(
-            template.render(|name| values.get(name).map(setting::as_text).unwrap_or_default()),
-        ),
+        None => Value::String(template.fill(values)),
     })
 }
 

@@ -16,6 +16,7 @@ mod honesty;
 mod provider;
 mod push;
 mod requirements;
+mod resolver;
 mod runtime;
 mod sshd;
 mod util;

@@ -41,7 +41,7 @@ impl Run<'_> {
                 path: spec.path.clone(),
                 created: found.is_none(),
                 original: found.filter(|f| *f != (uid, gid, spec.mode)),
-                parents_made: missing_parents(path),
+                parents_made: files::missing_ancestors(path),
             };
             record
                 .resources
@@ -128,15 +128,6 @@ impl Run<'_> {
             )),
         }
     }
-}
-
-/// The ancestors of `path` that do not exist yet, deepest first.
-fn missing_parents(path: &Path) -> Vec<String> {
-    path.ancestors()
-        .skip(1)
-        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
-        .map(|p| p.display().to_string())
-        .collect()
 }
 
 fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {

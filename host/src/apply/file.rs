@@ -64,6 +64,7 @@ impl Run<'_> {
                     original,
                     written: None,
                     readers: Readers::default(),
+                    parents_made: files::missing_ancestors(path),
                 };
                 if self.applying() && !(same_content && same_meta) {
                     record
@@ -94,6 +95,12 @@ impl Run<'_> {
             );
         } else {
             if self.applying() {
+                if let Some(parent) = path.parent()
+                    && !entry.parents_made.is_empty()
+                {
+                    // made with the mode a directory gets by default; recorded in the entry
+                    fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                }
                 files::write_atomically(path, want, Some((uid, gid)), spec.mode)
                     .map_err(|e| e.to_string())?;
                 if let Err(e) = validate(&spec.validate) {
@@ -200,6 +207,7 @@ impl Run<'_> {
         } else {
             if self.applying() {
                 files::remove(path).map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
+                files::remove_empty(&file.parents_made);
             }
             Ok(format!(
                 "{} {}: the mesh made it",
@@ -363,10 +371,12 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_directory_fails_that_resource_only() {
+    fn a_file_that_cannot_be_written_fails_alone() {
         let (dir, paths) = sandbox();
         let good = dir.path().join("ok.conf");
-        let bad = dir.path().join("no/such/dir.conf");
+        // its "directory" is a file: nothing can be made there
+        std::fs::write(dir.path().join("plain"), "").unwrap();
+        let bad = dir.path().join("plain/dir.conf");
         let report = run(
             &decl(vec![file(&bad, "x\n"), file(&good, "y\n")]),
             Mode::Apply,
@@ -375,10 +385,28 @@ mod tests {
         .unwrap();
         assert_eq!(report.resources[0].state, State::Failed);
         assert!(
-            report.resources[0].detail.contains("does not exist"),
+            report.resources[0].detail.contains("plain"),
             "{}",
             report.resources[0].detail
         );
         assert_eq!(report.resources[1].state, State::Created);
+    }
+
+    #[test]
+    fn the_directories_made_for_a_file_go_with_it() {
+        let (dir, paths) = sandbox();
+        let deep = dir.path().join("made/for/it.conf");
+        assert_eq!(
+            states(&decl(vec![file(&deep, "x\n")]), Mode::Apply, &paths),
+            vec![State::Created]
+        );
+        std::fs::write(dir.path().join("made/theirs"), "kept").unwrap();
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert!(!dir.path().join("made/for").exists());
+        // a directory that now holds someone else's file stays
+        assert!(dir.path().join("made/theirs").exists());
     }
 }
