@@ -73,7 +73,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             out,
             "  ! {} will {} (because of {})",
             u.unit,
-            if u.stops { "stop" } else { u.action.as_str() },
+            u.verb,
             u.because.join(", ")
         );
     }

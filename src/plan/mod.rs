@@ -69,6 +69,8 @@ pub struct UnitChange {
     pub because: Vec<String>,
     /// A service resource stops it: it stops instead.
     pub stops: bool,
+    /// What happens to it, in a word: `reload`, `restart`, `start` or `stop`.
+    pub verb: &'static str,
 }
 
 impl Plan {
@@ -88,6 +90,10 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
     let mut units: BTreeMap<String, (Cost, Vec<String>)> = BTreeMap::new();
     // Units a service resource stops: they stop rather than pay for their files.
     let mut stops: Vec<String> = Vec::new();
+    // Units a service declared running starts, if they are not running.
+    let mut starts: Vec<String> = Vec::new();
+    // Units the mesh creates: a new process.
+    let mut created: Vec<String> = Vec::new();
     for r in &next.resources {
         match before.get(r.id.as_str()) {
             None => {
@@ -104,11 +110,26 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         owe(&mut units, u, change_cost(None, c, false), &r.id);
                     }
                 }
-                if let Spec::Service(sv) = &r.spec
-                    && sv.running == Some(false)
-                {
-                    owe(&mut units, &sv.unit, Cost::Restart, &r.id);
-                    stops.push(sv.unit.clone());
+                match &r.spec {
+                    Spec::Service(sv) if sv.running == Some(false) => {
+                        owe(&mut units, &sv.unit, Cost::Restart, &r.id);
+                        stops.push(sv.unit.clone());
+                    }
+                    // started only if it is not running: what its files owe is paid either way
+                    Spec::Service(sv) if sv.running == Some(true) => {
+                        owe(&mut units, &sv.unit, Cost::None, &r.id);
+                        units
+                            .entry(sv.unit.clone())
+                            .or_insert((Cost::None, Vec::new()))
+                            .1
+                            .push(r.id.clone());
+                        starts.push(sv.unit.clone());
+                    }
+                    Spec::Process(p) => {
+                        owe(&mut units, &p.unit, Cost::Restart, &r.id);
+                        created.push(p.unit.clone());
+                    }
+                    _ => {}
                 }
             }
             Some(old) => {
@@ -124,11 +145,18 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         owe(&mut units, u, cost, &r.id);
                     }
                 }
-                if let (Spec::Service(was), Spec::Service(now)) = (&old.spec, &r.spec)
-                    && now.running == Some(false)
-                    && was.running != Some(false)
-                {
-                    stops.push(now.unit.clone());
+                match (&old.spec, &r.spec) {
+                    (Spec::Service(was), Spec::Service(now))
+                        if now.running == Some(false) && was.running != Some(false) =>
+                    {
+                        owe(&mut units, &now.unit, Cost::Restart, &r.id);
+                        stops.push(now.unit.clone());
+                    }
+                    // its unit or bundle changed: the process restarts
+                    (Spec::Process(_), Spec::Process(now)) => {
+                        owe(&mut units, &now.unit, Cost::Restart, &r.id);
+                    }
+                    _ => {}
                 }
                 changes.push(Change {
                     id: r.id.clone(),
@@ -172,12 +200,26 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
         changes,
         units: units
             .into_iter()
-            .filter(|(_, (c, _))| *c > Cost::None)
-            .map(|(unit, (action, because))| UnitChange {
-                stops: stops.contains(&unit),
-                unit,
-                action,
-                because,
+            .filter(|(unit, (c, _))| *c > Cost::None || starts.contains(unit))
+            .map(|(unit, (action, because))| {
+                let verb = if stops.contains(&unit) {
+                    "stop"
+                } else if created.contains(&unit) {
+                    "start"
+                } else if action == Cost::None {
+                    "start, if it is not running,"
+                } else if starts.contains(&unit) && action == Cost::Restart {
+                    "start (or restart, if it runs)"
+                } else {
+                    action.as_str()
+                };
+                UnitChange {
+                    stops: stops.contains(&unit),
+                    verb,
+                    unit,
+                    action,
+                    because,
+                }
             })
             .collect(),
     }
@@ -438,5 +480,31 @@ mod tests {
         let p = plan(&new, Some(&old), None);
         assert_eq!(p.units.len(), 1);
         assert_eq!(p.units[0].action, Cost::Reload);
+    }
+
+    #[test]
+    fn a_plan_says_which_units_start_stop_or_restart() {
+        let service = |unit: &str, running: bool| Resource {
+            id: format!("m:service:{unit}"),
+            instance: "m".into(),
+            module: "m@1".into(),
+            spec: Spec::Service(crate::wire::ServiceSpec {
+                unit: unit.into(),
+                running: Some(running),
+                enabled: None,
+            }),
+        };
+        let new = decl(vec![
+            file("/a", "x", "1", &["read.service"]),
+            service("read.service", true),
+            service("alone.service", true),
+            service("down.service", false),
+        ]);
+        let p = plan(&new, None, None);
+        let verbs: BTreeMap<&str, &str> =
+            p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();
+        assert_eq!(verbs["read.service"], "start (or restart, if it runs)");
+        assert_eq!(verbs["alone.service"], "start, if it is not running,");
+        assert_eq!(verbs["down.service"], "stop");
     }
 }
