@@ -454,6 +454,9 @@ fn default_mode() -> String {
     "0644".to_string()
 }
 
+/// A command's words and an environment's variables, every string a template.
+type CommandAndEnvironment = (Vec<Template>, Vec<(String, Template)>);
+
 /// Checks the resources of one module, remembering what they claim (paths, units) so that no two
 /// claim the same.
 pub(super) struct Parser<'a> {
@@ -857,14 +860,13 @@ impl Parser<'_> {
     }
 
     /// A command's words and an environment, every string a template.
-    #[allow(clippy::type_complexity)]
     fn command_and_environment(
         &self,
         i: usize,
         words: &[String],
         environment: &BTreeMap<String, String>,
         secret_environment: Option<&str>,
-    ) -> Result<(Vec<Template>, Vec<(String, Template)>), CatalogueError> {
+    ) -> Result<CommandAndEnvironment, CatalogueError> {
         let env_reading = match secret_environment {
             Some(why) if !why.trim().is_empty() => Reading::ExcusedEnvironment,
             _ => Reading::Plain,
