@@ -6,8 +6,13 @@
 
 use std::process::Command;
 
+/// The uid and gid a resource's owner and group name.
+pub(crate) fn ids(owner: &str, group: &str) -> Result<(u32, u32), String> {
+    Ok((id_of("passwd", owner)?, id_of("group", group)?))
+}
+
 /// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
-pub(crate) fn id_of(database: &str, name: &str) -> Result<u32, String> {
+fn id_of(database: &str, name: &str) -> Result<u32, String> {
     if let Ok(id) = name.parse::<u32>() {
         return Ok(id);
     }

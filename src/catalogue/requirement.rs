@@ -457,6 +457,26 @@ impl Scope<'_> {
         Ok(())
     }
 
+    /// Whether any of `refs` is a secret field.
+    pub(super) fn reads_secret(&self, refs: &[&str]) -> bool {
+        refs.iter().any(|r| {
+            let Some((name, field)) = r.split_once('.') else {
+                return false;
+            };
+            self.requirements
+                .iter()
+                .filter(|q| q.name == name)
+                .flat_map(|q| q.need.fields())
+                .chain(
+                    self.provisions
+                        .iter()
+                        .filter(|p| p.name == name)
+                        .flat_map(|p| p.fields.iter().map(|f| f.field.clone())),
+                )
+                .any(|f| f.name == field && f.secret)
+        })
+    }
+
     fn names(&self) -> String {
         let n: Vec<&str> = self.settings.iter().map(|s| s.name.as_str()).collect();
         if n.is_empty() {

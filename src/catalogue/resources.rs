@@ -40,6 +40,8 @@ pub struct ContainerDef {
     pub image: Template,
     pub command: Vec<Template>,
     pub environment: Vec<(String, Template)>,
+    /// The variables that carry a secret (the definition said why): never shown.
+    pub secret_environment: Vec<String>,
     /// Source (on the machine) and target (inside), and read-only.
     pub mounts: Vec<(Template, String, bool)>,
     /// Host port (a number, or `${web.port}` from a host requirement), container port, protocol.
@@ -165,6 +167,8 @@ pub struct ProcessDef {
     pub user: String,
     /// Environment variables, each value a template.
     pub environment: Vec<(String, Template)>,
+    /// The variables that carry a secret (the definition said why): never shown.
+    pub secret_environment: Vec<String>,
     pub working_directory: Option<Template>,
     pub restart: String,
     /// Bundle files: relative path, template, mode.
@@ -454,8 +458,9 @@ fn default_mode() -> String {
     "0644".to_string()
 }
 
-/// A command's words and an environment's variables, every string a template.
-type CommandAndEnvironment = (Vec<Template>, Vec<(String, Template)>);
+/// A command's words, an environment's variables (every string a template), and the names of the
+/// variables that carry a secret.
+type CommandAndEnvironment = (Vec<Template>, Vec<(String, Template)>, Vec<String>);
 
 /// Checks the resources of one module, remembering what they claim (paths, units) so that no two
 /// claim the same.
@@ -540,6 +545,51 @@ impl Parser<'_> {
         self.scope
             .check(refs, reading)
             .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), format!("{what} {m}")))
+    }
+
+    /// A field that must be there and be well formed; `like` says what it should look like.
+    fn required(
+        &self,
+        i: usize,
+        field: &str,
+        value: Option<String>,
+        valid: impl Fn(&str) -> bool,
+        like: &str,
+    ) -> Result<String, CatalogueError> {
+        let at = format!("resources[{i}].{field}");
+        match value {
+            None => Err(self.invalid(&at, "missing".into())),
+            Some(v) if !valid(&v) => Err(self.invalid(&at, format!("{v:?} is not {like}"))),
+            Some(v) => Ok(v),
+        }
+    }
+
+    /// The optional name of a process or container: well formed, and not the name of another of
+    /// the same kind in the module (the instance's unit or container is named from it).
+    fn claim_name(
+        &mut self,
+        i: usize,
+        kind: &str,
+        name: Option<&str>,
+    ) -> Result<(), CatalogueError> {
+        let field = format!("resources[{i}].name");
+        if let Some(n) = name
+            && !setting::valid_name(n)
+        {
+            return Err(self.invalid(&field, "must be lower case letters, digits and -".into()));
+        }
+        let key = format!("{kind} {}", name.unwrap_or_default());
+        if self.units.contains(&key) {
+            return Err(self.invalid(
+                &field,
+                format!(
+                    "another {kind} of the module has the name {:?}",
+                    name.unwrap_or("(none)")
+                ),
+            ));
+        }
+        self.units.push(key);
+        Ok(())
     }
 
     /// A shipped file of the module read as a template that reads only declared settings; with
@@ -707,15 +757,13 @@ impl Parser<'_> {
     fn service(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let sv: RawService = self.raw(i, value)?;
-        let unit = sv
-            .unit
-            .ok_or_else(|| self.invalid(&at("unit"), "missing".into()))?;
-        if !valid_unit(&unit) {
-            return Err(self.invalid(
-                &at("unit"),
-                format!("{unit:?} is not a systemd unit name like \"ssh.service\""),
-            ));
-        }
+        let unit = self.required(
+            i,
+            "unit",
+            sv.unit,
+            valid_unit,
+            "a systemd unit name like \"ssh.service\"",
+        )?;
         if self.units.contains(&unit) {
             return Err(self.invalid(&at("unit"), format!("{unit} is declared twice")));
         }
@@ -739,42 +787,27 @@ impl Parser<'_> {
     }
 
     fn package(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
-        let at = |field: &str| format!("resources[{i}].{field}");
         let p: RawPackage = self.raw(i, value)?;
-        let pname = p
-            .name
-            .ok_or_else(|| self.invalid(&at("name"), "missing".into()))?;
-        if !valid_package(&pname) {
-            return Err(self.invalid(
-                &at("name"),
-                format!("{pname:?} is not a Debian package name"),
-            ));
-        }
-        Ok(ResourceDef::Package(pname))
+        let name = self.required(
+            i,
+            "name",
+            p.name,
+            crate::wire::valid_package,
+            "a Debian package name",
+        )?;
+        Ok(ResourceDef::Package(name))
     }
 
     fn container(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let c: RawContainer = self.raw(i, value)?;
-        if let Some(n) = &c.name
-            && !setting::valid_name(n)
-        {
-            return Err(self.invalid(
-                &at("name"),
-                "must be lower case letters, digits and -".into(),
-            ));
-        }
-        let key = format!("container {}", c.name.clone().unwrap_or_default());
-        if self.units.contains(&key) {
-            return Err(self.invalid(&at("name"), "two containers with one name".into()));
-        }
-        self.units.push(key);
+        self.claim_name(i, "container", c.name.as_deref())?;
         let image_text = c
             .image
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| self.invalid(&at("image"), "missing: the image it runs".into()))?;
         let image = self.template(i, "image", &image_text, Reading::Plain)?;
-        let (command, environment) = self.command_and_environment(
+        let (command, environment, secret_environment) = self.command_and_environment(
             i,
             &c.command,
             &c.environment,
@@ -853,6 +886,7 @@ impl Parser<'_> {
             image,
             command,
             environment,
+            secret_environment,
             mounts,
             ports,
             restart: c.restart,
@@ -876,7 +910,7 @@ impl Parser<'_> {
             .enumerate()
             .map(|(w, word)| self.template(i, &format!("command[{w}]"), word, Reading::Plain))
             .collect::<Result<_, _>>()?;
-        let environment = environment
+        let environment: Vec<(String, Template)> = environment
             .iter()
             .map(|(k, v)| {
                 Ok((
@@ -885,7 +919,12 @@ impl Parser<'_> {
                 ))
             })
             .collect::<Result<_, CatalogueError>>()?;
-        Ok((command, environment))
+        let secret = environment
+            .iter()
+            .filter(|(_, t)| self.scope.reads_secret(&t.references()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        Ok((command, environment, secret))
     }
 
     /// A string of module.json read as a template of declared settings.
@@ -905,19 +944,7 @@ impl Parser<'_> {
     fn process(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let p: RawProcess = self.raw(i, value)?;
-        if let Some(n) = &p.name
-            && !setting::valid_name(n)
-        {
-            return Err(self.invalid(
-                &at("name"),
-                "must be lower case letters, digits and -".into(),
-            ));
-        }
-        let unit = format!("{}.service", p.name.clone().unwrap_or_default());
-        if self.units.contains(&unit) {
-            return Err(self.invalid(&at("name"), "two processes with one name".into()));
-        }
-        self.units.push(unit);
+        self.claim_name(i, "process", p.name.as_deref())?;
         let description = p
             .description
             .filter(|d| !d.trim().is_empty())
@@ -928,7 +955,7 @@ impl Parser<'_> {
                 "missing: the command and its arguments, as a list".into(),
             )
         })?;
-        let (command, environment) = self.command_and_environment(
+        let (command, environment, secret_environment) = self.command_and_environment(
             i,
             &words,
             &p.environment,
@@ -988,6 +1015,7 @@ impl Parser<'_> {
             command,
             user: p.user,
             environment,
+            secret_environment,
             working_directory,
             restart: p.restart,
             bundle,
@@ -1027,14 +1055,6 @@ pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, String> {
             "{other:?} is not a cost; use none, reload or restart"
         )),
     }
-}
-
-fn valid_package(name: &str) -> bool {
-    name.len() >= 2
-        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
 }
 
 /// Whether `unit` is a systemd unit name mesh handles.

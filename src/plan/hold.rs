@@ -81,6 +81,7 @@ mod tests {
                     image: image.into(),
                     command: vec![],
                     environment: BTreeMap::new(),
+                    secret_environment: vec![],
                     mounts: mounts
                         .iter()
                         .map(|(s, t)| Mount {

@@ -251,9 +251,7 @@ pub fn content(spec: &Spec) -> String {
                     serde_json::to_string(&c.command).unwrap_or_default()
                 ));
             }
-            for (k, v) in &c.environment {
-                out.push_str(&format!("environment {k}={v}\n"));
-            }
+            out.push_str(&environment(&c.environment, &c.secret_environment));
             for m in &c.mounts {
                 out.push_str(&format!(
                     "mount {} -> {}{}\n",
@@ -277,9 +275,7 @@ pub fn content(spec: &Spec) -> String {
             if let Some(d) = &p.working_directory {
                 out.push_str(&format!("working directory: {d}\n"));
             }
-            for (k, v) in &p.environment {
-                out.push_str(&format!("environment {k}={v}\n"));
-            }
+            out.push_str(&environment(&p.environment, &p.secret_environment));
             for f in &p.bundle {
                 out.push_str(&format!(
                     "--- bundle {} ({:04o})\n{}",
@@ -292,6 +288,20 @@ pub fn content(spec: &Spec) -> String {
             out
         }
     }
+}
+
+/// Environment variables as a plan shows them: a secret's value never.
+fn environment(vars: &BTreeMap<String, String>, secret: &[String]) -> String {
+    vars.iter()
+        .map(|(k, v)| {
+            if secret.contains(k) {
+                // that it changed still shows: the change names the field "environment"
+                format!("environment {k}=(secret: not shown)\n")
+            } else {
+                format!("environment {k}={v}\n")
+            }
+        })
+        .collect()
 }
 
 /// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not

@@ -269,6 +269,7 @@ fn resource(
                         .iter()
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
+                    secret_environment: p.secret_environment.clone(),
                     working_directory: p.working_directory.as_ref().map(text),
                     restart: p.restart.clone(),
                     bundle_dir: format!("{}/bundles/{base}", wire::STATE_DIR),
@@ -300,6 +301,7 @@ fn resource(
                         .iter()
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
+                    secret_environment: c.secret_environment.clone(),
                     mounts: c
                         .mounts
                         .iter()

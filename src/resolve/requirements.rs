@@ -316,22 +316,43 @@ pub(super) fn modules(
         else {
             continue;
         };
-        // the provider's own answers, on its own node; its problems are its own node's to report
+        // the provider's own answers, on its own node. A provider that cannot answer (an operator
+        // value of its own unset) leaves this requirement unresolved too, saying why, rather than
+        // answering with nothing.
+        let mut theirs_problems = Vec::new();
         let theirs = own(
             inventory,
             provider_module,
             &provider.node,
             &provider.assignment,
-            &mut Vec::new(),
+            &mut theirs_problems,
         )?;
+        if !theirs_problems.is_empty() {
+            problems.push(format!(
+                "{what}: its provider {} cannot answer until its own problems are fixed: {}",
+                provider.named(),
+                theirs_problems.join("; ")
+            ));
+            continue;
+        }
         for f in fields {
             let answered = provided.fields.iter().find(|p| p.field.name == f.name);
             match answered {
                 Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
-                    if let Some(v) = theirs.values.get(&format!("{provision}.{}", f.name)) {
-                        answers
-                            .values
-                            .insert(format!("{}.{}", r.name, f.name), v.clone());
+                    match theirs.values.get(&format!("{provision}.{}", f.name)) {
+                        Some(v) if f.kind.admits(v) => {
+                            answers
+                                .values
+                                .insert(format!("{}.{}", r.name, f.name), v.clone());
+                        }
+                        // never the value itself: the field may be secret
+                        _ => problems.push(format!(
+                            "{what}: {} answers the field {:?} with no {} value (module {} must make it one)",
+                            provider.named(),
+                            f.name,
+                            f.kind.as_str(),
+                            provider_module.name
+                        )),
                     }
                 }
                 Some(p) => problems.push(format!(

@@ -196,6 +196,35 @@ fn one_refusal_names_every_unresolved_requirement_of_every_kind() {
 }
 
 #[test]
+fn a_provider_that_cannot_answer_leaves_its_consumer_unresolved_saying_why() {
+    let mesh = mesh();
+    mesh.module(
+        "lonely",
+        r#"{"name": "lonely", "version": "1", "description": "Provides a database in a region the operator names.",
+            "settings": [{"name": "region", "type": "string", "meaning": "Where it is.", "cost": "none"}],
+            "provides": [{"name": "db", "fields": {"host": {"type": "string", "value": "db.${region}"},
+                                                   "port": {"type": "integer", "value": "5432"},
+                                                   "password": {"type": "string", "secret": true, "generate": true}}}],
+            "resources": []}"#,
+        &[],
+    );
+    mesh.run(&["assign", "lonely", "n1"]).ok();
+    mesh.run(&["assign", "app", "n2"]).ok();
+    let refused = mesh.run(&["plan", "n2"]).code(1).stderr;
+    assert!(
+        refused.contains("app: requirement \"db\" (provision db): its provider lonely@n1 cannot answer until its own problems are fixed: lonely: setting \"region\""),
+        "{refused}"
+    );
+    // a field the provider answers with a value of the wrong type is named, not passed on
+    mesh.run(&["settings", "set", "lonely", "region=eu"]).ok();
+    let refused = mesh.run(&["plan", "n2"]).code(1).stderr;
+    assert!(
+        refused.contains("lonely@n1 answers the field \"port\" with no integer value"),
+        "{refused}"
+    );
+}
+
+#[test]
 fn an_operator_value_with_a_default_needs_no_provider_anywhere() {
     let mesh = mesh();
     mesh.module(
@@ -297,6 +326,25 @@ fn secrets_are_never_printed_and_reach_a_process_only_as_a_file() {
     ] {
         assert!(!out.contains(&password), "the secret is in {what}");
     }
+
+    // the exception, declared with its reason: the variable carries it, the plan never shows it
+    mesh.module(
+        "excused",
+        r#"{"name": "excused", "version": "1", "description": "Software that reads its password only from its environment.",
+            "requires": [{"name": "db", "kind": "module", "provision": "db",
+                          "fields": {"password": {"type": "string", "secret": true}}}],
+            "resources": [{"kind": "process", "description": "needs it in env", "command": ["/bin/true"],
+                           "environment": {"DB_PASSWORD": "${db.password}"},
+                           "secret-environment": "the vendor's binary reads no file"}]}"#,
+        &[],
+    );
+    mesh.run(&["assign", "excused", "n3"]).ok();
+    let plan = mesh.run(&["plan", "n3", "--diff"]).ok().stdout;
+    assert!(
+        plan.contains("+environment DB_PASSWORD=(secret: not shown)"),
+        "{plan}"
+    );
+    assert!(!plan.contains(&password), "the secret is in the plan of n3");
 
     // read into an environment variable: refused when the definition is loaded
     let dir = mesh.module(

@@ -126,6 +126,16 @@ pub struct PackageSpec {
     pub name: String,
 }
 
+/// Whether `name` is a Debian package name (checked when a module is loaded, and again by the
+/// helper before it is given to apt-get).
+pub fn valid_package(name: &str) -> bool {
+    name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+}
+
 /// A service unit the mesh writes, enables and starts; restarted when its unit or bundle changes;
 /// stopped, disabled and removed with its bundle when undeclared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,6 +150,10 @@ pub struct ProcessSpec {
     pub user: String,
     /// Environment variables.
     pub environment: BTreeMap<String, String>,
+    /// The variables among them that carry a secret (a definition's declared exception): their
+    /// values are never shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_environment: Vec<String>,
     /// The working directory; the bundle's directory when not said.
     pub working_directory: Option<String>,
     /// systemd's Restart= policy: `no`, `on-failure`, `always`.
@@ -170,6 +184,9 @@ pub struct ContainerSpec {
     /// The command and its arguments; empty runs the image's own.
     pub command: Vec<String>,
     pub environment: BTreeMap<String, String>,
+    /// The variables among them that carry a secret: their values are never shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_environment: Vec<String>,
     pub mounts: Vec<Mount>,
     pub ports: Vec<Port>,
     /// Docker's restart policy: `no`, `on-failure`, `always`, `unless-stopped`.

@@ -10,7 +10,6 @@ use mesh_wire::{DirectorySpec, Outcome, Resource, State};
 
 use super::{Run, outcome};
 use crate::files;
-use crate::owners;
 use crate::record::{DirectoryEntry, Entry, Record};
 
 impl Run<'_> {
@@ -20,12 +19,7 @@ impl Run<'_> {
         spec: &DirectorySpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let path = Path::new(&spec.path);
-        if !path.is_absolute() {
-            return Err("not an absolute path".into());
-        }
-        let uid = owners::id_of("passwd", &spec.owner)?;
-        let gid = owners::id_of("group", &spec.group)?;
+        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = match fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_dir() => Some((m.uid(), m.gid(), m.mode() & 0o7777)),
             Ok(_) => return Err("is there and is not a directory; the mesh leaves it alone".into()),

@@ -9,7 +9,6 @@ use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
 use super::{Run, outcome};
 use crate::files;
-use crate::owners;
 use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
 
 impl Run<'_> {
@@ -19,12 +18,7 @@ impl Run<'_> {
         spec: &FileSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let path = Path::new(&spec.path);
-        if !path.is_absolute() {
-            return Err("not an absolute path".into());
-        }
-        let uid = owners::id_of("passwd", &spec.owner)?;
-        let gid = owners::id_of("group", &spec.group)?;
+        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = files::read(path).map_err(|e| e.to_string())?;
         let want = spec.content.as_bytes();
         let entry = record.resources.get(&resource.id).and_then(|e| match e {
@@ -103,7 +97,7 @@ impl Run<'_> {
                 }
                 files::write_atomically(path, want, Some((uid, gid)), spec.mode)
                     .map_err(|e| e.to_string())?;
-                if let Err(e) = validate(&spec.validate) {
+                if let Err(e) = validate(&spec.validate, spec.secret) {
                     let undone = match &found {
                         Some(f) => {
                             files::write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode)
@@ -218,8 +212,9 @@ impl Run<'_> {
     }
 }
 
-/// Runs a file's check command; an empty one checks nothing.
-fn validate(argv: &[String]) -> Result<(), String> {
+/// Runs a file's check command; an empty one checks nothing. The check's own words are passed on,
+/// except for a secret file: a checker may quote the line it refuses.
+fn validate(argv: &[String], secret: bool) -> Result<(), String> {
     let Some((program, args)) = argv.split_first() else {
         return Ok(());
     };
@@ -235,7 +230,9 @@ fn validate(argv: &[String]) -> Result<(), String> {
         Err(format!(
             "the check `{}` refused the new content{}",
             argv.join(" "),
-            if said.is_empty() {
+            if secret {
+                " (what it said is not shown: the file holds secrets)".to_string()
+            } else if said.is_empty() {
                 String::new()
             } else {
                 format!(": {said}")
@@ -368,6 +365,32 @@ mod tests {
             vec![State::Changed]
         );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "after\n");
+    }
+
+    #[test]
+    fn a_refused_secret_file_never_shows_what_the_check_quoted() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("secret.conf");
+        let mut secret = file(&target, "password hunter2\n");
+        if let Spec::File(f) = &mut secret.spec {
+            f.secret = true;
+            f.mode = 0o600;
+            // a checker that quotes the line it refuses
+            f.validate = vec![
+                "sh".into(),
+                "-c".into(),
+                format!("cat {} >&2; exit 1", target.display()),
+            ];
+        }
+        let report = run(&decl(vec![secret]), Mode::Apply, &paths).unwrap();
+        let detail = &report.resources[0].detail;
+        assert_eq!(report.resources[0].state, State::Failed);
+        assert!(
+            detail.contains("not shown: the file holds secrets"),
+            "{detail}"
+        );
+        assert!(!detail.contains("hunter2"), "{detail}");
+        assert!(!target.exists(), "the refused file stays on the machine");
     }
 
     #[test]

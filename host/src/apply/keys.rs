@@ -116,13 +116,7 @@ impl Run<'_> {
                 .map_err(|e| format!("cannot save the record: {e}"))?;
             let (owner, mode) = match &found {
                 Some(f) => ((f.uid, f.gid), f.mode),
-                None => (
-                    (
-                        owners::id_of("passwd", &spec.owner)?,
-                        owners::id_of("group", &spec.group)?,
-                    ),
-                    spec.mode,
-                ),
+                None => (owners::ids(&spec.owner, &spec.group)?, spec.mode),
             };
             files::write_atomically(path, &render(&doc), Some(owner), mode)
                 .map_err(|e| e.to_string())?;

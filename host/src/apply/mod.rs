@@ -249,6 +249,20 @@ impl Run<'_> {
         })
     }
 
+    /// The path a file or directory resource writes, and the ids of the owner and group it
+    /// gets (looked up on this machine).
+    fn owned_path<'p>(
+        path: &'p str,
+        owner: &str,
+        group: &str,
+    ) -> Result<(&'p std::path::Path, (u32, u32)), String> {
+        let path = std::path::Path::new(path);
+        if !path.is_absolute() {
+            return Err("not an absolute path".into());
+        }
+        Ok((path, crate::owners::ids(owner, group)?))
+    }
+
     fn applying(&self) -> bool {
         self.mode == Mode::Apply
     }

@@ -15,7 +15,7 @@ impl Run<'_> {
         spec: &PackageSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        if !valid(&spec.name) {
+        if !mesh_wire::valid_package(&spec.name) {
             return Err("not a Debian package name".into());
         }
         let there = installed(&spec.name)?;
@@ -55,14 +55,6 @@ impl Run<'_> {
             format!("{} {}", self.said("installed", "install"), spec.name),
         ))
     }
-}
-
-fn valid(name: &str) -> bool {
-    name.len() >= 2
-        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
 }
 
 /// Whether dpkg says the package is installed. A machine without dpkg has no package manager
