@@ -40,6 +40,11 @@ impl Module {
         self.settings.iter().find(|s| s.name == name)
     }
 
+    /// Whether `key` (`requirement.field`) names a secret field: it is never shown.
+    pub fn is_secret(&self, key: &str) -> bool {
+        requirement::is_secret(&self.requires, &self.provides, key)
+    }
+
     /// The declared settings' names, for messages.
     pub fn setting_names(&self) -> String {
         if self.settings.is_empty() {

@@ -57,6 +57,19 @@ impl Need {
         }
     }
 
+    /// What it asks for, in words, for `mesh module show`.
+    pub fn describe(&self) -> String {
+        match self {
+            Need::Module { provision, .. } => format!("a provision {provision}"),
+            Need::Directory { owner, group, mode } => {
+                format!("a directory ({owner}:{group} {mode:04o})")
+            }
+            Need::Port => "a port".to_string(),
+            Need::Fact => "facts of its node".to_string(),
+            Need::Mesh => "its identity".to_string(),
+        }
+    }
+
     /// The fields a definition may read, with their types and whether they are secret.
     pub fn fields(&self) -> Vec<Field> {
         let plain = |name: &str, kind| Field {
@@ -376,6 +389,30 @@ mod tests {
     }
 }
 
+/// The fields a definition may read under `name`: a requirement's, or one of the module's own
+/// provisions'; with whether a module answers them (another's provision, or its own).
+pub(super) fn fields_of(
+    requirements: &[Requirement],
+    provisions: &[Provision],
+    name: &str,
+) -> Option<(Vec<Field>, bool)> {
+    if let Some(r) = requirements.iter().find(|q| q.name == name) {
+        return Some((r.need.fields(), matches!(r.need, Need::Module { .. })));
+    }
+    provisions
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| (p.fields.iter().map(|f| f.field.clone()).collect(), true))
+}
+
+/// Whether `key` (`name.field`) reads a secret field.
+pub(super) fn is_secret(requirements: &[Requirement], provisions: &[Provision], key: &str) -> bool {
+    key.split_once('.').is_some_and(|(name, field)| {
+        fields_of(requirements, provisions, name)
+            .is_some_and(|(fields, _)| fields.iter().any(|f| f.name == field && f.secret))
+    })
+}
+
 /// What a definition may read: its settings, its requirements' fields and its own provisions'
 /// fields. Every `${…}` is checked against it when the module is loaded.
 pub(super) struct Scope<'a> {
@@ -411,27 +448,15 @@ impl Scope<'_> {
                     }
                 }
                 Some((name, field)) => {
-                    let (found, from_module) = if let Some(req) =
-                        self.requirements.iter().find(|q| q.name == name)
-                    {
-                        (
-                            req.need.fields().into_iter().find(|f| f.name == field),
-                            matches!(req.need, Need::Module { .. }),
-                        )
-                    } else if let Some(p) = self.provisions.iter().find(|p| p.name == name) {
-                        (
-                            p.fields
-                                .iter()
-                                .find(|f| f.field.name == field)
-                                .map(|f| f.field.clone()),
-                            true,
-                        )
-                    } else {
+                    let Some((fields, from_module)) =
+                        fields_of(self.requirements, self.provisions, name)
+                    else {
                         return Err(format!(
                             "reads ${{{r}}}, but the module has no requirement or provision {name:?} (requirements: {})",
                             self.requirement_names()
                         ));
                     };
+                    let found = fields.into_iter().find(|f| f.name == field);
                     let Some(f) = found else {
                         return Err(format!(
                             "reads ${{{r}}}, but {name:?} has no field {field:?}"
@@ -459,22 +484,8 @@ impl Scope<'_> {
 
     /// Whether any of `refs` is a secret field.
     pub(super) fn reads_secret(&self, refs: &[&str]) -> bool {
-        refs.iter().any(|r| {
-            let Some((name, field)) = r.split_once('.') else {
-                return false;
-            };
-            self.requirements
-                .iter()
-                .filter(|q| q.name == name)
-                .flat_map(|q| q.need.fields())
-                .chain(
-                    self.provisions
-                        .iter()
-                        .filter(|p| p.name == name)
-                        .flat_map(|p| p.fields.iter().map(|f| f.field.clone())),
-                )
-                .any(|f| f.name == field && f.secret)
-        })
+        refs.iter()
+            .any(|r| is_secret(self.requirements, self.provisions, r))
     }
 
     fn names(&self) -> String {

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{Context, exit, print_json};
-use crate::catalogue::{self, Module, Need};
+use crate::catalogue::{self, Module};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum ModuleCommand {
@@ -114,15 +114,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
         println!();
         println!("requires:");
         for r in &m.requires {
-            let what = match &r.need {
-                Need::Module { provision, .. } => format!("a provision {provision}"),
-                Need::Directory { owner, group, mode } => {
-                    format!("a directory ({owner}:{group} {mode:04o})")
-                }
-                Need::Port => "a port".to_string(),
-                Need::Fact => "facts of its node".to_string(),
-                Need::Mesh => "its identity".to_string(),
-            };
+            let what = r.need.describe();
             println!(
                 "  {:<16} {:<7} {what}: {}",
                 r.name,

@@ -44,6 +44,9 @@ pub(crate) struct AddArgs {
     /// Run the helper through `sudo -n` (the user needs passwordless sudo).
     #[arg(long)]
     sudo: bool,
+    /// Where instances' directories go on this machine unless placed: `<root>/<instance>/<name>`.
+    #[arg(long, default_value = crate::inventory::DEFAULT_ROOT, value_name = "DIR")]
+    root: String,
 }
 
 #[derive(Args, Debug)]
@@ -74,6 +77,9 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     a.user
                 );
             }
+            if !a.root.starts_with('/') || a.root.split('/').any(|c| c == "..") {
+                bail!("{}: --root {:?} is not an absolute path", a.name, a.root);
+            }
             let identity = match a.identity {
                 Some(p) if !p.is_file() => bail!("{}: no identity file at {}", a.name, p.display()),
                 Some(p) => Some(std::path::absolute(&p)?),
@@ -85,6 +91,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 user: a.user,
                 identity,
                 sudo: a.sudo,
+                root: a.root.trim_end_matches('/').to_string(),
                 ..Node::new(&a.name, "")
             };
             inv.add_node(&node)?;

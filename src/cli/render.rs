@@ -40,10 +40,14 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         }
     );
     for c in &p.changes {
-        let fields = if c.fields.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", c.fields.join(", "))
+        let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
+            (true, _) => String::new(),
+            (false, true) => format!(" ({})", c.fields.join(", ")),
+            (false, false) => format!(
+                " ({}; settings moved: {})",
+                c.fields.join(", "),
+                c.settings.join(", ")
+            ),
         };
         let what = match c.action {
             Action::Removed => removal(c),

@@ -331,7 +331,7 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
         resolve::assignment_settings(&inv, m, &a.node, &assignment.instance)?;
     let node = inv.node(&a.node)?;
     let (answers, problems) = resolve::answers(&inv, &cat, &node, assignment)?;
-    let secret = |key: &str| resolve::is_secret(m, key);
+    let secret = |key: &str| m.is_secret(key);
     let requirement_rows: Vec<(String, Value)> = answers
         .values
         .iter()

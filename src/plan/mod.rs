@@ -40,6 +40,9 @@ pub struct Change {
     /// For `removed`: what undoing it will do, as the machine's helper last said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undo: Option<Undo>,
+    /// For `changed`: the settings whose values moved in it (what causes the change).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
 }
 
 /// What happens to a resource.
@@ -104,6 +107,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     old: None,
                     new: Some(r.clone()),
                     undo: None,
+                    settings: vec![],
                 });
                 if let Some(c) = r.spec.costing() {
                     for u in &c.units {
@@ -137,12 +141,21 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 if fields.is_empty() {
                     continue;
                 }
+                let moved = match (old.spec.costing(), r.spec.costing()) {
+                    (Some(was), Some(now)) => moved_settings(was, now),
+                    _ => Vec::new(),
+                };
                 if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
                     && content(&old.spec) != content(&r.spec)
                 {
                     let cost = change_cost(Some((was.source.as_str(), &was.settings)), now, false);
+                    let because = if moved.is_empty() {
+                        r.id.clone()
+                    } else {
+                        format!("{}: {}", r.id, moved.join(", "))
+                    };
                     for u in &now.units {
-                        owe(&mut units, u, cost, &r.id);
+                        owe(&mut units, u, cost, &because);
                     }
                 }
                 match (&old.spec, &r.spec) {
@@ -165,6 +178,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     old: Some((*old).clone()),
                     new: Some(r.clone()),
                     undo: None,
+                    settings: moved,
                 });
             }
         }
@@ -191,6 +205,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 old: Some((*old).clone()),
                 new: None,
                 undo,
+                settings: vec![],
             });
         }
     }
@@ -288,6 +303,24 @@ pub fn content(spec: &Spec) -> String {
             out
         }
     }
+}
+
+/// The settings a resource reads whose values differ between two sends (by digest: a plan names
+/// a setting, never shows its value here).
+fn moved_settings(was: &crate::wire::Costing, now: &crate::wire::Costing) -> Vec<String> {
+    now.settings
+        .iter()
+        .filter(|(name, use_now)| {
+            was.settings.get(*name).map(|u| &u.digest) != Some(&use_now.digest)
+        })
+        .map(|(name, _)| name.clone())
+        .chain(
+            was.settings
+                .keys()
+                .filter(|name| !now.settings.contains_key(*name))
+                .cloned(),
+        )
+        .collect()
 }
 
 /// Environment variables as a plan shows them: a secret's value never.

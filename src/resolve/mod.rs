@@ -68,26 +68,6 @@ pub fn answers(
     Ok((answers, problems))
 }
 
-/// Whether `key` (`requirement.field`) names a secret field of the module.
-pub fn is_secret(module: &Module, key: &str) -> bool {
-    let Some((name, field)) = key.split_once('.') else {
-        return false;
-    };
-    module
-        .requires
-        .iter()
-        .filter(|r| r.name == name)
-        .flat_map(|r| r.need.fields())
-        .chain(
-            module
-                .provides
-                .iter()
-                .filter(|p| p.name == name)
-                .flat_map(|p| p.fields.iter().map(|f| f.field.clone())),
-        )
-        .any(|f| f.name == field && f.secret)
-}
-
 /// Composes what `node` should be.
 pub fn compose(
     inventory: &Inventory,

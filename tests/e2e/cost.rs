@@ -38,11 +38,17 @@ fn the_strongest_cost_among_moved_settings_is_paid_once_per_unit() {
     let before = invocation("node1", "ssh.service");
     mesh.run(&["settings", "set", "costed", "gentle=b"]).ok();
     let plan = mesh.run(&["plan", "node1"]).ok();
-    assert!(
-        plan.stdout.contains("ssh.service will reload"),
-        "{}",
-        plan.stdout
-    );
+    // the plan names the setting that moved and what it costs, before anything moves
+    for said in [
+        "~ costed:file:/etc/mesh-costed.conf (content; settings moved: gentle)",
+        "! ssh.service will reload (because of costed:file:/etc/mesh-costed.conf: gentle)",
+    ] {
+        assert!(
+            plan.stdout.contains(said),
+            "{said:?} not in {}",
+            plan.stdout
+        );
+    }
     let units = push(&mesh);
     assert_eq!(units[0]["unit"], "ssh.service");
     assert_eq!(units[0]["action"], "reload", "{units}");

@@ -263,6 +263,23 @@ fn a_host_directory_is_placed_on_its_own_node_only() {
     let plan = mesh.run(&["plan", "n2"]).ok().stdout;
     assert!(plan.contains("+ app:directory:/mnt/big/app"), "{plan}");
     assert!(plan.contains("+ app:file:/mnt/big/app/db.conf"), "{plan}");
+    // a node's own root moves the default layout
+    mesh.run(&[
+        "node",
+        "add",
+        "n4",
+        "--address",
+        "192.0.2.4",
+        "--root",
+        "/data/mesh",
+    ])
+    .ok();
+    mesh.run(&["assign", "app", "n4"]).ok();
+    let plan = mesh.run(&["plan", "n4"]).ok().stdout;
+    assert!(
+        plan.contains("+ app:directory:/data/mesh/app/data"),
+        "{plan}"
+    );
 }
 
 #[test]
