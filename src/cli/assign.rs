@@ -124,6 +124,18 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         pins.push((req.to_string(), pi.to_string(), pn.to_string()));
     }
     for node in &a.nodes {
+        // pins given to an assignment that exists already re-pin it; nothing else changes
+        let exists = inv
+            .assignments(Some(node))?
+            .iter()
+            .any(|x| x.instance == instance && x.module == module.name);
+        if exists && !pins.is_empty() {
+            for (req, pi, pn) in &pins {
+                inv.set_pin(node, &instance, req, (pi, pn))?;
+                println!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
+            }
+            continue;
+        }
         inv.assign(node, &module.name, &instance)?;
         for (req, pi, pn) in &pins {
             inv.set_pin(node, &instance, req, (pi, pn))?;

@@ -69,6 +69,20 @@ fn target(
         {
             return Ok((cat.module(&a.module)?.clone(), a.instance));
         }
+        // the module runs there only under other names: which one is meant?
+        let others: Vec<String> = inv
+            .assignments(Some(n))?
+            .into_iter()
+            .filter(|a| a.module == name)
+            .map(|a| a.instance)
+            .collect();
+        if !others.is_empty() {
+            bail!(
+                "{name} runs on {n} as {}; a node's layer is an instance's: name one, e.g. `mesh settings … {} --node {n}`; nothing was stored",
+                others.join(" and "),
+                others[0]
+            );
+        }
     } else if cat.module(name).is_err()
         && let Some(a) = inv
             .assignments(None)?

@@ -292,9 +292,12 @@ pub(super) fn modules(
                 ([], [only]) => Ok(only),
                 ([], []) => Err(format!("{what}: no provider in the mesh; {}", could())),
                 ([], _) => Err(format!(
-                    "{what}: several providers ({}) and none on {}; pin one with `--pin {}=INSTANCE@NODE`",
+                    "{what}: several providers ({}) and none on {}; pin one with `mesh assign {} {} --as {} --pin {}=INSTANCE@NODE`",
                     names(),
                     node.name,
+                    module.name,
+                    node.name,
+                    a.instance,
                     r.name
                 )),
             }

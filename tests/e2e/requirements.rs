@@ -109,7 +109,7 @@ fn a_pin_answers_first_and_several_providers_elsewhere_are_refused_naming_them()
     let refused = mesh.run(&["plan", "n3"]).code(1);
     assert!(
         refused.stderr.contains(
-            "app: requirement \"db\" (provision db): several providers (store@n1, store@n2) and none on n3; pin one with `--pin db=INSTANCE@NODE`"
+            "app: requirement \"db\" (provision db): several providers (store@n1, store@n2) and none on n3; pin one with `mesh assign app n3 --as app --pin db=INSTANCE@NODE`"
         ),
         "{}",
         refused.stderr
@@ -312,6 +312,15 @@ fn a_module_runs_twice_on_one_node_under_two_instances_and_what_must_stay_single
     };
     assert_eq!(config("app-green"), 9);
     assert_eq!(config("app-blue"), 5);
+    // the module's name on a node where it runs only as other instances is ambiguous: refused
+    let which = mesh
+        .run(&["settings", "set", "app", "--node", "n2", "pool=7"])
+        .code(1)
+        .stderr;
+    assert!(
+        which.contains("app runs on n2 as app-blue and app-green"),
+        "{which}"
+    );
     // two instances of store on one node would write one file: refused, naming both
     mesh.run(&["assign", "store", "n1", "--as", "store-2"]).ok();
     let refused = mesh.run(&["plan", "n1"]).code(1).stderr;

@@ -95,12 +95,20 @@ impl Run<'_> {
         }
         let what = if first {
             self.said("created, enabled and started", "create, enable and start")
-        } else if running && changed {
-            self.said("rewrote and restarted", "rewrite and restart")
-        } else if changed {
-            self.said("rewrote and started", "rewrite and start")
         } else {
-            self.said("started", "start")
+            let mut did = Vec::new();
+            if changed {
+                did.push(self.said("rewrote", "rewrite"));
+            }
+            if !enabled {
+                did.push(self.said("enabled", "enable"));
+            }
+            match (running, changed) {
+                (true, true) => did.push(self.said("restarted", "restart")),
+                (false, _) => did.push(self.said("started", "start")),
+                (true, false) => {}
+            }
+            did.join(" and ")
         };
         Ok(outcome(
             &resource.id,
