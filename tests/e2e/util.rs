@@ -5,8 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
-/// The lab id the tests use, apart from the lab an operator may be trying mesh on (id 0).
-pub const LAB_ID: &str = "7";
+/// The lab the tests use: `MESH_LAB_ID` when set (so several runs can share one host), else 7,
+/// apart from the lab an operator may be trying mesh on (id 0).
+pub fn lab_id() -> String {
+    std::env::var("MESH_LAB_ID")
+        .ok()
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| "7".into())
+}
 pub const NODES: [&str; 3] = ["node1", "node2", "node3"];
 
 /// One test's mesh: its own inventory (and catalogue folder) in a temp dir.
@@ -74,7 +80,7 @@ impl Mesh {
         }
         cmd.args(args)
             .env("MESH_INVENTORY", self.inventory())
-            .env("MESH_LAB_ID", LAB_ID)
+            .env("MESH_LAB_ID", lab_id())
             .env_remove("SSH_AUTH_SOCK")
             .env("NO_COLOR", "1")
             .stdin(std::process::Stdio::null());
@@ -132,7 +138,7 @@ fn lab_state() -> PathBuf {
     let cache = std::env::var_os("MESH_LAB_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/var/tmp/mesh-lab".into());
-    cache.join(format!("lab{LAB_ID}"))
+    cache.join(format!("lab{}", lab_id()))
 }
 
 pub fn address(node: &str) -> String {
