@@ -81,12 +81,21 @@ impl SettingType {
         }
     }
 
-    /// Reads a value typed on a command line: a string as it is, anything else as JSON.
+    /// Reads a value typed on a command line: a string as it is, anything else as JSON. Text with
+    /// control characters (other than tab and newline) is refused wherever it is in the value: a
+    /// value ends up in files, unit files and terminals, where a NUL truncates and an escape
+    /// sequence speaks to whoever reads it.
     pub fn parse_value(self, text: &str) -> Result<Value, String> {
         let value = match self {
             SettingType::String | SettingType::YesNo => Value::String(text.to_string()),
             _ => serde_json::from_str(text).map_err(|_| self.expected())?,
         };
+        if let Some(c) = control_character(&value) {
+            return Err(format!(
+                "text without control characters (it holds {:?}; tab and newline are the only ones allowed)",
+                c
+            ));
+        }
         if self.admits(&value) {
             Ok(value)
         } else {
@@ -104,6 +113,23 @@ impl SettingType {
             SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
             SettingType::YesNo => "yes or no".into(),
         }
+    }
+}
+
+/// The first control character other than tab and newline in any string of `value` (keys of
+/// objects too).
+pub fn control_character(value: &Value) -> Option<char> {
+    let bad = |s: &str| {
+        s.chars()
+            .find(|c| c.is_control() && *c != '\t' && *c != '\n')
+    };
+    match value {
+        Value::String(s) => bad(s),
+        Value::Array(items) => items.iter().find_map(control_character),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| bad(k).or_else(|| control_character(v))),
+        _ => None,
     }
 }
 
@@ -138,6 +164,32 @@ mod tests {
         assert!(SettingType::List.parse_value("{}").is_err());
         assert_eq!(SettingType::YesNo.parse_value("no"), Ok(json!("no")));
         assert!(SettingType::YesNo.parse_value("false").is_err());
+    }
+
+    #[test]
+    fn a_value_with_a_control_character_is_refused_wherever_it_is() {
+        assert!(SettingType::String.parse_value("a\u{0}b").is_err());
+        assert!(SettingType::String.parse_value("\u{1b}[2J").is_err());
+        assert!(
+            SettingType::List
+                .parse_value(r#"["ok", "a\u0000b"]"#)
+                .is_err()
+        );
+        assert!(
+            SettingType::Object
+                .parse_value(r#"{"k\u0007": 1}"#)
+                .is_err()
+        );
+        assert!(
+            SettingType::Object
+                .parse_value(r#"{"k": {"deep": "\u001b"}}"#)
+                .is_err()
+        );
+        // a tab or a line break is text
+        assert_eq!(
+            SettingType::String.parse_value("a\tb\nc"),
+            Ok(json!("a\tb\nc"))
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::{Context, exit, print_json};
 use crate::inventory::Node;
-use crate::inventory::nodes_valid_name;
+use crate::inventory::{nodes_valid_name, valid_address, valid_user};
 use crate::ssh;
 
 #[derive(Subcommand, Debug)]
@@ -68,6 +68,20 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 bail!(
                     "{:?} cannot name a node: use letters, digits, '-', '_' and '.', starting with a letter",
                     a.name
+                );
+            }
+            if !valid_address(&a.address) {
+                bail!(
+                    "{}: --address {:?} is not a host name or an IP address; nothing was stored",
+                    a.name,
+                    a.address
+                );
+            }
+            if !valid_user(&a.user) {
+                bail!(
+                    "{}: --user {:?} is not a login name (lower-case letters, digits, '_' and '-'); nothing was stored",
+                    a.name,
+                    a.user
                 );
             }
             if a.user != "root" && !a.sudo {

@@ -21,7 +21,7 @@ use rusqlite::{Connection, TransactionBehavior};
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
-pub use nodes::{DEFAULT_ROOT, Node, valid_name as nodes_valid_name};
+pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_name, valid_user};
 pub use pushes::{PushRecord, PushRow};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
@@ -203,6 +203,10 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
             found,
             known,
         });
+    }
+    if found == known {
+        // nothing to migrate: a command that only reads, or is refused, leaves the file as it was
+        return Ok(());
     }
     for (_, sql) in &MIGRATIONS[found as usize..] {
         tx.execute_batch(sql)?;

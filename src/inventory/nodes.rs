@@ -71,6 +71,38 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
+/// Whether `address` can be connected to: a host name (letters, digits, `-`, `.`, `_`), an IPv4
+/// address, or an IPv6 address (hex digits, `:`, `.`, optionally in brackets). Never empty, never
+/// starting with `-` (a tool that is handed it must not read it as an option), never any space
+/// or control character.
+pub fn valid_address(address: &str) -> bool {
+    let bare = address
+        .strip_prefix('[')
+        .and_then(|a| a.strip_suffix(']'))
+        .unwrap_or(address);
+    let host = bare
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
+    let ipv6 = bare.contains(':')
+        && bare
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || ":.".contains(c));
+    !bare.is_empty() && bare.len() <= 253 && !bare.starts_with('-') && (host || ipv6)
+}
+
+/// Whether `user` is a login name as the machine's tools accept it: lower-case letters, digits,
+/// `_`, `-` (not first), at most 32 characters.
+pub fn valid_user(user: &str) -> bool {
+    user.len() <= 32
+        && user
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && user
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))
+}
+
 impl Inventory {
     /// Adds a node; refuses a name already taken.
     pub fn add_node(&self, node: &Node) -> Result<(), InventoryError> {
@@ -164,5 +196,44 @@ impl Inventory {
             params![name, key],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{valid_address, valid_user};
+
+    #[test]
+    fn an_address_is_a_host_name_or_an_ip_address() {
+        for good in [
+            "web1",
+            "web-1.example.org",
+            "10.214.7.2",
+            "::1",
+            "[fe80::1]",
+            "2001:db8::2",
+        ] {
+            assert!(valid_address(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-oProxyCommand=x",
+            "a b",
+            "a\nb",
+            "a\0b",
+            "host;rm",
+            "[]",
+            "a/b",
+        ] {
+            assert!(!valid_address(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_user_is_a_login_name() {
+        assert!(valid_user("root") && valid_user("deploy_1") && valid_user("_svc"));
+        for bad in ["", "Root", "-x", "a b", "a\nb", "a:b", &"x".repeat(33)] {
+            assert!(!valid_user(bad), "{bad:?}");
+        }
     }
 }

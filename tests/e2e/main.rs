@@ -9,6 +9,7 @@
 mod check;
 mod cli;
 mod container;
+mod corpus;
 mod cost;
 mod giveback;
 mod helper;

@@ -134,7 +134,7 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn lab_state() -> PathBuf {
+pub fn lab_state() -> PathBuf {
     let cache = std::env::var_os("MESH_LAB_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/var/tmp/mesh-lab".into());
