@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::{ContainerSpec, ProcessSpec};
+use crate::{ContainerSpec, ProcessSpec, Spec};
 
 /// systemd's `Restart=` policies a process may ask for.
 pub const PROCESS_RESTARTS: [&str; 3] = ["no", "on-failure", "always"];
@@ -215,6 +215,17 @@ impl ContainerSpec {
         }
         check_restart(&self.restart, &CONTAINER_RESTARTS)?;
         check_environment(&self.environment, false)
+    }
+}
+
+impl Spec {
+    /// A process's or container's values checked; other kinds write nothing into a unit.
+    pub fn check_unit_values(&self) -> Result<(), UnitError> {
+        match self {
+            Spec::Process(p) => p.check(),
+            Spec::Container(c) => c.check(),
+            _ => Ok(()),
+        }
     }
 }
 
