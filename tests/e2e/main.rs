@@ -18,5 +18,6 @@ mod push;
 mod requirements;
 mod resolver;
 mod runtime;
+mod secrets;
 mod sshd;
 mod util;
