@@ -4,10 +4,13 @@
 //! `systemctl`, `ps`, `/proc`, the unit files, the helper's state or `docker` offer. A process for
 //! a user the machine does not have fails before its unit is written; a setting that would inject
 //! unit-file lines is refused before anything is sent.
+//!
+//! Each test first pushes an empty declaration to every machine, which undoes what an earlier
+//! run left.
 
 use crate::container::IMAGE;
 use crate::requirements::inventory_secret;
-use crate::util::{Mesh, node_result, on};
+use crate::util::{Mesh, node_result, on, path_str};
 
 /// Provides a generated password and nothing else.
 const KEEPER: &str = r#"{
@@ -56,6 +59,13 @@ const SAYER: &str = r#"{
   "resources": [{"kind": "process", "description": "says it", "command": ["/usr/bin/echo", "${word}"]}]
 }"#;
 
+/// A description that would add a line to its unit file, run as root at every start.
+const INJECTOR: &str = r#"{
+  "name": "injector", "version": "1", "description": "Adds a line to its unit.",
+  "resources": [{"kind": "process", "description": "x\nExecStartPre=/usr/bin/touch /evil",
+                 "command": ["/usr/bin/sleep", "infinity"]}]
+}"#;
+
 const ENV_FILE: &str = "/var/lib/mesh/env/excused.service.process.env";
 
 /// Every way `nobody` has to look, with errors kept in the output (they must not leak either).
@@ -78,13 +88,11 @@ fn environment(node: &str, pid: &str) -> Vec<String> {
 }
 
 #[test]
-fn nobody_on_the_machine_finds_an_excused_secret_anywhere_and_a_bad_user_writes_no_unit() {
+fn nobody_on_the_machine_finds_an_excused_secret_anywhere() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
     mesh.module("keeper", KEEPER, &[]);
     mesh.module("excused", EXCUSED, &[]);
-    mesh.module("typo", TYPO, &[]);
-    mesh.module("sayer", SAYER, &[]);
     mesh.run(&["push", "--all"]).ok();
     on(
         "node1",
@@ -155,6 +163,25 @@ fn nobody_on_the_machine_finds_an_excused_secret_anywhere_and_a_bad_user_writes_
         "excused.service.process.env"
     );
 
+    // undeclared: the environment file goes with the unit
+    mesh.run(&["unassign", "excused", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    on(
+        "node1",
+        &format!("test ! -e {ENV_FILE} && test ! -e /etc/systemd/system/excused.service"),
+    );
+    assert_eq!(
+        on("node1", "docker ps -aq --filter name=^excused-box$").trim(),
+        ""
+    );
+}
+
+#[test]
+fn a_process_for_a_user_the_machine_does_not_have_fails_before_its_unit_is_written() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module("typo", TYPO, &[]);
+    mesh.run(&["push", "--all"]).ok();
     // a user the machine does not have: that resource fails with the reason, no unit is left
     mesh.run(&["assign", "typo", "node1"]).ok();
     let pushed = mesh.run(&["push", "node1", "--json"]).code(2).json();
@@ -170,7 +197,15 @@ fn nobody_on_the_machine_finds_an_excused_secret_anywhere_and_a_bad_user_writes_
     let text = mesh.run(&["push", "node1"]).code(2).stdout;
     assert!(text.contains("no user \"nobdy\" on this machine"), "{text}");
     mesh.run(&["unassign", "typo", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+}
 
+#[test]
+fn a_setting_that_would_add_a_line_to_a_unit_file_is_refused_before_anything_is_sent() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module("sayer", SAYER, &[]);
+    mesh.run(&["push", "--all"]).ok();
     // a setting that would add a line to a unit file: refused by the plan, nothing sent
     mesh.run(&["assign", "sayer", "node1"]).ok();
     mesh.run(&[
@@ -189,17 +224,15 @@ fn nobody_on_the_machine_finds_an_excused_secret_anywhere_and_a_bad_user_writes_
         "node1",
         "test ! -e /etc/systemd/system/sayer.service && test ! -e /evil",
     );
-    mesh.run(&["unassign", "sayer", "node1"]).ok();
-
-    // undeclared: the environment file goes with the unit
-    mesh.run(&["unassign", "excused", "node1"]).ok();
-    mesh.run(&["push", "node1"]).ok();
-    on(
-        "node1",
-        &format!("test ! -e {ENV_FILE} && test ! -e /etc/systemd/system/excused.service"),
-    );
-    assert_eq!(
-        on("node1", "docker ps -aq --filter name=^excused-box$").trim(),
-        ""
+    // a description that would add a line: refused when the module is checked, naming the field
+    let dir = mesh.module("injector", INJECTOR, &[]);
+    let refused = mesh
+        .run(&["module", "check", path_str(&dir.join("injector"))])
+        .code(1)
+        .stderr;
+    assert!(
+        refused
+            .contains("resources[0].description: description holds a control character (\\u{a})"),
+        "{refused}"
     );
 }
