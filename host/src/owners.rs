@@ -11,6 +11,12 @@ pub(crate) fn ids(owner: &str, group: &str) -> Result<(u32, u32), String> {
     Ok((id_of("passwd", owner)?, id_of("group", group)?))
 }
 
+/// The uid of a user a process runs as: a unit for a user the machine does not have would fail
+/// at every start (217/USER), so it is refused before the unit is written.
+pub(crate) fn user(name: &str) -> Result<u32, String> {
+    id_of("passwd", name)
+}
+
 /// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
 fn id_of(database: &str, name: &str) -> Result<u32, String> {
     if let Ok(id) = name.parse::<u32>() {

@@ -108,7 +108,11 @@ pub(crate) struct ProcessEntry {
     pub(crate) unit: String,
     pub(crate) unit_file: String,
     pub(crate) bundle_dir: String,
-    /// sha256 of the unit file and bundle last written: a change restarts the unit.
+    /// Its environment file (root's only), when it has an environment; records written before
+    /// environment files have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) env_file: Option<String>,
+    /// sha256 of the unit file, environment and bundle last written: a change restarts the unit.
     pub(crate) digest: Option<String>,
 }
 
@@ -149,6 +153,7 @@ impl Entry {
                 undo.stops.push(p.unit.clone());
                 undo.deletes.push(p.unit_file.clone());
                 undo.deletes.push(p.bundle_dir.clone());
+                undo.deletes.extend(p.env_file.iter().cloned());
             }
         }
         undo

@@ -12,7 +12,7 @@ use super::module::digest;
 use super::requirement::{Reading, Scope};
 use super::setting;
 use super::template::Template;
-use crate::wire::Cost;
+use crate::wire::{Cost, unit};
 
 /// A resource as a module defines it (before settings are filled in).
 #[derive(Debug, Clone)]
@@ -812,6 +812,7 @@ impl Parser<'_> {
             &c.command,
             &c.environment,
             c.secret_environment.as_deref(),
+            false,
         )?;
         let mut mounts = Vec::new();
         for (m, mount) in c.mounts.iter().enumerate() {
@@ -869,18 +870,11 @@ impl Parser<'_> {
             let host = self.template(i, &format!("ports[{p}].host"), &host_text, Reading::Plain)?;
             ports.push((host, port.container, port.protocol.clone()));
         }
-        if !matches!(
-            c.restart.as_str(),
-            "no" | "on-failure" | "always" | "unless-stopped"
-        ) {
-            return Err(self.invalid(
-                &at("restart"),
-                format!(
-                    "{:?} is not a policy; use no, on-failure, always or unless-stopped",
-                    c.restart
-                ),
-            ));
-        }
+        self.unit_rule(
+            i,
+            "restart",
+            unit::check_restart(&c.restart, &unit::CONTAINER_RESTARTS),
+        )?;
         Ok(ResourceDef::Container(ContainerDef {
             name: c.name,
             image,
@@ -900,11 +894,22 @@ impl Parser<'_> {
         words: &[String],
         environment: &BTreeMap<String, String>,
         secret_environment: Option<&str>,
+        newline: bool,
     ) -> Result<CommandAndEnvironment, CatalogueError> {
         let env_reading = match secret_environment {
             Some(why) if !why.trim().is_empty() => Reading::ExcusedEnvironment,
             _ => Reading::Plain,
         };
+        // what is literal is checked now; what settings fill in, when the node is resolved
+        for (w, word) in words.iter().enumerate() {
+            let field = format!("command[{w}]");
+            self.unit_rule(i, &field, unit::check_text(&field, word))?;
+        }
+        for (k, v) in environment {
+            let field = format!("environment.{k}");
+            self.unit_rule(i, &field, unit::check_env_name(k))?;
+            self.unit_rule(i, &field, unit::check_env_value(k, v, newline))?;
+        }
         let command = words
             .iter()
             .enumerate()
@@ -925,6 +930,16 @@ impl Parser<'_> {
             .map(|(k, _)| k.clone())
             .collect();
         Ok((command, environment, secret))
+    }
+
+    /// A value that goes into a unit or an environment, checked by the rule the helper applies.
+    fn unit_rule(
+        &self,
+        i: usize,
+        field: &str,
+        checked: Result<(), unit::UnitError>,
+    ) -> Result<(), CatalogueError> {
+        checked.map_err(|e| self.invalid(&format!("resources[{i}].{field}"), e.to_string()))
     }
 
     /// A string of module.json read as a template of declared settings.
@@ -960,15 +975,25 @@ impl Parser<'_> {
             &words,
             &p.environment,
             p.secret_environment.as_deref(),
+            true,
         )?;
-        if !matches!(p.restart.as_str(), "no" | "on-failure" | "always") {
-            return Err(self.invalid(
-                &at("restart"),
-                format!(
-                    "{:?} is not a policy; use no, on-failure or always",
-                    p.restart
-                ),
-            ));
+        self.unit_rule(
+            i,
+            "description",
+            unit::check_line("description", &description),
+        )?;
+        self.unit_rule(i, "user", unit::check_user(&p.user))?;
+        self.unit_rule(
+            i,
+            "restart",
+            unit::check_restart(&p.restart, &unit::PROCESS_RESTARTS),
+        )?;
+        if let Some(dir) = &p.working_directory {
+            self.unit_rule(
+                i,
+                "working-directory",
+                unit::check_line("working-directory", dir),
+            )?;
         }
         if let Some(dir) = &p.working_directory
             && !dir.starts_with("${")
@@ -1070,4 +1095,71 @@ pub fn valid_unit(unit: &str) -> bool {
         && base
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    fn refused(resource: &str) -> String {
+        let json = format!(
+            r#"{{"name":"demo","version":"1","description":"A demo.",
+               "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi","cost":"restart"}}],
+               "resources":[{resource}]}}"#
+        );
+        match super::super::module::parse(
+            "demo/module.json",
+            "demo",
+            json.as_bytes(),
+            &BTreeMap::new(),
+            "test",
+        ) {
+            Ok(_) => panic!("accepted: {resource}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn what_would_break_a_unit_file_is_refused_when_loaded_naming_the_field() {
+        let process = |fields: &str| {
+            format!(r#"{{"kind":"process","description":"d","command":["/bin/true"],{fields}}}"#)
+        };
+        for (resource, said) in [
+            (
+                r#"{"kind":"process","description":"x\nExecStartPre=/bin/evil","command":["/bin/true"]}"#.to_string(),
+                "resources[0].description: description holds a control character (\\u{a})",
+            ),
+            (
+                process(r#""user":"daemon\nUser=root""#),
+                "resources[0].user: user holds a control character",
+            ),
+            (
+                process(r#""user":"dae mon""#),
+                "resources[0].user: user \"dae mon\" is not a user name or uid",
+            ),
+            (
+                r#"{"kind":"process","description":"d","command":["/bin/echo","a\u0000b"]}"#.to_string(),
+                "resources[0].command[1]: command[1] holds a control character (\\u{0})",
+            ),
+            (
+                process(r#""environment":{"BAD-NAME":"${word}"}"#),
+                "resources[0].environment.BAD-NAME: environment variable name \"BAD-NAME\" is not a name",
+            ),
+            (
+                process(r#""environment":{"K":"a\u001bb"}"#),
+                "resources[0].environment.K: environment.K holds a control character (\\u{1b})",
+            ),
+            (
+                process(r#""restart":"sometimes""#),
+                "resources[0].restart: restart \"sometimes\" is not a policy; use no, on-failure, always",
+            ),
+            (
+                r#"{"kind":"container","image":"x","environment":{"K":"two\nlines"}}"#.to_string(),
+                "resources[0].environment.K: environment.K spans several lines: Docker's env-file cannot carry",
+            ),
+        ] {
+            let e = refused(&resource);
+            assert!(e.contains(said), "{resource}\n{e}");
+        }
+    }
 }

@@ -321,6 +321,15 @@ fn resource(
             }),
         ),
     };
+    // settings filled in may hold what a unit or an environment cannot: refused before anything
+    // is sent
+    spec.check_unit_values().map_err(|e| {
+        format!(
+            "{} {}, as its settings fill it in: {e}",
+            spec.kind(),
+            spec.target()
+        )
+    })?;
     Ok(Resource {
         id,
         instance: instance.to_string(),
@@ -467,6 +476,53 @@ mod tests {
         assert_eq!(
             crate::wire::change_cost(Some((b.source.as_str(), &b.settings)), a, false),
             Cost::Reload
+        );
+    }
+
+    #[test]
+    fn a_setting_that_would_break_a_unit_or_an_environment_is_refused_before_anything_is_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("svc");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(
+            m.join("module.json"),
+            r#"{"name": "svc", "version": "1", "description": "A service.",
+                "settings": [{"name": "word", "type": "string", "meaning": "A word.", "default": "hi", "cost": "restart"}],
+                "resources": [
+                  {"kind": "process", "description": "d", "command": ["/bin/echo", "${word}"],
+                   "environment": {"WORD": "${word}"}},
+                  {"kind": "container", "image": "x", "environment": {"WORD": "${word}"}}]}"#,
+        )
+        .unwrap();
+        let module = load_module(&m).unwrap();
+        let with = |word: &str| {
+            let values: BTreeMap<String, Value> = [("word".to_string(), json!(word))].into();
+            module
+                .resources
+                .iter()
+                .map(|def| resource("svc", &module, def, &values).map(|_| ()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(with("fine"), vec![Ok(()), Ok(())]);
+        let nul = with("a\0b");
+        assert!(
+            nul[0].as_ref().is_err_and(|e| e.contains(
+                "process svc.service, as its settings fill it in: command[1] holds a control character (\\u{0})"
+            )),
+            "{nul:?}"
+        );
+        let lines = with("two\nlines");
+        assert!(
+            lines[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("command[1] holds a control character")),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].as_ref().is_err_and(|e| e.contains(
+                "container svc, as its settings fill it in: environment.WORD spans several lines"
+            )),
+            "{lines:?}"
         );
     }
 }

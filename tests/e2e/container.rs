@@ -17,7 +17,7 @@ const APP: &str = r#"{
 
 /// An image made from the machine's own sleep and the two libraries it needs: the lab has no
 /// registry to pull from.
-const IMAGE: &str = "tar -ch -C / usr/bin/sleep lib/x86_64-linux-gnu/libc.so.6 lib64/ld-linux-x86-64.so.2 2>/dev/null \
+pub const IMAGE: &str = "tar -ch -C / usr/bin/sleep lib/x86_64-linux-gnu/libc.so.6 lib64/ld-linux-x86-64.so.2 2>/dev/null \
     | docker import - mesh-sleeper >/dev/null";
 
 fn container(node: &str, format: &str) -> String {

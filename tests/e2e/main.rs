@@ -19,5 +19,6 @@ mod push;
 mod requirements;
 mod resolver;
 mod runtime;
+mod secrets;
 mod sshd;
 mod util;

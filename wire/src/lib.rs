@@ -136,6 +136,8 @@ pub fn valid_package(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
 }
 
+pub mod unit;
+
 /// A service unit the mesh writes, enables and starts; restarted when its unit or bundle changes;
 /// stopped, disabled and removed with its bundle when undeclared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,12 +1,14 @@
 //! A container run with the machine's Docker, through the `docker` command line (data as
-//! arguments, never a shell). The mesh labels what it makes, recreates a container only when its
+//! arguments, never a shell; its environment through a root-only env-file, never on the command
+//! line `ps` shows). The mesh labels what it makes, recreates a container only when its
 //! spec changed, and never touches a container it did not make.
 
+use std::path::Path;
 use std::process::Command;
 
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 
-use super::{Run, outcome};
+use super::{Run, env, outcome};
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Record};
 
@@ -22,6 +24,7 @@ impl Run<'_> {
         spec: &ContainerSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
+        spec.check().map_err(|e| e.to_string())?;
         let digest = files::sha256(&serde_json::to_vec(spec).map_err(|e| e.to_string())?);
         let found = inspect(&spec.name)?;
         let previous = match record.resources.get(&resource.id) {
@@ -65,7 +68,7 @@ impl Run<'_> {
                     self.remember(resource, spec, record, false)?;
                     make_sources(spec)?;
                     docker(&["rm", "-f", &spec.name])?;
-                    docker(&run_args(resource, spec, &digest))?;
+                    self.run_container(resource, spec, &digest)?;
                 }
                 (
                     State::Changed,
@@ -80,7 +83,7 @@ impl Run<'_> {
                 if self.applying() {
                     self.remember(resource, spec, record, false)?;
                     make_sources(spec)?;
-                    docker(&run_args(resource, spec, &digest))?;
+                    self.run_container(resource, spec, &digest)?;
                 }
                 (
                     State::Created,
@@ -92,6 +95,24 @@ impl Run<'_> {
             self.remember(resource, spec, record, true)?;
         }
         Ok(outcome(&resource.id, state, detail))
+    }
+
+    /// `docker run`, its environment read from a root-only env-file that is gone again once
+    /// Docker has it: nothing of it is on the command line.
+    fn run_container(
+        &self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        digest: &str,
+    ) -> Result<(), String> {
+        if spec.environment.is_empty() {
+            return docker(&run_args(resource, spec, digest, None));
+        }
+        let at = env::path(self.paths, &spec.name, true);
+        env::write(self.paths, &at, &env::docker_text(&spec.environment))?;
+        let ran = docker(&run_args(resource, spec, digest, Some(&at)));
+        let removed = env::remove(&at);
+        ran.and(removed)
     }
 
     /// Records the container before Docker is asked to make it, so an interrupted run still
@@ -203,7 +224,12 @@ fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
     Ok(())
 }
 
-fn run_args(resource: &Resource, spec: &ContainerSpec, digest: &str) -> Vec<String> {
+fn run_args(
+    resource: &Resource,
+    spec: &ContainerSpec,
+    digest: &str,
+    env_file: Option<&Path>,
+) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "run".into(),
         "--detach".into(),
@@ -216,9 +242,9 @@ fn run_args(resource: &Resource, spec: &ContainerSpec, digest: &str) -> Vec<Stri
         "--restart".into(),
         spec.restart.clone(),
     ];
-    for (k, v) in &spec.environment {
-        args.push("--env".into());
-        args.push(format!("{k}={v}"));
+    if let Some(file) = env_file {
+        args.push("--env-file".into());
+        args.push(file.display().to_string());
     }
     for m in &spec.mounts {
         args.push("--mount".into());

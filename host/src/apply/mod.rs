@@ -9,6 +9,7 @@
 
 mod container;
 mod directory;
+mod env;
 mod file;
 mod keys;
 mod package;

@@ -9,8 +9,9 @@ use std::path::{Component, Path, PathBuf};
 
 use mesh_wire::{Outcome, ProcessSpec, Resource, STATE_DIR, State};
 
-use super::{Run, outcome};
+use super::{Run, env, outcome};
 use crate::files;
+use crate::owners;
 use crate::record::{Entry, ProcessEntry, Record};
 use crate::units;
 
@@ -32,9 +33,14 @@ impl Run<'_> {
                 bundle_root.display()
             ));
         }
+        spec.check().map_err(|e| e.to_string())?;
+        // a user the machine does not have fails here, before anything is written
+        owners::user(&spec.user)?;
         let unit_file = Path::new("/etc/systemd/system").join(&spec.unit);
-        let unit_text = unit_file_text(spec);
-        let digest = digest(&unit_text, spec);
+        let env_file = env::path(self.paths, &spec.unit, false);
+        let env_text = (!spec.environment.is_empty()).then(|| env::systemd_text(&spec.environment));
+        let unit_text = unit_file_text(spec, env_text.as_ref().map(|_| env_file.as_path()));
+        let digest = digest(&unit_text, env_text.as_deref(), spec);
 
         let mut entry = match record.resources.get(&resource.id) {
             Some(Entry::Process(e)) => e.clone(),
@@ -49,6 +55,7 @@ impl Run<'_> {
                     unit: spec.unit.clone(),
                     unit_file: unit_file.display().to_string(),
                     bundle_dir: spec.bundle_dir.clone(),
+                    env_file: None,
                     digest: None,
                 }
             }
@@ -66,6 +73,10 @@ impl Run<'_> {
         }
         let first = entry.digest.is_none();
         if self.applying() {
+            // recorded before it is written, so an interrupted run still removes it
+            if env_text.is_some() {
+                entry.env_file = Some(env_file.display().to_string());
+            }
             // the record names the unit before it exists, so an interrupted run is undone too
             record
                 .resources
@@ -75,6 +86,14 @@ impl Run<'_> {
                 .map_err(|e| format!("cannot save the record: {e}"))?;
             if changed {
                 write_bundle(&bundle_dir, spec)?;
+                match &env_text {
+                    Some(text) => env::write(self.paths, &env_file, text)?,
+                    None => {
+                        if let Some(old) = entry.env_file.take() {
+                            env::remove(Path::new(&old))?;
+                        }
+                    }
+                }
                 files::write_atomically(&unit_file, unit_text.as_bytes(), Some((0, 0)), 0o644)
                     .map_err(|e| format!("{}: {e}", unit_file.display()))?;
                 units::daemon_reload()?;
@@ -133,21 +152,31 @@ impl Run<'_> {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(format!("{}: cannot remove it: {e}", entry.bundle_dir)),
             }
+            if let Some(env_file) = &entry.env_file {
+                env::remove(Path::new(env_file))?;
+            }
             units::daemon_reload()?;
             let _ = units::systemctl("reset-failed", &entry.unit);
         }
         Ok(format!(
-            "{} {}, removed its unit file and its bundle {}",
+            "{} {}, removed its unit file{} and its bundle {}",
             self.said("stopped and disabled", "stop and disable"),
             entry.unit,
+            if entry.env_file.is_some() {
+                ", its environment file"
+            } else {
+                ""
+            },
             entry.bundle_dir
         ))
     }
 }
 
-/// The unit file. Every value is quoted for systemd (which splits ExecStart= on spaces, expands
-/// `$VAR` and `%` specifiers): the declaration's words reach the process as they are.
-fn unit_file_text(spec: &ProcessSpec) -> String {
+/// The unit file. Every value is checked (`mesh_wire::unit`: no control character can start a
+/// line of its own) and quoted for systemd (which splits ExecStart= on spaces, expands `$VAR` and
+/// `%` specifiers): the declaration's words reach the process as they are. The environment is not
+/// in it: a unit file is world-readable, so it names the root-only `env_file` instead.
+fn unit_file_text(spec: &ProcessSpec, env_file: Option<&Path>) -> String {
     let mut out = String::new();
     out.push_str("# Written by mesh: it is removed when the process is no longer declared.\n");
     out.push_str("[Unit]\n");
@@ -161,8 +190,11 @@ fn unit_file_text(spec: &ProcessSpec) -> String {
         .clone()
         .unwrap_or_else(|| spec.bundle_dir.clone());
     out.push_str(&format!("WorkingDirectory={}\n", escape(&dir)));
-    for (k, v) in &spec.environment {
-        out.push_str(&format!("Environment={}\n", quote(&format!("{k}={v}"))));
+    if let Some(file) = env_file {
+        out.push_str(&format!(
+            "EnvironmentFile={}\n",
+            escape(&file.display().to_string())
+        ));
     }
     out.push_str(&format!("Restart={}\n", spec.restart));
     out.push_str("\n[Install]\nWantedBy=multi-user.target\n");
@@ -174,7 +206,7 @@ fn escape(text: &str) -> String {
     text.replace('%', "%%")
 }
 
-/// One word for ExecStart= or Environment=: double-quoted, with `\`, `"`, `$` and `%` escaped.
+/// One word for ExecStart=: double-quoted, with `\`, `"`, `$` and `%` escaped.
 fn quote(word: &str) -> String {
     let mut out = String::from("\"");
     for c in word.chars() {
@@ -183,7 +215,6 @@ fn quote(word: &str) -> String {
             '"' => out.push_str("\\\""),
             '$' => out.push_str("$$"),
             '%' => out.push_str("%%"),
-            '\n' => out.push_str("\\n"),
             c => out.push(c),
         }
     }
@@ -191,8 +222,13 @@ fn quote(word: &str) -> String {
     out
 }
 
-fn digest(unit_text: &str, spec: &ProcessSpec) -> String {
+/// What the unit runs from: a change of any of it restarts the unit.
+fn digest(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String {
     let mut all = unit_text.as_bytes().to_vec();
+    if let Some(env) = env_text {
+        all.extend_from_slice(b"\0environment\0");
+        all.extend_from_slice(env.as_bytes());
+    }
     for f in &spec.bundle {
         all.extend_from_slice(format!("\0{}\0{:o}\0", f.path, f.mode).as_bytes());
         all.extend_from_slice(f.content.as_bytes());
@@ -240,12 +276,112 @@ fn remove_unwanted(dir: &Path, wanted: &BTreeSet<PathBuf>) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use std::path::Path;
+
+    use mesh_wire::ProcessSpec;
+
+    use super::{quote, unit_file_text};
+
+    fn spec() -> ProcessSpec {
+        ProcessSpec {
+            unit: "app.service".into(),
+            description: "the app (app, by mesh)".into(),
+            command: vec!["/usr/bin/app".into(), "--port".into(), "80".into()],
+            user: "daemon".into(),
+            environment: [("DB_PASSWORD".to_string(), "s3cret-value".to_string())].into(),
+            secret_environment: vec!["DB_PASSWORD".into()],
+            working_directory: None,
+            restart: "on-failure".into(),
+            bundle_dir: "/var/lib/mesh/bundles/app".into(),
+            bundle: vec![],
+        }
+    }
 
     #[test]
     fn words_reach_the_process_as_they_are() {
         assert_eq!(quote("a b"), "\"a b\"");
         assert_eq!(quote("$HOME 100%"), "\"$$HOME 100%%\"");
         assert_eq!(quote("say \"hi\"\\"), "\"say \\\"hi\\\"\\\\\"");
+    }
+
+    #[test]
+    fn the_unit_file_names_the_environment_file_and_holds_no_value() {
+        let s = spec();
+        let text = unit_file_text(
+            &s,
+            Some(Path::new("/var/lib/mesh/env/app.service.process.env")),
+        );
+        assert!(!text.contains("s3cret-value"), "{text}");
+        assert!(!text.contains("Environment="), "{text}");
+        assert!(
+            text.contains("\nEnvironmentFile=/var/lib/mesh/env/app.service.process.env\n"),
+            "{text}"
+        );
+        assert!(!unit_file_text(&s, None).contains("EnvironmentFile"));
+    }
+
+    #[test]
+    fn a_control_character_in_a_unit_field_is_refused_naming_the_field() {
+        let injected = "x\nExecStartPre=/bin/sh -c evil";
+        let mut cases: Vec<(ProcessSpec, &str)> = Vec::new();
+        let mut s = spec();
+        s.description = injected.into();
+        cases.push((s, "description"));
+        let mut s = spec();
+        s.command[1] = "a\0b".into();
+        cases.push((s, "command[1]"));
+        let mut s = spec();
+        s.user = "daemon\nUser=root".into();
+        cases.push((s, "user"));
+        let mut s = spec();
+        s.working_directory = Some("/srv\r".into());
+        cases.push((s, "working-directory"));
+        let mut s = spec();
+        s.environment.insert("BAD NAME".into(), "v".into());
+        cases.push((s, "\"BAD NAME\" is not a name"));
+        let mut s = spec();
+        s.environment.insert("NUL".into(), "a\0b".into());
+        cases.push((s, "environment.NUL"));
+        let mut s = spec();
+        s.restart = "sometimes".into();
+        cases.push((s, "restart \"sometimes\""));
+        for (s, field) in cases {
+            let e = s.check().expect_err(field).to_string();
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        // a newline in a value is the environment file's business, not the unit file's
+        let mut s = spec();
+        s.environment.insert("MULTI".into(), "two\nlines".into());
+        assert!(s.check().is_ok());
+    }
+
+    #[test]
+    fn a_user_the_machine_does_not_have_fails_the_process_before_its_unit_is_written() {
+        use mesh_wire::{Mode, Resource, Spec, State};
+
+        use crate::apply::testkit::{decl, run, sandbox};
+
+        let (_dir, paths) = sandbox();
+        let mut s = spec();
+        s.unit = "mesh-test-no-such-user.service".into();
+        s.user = "no-such-user-mesh".into();
+        let d = decl(vec![Resource {
+            id: "t:process:x".into(),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::Process(s),
+        }]);
+        let report = run(&d, Mode::Apply, &paths).unwrap();
+        let outcome = &report.resources[0];
+        assert_eq!(outcome.state, State::Failed);
+        assert!(
+            outcome
+                .detail
+                .contains("no user \"no-such-user-mesh\" on this machine"),
+            "{}",
+            outcome.detail
+        );
+        assert!(!Path::new("/etc/systemd/system/mesh-test-no-such-user.service").exists());
+        assert!(!paths.root.join("env").exists());
     }
 }

@@ -1,0 +1,294 @@
+//! What a value must be to reach a systemd unit or a process's environment: one rule, used by the
+//! operator's parser (on literals), its resolver (on rendered values, before anything is sent) and
+//! the helper (on what it receives, before anything is written).
+//!
+//! A unit file is line-based, so a control character in a field would end the line and start
+//! another setting: they are refused, never escaped. Errors name the field and never print the
+//! value (an environment value may be a secret).
+
+use std::fmt;
+
+use crate::{ContainerSpec, ProcessSpec, Spec};
+
+/// systemd's `Restart=` policies a process may ask for.
+pub const PROCESS_RESTARTS: [&str; 3] = ["no", "on-failure", "always"];
+
+/// Docker's restart policies a container may ask for.
+pub const CONTAINER_RESTARTS: [&str; 4] = ["no", "on-failure", "always", "unless-stopped"];
+
+/// Why a value cannot go into a unit or an environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnitError {
+    /// A field holds a control character (a newline, a NUL, an escape…).
+    Control { field: String, char: char },
+    /// An environment variable's name is not a name.
+    EnvName { name: String },
+    /// A container's environment value spans lines: Docker's env-file cannot carry it.
+    Multiline { name: String },
+    /// A user name that is neither a name nor a uid.
+    User { user: String },
+    /// A restart policy outside the known set.
+    Restart {
+        restart: String,
+        known: &'static [&'static str],
+    },
+    /// A unit-file field ends with a backslash: systemd would join the next line to it.
+    Continued { field: String },
+    /// A field that must say something is empty.
+    Empty { field: String },
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitError::Control { field, char } => write!(
+                f,
+                "{field} holds a control character ({}); a unit file is line-based, so newlines, \
+                 NULs and other control characters are refused: remove it from the value",
+                char.escape_unicode()
+            ),
+            UnitError::EnvName { name } => write!(
+                f,
+                "environment variable name {:?} is not a name: use letters, digits and _, not \
+                 starting with a digit",
+                name.escape_debug().to_string()
+            ),
+            UnitError::Multiline { name } => write!(
+                f,
+                "environment.{name} spans several lines: Docker's env-file cannot carry a \
+                 multi-line value to a container; give it on one line or in a file"
+            ),
+            UnitError::User { user } => write!(
+                f,
+                "user {:?} is not a user name or uid: use letters, digits, _, . and -",
+                user.escape_debug().to_string()
+            ),
+            UnitError::Restart { restart, known } => write!(
+                f,
+                "restart {:?} is not a policy; use {}",
+                restart.escape_debug().to_string(),
+                known.join(", ")
+            ),
+            UnitError::Continued { field } => write!(
+                f,
+                "{field} ends with a backslash, which a unit file reads as joining the next line \
+                 to it: remove the trailing backslash"
+            ),
+            UnitError::Empty { field } => write!(f, "{field} is empty"),
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// A value written into a unit file: no control character.
+pub fn check_text(field: &str, value: &str) -> Result<(), UnitError> {
+    match value.chars().find(|c| c.is_control()) {
+        Some(char) => Err(UnitError::Control {
+            field: field.to_string(),
+            char,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A value that is a whole line of a unit file (`Description=`, `WorkingDirectory=`): no control
+/// character, and no trailing backslash.
+pub fn check_line(field: &str, value: &str) -> Result<(), UnitError> {
+    check_text(field, value)?;
+    if value.ends_with('\\') {
+        return Err(UnitError::Continued {
+            field: field.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// An environment variable's name: what a shell and systemd accept.
+pub fn check_env_name(name: &str) -> Result<(), UnitError> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(UnitError::EnvName {
+            name: name.to_string(),
+        })
+    }
+}
+
+/// An environment variable's value: a newline (in a process's environment only) and a tab may
+/// be in it; no other control character (a NUL cannot be in an environment at all).
+pub fn check_env_value(name: &str, value: &str, newline: bool) -> Result<(), UnitError> {
+    if !newline && value.contains('\n') {
+        return Err(UnitError::Multiline {
+            name: name.to_string(),
+        });
+    }
+    match value
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+    {
+        Some(char) => Err(UnitError::Control {
+            field: format!("environment.{name}"),
+            char,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A user a process runs as: a name (checked on the machine by the helper) or a uid.
+pub fn check_user(user: &str) -> Result<(), UnitError> {
+    check_text("user", user)?;
+    let ok = !user.is_empty()
+        && user.len() <= 32
+        && !user.starts_with('-')
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(UnitError::User {
+            user: user.to_string(),
+        })
+    }
+}
+
+/// A restart policy from `known`.
+pub fn check_restart(restart: &str, known: &'static [&'static str]) -> Result<(), UnitError> {
+    if known.contains(&restart) {
+        Ok(())
+    } else {
+        Err(UnitError::Restart {
+            restart: restart.to_string(),
+            known,
+        })
+    }
+}
+
+fn check_environment<'a>(
+    environment: impl IntoIterator<Item = (&'a String, &'a String)>,
+    newline: bool,
+) -> Result<(), UnitError> {
+    for (name, value) in environment {
+        check_env_name(name)?;
+        check_env_value(name, value, newline)?;
+    }
+    Ok(())
+}
+
+impl ProcessSpec {
+    /// Every value that reaches its unit file or its environment, checked.
+    pub fn check(&self) -> Result<(), UnitError> {
+        if self.description.trim().is_empty() {
+            return Err(UnitError::Empty {
+                field: "description".into(),
+            });
+        }
+        check_line("description", &self.description)?;
+        if self.command.first().is_none_or(|c| c.is_empty()) {
+            return Err(UnitError::Empty {
+                field: "command[0]".into(),
+            });
+        }
+        for (i, word) in self.command.iter().enumerate() {
+            check_text(&format!("command[{i}]"), word)?;
+        }
+        check_user(&self.user)?;
+        if let Some(dir) = &self.working_directory {
+            check_line("working-directory", dir)?;
+        }
+        check_restart(&self.restart, &PROCESS_RESTARTS)?;
+        check_environment(&self.environment, true)
+    }
+}
+
+impl ContainerSpec {
+    /// Every value that reaches `docker run` or the container's environment, checked.
+    pub fn check(&self) -> Result<(), UnitError> {
+        check_text("image", &self.image)?;
+        for (i, word) in self.command.iter().enumerate() {
+            check_text(&format!("command[{i}]"), word)?;
+        }
+        check_restart(&self.restart, &CONTAINER_RESTARTS)?;
+        check_environment(&self.environment, false)
+    }
+}
+
+impl Spec {
+    /// A process's or container's values checked; other kinds write nothing into a unit.
+    pub fn check_unit_values(&self) -> Result<(), UnitError> {
+        match self {
+            Spec::Process(p) => p.check(),
+            Spec::Container(c) => c.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_refused_by_field() {
+        assert!(check_text("description", "a web server, 100%").is_ok());
+        let e = check_text("description", "x\nExecStartPre=/bin/evil").unwrap_err();
+        assert_eq!(
+            e,
+            UnitError::Control {
+                field: "description".into(),
+                char: '\n'
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("description holds a control character (\\u{a})")
+        );
+        assert!(check_text("user", "a\0b").is_err());
+        assert!(check_text("command[1]", "\u{1b}[2J").is_err());
+        assert!(check_text("command[1]", "ends\\").is_ok());
+        assert_eq!(
+            check_line("description", "ends\\"),
+            Err(UnitError::Continued {
+                field: "description".into()
+            })
+        );
+    }
+
+    #[test]
+    fn environment_names_and_values() {
+        for good in ["A", "_x", "DB_PASSWORD2"] {
+            assert!(check_env_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "1A", "A-B", "A B", "A=B", "A\nB"] {
+            assert!(check_env_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_env_value("K", "two\nlines\tand \"$quotes\\", true).is_ok());
+        assert_eq!(
+            check_env_value("K", "two\nlines", false),
+            Err(UnitError::Multiline { name: "K".into() })
+        );
+        assert!(check_env_value("K", "nul\0", true).is_err());
+        assert!(check_env_value("K", "cr\r", true).is_err());
+        // the value is never in the message: it may be a secret
+        let e = check_env_value("K", "s3cret\u{7}", true).unwrap_err();
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn users_and_restarts() {
+        for good in ["root", "www-data", "systemd-network", "1000", "a.b_c"] {
+            assert!(check_user(good).is_ok(), "{good}");
+        }
+        for bad in ["", "-x", "a b", "a:b", "a/b", "a\nUser=root"] {
+            assert!(check_user(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_restart("always", &PROCESS_RESTARTS).is_ok());
+        assert!(check_restart("unless-stopped", &PROCESS_RESTARTS).is_err());
+        assert!(check_restart("unless-stopped", &CONTAINER_RESTARTS).is_ok());
+    }
+}
