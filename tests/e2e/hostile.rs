@@ -89,16 +89,27 @@ fn a_service_account_racing_the_helper_changes_nothing_outside_its_directory() {
              echo $! >/run/mesh-racer.pid"
         ),
     );
-    // pushes while it races: whatever each says (a refusal is fine), nothing outside may move
+    // pushes while it races: each does its job or refuses, and nothing outside may move
+    let mut said = String::new();
+    let mut push = || {
+        let run = mesh.run(&["push", "node1"]);
+        said.push_str(&run.stdout);
+        said.push_str(&run.stderr);
+    };
     for _ in 0..4 {
-        mesh.run(&["push", "node1"]);
+        push();
     }
     mesh.run(&["settings", "set", "hostile", "word=two"]).ok();
     for _ in 0..3 {
-        mesh.run(&["push", "node1"]);
+        push();
     }
     mesh.run(&["unassign", "hostile", "node1"]).ok();
-    mesh.run(&["push", "node1"]);
+    push();
+    eprintln!("{said}");
+    assert!(
+        said.contains("hard link") || said.contains("not a regular file"),
+        "no push met the racer's links:\n{said}"
+    );
     let racing = on(
         "node1",
         &format!("kill -- -$(cat /run/mesh-racer.pid); ls -la {DATA} | wc -l"),

@@ -250,7 +250,7 @@ fn validate(argv: &[String], secret: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::MetadataExt;
 
@@ -258,7 +258,7 @@ mod tests {
 
     use super::super::testkit::{decl, ids, run, sandbox, states};
 
-    fn file(path: &std::path::Path, content: &str) -> Resource {
+    pub(in crate::apply) fn file(path: &std::path::Path, content: &str) -> Resource {
         Resource {
             id: format!("t:file:{}", path.display()),
             instance: "t".into(),

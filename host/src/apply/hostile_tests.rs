@@ -1,53 +1,45 @@
 //! Whole runs against a hostile machine: kept originals that belong to their resource, and a
 //! managed file in a service account's directory that the account swaps for links.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
-use mesh_wire::{Cost, Costing, FileSpec, Mode, Resource, Spec, State};
+use mesh_wire::{Mode, Resource, Spec, State};
 
-use super::testkit::{decl, ids, run, sandbox, states};
+use super::file::tests::file;
+use super::testkit::{decl, run, sandbox, states};
 use crate::files::tests::{Hostile, NOBODY};
+use crate::record::Paths;
 
-fn file(path: &std::path::Path, content: &str, owner: (u32, u32)) -> Resource {
-    Resource {
-        id: format!("t:file:{}", path.display()),
-        instance: "t".into(),
-        module: "t@1".into(),
-        spec: Spec::File(FileSpec {
-            path: path.display().to_string(),
-            owner: owner.0.to_string(),
-            group: owner.1.to_string(),
-            mode: 0o640,
-            content: content.into(),
-            validate: vec![],
-            secret: false,
-            costing: Costing {
-                source: "s".into(),
-                settings: BTreeMap::new(),
-                cost: Cost::None,
-                units: vec![],
-            },
-        }),
+/// A file resource owned by `owner`.
+fn file_of(path: &Path, content: &str, owner: (u32, u32)) -> Resource {
+    let mut resource = file(path, content);
+    if let Spec::File(f) = &mut resource.spec {
+        f.owner = owner.0.to_string();
+        f.group = owner.1.to_string();
     }
+    resource
 }
 
-#[test]
-fn two_files_with_byte_identical_originals_are_both_given_back() {
+/// Two files with the same bytes, both replaced by the mesh.
+fn two_alike(original: &str) -> (tempfile::TempDir, Paths, PathBuf, PathBuf) {
     let (dir, paths) = sandbox();
     let (a, b) = (dir.path().join("a.conf"), dir.path().join("b.conf"));
-    std::fs::write(&a, "the same original\n").unwrap();
-    std::fs::write(&b, "the same original\n").unwrap();
-    let both = decl(vec![
-        file(&a, "mesh a\n", ids()),
-        file(&b, "mesh b\n", ids()),
-    ]);
+    std::fs::write(&a, original).unwrap();
+    std::fs::write(&b, original).unwrap();
+    let both = decl(vec![file(&a, "mesh a\n"), file(&b, "mesh b\n")]);
     assert_eq!(
         states(&both, Mode::Apply, &paths),
         vec![State::Changed, State::Changed]
     );
+    (dir, paths, a, b)
+}
+
+#[test]
+fn two_files_with_byte_identical_originals_are_both_given_back() {
+    let (_dir, paths, a, b) = two_alike("the same original\n");
     // one is given back in one push, the other in a later one
-    let only_b = decl(vec![file(&b, "mesh b\n", ids())]);
+    let only_b = decl(vec![file(&b, "mesh b\n")]);
     assert_eq!(
         states(&only_b, Mode::Apply, &paths),
         vec![State::Removed, State::Unchanged]
@@ -64,15 +56,7 @@ fn two_files_with_byte_identical_originals_are_both_given_back() {
 
 #[test]
 fn a_record_that_names_originals_by_content_still_gives_both_back() {
-    let (dir, paths) = sandbox();
-    let (a, b) = (dir.path().join("a.conf"), dir.path().join("b.conf"));
-    std::fs::write(&a, "shared\n").unwrap();
-    std::fs::write(&b, "shared\n").unwrap();
-    let both = decl(vec![
-        file(&a, "mesh a\n", ids()),
-        file(&b, "mesh b\n", ids()),
-    ]);
-    states(&both, Mode::Apply, &paths);
+    let (_dir, paths, a, b) = two_alike("shared\n");
     // as an older helper wrote it: both entries name one blob, by the content's sha256
     let by_content = crate::files::sha256(b"shared\n");
     for blob in std::fs::read_dir(paths.originals()).unwrap() {
@@ -86,11 +70,7 @@ fn a_record_that_names_originals_by_content_still_gives_both_back() {
     }
     std::fs::write(paths.record(), record.to_string()).unwrap();
 
-    states(
-        &decl(vec![file(&b, "mesh b\n", ids())]),
-        Mode::Apply,
-        &paths,
-    );
+    states(&decl(vec![file(&b, "mesh b\n")]), Mode::Apply, &paths);
     assert_eq!(
         states(&decl(vec![]), Mode::Apply, &paths),
         vec![State::Removed]
@@ -105,7 +85,7 @@ fn a_managed_file_the_account_swaps_for_links_is_refused_and_nothing_else_change
     let h = Hostile::new();
     let (_state, paths) = sandbox();
     let target = h.svc.join("app.conf");
-    let ours = decl(vec![file(&target, "same\n", (NOBODY, NOBODY))]);
+    let ours = decl(vec![file_of(&target, "same\n", (NOBODY, NOBODY))]);
     assert_eq!(states(&ours, Mode::Apply, &paths), vec![State::Created]);
 
     // swapped for a hard link to a root file with the same bytes: owner and mode would differ
