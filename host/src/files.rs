@@ -1,11 +1,30 @@
-//! Files on the machine: reading what is there, and writing so nothing half-written is ever seen.
+//! Files on the machine, safe against a local user racing the helper: reading what is there, and
+//! writing so nothing half-written is ever seen.
+//!
+//! Every operation works on directory handles reached by [`walk`] (no link followed that root did
+//! not make), opens with `O_NOFOLLOW`, checks what it opened with `fstat` on the handle, and
+//! changes owner and mode on the handle, never by path. A temp file is created exclusively under
+//! an unpredictable name. A regular file with more than one name, in a directory someone other
+//! than root can write, is neither read nor changed: it may be a hard link to any file.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+mod tree;
+mod walk;
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Stat, Uid};
+use rustix::io::Errno;
 use sha2::{Digest, Sha256};
+
+pub(crate) use tree::{
+    dir_is_empty, dir_meta, make_dir, private_dir, prune, remove_dir, remove_empty, remove_tree,
+    set_dir_owner_mode,
+};
+use walk::{Dir, Writers, at, open_parent};
 
 /// A file as found on the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,99 +38,115 @@ pub(crate) struct Found {
 
 /// Reads a regular file, or `None` when nothing is at `path`.
 pub(crate) fn read(path: &Path) -> io::Result<Option<Found>> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(m) => m,
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    if !meta.file_type().is_file() {
-        return Err(io::Error::other(format!(
-            "{} is not a regular file (a directory, link or device is never replaced)",
-            path.display()
-        )));
-    }
+    let Some((fd, st)) = open_file(&dir, &name)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    File::from(fd).read_to_end(&mut bytes)?;
     Ok(Some(Found {
-        bytes: fs::read(path)?,
-        uid: meta.uid(),
-        gid: meta.gid(),
-        mode: meta.mode() & 0o7777,
+        bytes,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        mode: st.st_mode & 0o7777,
     }))
 }
 
-/// Writes `bytes` to `path` so that a reader sees the old or the new content, never a part:
-/// a temp file in the same directory with its owner and mode set, fsync, rename, fsync of the
-/// directory. `owner` is `(uid, gid)`, or `None` to keep the writer's.
+/// Whether anything (a link included, never followed) is at `path`.
+pub(crate) fn exists(path: &Path) -> io::Result<bool> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => Ok(true),
+        Err(Errno::NOENT) => Ok(false),
+        Err(e) => Err(at(&dir.show(&name), e)),
+    }
+}
+
+/// Writes `bytes` to `path` so that a reader sees the old or the new content, never a part: a
+/// temp file of a random name made exclusively in the same directory (mode 0600 while it is
+/// written), its owner and mode set on the handle, fsync, rename within the directory's handle,
+/// fsync of the directory. `owner` is `(uid, gid)`, or `None` to keep the writer's.
 pub(crate) fn write_atomically(
     path: &Path,
     bytes: &[u8],
     owner: Option<(u32, u32)>,
     mode: u32,
 ) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::other("a path with no directory"))?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other("a path with no file name"))?;
-    if !dir.is_dir() {
-        return Err(io::Error::other(format!(
+    let (dir, name) = open_parent(path, false).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => io::Error::other(format!(
             "its directory {} does not exist",
-            dir.display()
-        )));
-    }
-    let tmp = dir.join(format!(
-        ".{}.mesh-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+            path.parent().unwrap_or(path).display()
+        )),
+        _ => e,
+    })?;
+    let tmp = temp_name()?;
+    let fd = rustix::fs::openat(
+        &dir.fd,
+        tmp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| at(&dir.show(OsStr::new(&tmp)), e))?;
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        let mut file = File::from(fd);
+        file.write_all(bytes)?;
         if let Some((uid, gid)) = owner {
-            std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
+            rustix::fs::fchown(&file, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
         }
         // after chown: chown clears setuid bits
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
+        rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
+        file.sync_all()?;
+        rustix::fs::renameat(&dir.fd, tmp.as_str(), &dir.fd, &name)?;
+        rustix::fs::fsync(&dir.fd)?;
+        Ok(())
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = rustix::fs::unlinkat(&dir.fd, tmp.as_str(), AtFlags::empty());
     }
-    result
+    result.map_err(|e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
-/// Sets owner and mode of an existing file without touching its content (or its mtime).
+/// Sets owner and mode of an existing regular file without touching its content (or its mtime).
 pub(crate) fn set_owner_mode(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    let (dir, name) = open_parent(path, false)?;
+    let (fd, _) = open_file(&dir, &name)?.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} is gone", path.display()),
+        )
+    })?;
+    set_on_handle(&fd, uid, gid, mode)
 }
 
-/// Removes a file and makes the removal durable.
+/// Removes whatever is at `path` (a link itself, never what it points to), durably.
 pub(crate) fn remove(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Ok(()) => {}
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
+    };
+    match rustix::fs::unlinkat(&dir.fd, &name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(at(&dir.show(&name), e)),
     }
-    if let Some(dir) = path.parent() {
-        File::open(dir)?.sync_all()?;
-    }
-    Ok(())
+    Ok(rustix::fs::fsync(&dir.fd)?)
 }
 
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
-/// Makes a directory's entries durable.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The ancestors of `path` that do not exist yet, deepest first: the directories writing it would
@@ -119,17 +154,87 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 pub(crate) fn missing_ancestors(path: &Path) -> Vec<String> {
     path.ancestors()
         .skip(1)
-        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .take_while(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err())
         .map(|p| p.display().to_string())
         .collect()
 }
 
-/// Removes directories the mesh made, deepest first, stopping at the first that holds anything
-/// (someone else's file may be in it now: then it and those above it stay).
-pub(crate) fn remove_empty(made: &[String]) {
-    for dir in made {
-        if fs::remove_dir(dir).is_err() {
-            break;
-        }
+/// Opens (creating it if missing) the lock file `path`: never through a link, root's, mode 0600.
+pub(crate) fn open_lock(path: &Path) -> io::Result<File> {
+    let (dir, name) = open_parent(path, false)?;
+    let fd = rustix::fs::openat(
+        &dir.fd,
+        &name,
+        OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| at(&dir.show(&name), e))?;
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file",
+            dir.show(&name)
+        )));
     }
+    Ok(File::from(fd))
 }
+
+/// Opens the regular file `name` in `dir` to read, or `None` if there is nothing there. A link,
+/// a directory, a device, or a file with more than one name in a directory someone other than
+/// root can write, is refused.
+fn open_file(dir: &Dir, name: &OsStr) -> io::Result<Option<(OwnedFd, Stat)>> {
+    let shown = dir.show(name);
+    // NONBLOCK: a FIFO planted here must not hang the helper
+    let fd = match rustix::fs::openat(
+        &dir.fd,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::LOOP) => return Err(not_regular(&shown)),
+        Err(e) => return Err(at(&shown, e)),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(not_regular(&shown));
+    }
+    if st.st_nlink > 1 && dir.writers != Writers::Root {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{shown} has {} names (a hard link) and {} can write in {}: it may be any file \
+                 on the machine, so the mesh neither reads nor changes it; remove the other names \
+                 or the file",
+                st.st_nlink,
+                dir.writers,
+                dir.path.display()
+            ),
+        ));
+    }
+    Ok(Some((fd, st)))
+}
+
+fn not_regular(shown: &str) -> io::Error {
+    io::Error::other(format!(
+        "{shown} is not a regular file (a directory, link or device is never replaced)"
+    ))
+}
+
+/// Owner, then mode (chown clears setuid bits), on an open handle.
+fn set_on_handle(fd: &OwnedFd, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
+    rustix::fs::fchown(fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
+    rustix::fs::fchmod(fd, Mode::from_raw_mode(mode))?;
+    Ok(())
+}
+
+/// A temp file's name no one can guess: `.mesh-` and 128 random bits.
+fn temp_name() -> io::Result<String> {
+    let mut random = [0u8; 16];
+    rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
+    Ok(format!(".mesh-{}.tmp", hex(&random)))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -43,3 +43,22 @@ fn id_of(database: &str, name: &str) -> Result<u32, String> {
         .and_then(|id| id.parse().ok())
         .ok_or_else(|| format!("getent {database} {name} gave an answer this helper cannot read"))
 }
+
+/// The name of a user (`passwd`) or group (`group`) id, for messages; the number when the
+/// machine has no name for it.
+pub(crate) fn name_of(database: &str, id: u32) -> String {
+    Command::new("getent")
+        .arg(database)
+        .arg(id.to_string())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .split(':')
+                .next()
+                .map(str::to_string)
+        })
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| id.to_string(), |name| format!("{name} ({id})"))
+}

@@ -6,7 +6,6 @@
 //! converges, and no kept original is ever lost.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::PathBuf;
 
@@ -272,8 +271,8 @@ pub(crate) struct UnitEntry {
 impl Record {
     /// Reads the record, or an empty one on a machine the mesh has never touched.
     pub(crate) fn load(paths: &Paths) -> io::Result<Record> {
-        match fs::read(paths.record()) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+        match crate::files::read(&paths.record()) {
+            Ok(Some(found)) => serde_json::from_slice(&found.bytes).map_err(|e| {
                 io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!(
@@ -282,7 +281,7 @@ impl Record {
                     ),
                 )
             }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Record {
+            Ok(None) => Ok(Record {
                 version: 1,
                 ..Record::default()
             }),

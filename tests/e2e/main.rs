@@ -14,6 +14,7 @@ mod cost;
 mod giveback;
 mod helper;
 mod honesty;
+mod hostile;
 mod provider;
 mod push;
 mod requirements;

@@ -219,7 +219,8 @@ fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
                 m.source
             ));
         }
-        std::fs::create_dir_all(&m.source).map_err(|e| format!("{}: {e}", m.source))?;
+        files::make_dir(std::path::Path::new(&m.source))
+            .map_err(|e| format!("{}: {e}", m.source))?;
     }
     Ok(())
 }

@@ -1,9 +1,6 @@
 //! A directory with owner and mode. One the mesh made is removed when undeclared if it is empty,
 //! and kept (and said so) while it holds anything: data outlives the module that declared it.
 
-use std::fs;
-use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use mesh_wire::{DirectorySpec, Outcome, Resource, State};
@@ -20,12 +17,7 @@ impl Run<'_> {
         record: &mut Record,
     ) -> Result<Outcome, String> {
         let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
-        let found = match fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_dir() => Some((m.uid(), m.gid(), m.mode() & 0o7777)),
-            Ok(_) => return Err("is there and is not a directory; the mesh leaves it alone".into()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.to_string()),
-        };
+        let found = files::dir_meta(path).map_err(|e| e.to_string())?;
         let known = matches!(
             record.resources.get(&resource.id),
             Some(Entry::Directory(_))
@@ -51,7 +43,7 @@ impl Run<'_> {
                 if self.applying() {
                     // parents it makes (the node's root, the instance's folder) are recorded,
                     // and removed again with it when empty
-                    fs::create_dir_all(path).map_err(|e| e.to_string())?;
+                    files::make_dir(path).map_err(|e| e.to_string())?;
                     set(path, uid, gid, spec.mode)?;
                 }
                 Ok(outcome(
@@ -84,19 +76,16 @@ impl Run<'_> {
 
     pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
         let path = Path::new(&entry.path);
-        if !path.is_dir() {
+        let Some(empty) = files::dir_is_empty(path).map_err(|e| format!("{}: {e}", entry.path))?
+        else {
             return Ok(format!("{} is already gone", entry.path));
-        }
+        };
         if entry.created {
-            let empty = fs::read_dir(path)
-                .map_err(|e| format!("{}: {e}", entry.path))?
-                .next()
-                .is_none();
             if !empty {
                 return Ok(format!("kept {}: it holds files", entry.path));
             }
             if self.applying() {
-                fs::remove_dir(path)
+                files::remove_dir(path)
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             }
             return Ok(format!(
@@ -125,13 +114,7 @@ impl Run<'_> {
 }
 
 fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| e.to_string())?;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())?;
-    // the new entry in the parent must survive a crash too
-    if let Some(parent) = path.parent() {
-        let _ = files::sync_dir(parent);
-    }
-    Ok(())
+    files::set_dir_owner_mode(path, uid, gid, mode).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -5,9 +5,6 @@
 //! in `systemctl show`, or on a command line that `ps` shows.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::files;
@@ -27,12 +24,8 @@ pub(super) fn path(paths: &Paths, name: &str, container: bool) -> PathBuf {
 /// Writes `text` to `at`, root's only (0600), atomically; its folder is made 0700 if missing.
 pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), String> {
     let folder = dir(paths);
-    // made 0700 at once: never readable by others, not even for a moment
-    match fs::DirBuilder::new().mode(0o700).create(&folder) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("{}: {e}", folder.display())),
-    }
+    // root's and 0700 before any file is written into it, whatever was there before
+    files::private_dir(&folder, 0o700).map_err(|e| format!("{}: {e}", folder.display()))?;
     files::write_atomically(at, text.as_bytes(), Some((0, 0)), 0o600)
         .map_err(|e| format!("{}: {e}", at.display()))
 }

@@ -1,7 +1,7 @@
 //! A whole file the mesh owns: written atomically, the original kept the first time, checked by
 //! its `validate` command before any unit pays for it, and given back when undeclared.
 
-use std::fs;
+use std::io;
 use std::path::Path;
 use std::process::Command;
 
@@ -43,9 +43,9 @@ impl Run<'_> {
             Some(e) => e,
             None => {
                 let original = match &found {
-                    Some(f) if self.applying() => Some(self.keep_original(f)?),
+                    Some(f) if self.applying() => Some(self.keep_original(&resource.id, f)?),
                     Some(f) => Some(Original {
-                        blob: files::sha256(&f.bytes),
+                        blob: original_name(&resource.id),
                         uid: f.uid,
                         gid: f.gid,
                         mode: f.mode,
@@ -93,7 +93,7 @@ impl Run<'_> {
                     && !entry.parents_made.is_empty()
                 {
                     // made with the mode a directory gets by default; recorded in the entry
-                    fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                    files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
                 }
                 files::write_atomically(path, want, Some((uid, gid)), spec.mode)
                     .map_err(|e| e.to_string())?;
@@ -163,13 +163,13 @@ impl Run<'_> {
         Ok(outcome(&resource.id, state, detail))
     }
 
-    fn keep_original(&self, found: &files::Found) -> Result<Original, String> {
-        let blob = files::sha256(&found.bytes);
+    /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
+    /// this resource is given back, whatever other file had the same bytes.
+    fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
+        let blob = original_name(id);
         let at = self.paths.original(&blob);
-        if !at.exists() {
-            files::write_atomically(&at, &found.bytes, None, 0o600)
-                .map_err(|e| format!("cannot keep the original at {}: {e}", at.display()))?;
-        }
+        files::write_atomically(&at, &found.bytes, None, 0o600)
+            .map_err(|e| format!("cannot keep the original at {}: {e}", at.display()))?;
         Ok(Original {
             blob,
             uid: found.uid,
@@ -182,8 +182,10 @@ impl Run<'_> {
         let path = Path::new(&file.path);
         if let Some(original) = &file.original {
             if self.applying() {
-                let bytes = fs::read(self.paths.original(&original.blob))
-                    .map_err(|e| format!("{}: the kept original cannot be read: {e}", file.path))?;
+                let bytes = files::read(&self.paths.original(&original.blob))
+                    .and_then(|found| found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+                    .map_err(|e| format!("{}: the kept original cannot be read: {e}", file.path))?
+                    .bytes;
                 files::write_atomically(
                     path,
                     &bytes,
@@ -210,6 +212,12 @@ impl Run<'_> {
             ))
         }
     }
+}
+
+/// The name of a resource's kept original: a digest of its id, so no two resources share one.
+/// (Records written before named blobs by their content; those names are read as they are.)
+fn original_name(id: &str) -> String {
+    format!("resource-{}", files::sha256(id.as_bytes()))
 }
 
 /// Runs a file's check command; an empty one checks nothing. The check's own words are passed on,
@@ -242,7 +250,7 @@ fn validate(argv: &[String], secret: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::MetadataExt;
 
@@ -250,7 +258,7 @@ mod tests {
 
     use super::super::testkit::{decl, ids, run, sandbox, states};
 
-    fn file(path: &std::path::Path, content: &str) -> Resource {
+    pub(in crate::apply) fn file(path: &std::path::Path, content: &str) -> Resource {
         Resource {
             id: format!("t:file:{}", path.display()),
             instance: "t".into(),

@@ -11,6 +11,8 @@ mod container;
 mod directory;
 mod env;
 mod file;
+#[cfg(test)]
+mod hostile_tests;
 mod keys;
 mod package;
 mod process;
@@ -25,6 +27,7 @@ use mesh_wire::{
     Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
 };
 
+use crate::files;
 use crate::record::{Entry, Paths, Record};
 use crate::units;
 
@@ -165,9 +168,22 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
 
     if mode == Mode::Apply {
         record.save(paths)?;
-        // Only now is a given-back original no longer needed.
-        for blob in &run.spent_blobs {
-            let _ = fs::remove_file(paths.original(blob));
+        // Only now is a given-back original no longer needed, unless the record still names it
+        // (records written before originals were kept per resource share one by content).
+        let named: BTreeSet<&str> = record
+            .resources
+            .values()
+            .filter_map(|entry| match entry {
+                Entry::File(f) => f.original.as_ref().map(|o| o.blob.as_str()),
+                _ => None,
+            })
+            .collect();
+        for blob in run
+            .spent_blobs
+            .iter()
+            .filter(|b| !named.contains(b.as_str()))
+        {
+            let _ = files::remove(&paths.original(blob));
         }
     }
     Ok(Report {
@@ -181,13 +197,13 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     })
 }
 
+/// Takes the machine's lock, making the state directory first: root's and closed to others (its
+/// root stays traversable, 0711, for the bundles a process runs as its own user), the kept
+/// originals 0700.
 fn lock(paths: &Paths) -> Result<fs::File, Error> {
-    fs::create_dir_all(paths.originals())?;
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(paths.lock())?;
+    files::private_dir(&paths.root, 0o711)?;
+    files::private_dir(&paths.originals(), 0o700)?;
+    let file = files::open_lock(&paths.lock())?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(Error::Busy),
@@ -221,10 +237,10 @@ fn fault(mode: Mode, paths: &Paths, id: &str) {
     if mode != Mode::Apply {
         return;
     }
-    if let Ok(wanted) = fs::read_to_string(paths.fault())
-        && wanted.trim() == id
+    if let Ok(Some(wanted)) = files::read(&paths.fault())
+        && String::from_utf8_lossy(&wanted.bytes).trim() == id
     {
-        let _ = fs::remove_file(paths.fault());
+        let _ = files::remove(&paths.fault());
         std::process::abort();
     }
 }

@@ -3,8 +3,6 @@
 //! bundle changes; stopped, disabled and removed with its bundle when undeclared.
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use mesh_wire::{Outcome, ProcessSpec, Resource, STATE_DIR, State};
@@ -45,7 +43,7 @@ impl Run<'_> {
         let mut entry = match record.resources.get(&resource.id) {
             Some(Entry::Process(e)) => e.clone(),
             _ => {
-                if unit_file.exists() {
+                if files::exists(&unit_file).map_err(|e| e.to_string())? {
                     return Err(format!(
                         "{} exists and the mesh did not make it; it is left alone",
                         unit_file.display()
@@ -147,11 +145,8 @@ impl Run<'_> {
             let _ = units::systemctl("disable", &entry.unit);
             files::remove(Path::new(&entry.unit_file))
                 .map_err(|e| format!("{}: cannot remove it: {e}", entry.unit_file))?;
-            match fs::remove_dir_all(&entry.bundle_dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("{}: cannot remove it: {e}", entry.bundle_dir)),
-            }
+            files::remove_tree(Path::new(&entry.bundle_dir))
+                .map_err(|e| format!("{}: cannot remove it: {e}", entry.bundle_dir))?;
             if let Some(env_file) = &entry.env_file {
                 env::remove(Path::new(env_file))?;
             }
@@ -238,7 +233,7 @@ fn digest(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String
 
 /// Writes the bundle and removes any file in it the declaration no longer names.
 fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    files::make_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut wanted = BTreeSet::new();
     for f in &spec.bundle {
         let rel = Path::new(&f.path);
@@ -250,28 +245,13 @@ fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
         }
         let at = dir.join(rel);
         if let Some(parent) = at.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
         files::write_atomically(&at, f.content.as_bytes(), Some((0, 0)), f.mode)
             .map_err(|e| format!("{}: {e}", at.display()))?;
         wanted.insert(at);
     }
-    remove_unwanted(dir, &wanted).map_err(|e| format!("{}: {e}", dir.display()))
-}
-
-fn remove_unwanted(dir: &Path, wanted: &BTreeSet<PathBuf>) -> io::Result<()> {
-    for item in fs::read_dir(dir)? {
-        let path = item?.path();
-        if path.is_dir() {
-            remove_unwanted(&path, wanted)?;
-            if fs::read_dir(&path)?.next().is_none() {
-                fs::remove_dir(&path)?;
-            }
-        } else if !wanted.contains(&path) {
-            fs::remove_file(&path)?;
-        }
-    }
-    Ok(())
+    files::prune(dir, &wanted).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,162 @@
+//! Directories on the machine, by handle: made with `mkdirat`, owner and mode set on the opened
+//! directory, removed with `unlinkat(AT_REMOVEDIR)`, and trees (a process's bundle) removed or
+//! pruned without ever following a link out of them.
+
+use std::collections::BTreeSet;
+use std::ffi::{CStr, OsStr, OsString};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType};
+use rustix::io::Errno;
+
+use super::set_on_handle;
+use super::walk::{Dir, at, open_dir, open_dir_at, open_parent};
+
+/// Owner, group and mode of the directory at `path`, or `None` if nothing is there. Anything
+/// else there (a file, a link) is refused.
+pub(crate) fn dir_meta(path: &Path) -> io::Result<Option<(u32, u32, u32)>> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
+            Ok(Some((st.st_uid, st.st_gid, st.st_mode & 0o7777)))
+        }
+        Ok(_) => Err(io::Error::other(
+            "is there and is not a directory; the mesh leaves it alone",
+        )),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(at(&dir.show(&name), e)),
+    }
+}
+
+/// Makes the directory `path` and those missing above it (mode 0755, root's).
+pub(crate) fn make_dir(path: &Path) -> io::Result<()> {
+    open_dir(path, true).map(drop)
+}
+
+/// Sets owner and mode of the directory `path`, on its handle (opened without following a link),
+/// and makes its entry durable.
+pub(crate) fn set_dir_owner_mode(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
+    let (parent, name) = open_parent(path, false)?;
+    let fd = open_dir_at(&parent.fd, &name).map_err(|e| refuse_link(&parent, &name, e))?;
+    set_on_handle(&fd, uid, gid, mode)?;
+    Ok(rustix::fs::fsync(&parent.fd)?)
+}
+
+/// Makes the helper's own directory `path`: root's, `mode`, whatever it was before.
+pub(crate) fn private_dir(path: &Path, mode: u32) -> io::Result<()> {
+    make_dir(path)?;
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
+    set_dir_owner_mode(path, uid, gid, mode)
+}
+
+/// Whether the directory `path` is empty; `None` when no directory is there.
+pub(crate) fn dir_is_empty(path: &Path) -> io::Result<Option<bool>> {
+    if dir_meta(path)?.is_none() {
+        return Ok(None);
+    }
+    let dir = open_dir(path, false)?;
+    Ok(Some(entries(&dir.fd)?.is_empty()))
+}
+
+/// Removes the directory `path` if it is empty (the kernel checks, so nothing put there meanwhile
+/// is lost).
+pub(crate) fn remove_dir(path: &Path) -> io::Result<()> {
+    let (dir, name) = open_parent(path, false)?;
+    rustix::fs::unlinkat(&dir.fd, &name, AtFlags::REMOVEDIR).map_err(|e| at(&dir.show(&name), e))
+}
+
+/// Removes directories the mesh made, deepest first, stopping at the first that holds anything
+/// (someone else's file may be in it now: then it and those above it stay).
+pub(crate) fn remove_empty(made: &[String]) {
+    for dir in made {
+        if remove_dir(Path::new(dir)).is_err() {
+            break;
+        }
+    }
+}
+
+/// Removes `path` and everything under it; a link in it is removed, never followed.
+pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    remove_tree_at(&dir.fd, &name).map_err(|e| at(&path.display().to_string(), e))?;
+    Ok(rustix::fs::fsync(&dir.fd)?)
+}
+
+fn remove_tree_at(parent: &OwnedFd, name: &OsStr) -> Result<(), Errno> {
+    match open_dir_at(parent, name) {
+        Ok(fd) => {
+            for entry in entries(&fd)? {
+                remove_tree_at(&fd, &entry)?;
+            }
+            rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+        }
+        Err(Errno::LOOP | Errno::NOTDIR) => rustix::fs::unlinkat(parent, name, AtFlags::empty()),
+        Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes every file under the directory `path` that is not in `keep`, and the subdirectories
+/// left empty; a link is a file here, removed and never followed.
+pub(crate) fn prune(path: &Path, keep: &BTreeSet<PathBuf>) -> io::Result<()> {
+    let dir = open_dir(path, false)?;
+    prune_at(&dir.fd, path, keep).map_err(|e| at(&path.display().to_string(), e))
+}
+
+fn prune_at(fd: &OwnedFd, path: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), Errno> {
+    for name in entries(fd)? {
+        let here = path.join(&name);
+        match open_dir_at(fd, &name) {
+            Ok(sub) => {
+                prune_at(&sub, &here, keep)?;
+                if entries(&sub)?.is_empty() {
+                    rustix::fs::unlinkat(fd, &name, AtFlags::REMOVEDIR)?;
+                }
+            }
+            Err(Errno::LOOP | Errno::NOTDIR) if !keep.contains(&here) => {
+                rustix::fs::unlinkat(fd, &name, AtFlags::empty())?;
+            }
+            Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The names in a directory, without `.` and `..`.
+fn entries(fd: &OwnedFd) -> Result<Vec<OsString>, Errno> {
+    let mut names = Vec::new();
+    let mut dir = rustix::fs::Dir::read_from(fd)?;
+    while let Some(entry) = dir.read() {
+        let entry = entry?;
+        let name: &CStr = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes != b"." && bytes != b".." {
+            names.push(OsStr::from_bytes(bytes).to_os_string());
+        }
+    }
+    Ok(names)
+}
+
+/// Why a directory could not be opened: a link there is named as one.
+fn refuse_link(parent: &Dir, name: &OsStr, e: Errno) -> io::Error {
+    match e {
+        Errno::LOOP | Errno::NOTDIR => io::Error::other(format!(
+            "{} is not a directory (a link is never followed to set an owner or mode)",
+            parent.show(name)
+        )),
+        e => at(&parent.show(name), e),
+    }
+}
