@@ -10,7 +10,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
-use mesh_wire::{Cost, STATE_DIR, SettingUse};
+use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -118,7 +118,9 @@ impl Entry {
         let mut undo = mesh_wire::Undo::default();
         match self {
             Entry::File(f) => {
-                if f.original.is_some() {
+                if f.original_lost {
+                    // left as it is: nothing to promise
+                } else if f.original.is_some() {
                     undo.restores.push(f.path.clone());
                 } else if f.created {
                     undo.deletes.push(f.path.clone());
@@ -163,6 +165,10 @@ pub(crate) struct FileEntry {
     pub(crate) created: bool,
     /// The file that was there before, kept to be put back.
     pub(crate) original: Option<Original>,
+    /// The file was there before the mesh, but what it was is lost (adopted after the record was
+    /// lost): undeclaring leaves it as it is and says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) original_lost: bool,
     /// What the mesh last wrote, if it got that far.
     pub(crate) written: Option<Written>,
     /// The units that read it and what a change costs them: giving it back is a change too.
@@ -264,25 +270,61 @@ pub(crate) struct UnitEntry {
     pub(crate) owed: Cost,
 }
 
+/// The version of the record this helper writes, and the only one it reads.
+pub(crate) const VERSION: u32 = 1;
+
+/// Why the record could not be loaded.
+#[derive(Debug)]
+pub(crate) enum LoadError {
+    /// Reading it failed.
+    Io(io::Error),
+    /// It is there but cannot be trusted: the machine is refused until the operator acts.
+    Refused(RecordRefusal),
+}
+
 impl Record {
-    /// Reads the record, or an empty one on a machine the mesh has never touched.
-    pub(crate) fn load(paths: &Paths) -> io::Result<Record> {
-        match fs::read(paths.record()) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{} is not a record this helper can read: {e}",
-                        paths.record().display()
-                    ),
-                )
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Record {
-                version: 1,
-                ..Record::default()
-            }),
-            Err(e) => Err(e),
+    /// An empty record of the current version.
+    pub(crate) fn new() -> Record {
+        Record {
+            version: VERSION,
+            ..Record::default()
         }
+    }
+
+    /// Reads the record; `None` when there is none (a new machine, or one whose record was lost:
+    /// the caller tells them apart, see `signs`). A record that does not parse or whose version
+    /// this helper does not know is refused, never taken for an empty one.
+    pub(crate) fn load(paths: &Paths) -> Result<Option<Record>, LoadError> {
+        let bytes = match fs::read(paths.record()) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(LoadError::Io(e)),
+        };
+        Record::parse(&bytes, &paths.record().display().to_string()).map(Some)
+    }
+
+    /// The record in `bytes`, read from `place`: its version first, so a newer record is named
+    /// for what it is rather than for a field this helper does not know.
+    pub(crate) fn parse(bytes: &[u8], place: &str) -> Result<Record, LoadError> {
+        let unreadable = |reason: String| {
+            LoadError::Refused(RecordRefusal::Unreadable {
+                record: place.to_string(),
+                reason,
+            })
+        };
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| unreadable(e.to_string()))?;
+        let version = value
+            .get("version")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| unreadable("it has no version".into()))?;
+        if version != u64::from(VERSION) {
+            return Err(LoadError::Refused(RecordRefusal::UnknownVersion {
+                record: place.to_string(),
+                version,
+                known: VERSION,
+            }));
+        }
+        serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
     }
 
     /// Writes the record atomically.

@@ -43,7 +43,11 @@ impl Run<'_> {
             Some(e) => e,
             None => {
                 let original = match &found {
-                    Some(f) if self.applying() => Some(self.keep_original(f)?),
+                    Some(f) if self.applying() => {
+                        let kept = self.keep_original(f)?;
+                        crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
+                        Some(kept)
+                    }
                     Some(f) => Some(Original {
                         blob: files::sha256(&f.bytes),
                         uid: f.uid,
@@ -56,6 +60,7 @@ impl Run<'_> {
                     path: spec.path.clone(),
                     created: found.is_none(),
                     original,
+                    original_lost: false,
                     written: None,
                     readers: Readers::default(),
                     parents_made: files::missing_ancestors(path),
@@ -132,7 +137,7 @@ impl Run<'_> {
                         spec.path
                     ),
                 ),
-                Some(_) if entry.written.is_none() => (
+                Some(_) if entry.written.is_none() && !entry.original_lost => (
                     State::Changed,
                     format!(
                         "{} {} (the original is kept)",
@@ -196,6 +201,12 @@ impl Run<'_> {
             Ok(format!(
                 "{} {} from the original",
                 self.said("restored", "restore"),
+                file.path
+            ))
+        } else if file.original_lost {
+            Ok(format!(
+                "left {} as it is: the host had it before the mesh, and its original was lost \
+                 with the helper's record, so it cannot be given back",
                 file.path
             ))
         } else {

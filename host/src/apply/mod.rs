@@ -15,16 +15,20 @@ mod package;
 mod process;
 mod service;
 
+pub(crate) use container::INSTANCE_LABEL;
+pub(crate) use process::on_disk_digest;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
 
 use mesh_wire::{
-    Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
+    Cost, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
+    UnitOutcome, VERSION,
 };
 
-use crate::record::{Entry, Paths, Record};
+use crate::record::{Entry, LoadError, Paths, Record};
 use crate::units;
 
 /// What stops a run before any resource is looked at.
@@ -34,6 +38,8 @@ pub(crate) enum Error {
     Record(io::Error),
     /// Another helper is applying on this machine.
     Busy,
+    /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
+    Refused(RecordRefusal),
 }
 
 impl Error {
@@ -41,6 +47,7 @@ impl Error {
         match self {
             Error::Record(_) => 3,
             Error::Busy => 4,
+            Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
         }
     }
 }
@@ -53,6 +60,14 @@ impl fmt::Display for Error {
                 f,
                 "another mesh-host is applying on this machine; try again when it is done"
             ),
+            Error::Refused(r @ RecordRefusal::UnknownVersion { .. }) => write!(
+                f,
+                "{r}; nothing was changed: push with a mesh that knows it"
+            ),
+            Error::Refused(r) => write!(
+                f,
+                "{r}; nothing was changed: take the machine as it is now with `mesh node adopt`"
+            ),
         }
     }
 }
@@ -63,13 +78,31 @@ impl From<io::Error> for Error {
     }
 }
 
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::Io(e) => Error::Record(e),
+            LoadError::Refused(r) => Error::Refused(r),
+        }
+    }
+}
+
 /// Applies (or, in a dry run, only measures) `declaration` on this machine.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
+    let applied_before = paths.lock().exists();
     let _lock = match mode {
         Mode::Apply => Some(lock(paths)?),
         Mode::DryRun => None,
+        Mode::Adopt => return crate::adopt::run(declaration, paths),
     };
-    let mut record = Record::load(paths)?;
+    let mut record = match Record::load(paths)? {
+        Some(record) => record,
+        None => {
+            crate::signs::refuse_if_found(paths, applied_before)?;
+            Record::new()
+        }
+    };
     let mut run = Run {
         mode,
         paths,
@@ -168,19 +201,27 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         for blob in &run.spent_blobs {
             let _ = fs::remove_file(paths.original(blob));
         }
+        crate::adopt::forget_notes(paths);
     }
     Ok(Report {
         version: VERSION,
         mode,
-        hostname: fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
+        hostname: hostname(),
         resources: run.outcomes,
         units,
+        adoption: None,
     })
 }
 
-fn lock(paths: &Paths) -> Result<fs::File, Error> {
+/// The machine's hostname, as it says it.
+pub(crate) fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Takes the machine's lock: one helper applies at a time.
+pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
     fs::create_dir_all(paths.originals())?;
     let file = fs::OpenOptions::new()
         .create(true)
@@ -359,7 +400,7 @@ impl Run<'_> {
 }
 
 #[cfg(test)]
-mod testkit {
+pub(crate) mod testkit {
     //! What the helper's unit tests share: a state directory in a temp dir, and runs of it.
 
     use std::os::unix::fs::MetadataExt;
@@ -375,7 +416,7 @@ mod testkit {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
     /// The helper's run, one at a time.
-    pub(super) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
+    pub(crate) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
         let _one = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -383,7 +424,7 @@ mod testkit {
     }
 
     /// A temp dir with the helper's state under `state/`.
-    pub(super) fn sandbox() -> (tempfile::TempDir, Paths) {
+    pub(crate) fn sandbox() -> (tempfile::TempDir, Paths) {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths {
             root: dir.path().join("state"),
@@ -392,13 +433,13 @@ mod testkit {
     }
 
     /// Our own uid and gid: no getent needed, and no root.
-    pub(super) fn ids() -> (u32, u32) {
+    pub(crate) fn ids() -> (u32, u32) {
         std::fs::metadata("/proc/self")
             .map(|m| (m.uid(), m.gid()))
             .unwrap_or((0, 0))
     }
 
-    pub(super) fn decl(resources: Vec<Resource>) -> Declaration {
+    pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         Declaration {
             version: VERSION,
             node: "n".into(),
@@ -406,7 +447,7 @@ mod testkit {
         }
     }
 
-    pub(super) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
+    pub(crate) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
         run(d, mode, paths)
             .unwrap()
             .resources

@@ -149,7 +149,8 @@ impl Run<'_> {
 /// `$VAR` and `%` specifiers): the declaration's words reach the process as they are.
 fn unit_file_text(spec: &ProcessSpec) -> String {
     let mut out = String::new();
-    out.push_str("# Written by mesh: it is removed when the process is no longer declared.\n");
+    out.push_str(crate::signs::MARK);
+    out.push_str(": it is removed when the process is no longer declared.\n");
     out.push_str("[Unit]\n");
     out.push_str(&format!("Description={}\n", escape(&spec.description)));
     out.push_str("\n[Service]\n");
@@ -189,6 +190,17 @@ fn quote(word: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The digest the record keeps for `spec`, if its unit file and bundle on the machine are exactly
+/// what the spec writes (an adopted process then needs no restart).
+pub(crate) fn on_disk_digest(spec: &ProcessSpec, unit_file: &Path) -> Option<String> {
+    let text = unit_file_text(spec);
+    let same_unit = fs::read(unit_file).ok()? == text.as_bytes();
+    let same_bundle = spec.bundle.iter().all(|f| {
+        fs::read(Path::new(&spec.bundle_dir).join(&f.path)).is_ok_and(|b| b == f.content.as_bytes())
+    });
+    (same_unit && same_bundle).then(|| digest(&text, spec))
 }
 
 fn digest(unit_text: &str, spec: &ProcessSpec) -> String {
