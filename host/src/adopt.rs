@@ -137,6 +137,16 @@ pub(crate) fn run(declaration: &Declaration, paths: &Paths) -> Result<Report, Er
     Ok(adopt.report())
 }
 
+/// What the declaration names of one kind: units of processes, names of containers.
+fn declared<'d>(declaration: &'d Declaration, kind: &str) -> BTreeSet<&'d str> {
+    declaration
+        .resources
+        .iter()
+        .filter(|r| r.spec.kind() == kind)
+        .map(|r| r.spec.target())
+        .collect()
+}
+
 /// Moves an unreadable record aside (kept: it may still tell a person what the host had).
 fn set_aside(paths: &Paths) -> Result<PathBuf, Error> {
     let secs = SystemTime::now()
@@ -298,14 +308,7 @@ impl Adopt<'_> {
     /// Units the mesh marked that no declared process names: the mesh's, so the next push stops
     /// and removes them.
     fn undeclared_units(&mut self, declaration: &Declaration) {
-        let declared: BTreeSet<&str> = declaration
-            .resources
-            .iter()
-            .filter_map(|r| match &r.spec {
-                Spec::Process(p) => Some(p.unit.as_str()),
-                _ => None,
-            })
-            .collect();
+        let declared = declared(declaration, "process");
         let dir = signs::units_dir(self.paths);
         for unit in signs::marked_units(&dir) {
             if declared.contains(unit.as_str()) {
@@ -331,14 +334,7 @@ impl Adopt<'_> {
 
     /// Containers the mesh labelled that nothing declares: the next push removes them.
     fn undeclared_containers(&mut self, declaration: &Declaration) {
-        let declared: BTreeSet<&str> = declaration
-            .resources
-            .iter()
-            .filter_map(|r| match &r.spec {
-                Spec::Container(c) => Some(c.name.as_str()),
-                _ => None,
-            })
-            .collect();
+        let declared = declared(declaration, "container");
         for name in signs::mesh_containers(self.paths) {
             if !declared.contains(name.as_str()) {
                 let entry = Entry::Container(ContainerEntry {
@@ -368,40 +364,15 @@ impl Adopt<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
-    use std::path::Path;
 
-    use mesh_wire::{Cost, Costing, FileSpec, Mode, RecordRefusal, Resource, Spec, State};
+    use mesh_wire::{Mode, RecordRefusal, State};
 
     use super::notes_dir;
     use crate::apply::Error;
-    use crate::apply::testkit::{decl, ids, run, sandbox, states};
+    use crate::apply::testkit::{decl, file, run, sandbox, states};
     use crate::signs;
-
-    fn file(path: &Path, content: &str) -> Resource {
-        Resource {
-            id: format!("t:file:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            spec: Spec::File(FileSpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o640,
-                content: content.into(),
-                validate: vec![],
-                secret: false,
-                costing: Costing {
-                    source: "s".into(),
-                    settings: BTreeMap::new(),
-                    cost: Cost::None,
-                    units: vec![],
-                },
-            }),
-        }
-    }
 
     fn refused(result: Result<mesh_wire::Report, Error>) -> RecordRefusal {
         match result {

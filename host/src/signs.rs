@@ -31,32 +31,36 @@ pub(crate) fn refuse_if_found(paths: &Paths, applied_before: bool) -> Result<(),
             paths.lock().display()
         ));
     }
-    let listed = [
+    for (dir, what) in [
         (paths.originals(), "kept originals"),
         (crate::adopt::notes_dir(paths), "notes of kept originals"),
-        (bundles_dir(paths), "process bundles"),
-    ];
-    for (dir, what) in listed {
-        let names = entries(&dir);
-        if !names.is_empty() {
-            found.push(format!("{what} in {}: {}", dir.display(), names.join(", ")));
+    ] {
+        let count = entries(&dir).len();
+        if count > 0 {
+            found.push(format!("{what} in {} ({count})", dir.display()));
         }
     }
-    let units = marked_units(&units_dir(paths));
-    if !units.is_empty() {
-        found.push(format!(
-            "unit files the mesh wrote in {}: {}",
-            units_dir(paths).display(),
-            units.join(", ")
-        ));
-    }
-    let containers = mesh_containers(paths);
-    if !containers.is_empty() {
-        found.push(format!(
-            "containers labelled {}: {}",
-            apply::INSTANCE_LABEL,
-            containers.join(", ")
-        ));
+    let named = [
+        (
+            "process bundles in",
+            bundles_dir(paths).display().to_string(),
+            entries(&bundles_dir(paths)),
+        ),
+        (
+            "unit files the mesh wrote in",
+            units_dir(paths).display().to_string(),
+            marked_units(&units_dir(paths)),
+        ),
+        (
+            "containers labelled",
+            apply::INSTANCE_LABEL.to_string(),
+            mesh_containers(paths),
+        ),
+    ];
+    for (what, place, names) in named {
+        if !names.is_empty() {
+            found.push(format!("{what} {place}: {}", names.join(", ")));
+        }
     }
     if found.is_empty() {
         return Ok(());

@@ -15,6 +15,7 @@ mod helper;
 mod honesty;
 mod provider;
 mod push;
+mod record;
 mod requirements;
 mod resolver;
 mod runtime;

@@ -254,35 +254,11 @@ fn validate(argv: &[String], secret: bool) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::os::unix::fs::MetadataExt;
 
-    use mesh_wire::{Cost, Costing, FileSpec, Mode, Resource, Spec, State};
+    use mesh_wire::{Mode, Spec, State};
 
-    use super::super::testkit::{decl, ids, run, sandbox, states};
-
-    fn file(path: &std::path::Path, content: &str) -> Resource {
-        Resource {
-            id: format!("t:file:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            spec: Spec::File(FileSpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o640,
-                content: content.into(),
-                validate: vec![],
-                secret: false,
-                costing: Costing {
-                    source: "s".into(),
-                    settings: BTreeMap::new(),
-                    cost: Cost::None,
-                    units: vec![],
-                },
-            }),
-        }
-    }
+    use super::super::testkit::{decl, file, run, sandbox, states};
 
     #[test]
     fn a_file_is_made_left_alone_changed_and_given_back() {

@@ -407,7 +407,9 @@ pub(crate) mod testkit {
 
     use std::sync::Mutex;
 
-    use mesh_wire::{Declaration, Mode, Report, Resource, State, VERSION};
+    use mesh_wire::{
+        Cost, Costing, Declaration, FileSpec, Mode, Report, Resource, Spec, State, VERSION,
+    };
 
     use crate::record::Paths;
 
@@ -437,6 +439,30 @@ pub(crate) mod testkit {
         std::fs::metadata("/proc/self")
             .map(|m| (m.uid(), m.gid()))
             .unwrap_or((0, 0))
+    }
+
+    /// A whole file at `path`, ours, mode 0640, declared by instance `t`.
+    pub(crate) fn file(path: &std::path::Path, content: &str) -> Resource {
+        Resource {
+            id: format!("t:file:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::File(FileSpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o640,
+                content: content.into(),
+                validate: vec![],
+                secret: false,
+                costing: Costing {
+                    source: "s".into(),
+                    settings: std::collections::BTreeMap::new(),
+                    cost: Cost::None,
+                    units: vec![],
+                },
+            }),
+        }
     }
 
     pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
