@@ -284,3 +284,31 @@ fn describe(status: Option<u32>) -> String {
         |s| s.to_string(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_refusal_is_a_typed_failure_that_names_the_fix() {
+        let refusal = RecordRefusal::Lost {
+            record: "/var/lib/mesh/record.json".into(),
+            found: vec!["process bundles in /var/lib/mesh/bundles: web-worker".into()],
+        };
+        let stdout = serde_json::to_vec(&refusal).unwrap();
+        let e = record_refusal("web1".into(), EXIT_RECORD_LOST, &stdout, b"");
+        assert_eq!(e.kind(), "record");
+        let said = e.to_string();
+        for words in [
+            "web1: refused, nothing on the machine was changed",
+            "record.json is missing",
+            "web-worker",
+            "`mesh node adopt web1`",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+        // a helper that said nothing readable is still a failure, with its own words
+        let e = record_refusal("web1".into(), EXIT_RECORD_UNREADABLE, b"", b"oops");
+        assert!(matches!(e, PushError::Helper { .. }) && e.to_string().contains("oops"));
+    }
+}
