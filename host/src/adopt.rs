@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use crate::apply::{self, Error};
 use crate::files;
 use crate::record::{
-    ContainerEntry, DirectoryEntry, Entry, FileEntry, LoadError, Original, Paths, ProcessEntry,
-    Readers, Record, ServiceEntry,
+    ContainerEntry, DirectoryEntry, Entry, FileEntry, KeysEntry, LoadError, Original, Paths,
+    ProcessEntry, Readers, Record, ServiceEntry,
 };
 use crate::signs;
 
@@ -188,11 +188,23 @@ impl Adopt<'_> {
         let id = resource.id.as_str();
         match &resource.spec {
             Spec::File(f) => self.file(id, &f.path),
-            Spec::Keys(k) => self.lost(format!(
-                "{}: the values its keys had before the mesh are lost; undeclaring leaves what is \
-                 there now",
-                k.path
-            )),
+            Spec::Keys(k) if Path::new(&k.path).is_file() => {
+                // its keys are owned again at the next push, with what is there now
+                let entry = Entry::Keys(KeysEntry {
+                    path: k.path.clone(),
+                    created: false,
+                    owned: Default::default(),
+                    made_from: None,
+                    readers: Readers::default(),
+                    originals_lost: true,
+                });
+                self.take(id, entry, format!("{}: taken as it is", k.path));
+                self.lost(format!(
+                    "{}: the values its keys had before the mesh are lost; undeclaring leaves \
+                     them as they are",
+                    k.path
+                ));
+            }
             Spec::Directory(d) if Path::new(&d.path).is_dir() => {
                 let entry = Entry::Directory(DirectoryEntry {
                     path: d.path.clone(),
@@ -236,7 +248,7 @@ impl Adopt<'_> {
                 }
             }
             // a package is never removed; a container is known by its labels
-            Spec::Directory(_) | Spec::Package(_) | Spec::Container(_) => {}
+            Spec::Keys(_) | Spec::Directory(_) | Spec::Package(_) | Spec::Container(_) => {}
         }
     }
 
@@ -502,6 +514,47 @@ mod tests {
         assert_eq!(
             states(&declared, Mode::Apply, &paths),
             vec![State::Unchanged]
+        );
+    }
+
+    #[test]
+    fn keys_whose_values_before_the_mesh_are_lost_are_left_as_they_are() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("daemon.json");
+        fs::write(&target, r#"{"theirs": 1, "ours": "before"}"#).unwrap();
+        let keys: mesh_wire::Resource = serde_json::from_value(serde_json::json!({
+            "id": "t:keys:daemon", "instance": "t", "module": "t@1", "kind": "keys",
+            "path": target.display().to_string(), "owner": "0", "group": "0", "mode": 0o644,
+            "keys": [{"path": ["ours"], "value": "mesh"}],
+            "source": "s", "settings": {}, "cost": "none", "units": []
+        }))
+        .unwrap();
+        let declared = decl(vec![keys]);
+        states(&declared, Mode::Apply, &paths);
+        fs::remove_file(paths.record()).unwrap();
+        refused(run(&declared, Mode::Apply, &paths));
+
+        let report = run(&declared, Mode::Adopt, &paths).unwrap();
+        assert_eq!(report.resources[0].undo, None, "nothing is promised");
+        assert!(
+            report.adoption.unwrap().cannot_give_back[0].contains("daemon.json"),
+            "the loss is said"
+        );
+        assert_eq!(
+            states(&declared, Mode::Apply, &paths),
+            vec![State::Unchanged]
+        );
+        let gone = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        assert!(
+            gone.resources[0].detail.contains("cannot be given back"),
+            "{}",
+            gone.resources[0].detail
+        );
+        assert_eq!(
+            fs::read_to_string(&target)
+                .unwrap()
+                .replace(char::is_whitespace, ""),
+            r#"{"theirs":1,"ours":"mesh"}"#
         );
     }
 

@@ -127,7 +127,9 @@ impl Entry {
                 }
             }
             Entry::Keys(k) => {
-                if k.created {
+                if k.originals_lost {
+                    // left as they are: nothing to promise
+                } else if k.created {
                     undo.deletes.push(k.path.clone());
                 } else {
                     undo.restores.push(k.path.clone());
@@ -217,6 +219,10 @@ pub(crate) struct KeysEntry {
     /// The units that read the file and what a change costs them.
     #[serde(default)]
     pub(crate) readers: Readers,
+    /// What the keys were before the mesh is lost (adopted after the record was lost):
+    /// undeclaring leaves them as they are and says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) originals_lost: bool,
 }
 
 /// One key the mesh took in a shared file.
