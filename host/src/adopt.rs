@@ -305,9 +305,10 @@ impl Adopt<'_> {
         if let Some(n) = noted {
             return Some(n.original.clone());
         }
-        // a kept original named for its resource, without a note: its owner and mode are lost,
-        // so it gets the file's present ones
-        let blob = files::sha256(id.as_bytes());
+        // a kept original named for its resource (as helpers that keep originals per resource
+        // name them), without a note: its owner and mode are lost, so it gets the file's present
+        // ones
+        let blob = format!("resource-{}", files::sha256(id.as_bytes()));
         let found = found?;
         (self.paths.original(&blob).is_file() && !self.used.contains(&blob)).then_some(Original {
             blob,
@@ -477,6 +478,24 @@ mod tests {
         // left as it is, and the orphaned original is still kept
         assert_eq!(fs::read_to_string(&target).unwrap(), "mesh\n");
         assert_eq!(signs::entries(&paths.originals()).len(), 1);
+    }
+
+    #[test]
+    fn an_original_kept_under_its_resource_s_name_is_matched_without_a_note() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("conf");
+        fs::write(&target, "mesh\n").unwrap();
+        let declared = decl(vec![file(&target, "mesh\n")]);
+        let id = &declared.resources[0].id;
+        fs::create_dir_all(paths.originals()).unwrap();
+        let blob = format!("resource-{}", crate::files::sha256(id.as_bytes()));
+        fs::write(paths.original(&blob), "the host's own\n").unwrap();
+
+        let report = run(&declared, Mode::Adopt, &paths).unwrap();
+        let adoption = report.adoption.unwrap();
+        assert!(adoption.kept.is_empty() && adoption.cannot_give_back.is_empty());
+        run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "the host's own\n");
     }
 
     #[test]

@@ -6,7 +6,6 @@
 //! converges, and no kept original is ever lost.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::PathBuf;
 
@@ -301,12 +300,13 @@ impl Record {
     /// the caller tells them apart, see `signs`). A record that does not parse or whose version
     /// this helper does not know is refused, never taken for an empty one.
     pub(crate) fn load(paths: &Paths) -> Result<Option<Record>, LoadError> {
-        let bytes = match fs::read(paths.record()) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(LoadError::Io(e)),
-        };
-        Record::parse(&bytes, &paths.record().display().to_string()).map(Some)
+        match crate::files::read(&paths.record()) {
+            Ok(Some(found)) => {
+                Record::parse(&found.bytes, &paths.record().display().to_string()).map(Some)
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(LoadError::Io(e)),
+        }
     }
 
     /// The record in `bytes`, read from `place`: its version first, so a newer record is named
