@@ -380,12 +380,24 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
-    use mesh_wire::{Mode, RecordRefusal, State};
+    use std::path::PathBuf;
+
+    use mesh_wire::{Declaration, Mode, RecordRefusal, State};
 
     use super::notes_dir;
     use crate::apply::Error;
     use crate::apply::testkit::{decl, file, run, sandbox, states};
+    use crate::record::Paths;
     use crate::signs;
+
+    /// A sandbox whose file `conf` holds `found`, and a declaration giving it the mesh's content.
+    fn machine(found: &str) -> (tempfile::TempDir, Paths, PathBuf, Declaration) {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("conf");
+        fs::write(&target, found).unwrap();
+        let declared = decl(vec![file(&target, "mesh\n")]);
+        (dir, paths, target, declared)
+    }
 
     fn refused(result: Result<mesh_wire::Report, Error>) -> RecordRefusal {
         match result {
@@ -450,10 +462,7 @@ mod tests {
 
     #[test]
     fn an_original_nothing_matches_is_kept_and_named_and_never_given_back_wrong() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("conf");
-        fs::write(&target, "the host's own\n").unwrap();
-        let declared = decl(vec![file(&target, "mesh\n")]);
+        let (_dir, paths, target, declared) = machine("the host's own\n");
         states(&declared, Mode::Apply, &paths);
         // as an older helper left it: no notes
         fs::remove_file(paths.record()).unwrap();
@@ -482,10 +491,7 @@ mod tests {
 
     #[test]
     fn an_original_kept_under_its_resource_s_name_is_matched_without_a_note() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("conf");
-        fs::write(&target, "mesh\n").unwrap();
-        let declared = decl(vec![file(&target, "mesh\n")]);
+        let (_dir, paths, target, declared) = machine("mesh\n");
         let id = &declared.resources[0].id;
         fs::create_dir_all(paths.originals()).unwrap();
         let blob = format!("resource-{}", crate::files::sha256(id.as_bytes()));
