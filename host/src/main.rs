@@ -7,12 +7,16 @@
 //!
 //! Exit status: 0 applied (some resources may have failed: the report says which), 2 the
 //! declaration could not be read, 3 the record could not be read or written, 4 another helper run
-//! holds the lock.
+//! holds the lock; `mesh_wire::EXIT_RECORD_LOST` and `EXIT_RECORD_UNREADABLE` when the record is
+//! lost (signs of the mesh but no record) or cannot be trusted: then a `RecordRefusal` is printed
+//! on stdout, and nothing on the machine was changed. `adopt` takes such a machine as it is now.
 
+mod adopt;
 mod apply;
 mod files;
 mod owners;
 mod record;
+mod signs;
 mod units;
 
 use std::io::{Read, Write};
@@ -30,12 +34,13 @@ fn main() -> ExitCode {
     {
         ["apply"] => Mode::Apply,
         ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
+        ["adopt"] => Mode::Adopt,
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         _ => {
-            eprintln!("usage: mesh-host apply [--dry-run] < declaration.json");
+            eprintln!("usage: mesh-host apply [--dry-run] | adopt < declaration.json");
             return ExitCode::from(2);
         }
     };
@@ -63,6 +68,12 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");
+            // a refusal is also said as data, for the operator to name it and its fix
+            if let apply::Error::Refused(refusal) = &e
+                && let Ok(json) = serde_json::to_string(refusal)
+            {
+                println!("{json}");
+            }
             return ExitCode::from(e.exit_code());
         }
     };

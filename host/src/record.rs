@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 
-use mesh_wire::{Cost, STATE_DIR, SettingUse};
+use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -121,14 +121,18 @@ impl Entry {
         let mut undo = mesh_wire::Undo::default();
         match self {
             Entry::File(f) => {
-                if f.original.is_some() {
+                if f.original_lost {
+                    // left as it is: nothing to promise
+                } else if f.original.is_some() {
                     undo.restores.push(f.path.clone());
                 } else if f.created {
                     undo.deletes.push(f.path.clone());
                 }
             }
             Entry::Keys(k) => {
-                if k.created {
+                if k.originals_lost {
+                    // left as they are: nothing to promise
+                } else if k.created {
                     undo.deletes.push(k.path.clone());
                 } else {
                     undo.restores.push(k.path.clone());
@@ -167,6 +171,10 @@ pub(crate) struct FileEntry {
     pub(crate) created: bool,
     /// The file that was there before, kept to be put back.
     pub(crate) original: Option<Original>,
+    /// The file was there before the mesh, but what it was is lost (adopted after the record was
+    /// lost): undeclaring leaves it as it is and says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) original_lost: bool,
     /// What the mesh last wrote, if it got that far.
     pub(crate) written: Option<Written>,
     /// The units that read it and what a change costs them: giving it back is a change too.
@@ -215,6 +223,10 @@ pub(crate) struct KeysEntry {
     /// The units that read the file and what a change costs them.
     #[serde(default)]
     pub(crate) readers: Readers,
+    /// What the keys were before the mesh is lost (adopted after the record was lost):
+    /// undeclaring leaves them as they are and says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) originals_lost: bool,
 }
 
 /// One key the mesh took in a shared file.
@@ -268,25 +280,62 @@ pub(crate) struct UnitEntry {
     pub(crate) owed: Cost,
 }
 
+/// The version of the record this helper writes, and the only one it reads.
+pub(crate) const VERSION: u32 = 1;
+
+/// Why the record could not be loaded.
+#[derive(Debug)]
+pub(crate) enum LoadError {
+    /// Reading it failed.
+    Io(io::Error),
+    /// It is there but cannot be trusted: the machine is refused until the operator acts.
+    Refused(RecordRefusal),
+}
+
 impl Record {
-    /// Reads the record, or an empty one on a machine the mesh has never touched.
-    pub(crate) fn load(paths: &Paths) -> io::Result<Record> {
-        match crate::files::read(&paths.record()) {
-            Ok(Some(found)) => serde_json::from_slice(&found.bytes).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{} is not a record this helper can read: {e}",
-                        paths.record().display()
-                    ),
-                )
-            }),
-            Ok(None) => Ok(Record {
-                version: 1,
-                ..Record::default()
-            }),
-            Err(e) => Err(e),
+    /// An empty record of the current version.
+    pub(crate) fn new() -> Record {
+        Record {
+            version: VERSION,
+            ..Record::default()
         }
+    }
+
+    /// Reads the record; `None` when there is none (a new machine, or one whose record was lost:
+    /// the caller tells them apart, see `signs`). A record that does not parse or whose version
+    /// this helper does not know is refused, never taken for an empty one.
+    pub(crate) fn load(paths: &Paths) -> Result<Option<Record>, LoadError> {
+        match crate::files::read(&paths.record()) {
+            Ok(Some(found)) => {
+                Record::parse(&found.bytes, &paths.record().display().to_string()).map(Some)
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(LoadError::Io(e)),
+        }
+    }
+
+    /// The record in `bytes`, read from `place`: its version first, so a newer record is named
+    /// for what it is rather than for a field this helper does not know.
+    pub(crate) fn parse(bytes: &[u8], place: &str) -> Result<Record, LoadError> {
+        let unreadable = |reason: String| {
+            LoadError::Refused(RecordRefusal::Unreadable {
+                record: place.to_string(),
+                reason,
+            })
+        };
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| unreadable(e.to_string()))?;
+        let version = value
+            .get("version")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| unreadable("it has no version".into()))?;
+        if version != u64::from(VERSION) {
+            return Err(LoadError::Refused(RecordRefusal::UnknownVersion {
+                record: place.to_string(),
+                version,
+                known: VERSION,
+            }));
+        }
+        serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
     }
 
     /// Writes the record atomically.

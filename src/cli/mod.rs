@@ -4,6 +4,7 @@
 //! Exit status: 0 done (for `check`: nothing would change); 1 refused or failed before any machine
 //! was touched; 2 some nodes failed (the others went ahead); 4 `check` found changes.
 
+mod adopt;
 mod assign;
 mod lab;
 mod modules;

@@ -24,6 +24,9 @@ pub(crate) enum NodeCommand {
     Trust(TrustArgs),
     /// Remove a machine, its assignments and its node layers (the machine itself is not touched).
     Remove { name: String },
+    /// Take a machine whose helper record was lost as it is now (push refuses it until then),
+    /// and hear what can no longer be given back.
+    Adopt(super::adopt::AdoptArgs),
 }
 
 #[derive(Args, Debug)]
@@ -183,6 +186,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             }
         }
         NodeCommand::Trust(a) => trust(&inv, a)?,
+        NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => {
             inv.remove_node(&name)?;
             println!("removed {name} from the inventory; the machine itself was not touched");

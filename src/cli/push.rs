@@ -90,7 +90,7 @@ fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>
 }
 
 /// Composes every node's declaration, or refuses with every node's problems at once.
-fn compose_all(
+pub(crate) fn compose_all(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
@@ -175,7 +175,7 @@ fn credentials(nodes: &[&Node]) -> (Credentials, BTreeMap<String, ssh::SshError>
     (creds, unusable)
 }
 
-fn options(c: &Connect, mode: Mode) -> push::Options {
+pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
         connect_timeout: Duration::from_secs(c.connect_timeout.max(1)),
@@ -183,7 +183,7 @@ fn options(c: &Connect, mode: Mode) -> push::Options {
     }
 }
 
-fn fan_out(jobs: Vec<Job>, options: &push::Options) -> Result<Vec<push::NodeResult>> {
+pub(crate) fn fan_out(jobs: Vec<Job>, options: &push::Options) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
     let (creds, mut unusable) = credentials(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>());
     let jobs: Vec<Job> = jobs

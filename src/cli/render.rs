@@ -212,7 +212,7 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
                     let done = match (&u.error, mode) {
                         (Some(e), _) => format!("FAILED, still owed: {e}"),
                         (None, Mode::DryRun) => format!("would {}", u.action.as_str()),
-                        (None, Mode::Apply) => u
+                        (None, Mode::Apply | Mode::Adopt) => u
                             .done
                             .clone()
                             .unwrap_or_else(|| format!("{} done", u.action.as_str())),

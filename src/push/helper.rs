@@ -48,6 +48,7 @@ impl Helper {
         let verb = match mode {
             Mode::Apply => "apply",
             Mode::DryRun => "apply --dry-run",
+            Mode::Adopt => "adopt",
         };
         let script = format!(
             "P={}; if [ -x \"$P\" ]; then exec \"$P\" {verb}; else exit {EXIT_HELPER_MISSING}; fi",

@@ -14,7 +14,10 @@ use tokio::sync::Semaphore;
 
 use crate::inventory::Node;
 use crate::ssh::{self, Credentials, SshError, Target};
-use crate::wire::{Declaration, EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, Report};
+use crate::wire::{
+    Declaration, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
+    EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
+};
 pub use helper::Helper;
 
 /// Why one node's push failed.
@@ -37,6 +40,11 @@ pub enum PushError {
         status: String,
         stderr: String,
     },
+    #[error("{node}: refused, nothing on the machine was changed: {refusal}; {fix}", fix = record_fix(node, refusal))]
+    Record {
+        node: String,
+        refusal: RecordRefusal,
+    },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
@@ -57,6 +65,7 @@ impl PushError {
             PushError::Ssh(SshError::Auth { .. } | SshError::Identity { .. }) => "auth",
             PushError::Ssh(SshError::Protocol { .. }) => "ssh",
             PushError::Platform { .. } => "platform",
+            PushError::Record { .. } => "record",
             PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
                 "helper"
             }
@@ -222,6 +231,9 @@ async fn push_one(
             .await?;
     }
     session.close().await;
+    if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
+        return Err(record_refusal(name, status, &out.stdout, &out.stderr));
+    }
     if out.status != Some(0) {
         return Err(PushError::Helper {
             node: name,
@@ -236,9 +248,67 @@ async fn push_one(
     Ok(Answer { report, uploaded })
 }
 
+/// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.
+fn record_refusal(node: String, status: u32, stdout: &[u8], stderr: &[u8]) -> PushError {
+    match serde_json::from_slice::<RecordRefusal>(stdout) {
+        Ok(refusal) => PushError::Record { node, refusal },
+        Err(_) => PushError::Helper {
+            node,
+            status: status.to_string(),
+            stderr: String::from_utf8_lossy(stderr).trim().to_string(),
+        },
+    }
+}
+
+/// What the operator does about a refusal.
+fn record_fix(node: &str, refusal: &RecordRefusal) -> String {
+    match refusal {
+        RecordRefusal::Lost { .. } => format!(
+            "to take the machine as it is now (and hear what cannot be given back), run \
+             `mesh node adopt {node}`, then push"
+        ),
+        RecordRefusal::Unreadable { .. } => format!(
+            "`mesh node adopt {node}` sets it aside (kept) and takes the machine as it is now"
+        ),
+        RecordRefusal::UnknownVersion { .. } => {
+            "push with the newer mesh that wrote it; to give up what it knows, move it aside and \
+             run `mesh node adopt`"
+                .to_string()
+        }
+    }
+}
+
 fn describe(status: Option<u32>) -> String {
     status.map_or_else(
         || "none: killed or disconnected".to_string(),
         |s| s.to_string(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_refusal_is_a_typed_failure_that_names_the_fix() {
+        let refusal = RecordRefusal::Lost {
+            record: "/var/lib/mesh/record.json".into(),
+            found: vec!["process bundles in /var/lib/mesh/bundles: web-worker".into()],
+        };
+        let stdout = serde_json::to_vec(&refusal).unwrap();
+        let e = record_refusal("web1".into(), EXIT_RECORD_LOST, &stdout, b"");
+        assert_eq!(e.kind(), "record");
+        let said = e.to_string();
+        for words in [
+            "web1: refused, nothing on the machine was changed",
+            "record.json is missing",
+            "web-worker",
+            "`mesh node adopt web1`",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+        // a helper that said nothing readable is still a failure, with its own words
+        let e = record_refusal("web1".into(), EXIT_RECORD_UNREADABLE, b"", b"oops");
+        assert!(matches!(e, PushError::Helper { .. }) && e.to_string().contains("oops"));
+    }
 }

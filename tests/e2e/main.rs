@@ -17,6 +17,7 @@ mod honesty;
 mod hostile;
 mod provider;
 mod push;
+mod record;
 mod requirements;
 mod resolver;
 mod runtime;

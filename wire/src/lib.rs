@@ -25,6 +25,74 @@ pub const EXIT_HELPER_MISSING: u32 = 90;
 /// Exit status of the remote launcher when the machine is not a platform mesh has a helper for.
 pub const EXIT_WRONG_PLATFORM: u32 = 91;
 
+/// Exit status of the helper when the machine has no readable record but shows signs that the mesh
+/// has been there: it refuses to touch it (a dry run too) and prints a [`RecordRefusal`] on stdout.
+/// The recovery is `mesh node adopt NODE`.
+pub const EXIT_RECORD_LOST: u32 = 20;
+
+/// Exit status of the helper when its record is there but cannot be trusted: it does not parse, or
+/// its version is one this helper does not know. It prints a [`RecordRefusal`] on stdout.
+pub const EXIT_RECORD_UNREADABLE: u32 = 21;
+
+/// Why a helper refused to touch a machine: it cannot trust what it knows of the machine, and
+/// applying anyway would take the mesh's own work for the host's (and lose the real originals).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "refused", rename_all = "kebab-case")]
+pub enum RecordRefusal {
+    /// There is no record, and yet the machine shows signs of the mesh.
+    Lost {
+        /// Where the record should be.
+        record: String,
+        /// What was found, in words (each names a path, unit or container).
+        found: Vec<String>,
+    },
+    /// The record does not parse.
+    Unreadable { record: String, reason: String },
+    /// The record is of a version this helper does not know (a newer mesh wrote it).
+    UnknownVersion {
+        record: String,
+        version: u64,
+        known: u32,
+    },
+}
+
+impl RecordRefusal {
+    /// The helper's exit status for this refusal.
+    pub fn exit_code(&self) -> u32 {
+        match self {
+            RecordRefusal::Lost { .. } => EXIT_RECORD_LOST,
+            RecordRefusal::Unreadable { .. } | RecordRefusal::UnknownVersion { .. } => {
+                EXIT_RECORD_UNREADABLE
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for RecordRefusal {
+    /// What was found, without the node's name or the fix (each side adds its own).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordRefusal::Lost { record, found } => write!(
+                f,
+                "the helper's record {record} is missing, yet the machine shows signs of the mesh: {}",
+                found.join("; ")
+            ),
+            RecordRefusal::Unreadable { record, reason } => {
+                write!(f, "the helper's record {record} cannot be read: {reason}")
+            }
+            RecordRefusal::UnknownVersion {
+                record,
+                version,
+                known,
+            } => write!(
+                f,
+                "the helper's record {record} is version {version}, and this helper knows only \
+                 version {known} (a newer mesh wrote it)"
+            ),
+        }
+    }
+}
+
 /// Everything one node should be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Declaration {
@@ -412,6 +480,10 @@ pub enum Mode {
     Apply,
     /// Only say what would change.
     DryRun,
+    /// Take the machine as it is now, for a machine whose record was lost: build a fresh record
+    /// from the declaration and what is found, change nothing else, and say what cannot be given
+    /// back (`mesh node adopt`).
+    Adopt,
 }
 
 /// The helper's answer: one outcome per resource, declared or undeclared.
@@ -428,6 +500,24 @@ pub struct Report {
     /// Units reloaded or restarted because files they read changed.
     #[serde(default)]
     pub units: Vec<UnitOutcome>,
+    /// In an adopt run: what the helper took, kept and could not give back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<Adoption>,
+}
+
+/// What an adopt run found: the losses an operator must know of, and what it kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Adoption {
+    /// The machine had a readable record: nothing was adopted, nothing changed.
+    #[serde(default)]
+    pub had_record: bool,
+    /// What undeclaring can no longer give back as the host had it, in words.
+    #[serde(default)]
+    pub cannot_give_back: Vec<String>,
+    /// Kept originals that match nothing declared, and a record that could not be read: kept on
+    /// the machine (never deleted), by path.
+    #[serde(default)]
+    pub kept: Vec<String>,
 }
 
 impl Report {

@@ -15,7 +15,7 @@ use crate::record::{ContainerEntry, Entry, Record};
 /// The label holding the digest of the spec a container was made from.
 const SPEC_LABEL: &str = "mesh.spec";
 /// The label naming the instance that declared it.
-const INSTANCE_LABEL: &str = "mesh.instance";
+pub(crate) const INSTANCE_LABEL: &str = "mesh.instance";
 
 impl Run<'_> {
     pub(super) fn try_container(

@@ -43,7 +43,11 @@ impl Run<'_> {
             Some(e) => e,
             None => {
                 let original = match &found {
-                    Some(f) if self.applying() => Some(self.keep_original(&resource.id, f)?),
+                    Some(f) if self.applying() => {
+                        let kept = self.keep_original(&resource.id, f)?;
+                        crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
+                        Some(kept)
+                    }
                     Some(f) => Some(Original {
                         blob: original_name(&resource.id),
                         uid: f.uid,
@@ -56,6 +60,7 @@ impl Run<'_> {
                     path: spec.path.clone(),
                     created: found.is_none(),
                     original,
+                    original_lost: false,
                     written: None,
                     readers: Readers::default(),
                     parents_made: files::missing_ancestors(path),
@@ -132,7 +137,7 @@ impl Run<'_> {
                         spec.path
                     ),
                 ),
-                Some(_) if entry.written.is_none() => (
+                Some(_) if entry.written.is_none() && !entry.original_lost => (
                     State::Changed,
                     format!(
                         "{} {} (the original is kept)",
@@ -200,6 +205,12 @@ impl Run<'_> {
                 self.said("restored", "restore"),
                 file.path
             ))
+        } else if file.original_lost {
+            Ok(format!(
+                "left {} as it is: the host had it before the mesh, and its original was lost \
+                 with the helper's record, so it cannot be given back",
+                file.path
+            ))
         } else {
             if self.applying() {
                 files::remove(path).map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
@@ -250,36 +261,12 @@ fn validate(argv: &[String], secret: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use std::collections::BTreeMap;
+mod tests {
     use std::os::unix::fs::MetadataExt;
 
-    use mesh_wire::{Cost, Costing, FileSpec, Mode, Resource, Spec, State};
+    use mesh_wire::{Mode, Spec, State};
 
-    use super::super::testkit::{decl, ids, run, sandbox, states};
-
-    pub(in crate::apply) fn file(path: &std::path::Path, content: &str) -> Resource {
-        Resource {
-            id: format!("t:file:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            spec: Spec::File(FileSpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o640,
-                content: content.into(),
-                validate: vec![],
-                secret: false,
-                costing: Costing {
-                    source: "s".into(),
-                    settings: BTreeMap::new(),
-                    cost: Cost::None,
-                    units: vec![],
-                },
-            }),
-        }
-    }
+    use super::super::testkit::{decl, file, run, sandbox, states};
 
     #[test]
     fn a_file_is_made_left_alone_changed_and_given_back() {

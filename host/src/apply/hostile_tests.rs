@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mesh_wire::{Mode, Resource, Spec, State};
 
-use super::file::tests::file;
-use super::testkit::{decl, run, sandbox, states};
+use super::testkit::{decl, file, run, sandbox, states};
 use crate::files::tests::{Hostile, NOBODY};
 use crate::record::Paths;
 

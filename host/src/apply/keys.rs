@@ -38,6 +38,7 @@ impl Run<'_> {
                 owned: Default::default(),
                 made_from: None,
                 readers: Readers::default(),
+                originals_lost: false,
             },
         };
         // A key someone changed on the machine since the mesh wrote it is drift: rewriting it
@@ -167,6 +168,13 @@ impl Run<'_> {
     }
 
     pub(super) fn give_back_keys(&mut self, entry: &KeysEntry) -> Result<String, String> {
+        if entry.originals_lost {
+            return Ok(format!(
+                "left the keys in {} as they are: the values they had before the mesh were lost \
+                 with the helper's record, so they cannot be given back",
+                entry.path
+            ));
+        }
         let path = Path::new(&entry.path);
         let names = entry.owned.keys().cloned().collect::<Vec<_>>().join(", ");
         let Some(found) = files::read(path).map_err(|e| format!("{}: {e}", entry.path))? else {

@@ -18,17 +18,21 @@ mod package;
 mod process;
 mod service;
 
+pub(crate) use container::INSTANCE_LABEL;
+pub(crate) use process::{env_file_of, env_file_there, on_disk_digest};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
 
 use mesh_wire::{
-    Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
+    Cost, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
+    UnitOutcome, VERSION,
 };
 
 use crate::files;
-use crate::record::{Entry, Paths, Record};
+use crate::record::{Entry, LoadError, Paths, Record};
 use crate::units;
 
 /// What stops a run before any resource is looked at.
@@ -38,6 +42,8 @@ pub(crate) enum Error {
     Record(io::Error),
     /// Another helper is applying on this machine.
     Busy,
+    /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
+    Refused(RecordRefusal),
 }
 
 impl Error {
@@ -45,6 +51,7 @@ impl Error {
         match self {
             Error::Record(_) => 3,
             Error::Busy => 4,
+            Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
         }
     }
 }
@@ -57,6 +64,14 @@ impl fmt::Display for Error {
                 f,
                 "another mesh-host is applying on this machine; try again when it is done"
             ),
+            Error::Refused(r @ RecordRefusal::UnknownVersion { .. }) => write!(
+                f,
+                "{r}; nothing was changed: push with a mesh that knows it"
+            ),
+            Error::Refused(r) => write!(
+                f,
+                "{r}; nothing was changed: take the machine as it is now with `mesh node adopt`"
+            ),
         }
     }
 }
@@ -67,13 +82,31 @@ impl From<io::Error> for Error {
     }
 }
 
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::Io(e) => Error::Record(e),
+            LoadError::Refused(r) => Error::Refused(r),
+        }
+    }
+}
+
 /// Applies (or, in a dry run, only measures) `declaration` on this machine.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
+    let applied_before = paths.lock().exists();
     let _lock = match mode {
         Mode::Apply => Some(lock(paths)?),
         Mode::DryRun => None,
+        Mode::Adopt => return crate::adopt::run(declaration, paths),
     };
-    let mut record = Record::load(paths)?;
+    let mut record = match Record::load(paths)? {
+        Some(record) => record,
+        None => {
+            crate::signs::refuse_if_found(paths, applied_before)?;
+            Record::new()
+        }
+    };
     let mut run = Run {
         mode,
         paths,
@@ -185,22 +218,29 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         {
             let _ = files::remove(&paths.original(blob));
         }
+        crate::adopt::forget_notes(paths);
     }
     Ok(Report {
         version: VERSION,
         mode,
-        hostname: fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
+        hostname: hostname(),
         resources: run.outcomes,
         units,
+        adoption: None,
     })
 }
 
-/// Takes the machine's lock, making the state directory first: root's and closed to others (its
-/// root stays traversable, 0711, for the bundles a process runs as its own user), the kept
-/// originals 0700.
-fn lock(paths: &Paths) -> Result<fs::File, Error> {
+/// The machine's hostname, as it says it.
+pub(crate) fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Takes the machine's lock (one helper applies at a time), making the state directory first:
+/// root's and closed to others (its root stays traversable, 0711, for the bundles a process runs
+/// as its own user), the kept originals 0700.
+pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
     files::private_dir(&paths.root, 0o711)?;
     files::private_dir(&paths.originals(), 0o700)?;
     let file = files::open_lock(&paths.lock())?;
@@ -376,14 +416,16 @@ impl Run<'_> {
 }
 
 #[cfg(test)]
-mod testkit {
+pub(crate) mod testkit {
     //! What the helper's unit tests share: a state directory in a temp dir, and runs of it.
 
     use std::os::unix::fs::MetadataExt;
 
     use std::sync::Mutex;
 
-    use mesh_wire::{Declaration, Mode, Report, Resource, State, VERSION};
+    use mesh_wire::{
+        Cost, Costing, Declaration, FileSpec, Mode, Report, Resource, Spec, State, VERSION,
+    };
 
     use crate::record::Paths;
 
@@ -392,7 +434,7 @@ mod testkit {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
     /// The helper's run, one at a time.
-    pub(super) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
+    pub(crate) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
         let _one = ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -400,7 +442,7 @@ mod testkit {
     }
 
     /// A temp dir with the helper's state under `state/`.
-    pub(super) fn sandbox() -> (tempfile::TempDir, Paths) {
+    pub(crate) fn sandbox() -> (tempfile::TempDir, Paths) {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths {
             root: dir.path().join("state"),
@@ -409,13 +451,37 @@ mod testkit {
     }
 
     /// Our own uid and gid: no getent needed, and no root.
-    pub(super) fn ids() -> (u32, u32) {
+    pub(crate) fn ids() -> (u32, u32) {
         std::fs::metadata("/proc/self")
             .map(|m| (m.uid(), m.gid()))
             .unwrap_or((0, 0))
     }
 
-    pub(super) fn decl(resources: Vec<Resource>) -> Declaration {
+    /// A whole file at `path`, ours, mode 0640, declared by instance `t`.
+    pub(crate) fn file(path: &std::path::Path, content: &str) -> Resource {
+        Resource {
+            id: format!("t:file:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            spec: Spec::File(FileSpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o640,
+                content: content.into(),
+                validate: vec![],
+                secret: false,
+                costing: Costing {
+                    source: "s".into(),
+                    settings: std::collections::BTreeMap::new(),
+                    cost: Cost::None,
+                    units: vec![],
+                },
+            }),
+        }
+    }
+
+    pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         Declaration {
             version: VERSION,
             node: "n".into(),
@@ -423,7 +489,7 @@ mod testkit {
         }
     }
 
-    pub(super) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
+    pub(crate) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
         run(d, mode, paths)
             .unwrap()
             .resources

@@ -10,7 +10,7 @@ use mesh_wire::{Outcome, ProcessSpec, Resource, STATE_DIR, State};
 use super::{Run, env, outcome};
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, ProcessEntry, Record};
+use crate::record::{Entry, Paths, ProcessEntry, Record};
 use crate::units;
 
 impl Run<'_> {
@@ -35,9 +35,7 @@ impl Run<'_> {
         // a user the machine does not have fails here, before anything is written
         owners::user(&spec.user)?;
         let unit_file = Path::new("/etc/systemd/system").join(&spec.unit);
-        let env_file = env::path(self.paths, &spec.unit, false);
-        let env_text = (!spec.environment.is_empty()).then(|| env::systemd_text(&spec.environment));
-        let unit_text = unit_file_text(spec, env_text.as_ref().map(|_| env_file.as_path()));
+        let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
         let digest = digest(&unit_text, env_text.as_deref(), spec);
 
         let mut entry = match record.resources.get(&resource.id) {
@@ -173,7 +171,8 @@ impl Run<'_> {
 /// in it: a unit file is world-readable, so it names the root-only `env_file` instead.
 fn unit_file_text(spec: &ProcessSpec, env_file: Option<&Path>) -> String {
     let mut out = String::new();
-    out.push_str("# Written by mesh: it is removed when the process is no longer declared.\n");
+    out.push_str(crate::signs::MARK);
+    out.push_str(": it is removed when the process is no longer declared.\n");
     out.push_str("[Unit]\n");
     out.push_str(&format!("Description={}\n", escape(&spec.description)));
     out.push_str("\n[Service]\n");
@@ -215,6 +214,55 @@ fn quote(word: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// What a process writes besides its bundle: its environment file's path and text (none when
+/// it has no environment) and its unit file's text.
+fn unit_and_environment(paths: &Paths, spec: &ProcessSpec) -> (PathBuf, Option<String>, String) {
+    let env_file = env::path(paths, &spec.unit, false);
+    let env_text = (!spec.environment.is_empty()).then(|| env::systemd_text(&spec.environment));
+    let unit_text = unit_file_text(spec, env_text.as_ref().map(|_| env_file.as_path()));
+    (env_file, env_text, unit_text)
+}
+
+/// The environment file a process's record names: where it is, when the process has an
+/// environment and the file is there.
+pub(crate) fn env_file_of(paths: &Paths, spec: &ProcessSpec) -> Option<String> {
+    if spec.environment.is_empty() {
+        return None;
+    }
+    env_file_there(paths, &spec.unit)
+}
+
+/// The environment file of the process unit `unit`, if it is on the machine.
+pub(crate) fn env_file_there(paths: &Paths, unit: &str) -> Option<String> {
+    let env_file = env::path(paths, unit, false);
+    files::exists(&env_file)
+        .unwrap_or(false)
+        .then(|| env_file.display().to_string())
+}
+
+/// The digest the record keeps for `spec`, if its unit file, environment file and bundle on the
+/// machine are exactly what the spec writes (an adopted process then needs no restart).
+pub(crate) fn on_disk_digest(paths: &Paths, spec: &ProcessSpec, unit_file: &Path) -> Option<String> {
+    let (env_file, env_text, unit_text) = unit_and_environment(paths, spec);
+    let same = |path: &Path, want: &[u8]| {
+        files::read(path)
+            .ok()
+            .flatten()
+            .is_some_and(|f| f.bytes == want)
+    };
+    let same_unit = same(unit_file, unit_text.as_bytes());
+    let same_env = env_text
+        .as_ref()
+        .is_none_or(|t| same(&env_file, t.as_bytes()));
+    let same_bundle = spec.bundle.iter().all(|f| {
+        same(
+            &Path::new(&spec.bundle_dir).join(&f.path),
+            f.content.as_bytes(),
+        )
+    });
+    (same_unit && same_env && same_bundle).then(|| digest(&unit_text, env_text.as_deref(), spec))
 }
 
 /// What the unit runs from: a change of any of it restarts the unit.

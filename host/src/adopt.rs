@@ -1,0 +1,382 @@
+//! Adopting a machine whose record was lost (`mesh node adopt`): a fresh record that takes the
+//! machine as it is now, built from the declaration and what is found there, and every loss said.
+//!
+//! What makes it better than a guess are the notes: each kept original is described beside the
+//! record (its resource, path, owner and mode, in `kept/`), so losing the record does not lose
+//! what the host had. A declared file whose note is found gets its original back; a kept original
+//! that matches nothing declared is kept, never deleted, and named.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mesh_wire::{
+    Adoption, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
+    VERSION,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::apply::{self, Error};
+use crate::files;
+use crate::record::{
+    ContainerEntry, DirectoryEntry, Entry, FileEntry, KeysEntry, LoadError, Original, Paths,
+    ProcessEntry, Readers, Record, ServiceEntry,
+};
+use crate::signs;
+
+/// What a kept original was: written beside it when it is kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Note {
+    id: String,
+    path: String,
+    original: Original,
+}
+
+/// Where the notes of kept originals are.
+pub(crate) fn notes_dir(paths: &Paths) -> PathBuf {
+    paths.root.join("kept")
+}
+
+fn note_name(id: &str) -> String {
+    format!("{}.json", files::sha256(id.as_bytes()))
+}
+
+/// Describes a kept original, so it can be given back even if the record is lost.
+pub(crate) fn note_original(
+    paths: &Paths,
+    id: &str,
+    path: &str,
+    original: &Original,
+) -> Result<(), String> {
+    let note = Note {
+        id: id.to_string(),
+        path: path.to_string(),
+        original: original.clone(),
+    };
+    let dir = notes_dir(paths);
+    let at = dir.join(note_name(id));
+    let bytes = serde_json::to_vec(&note).map_err(|e| e.to_string())?;
+    files::private_dir(&dir, 0o700)
+        .and_then(|()| files::write_atomically(&at, &bytes, None, 0o600))
+        .map_err(|e| format!("cannot note the kept original at {}: {e}", at.display()))
+}
+
+/// Removes the notes whose kept original is gone (given back). A note of an original nothing
+/// names any more stays with it: it is what says where that original came from.
+pub(crate) fn forget_notes(paths: &Paths) {
+    let dir = notes_dir(paths);
+    for name in signs::entries(&dir) {
+        let at = dir.join(&name);
+        let spent = files::read(&at)
+            .ok()
+            .flatten()
+            .and_then(|found| serde_json::from_slice::<Note>(&found.bytes).ok())
+            .is_some_and(|n| !paths.original(&n.original.blob).exists());
+        if spent {
+            let _ = files::remove(&at);
+        }
+    }
+}
+
+/// The notes whose kept original is still there.
+fn notes(paths: &Paths) -> Vec<Note> {
+    signs::entries(&notes_dir(paths))
+        .into_iter()
+        .filter_map(|name| files::read(&notes_dir(paths).join(name)).ok().flatten())
+        .filter_map(|found| serde_json::from_slice::<Note>(&found.bytes).ok())
+        .filter(|n| paths.original(&n.original.blob).is_file())
+        .collect()
+}
+
+/// Takes the machine as it is now. A machine whose record is readable is left as it is.
+pub(crate) fn run(declaration: &Declaration, paths: &Paths) -> Result<Report, Error> {
+    let _lock = apply::lock(paths)?;
+    let mut adopt = Adopt {
+        paths,
+        notes: notes(paths),
+        used: BTreeSet::new(),
+        record: Record::new(),
+        outcomes: Vec::new(),
+        adoption: Adoption::default(),
+    };
+    match Record::load(paths) {
+        Ok(Some(_)) => {
+            adopt.adoption.had_record = true;
+            return Ok(adopt.report());
+        }
+        Ok(None) => {}
+        Err(LoadError::Refused(RecordRefusal::Unreadable { .. })) => {
+            let aside = set_aside(paths)?;
+            adopt.adoption.kept.push(format!(
+                "{} (the record that could not be read, set aside)",
+                aside.display()
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    for resource in &declaration.resources {
+        adopt.resource(resource);
+    }
+    adopt.undeclared_units(declaration);
+    adopt.undeclared_containers(declaration);
+    for blob in signs::entries(&paths.originals()) {
+        if !adopt.used.contains(&blob) {
+            let was = adopt
+                .notes
+                .iter()
+                .find(|n| n.original.blob == blob)
+                .map(|n| format!(" (the original of {})", n.path))
+                .unwrap_or_default();
+            adopt
+                .adoption
+                .kept
+                .push(format!("{}{was}", paths.original(&blob).display()));
+        }
+    }
+    adopt.record.save(paths)?;
+    Ok(adopt.report())
+}
+
+/// What the declaration names of one kind: units of processes, names of containers.
+fn declared<'d>(declaration: &'d Declaration, kind: &str) -> BTreeSet<&'d str> {
+    declaration
+        .resources
+        .iter()
+        .filter(|r| r.spec.kind() == kind)
+        .map(|r| r.spec.target())
+        .collect()
+}
+
+/// Moves an unreadable record aside (kept: it may still tell a person what the host had).
+fn set_aside(paths: &Paths) -> Result<PathBuf, Error> {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let aside = paths.root.join(format!("record.json.unreadable-{secs}"));
+    fs::rename(paths.record(), &aside)?;
+    Ok(aside)
+}
+
+struct Adopt<'a> {
+    paths: &'a Paths,
+    notes: Vec<Note>,
+    /// Kept originals given to a declared file.
+    used: BTreeSet<String>,
+    record: Record,
+    outcomes: Vec<Outcome>,
+    adoption: Adoption,
+}
+
+impl Adopt<'_> {
+    fn take(&mut self, id: &str, entry: Entry, detail: String) {
+        let undo = entry.undo();
+        self.outcomes.push(Outcome {
+            id: id.to_string(),
+            state: State::Unchanged,
+            detail,
+            undo: (undo != Undo::default()).then_some(undo),
+        });
+        self.record.resources.insert(id.to_string(), entry);
+    }
+
+    fn lost(&mut self, what: String) {
+        self.adoption.cannot_give_back.push(what);
+    }
+
+    fn resource(&mut self, resource: &Resource) {
+        let id = resource.id.as_str();
+        match &resource.spec {
+            Spec::File(f) => self.file(id, &f.path),
+            Spec::Keys(k) if Path::new(&k.path).is_file() => {
+                // its keys are owned again at the next push, with what is there now
+                let entry = Entry::Keys(KeysEntry {
+                    path: k.path.clone(),
+                    created: false,
+                    owned: Default::default(),
+                    made_from: None,
+                    readers: Readers::default(),
+                    originals_lost: true,
+                });
+                self.take(id, entry, format!("{}: taken as it is", k.path));
+                self.lost(format!(
+                    "{}: the values its keys had before the mesh are lost; undeclaring leaves \
+                     them as they are",
+                    k.path
+                ));
+            }
+            Spec::Directory(d) if Path::new(&d.path).is_dir() => {
+                let entry = Entry::Directory(DirectoryEntry {
+                    path: d.path.clone(),
+                    created: false,
+                    original: None,
+                    parents_made: Vec::new(),
+                });
+                self.take(id, entry, format!("{}: taken as it is", d.path));
+                self.lost(format!(
+                    "{}: whether the mesh made it, and its owner and mode before, are lost; \
+                     undeclaring keeps it",
+                    d.path
+                ));
+            }
+            Spec::Service(s) => {
+                let entry = Entry::Service(ServiceEntry {
+                    unit: s.unit.clone(),
+                    found_running: None,
+                    found_enabled: None,
+                    started: false,
+                    stopped: false,
+                    enabled: false,
+                    disabled: false,
+                });
+                self.take(id, entry, format!("{}: taken as it is", s.unit));
+                self.lost(format!(
+                    "{}: the state the host had it in is lost; undeclaring leaves it as it is",
+                    s.unit
+                ));
+            }
+            Spec::Process(p) => {
+                let unit_file = signs::units_dir(self.paths).join(&p.unit);
+                if signs::marked_units(&signs::units_dir(self.paths)).contains(&p.unit) {
+                    let entry = Entry::Process(ProcessEntry {
+                        unit: p.unit.clone(),
+                        unit_file: unit_file.display().to_string(),
+                        bundle_dir: p.bundle_dir.clone(),
+                        env_file: apply::env_file_of(self.paths, p),
+                        digest: apply::on_disk_digest(self.paths, p, &unit_file),
+                    });
+                    self.take(id, entry, format!("{}: the mesh wrote it; taken", p.unit));
+                }
+            }
+            // a package is never removed; a container is known by its labels
+            Spec::Keys(_) | Spec::Directory(_) | Spec::Package(_) | Spec::Container(_) => {}
+        }
+    }
+
+    /// A declared file: the mesh's now, with its original if a note (or, failing one, a kept
+    /// original named for its resource) says what it was.
+    fn file(&mut self, id: &str, path: &str) {
+        let found = match files::read(Path::new(path)) {
+            Ok(found) => found,
+            Err(e) => {
+                self.lost(format!("{path}: not taken: {e}"));
+                return;
+            }
+        };
+        let original = self.original_of(id, path, found.as_ref());
+        if found.is_none() && original.is_none() {
+            return;
+        }
+        let detail = match &original {
+            Some(o) => format!(
+                "{path}: taken; its original (kept at {}) is given back when undeclared",
+                self.paths.original(&o.blob).display()
+            ),
+            None => {
+                self.lost(format!(
+                    "{path}: what the host had there before the mesh is lost; undeclaring leaves \
+                     it as it is"
+                ));
+                format!("{path}: taken; its original is lost")
+            }
+        };
+        if let Some(o) = &original {
+            self.used.insert(o.blob.clone());
+        }
+        let entry = Entry::File(FileEntry {
+            path: path.to_string(),
+            created: false,
+            original_lost: original.is_none(),
+            original,
+            written: None,
+            readers: Readers::default(),
+            parents_made: Vec::new(),
+        });
+        self.take(id, entry, detail);
+    }
+
+    fn original_of(&self, id: &str, path: &str, found: Option<&files::Found>) -> Option<Original> {
+        let unused = |n: &&Note| !self.used.contains(&n.original.blob);
+        let noted = self
+            .notes
+            .iter()
+            .filter(unused)
+            .find(|n| n.id == id)
+            .or_else(|| self.notes.iter().filter(unused).find(|n| n.path == path));
+        if let Some(n) = noted {
+            return Some(n.original.clone());
+        }
+        // a kept original named for its resource (as helpers that keep originals per resource
+        // name them), without a note: its owner and mode are lost, so it gets the file's present
+        // ones
+        let blob = format!("resource-{}", files::sha256(id.as_bytes()));
+        let found = found?;
+        (self.paths.original(&blob).is_file() && !self.used.contains(&blob)).then_some(Original {
+            blob,
+            uid: found.uid,
+            gid: found.gid,
+            mode: found.mode,
+        })
+    }
+
+    /// Units the mesh marked that no declared process names: the mesh's, so the next push stops
+    /// and removes them.
+    fn undeclared_units(&mut self, declaration: &Declaration) {
+        let declared = declared(declaration, "process");
+        let dir = signs::units_dir(self.paths);
+        for unit in signs::marked_units(&dir) {
+            if declared.contains(unit.as_str()) {
+                continue;
+            }
+            let stem = unit.strip_suffix(".service").unwrap_or(&unit);
+            let entry = Entry::Process(ProcessEntry {
+                unit: unit.clone(),
+                unit_file: dir.join(&unit).display().to_string(),
+                bundle_dir: signs::bundles_dir(self.paths)
+                    .join(stem)
+                    .display()
+                    .to_string(),
+                env_file: apply::env_file_there(self.paths, &unit),
+                digest: None,
+            });
+            self.take(
+                &format!("adopted:process:{unit}"),
+                entry,
+                format!("{unit}: the mesh wrote it and no longer declares it: the next push stops and removes it"),
+            );
+        }
+    }
+
+    /// Containers the mesh labelled that nothing declares: the next push removes them.
+    fn undeclared_containers(&mut self, declaration: &Declaration) {
+        let declared = declared(declaration, "container");
+        for name in signs::mesh_containers(self.paths) {
+            if !declared.contains(name.as_str()) {
+                let entry = Entry::Container(ContainerEntry {
+                    name: name.clone(),
+                    spec: None,
+                });
+                self.take(
+                    &format!("adopted:container:{name}"),
+                    entry,
+                    format!("container {name}: the mesh made it and no longer declares it: the next push removes it"),
+                );
+            }
+        }
+    }
+
+    fn report(self) -> Report {
+        Report {
+            version: VERSION,
+            mode: Mode::Adopt,
+            hostname: apply::hostname(),
+            resources: self.outcomes,
+            units: Vec::new(),
+            adoption: Some(self.adoption),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,241 @@
+//! Signs that the mesh has been on this machine, looked for when there is no record.
+//!
+//! A machine without a record is new only if nothing of the mesh is on it; otherwise the record
+//! was lost, and applying would take the mesh's own work for what the host had (and give that
+//! "back" later). Evidence is what only a helper that applied here leaves behind: kept originals
+//! and their notes, process bundles, unit files it marked, containers it labelled, and the lock
+//! an apply leaves. A helper binary alone is not evidence: this one is always there, and a dry run
+//! (`mesh check`) uploads a helper without changing anything; helpers of other versions are named
+//! beside real evidence, never on their own.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mesh_wire::{RecordRefusal, STATE_DIR};
+
+use crate::apply::{self, Error};
+use crate::record::Paths;
+
+/// How a unit file the mesh wrote begins.
+pub(crate) const MARK: &str = "# Written by mesh";
+
+/// Refuses a machine with no record that shows signs of the mesh; `applied_before` says the lock
+/// of an earlier apply was there before this run.
+pub(crate) fn refuse_if_found(paths: &Paths, applied_before: bool) -> Result<(), Error> {
+    let mut found = Vec::new();
+    if applied_before {
+        found.push(format!(
+            "the lock {} an earlier apply left",
+            paths.lock().display()
+        ));
+    }
+    for (dir, what) in [
+        (paths.originals(), "kept originals"),
+        (crate::adopt::notes_dir(paths), "notes of kept originals"),
+        (paths.root.join("env"), "environment files of processes"),
+    ] {
+        let count = entries(&dir).len();
+        if count > 0 {
+            found.push(format!("{what} in {} ({count})", dir.display()));
+        }
+    }
+    let named = [
+        (
+            "process bundles in",
+            bundles_dir(paths).display().to_string(),
+            entries(&bundles_dir(paths)),
+        ),
+        (
+            "unit files the mesh wrote in",
+            units_dir(paths).display().to_string(),
+            marked_units(&units_dir(paths)),
+        ),
+        (
+            "containers labelled",
+            apply::INSTANCE_LABEL.to_string(),
+            mesh_containers(paths),
+        ),
+    ];
+    for (what, place, names) in named {
+        if !names.is_empty() {
+            found.push(format!("{what} {place}: {}", names.join(", ")));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let others = other_helpers(paths);
+    if !others.is_empty() {
+        found.push(format!(
+            "helpers of other mesh versions in {}: {}",
+            paths.root.join("bin").display(),
+            others.join(", ")
+        ));
+    }
+    Err(Error::Refused(RecordRefusal::Lost {
+        record: paths.record().display().to_string(),
+        found,
+    }))
+}
+
+/// Where unit files are: the machine's, for the machine's own state directory; beside a state
+/// directory of its own (a test's), so a test never reads the host's units.
+pub(crate) fn units_dir(paths: &Paths) -> PathBuf {
+    if paths.root == Path::new(STATE_DIR) {
+        PathBuf::from("/etc/systemd/system")
+    } else {
+        paths
+            .root
+            .parent()
+            .unwrap_or(&paths.root)
+            .join("systemd-system")
+    }
+}
+
+/// Where process bundles are.
+pub(crate) fn bundles_dir(paths: &Paths) -> PathBuf {
+    paths.root.join("bundles")
+}
+
+/// The names in a directory, sorted; none when it is missing or unreadable.
+pub(crate) fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|items| {
+            items
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The unit files in `dir` that begin with the mesh's mark (regular files only: a link is not
+/// something the mesh wrote).
+pub(crate) fn marked_units(dir: &Path) -> Vec<String> {
+    entries(dir)
+        .into_iter()
+        .filter(|name| {
+            let path = dir.join(name);
+            let regular = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+            let mut head = [0u8; MARK.len()];
+            regular
+                && fs::File::open(&path)
+                    .and_then(|mut f| f.read_exact(&mut head))
+                    .is_ok()
+                && head == MARK.as_bytes()
+        })
+        .collect()
+}
+
+/// Containers carrying the mesh's instance label. Asked only of the machine's own Docker, and
+/// only when a `docker` command is installed: a machine without it has none.
+pub(crate) fn mesh_containers(paths: &Paths) -> Vec<String> {
+    if paths.root != Path::new(STATE_DIR) || !docker_installed() {
+        return Vec::new();
+    }
+    let filter = format!("label={}", apply::INSTANCE_LABEL);
+    let out = Command::new("docker")
+        .args(["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"])
+        .output();
+    match out {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect(),
+        // a daemon that does not answer has no containers to show
+        _ => Vec::new(),
+    }
+}
+
+fn docker_installed() -> bool {
+    let path = std::env::var_os("PATH")
+        .unwrap_or_else(|| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
+    std::env::split_paths(&path).any(|dir| dir.join("docker").is_file())
+}
+
+/// Helper binaries in the state directory other than the one running.
+fn other_helpers(paths: &Paths) -> Vec<String> {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    entries(&paths.root.join("bin"))
+        .into_iter()
+        .filter(|name| name.starts_with("mesh-host-") && Some(name) != me.as_ref())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::RecordRefusal;
+
+    use super::*;
+    use crate::apply::testkit::sandbox;
+
+    fn refusal(paths: &Paths, applied_before: bool) -> Option<Vec<String>> {
+        match refuse_if_found(paths, applied_before) {
+            Ok(()) => None,
+            Err(Error::Refused(RecordRefusal::Lost { found, .. })) => Some(found),
+            Err(e) => panic!("not a refusal: {e}"),
+        }
+    }
+
+    #[test]
+    fn a_new_machine_shows_no_signs_even_with_a_helper_and_empty_folders() {
+        let (_dir, paths) = sandbox();
+        fs::create_dir_all(paths.root.join("bin")).unwrap();
+        fs::write(paths.root.join("bin/mesh-host-0123"), "").unwrap();
+        fs::create_dir_all(paths.originals()).unwrap();
+        fs::create_dir_all(bundles_dir(&paths)).unwrap();
+        fs::create_dir_all(units_dir(&paths)).unwrap();
+        fs::write(units_dir(&paths).join("theirs.service"), "[Unit]\n").unwrap();
+        assert_eq!(refusal(&paths, false), None);
+    }
+
+    #[test]
+    fn each_sign_is_found_and_named() {
+        let (_dir, paths) = sandbox();
+        assert!(refusal(&paths, true).unwrap()[0].contains("lock"));
+
+        let (_dir, paths) = sandbox();
+        fs::create_dir_all(paths.originals()).unwrap();
+        fs::write(paths.original("abc"), "theirs").unwrap();
+        assert!(refusal(&paths, false).unwrap()[0].contains("kept originals"));
+
+        let (_dir, paths) = sandbox();
+        fs::create_dir_all(bundles_dir(&paths).join("web-worker")).unwrap();
+        assert!(refusal(&paths, false).unwrap()[0].contains("web-worker"));
+
+        let (_dir, paths) = sandbox();
+        fs::create_dir_all(units_dir(&paths)).unwrap();
+        fs::write(
+            units_dir(&paths).join("web-worker.service"),
+            format!("{MARK}: it is removed when the process is no longer declared.\n"),
+        )
+        .unwrap();
+        // a link to a marked file is not one the mesh wrote
+        std::os::unix::fs::symlink(
+            units_dir(&paths).join("web-worker.service"),
+            units_dir(&paths).join("link.service"),
+        )
+        .unwrap();
+        let found = refusal(&paths, false).unwrap();
+        assert!(found[0].contains("web-worker.service"), "{found:?}");
+        assert!(!found[0].contains("link.service"), "{found:?}");
+    }
+
+    #[test]
+    fn other_helpers_are_named_only_beside_evidence() {
+        let (_dir, paths) = sandbox();
+        fs::create_dir_all(paths.root.join("bin")).unwrap();
+        fs::write(paths.root.join("bin/mesh-host-old"), "").unwrap();
+        assert_eq!(refusal(&paths, false), None);
+        let found = refusal(&paths, true).unwrap();
+        assert!(found[1].contains("mesh-host-old"), "{found:?}");
+    }
+}

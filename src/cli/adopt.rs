@@ -1,0 +1,129 @@
+//! `mesh node adopt NODE`: recovery for a machine whose helper record was lost. The node's
+//! current declaration goes to the helper in adopt mode; it builds a fresh record taking the
+//! machine as it is now (nothing else changes), and says what it cannot give back. The operator
+//! then pushes as usual.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::push::{Connect, compose_all, fan_out, options};
+use super::{Context, exit, print_json, render};
+use crate::inventory::{Inventory, PushRecord};
+use crate::push::{Job, NodeResult};
+use crate::resolve;
+use crate::wire::Mode;
+
+#[derive(Args, Debug)]
+pub(crate) struct AdoptArgs {
+    /// The node whose helper refused it: its record is missing or could not be read.
+    name: String,
+    #[command(flatten)]
+    connect: Connect,
+}
+
+pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u8> {
+    let cat = ctx.catalogue()?;
+    let node = inv.node(&a.name)?;
+    let _lock = inv.lock_pushes()?;
+    let jobs: Vec<Job> = compose_all(&inv, &cat, vec![node])?
+        .into_iter()
+        .map(|(node, declaration)| Job { node, declaration })
+        .collect();
+    let sent: Vec<(String, String)> = jobs
+        .iter()
+        .map(|j| {
+            (
+                resolve::declaration_digest(&j.declaration),
+                serde_json::to_string(&j.declaration).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let started = inv.now()?;
+    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt))?;
+    // recorded like a push, but not as sent: what the machine runs is still the last push's, so
+    // the next push (and `--behind`) sends the declaration in full
+    let records: Vec<PushRecord> = results
+        .iter()
+        .zip(sent)
+        .map(|(r, (digest, declaration))| {
+            let (outcome, reason, report) = match &r.result {
+                Ok(answer) => ("adopted", None, serde_json::to_string(&answer.report).ok()),
+                Err(e) => ("failed", Some(e.to_string()), None),
+            };
+            PushRecord {
+                node: r.node.clone(),
+                started_at: started.clone(),
+                digest,
+                declaration,
+                sent: false,
+                outcome: outcome.into(),
+                reason,
+                report,
+            }
+        })
+        .collect();
+    inv.record_pushes(&records)?;
+    if ctx.json {
+        print_json(&render::results_json(&results))?;
+    } else {
+        print!("{}", said(&results));
+    }
+    Ok(if results.iter().all(|r| r.result.is_ok()) {
+        exit::OK
+    } else {
+        exit::SOME_FAILED
+    })
+}
+
+/// What each node's helper took, kept and could not give back.
+fn said(results: &[NodeResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let answer = match &r.result {
+            Ok(answer) => answer,
+            Err(e) => {
+                let _ = writeln!(out, "{}: FAILED ({}): {e}", r.node, e.kind());
+                continue;
+            }
+        };
+        let adoption = answer.report.adoption.clone().unwrap_or_default();
+        if adoption.had_record {
+            let _ = writeln!(
+                out,
+                "{}: its record is whole; nothing was adopted and nothing changed",
+                r.node
+            );
+            continue;
+        }
+        let taken = answer.report.resources.len();
+        let _ = writeln!(
+            out,
+            "{}: adopted: {taken} resource{} taken as the mesh's; nothing else on the machine \
+             changed",
+            r.node,
+            if taken == 1 { "" } else { "s" }
+        );
+        for o in &answer.report.resources {
+            let _ = writeln!(out, "  taken: {}", o.detail);
+        }
+        if adoption.cannot_give_back.is_empty() {
+            let _ = writeln!(
+                out,
+                "  everything it took can be given back as the host had it"
+            );
+        }
+        for lost in &adoption.cannot_give_back {
+            let _ = writeln!(out, "  cannot give back: {lost}");
+        }
+        for kept in &adoption.kept {
+            let _ = writeln!(
+                out,
+                "  kept on the machine (matches nothing declared): {kept}"
+            );
+        }
+        let _ = writeln!(out, "  next: mesh push {}", r.node);
+    }
+    out
+}
