@@ -87,9 +87,15 @@ fn a_lost_record_is_refused_and_adopt_gives_the_original_back() {
 fn an_original_nothing_matches_is_kept_and_named_and_never_given_back_wrong() {
     let (_dir, paths, target, declared) = machine("the host's own\n");
     states(&declared, Mode::Apply, &paths);
-    // as an older helper left it: no notes
+    // as an older helper left it: no notes, and the original named by its content, not by its
+    // resource
     fs::remove_file(paths.record()).unwrap();
     fs::remove_dir_all(notes_dir(&paths)).unwrap();
+    for name in signs::entries(&paths.originals()) {
+        let at = paths.original(&name);
+        let by_content = crate::files::sha256(&fs::read(&at).unwrap());
+        fs::rename(&at, paths.original(&by_content)).unwrap();
+    }
 
     let report = run(&declared, Mode::Adopt, &paths).unwrap();
     let adoption = report.adoption.unwrap();
