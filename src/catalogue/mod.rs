@@ -5,6 +5,7 @@
 mod module;
 pub mod requirement;
 mod resources;
+mod rules;
 pub mod setting;
 pub mod template;
 

@@ -65,11 +65,9 @@ impl fmt::Display for PathError {
             ),
             PathError::DoubleSlash => write!(f, "it has an empty component (`//`)"),
             PathError::TrailingSlash => write!(f, "it ends in /"),
-            PathError::Control(c) => write!(
-                f,
-                "it holds the control character {}",
-                c.escape_unicode()
-            ),
+            PathError::Control(c) => {
+                write!(f, "it holds the control character {}", c.escape_unicode())
+            }
             PathError::HelperState => write!(
                 f,
                 "it is under {STATE_DIR}, the helper's own state (its lock, record and kept \
@@ -227,7 +225,11 @@ impl Spec {
                     out.push(("working-directory".into(), dir.as_str(), Place::Machine));
                 }
                 for (b, file) in p.bundle.iter().enumerate() {
-                    out.push((format!("bundle[{b}].path"), file.path.as_str(), Place::InBundle));
+                    out.push((
+                        format!("bundle[{b}].path"),
+                        file.path.as_str(),
+                        Place::InBundle,
+                    ));
                 }
                 out
             }
@@ -303,7 +305,12 @@ mod tests {
 
     #[test]
     fn a_normal_absolute_path_is_accepted() {
-        for p in ["/etc/motd", "/srv/mesh/kv/data", "/var/lib/meshy", "/var/lib"] {
+        for p in [
+            "/etc/motd",
+            "/srv/mesh/kv/data",
+            "/var/lib/meshy",
+            "/var/lib",
+        ] {
             assert_eq!(check(p, Place::Machine), Ok(()), "{p}");
         }
     }
@@ -319,7 +326,10 @@ mod tests {
         );
         assert_eq!(refused("/srv/./kv", Place::Machine), PathError::Dots("."));
         assert_eq!(refused("/srv//kv", Place::Machine), PathError::DoubleSlash);
-        assert_eq!(refused("/srv/kv/", Place::Machine), PathError::TrailingSlash);
+        assert_eq!(
+            refused("/srv/kv/", Place::Machine),
+            PathError::TrailingSlash
+        );
         assert_eq!(
             refused("/etc/mo\0td", Place::Machine),
             PathError::Control('\0')
@@ -328,7 +338,10 @@ mod tests {
             refused("/etc/\u{1b}[2J", Place::Machine),
             PathError::Control('\u{1b}')
         );
-        assert_eq!(refused("/etc/a\nb", Place::Container), PathError::Control('\n'));
+        assert_eq!(
+            refused("/etc/a\nb", Place::Container),
+            PathError::Control('\n')
+        );
     }
 
     #[test]
@@ -367,10 +380,7 @@ mod tests {
     fn a_bundle_file_is_relative_and_normal() {
         assert_eq!(check("bin/run.sh", Place::InBundle), Ok(()));
         assert_eq!(refused("/run.sh", Place::InBundle), PathError::NotRelative);
-        assert_eq!(
-            refused("../run.sh", Place::InBundle),
-            PathError::Dots("..")
-        );
+        assert_eq!(refused("../run.sh", Place::InBundle), PathError::Dots(".."));
         assert_eq!(refused("a//b", Place::InBundle), PathError::DoubleSlash);
         assert_eq!(refused("", Place::InBundle), PathError::Empty);
     }
