@@ -113,6 +113,8 @@ pub(crate) struct Context {
     inventory: Option<PathBuf>,
     catalogue: Vec<PathBuf>,
     pub(crate) json: bool,
+    /// Broken modules are warned about once per command, however often the catalogue is read.
+    warned: std::sync::Once,
 }
 
 impl Context {
@@ -129,8 +131,19 @@ impl Context {
         Ok(Inventory::open(&self.inventory_path()?)?)
     }
 
+    /// The catalogue; a module in it that did not load is named on stderr (once) and refuses
+    /// only the commands that use it.
     pub(crate) fn catalogue(&self) -> Result<Catalogue> {
-        Ok(Catalogue::load(&self.catalogue)?)
+        let catalogue = Catalogue::load(&self.catalogue)?;
+        self.warned.call_once(|| {
+            for (name, reason) in catalogue.broken() {
+                eprintln!(
+                    "mesh: warning: module {name} is broken and cannot be used: {}",
+                    crate::plan::visible(reason)
+                );
+            }
+        });
+        Ok(catalogue)
     }
 
     /// Colour on a terminal, unless NO_COLOR (any non-empty value, https://no-color.org) or
@@ -148,6 +161,7 @@ pub fn run() -> ExitCode {
         inventory: cli.inventory.clone(),
         catalogue: cli.catalogue.clone(),
         json: cli.json,
+        warned: std::sync::Once::new(),
     };
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
