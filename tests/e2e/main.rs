@@ -13,6 +13,7 @@ mod cost;
 mod giveback;
 mod helper;
 mod honesty;
+mod paths;
 mod provider;
 mod push;
 mod requirements;
