@@ -63,31 +63,16 @@ mod tests {
     fn modes_are_octal_and_hand_out_no_power() {
         assert_eq!(parse_mode("0644", ModeOf::File), Ok(0o644));
         assert_eq!(parse_mode("0o750", ModeOf::Directory), Ok(0o750));
-        assert!(
-            parse_mode("999", ModeOf::File)
-                .unwrap_err()
-                .contains("octal")
-        );
-        assert!(
-            parse_mode("4777", ModeOf::File)
-                .unwrap_err()
-                .contains("setuid")
-        );
-        assert!(
-            parse_mode("2750", ModeOf::Directory)
-                .unwrap_err()
-                .contains("setgid")
-        );
-        assert!(
-            parse_mode("0777", ModeOf::Directory)
-                .unwrap_err()
-                .contains("every user")
-        );
-        assert!(
-            parse_mode("1644", ModeOf::File)
-                .unwrap_err()
-                .contains("sticky")
-        );
+        for (mode, of, why) in [
+            ("999", ModeOf::File, "octal"),
+            ("4777", ModeOf::File, "setuid"),
+            ("2750", ModeOf::Directory, "setgid"),
+            ("0777", ModeOf::Directory, "every user"),
+            ("1644", ModeOf::File, "sticky"),
+        ] {
+            let e = parse_mode(mode, of).unwrap_err();
+            assert!(e.contains(why), "{mode}: {e}");
+        }
     }
 }
 

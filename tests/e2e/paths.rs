@@ -191,7 +191,10 @@ fn a_rendered_path_that_leaves_its_place_is_refused_by_plan_and_nothing_reaches_
     let check = mesh.run(&["check", "node1"]);
     assert_ne!(check.status, 0, "{}", check.stdout);
     assert_eq!(machine_state(), before, "the machine changed");
-    assert!(before.contains("'/etc/leaky.conf': No such file"), "{before}");
+    assert!(
+        before.contains("'/etc/leaky.conf': No such file"),
+        "{before}"
+    );
 
     // the state directory named through the file's setting alone, the rest kept
     mesh.run(&[

@@ -390,30 +390,16 @@ mod tests {
         assert_eq!(check_mode(0o644, ModeOf::File), Ok(()));
         assert_eq!(check_mode(0o755, ModeOf::Directory), Ok(()));
         assert_eq!(check_mode(0o1750, ModeOf::Directory), Ok(()));
-        assert_eq!(
-            check_mode(0o4777, ModeOf::File),
-            Err(ModeError::Setuid(0o4777))
-        );
-        assert_eq!(
-            check_mode(0o2755, ModeOf::Directory),
-            Err(ModeError::Setgid(0o2755))
-        );
-        assert_eq!(
-            check_mode(0o1644, ModeOf::File),
-            Err(ModeError::StickyFile(0o1644))
-        );
-        assert_eq!(
-            check_mode(0o666, ModeOf::File),
-            Err(ModeError::WorldWritable(0o666))
-        );
-        assert_eq!(
-            check_mode(0o1777, ModeOf::Directory),
-            Err(ModeError::WorldWritable(0o1777))
-        );
-        assert_eq!(
-            check_mode(0o10644, ModeOf::File),
-            Err(ModeError::NotAMode(0o10644))
-        );
+        for (mode, of, refused) in [
+            (0o4777, ModeOf::File, ModeError::Setuid(0o4777)),
+            (0o2755, ModeOf::Directory, ModeError::Setgid(0o2755)),
+            (0o1644, ModeOf::File, ModeError::StickyFile(0o1644)),
+            (0o666, ModeOf::File, ModeError::WorldWritable(0o666)),
+            (0o1777, ModeOf::Directory, ModeError::WorldWritable(0o1777)),
+            (0o10644, ModeOf::File, ModeError::NotAMode(0o10644)),
+        ] {
+            assert_eq!(check_mode(mode, of), Err(refused), "{mode:o}");
+        }
     }
 
     #[test]

@@ -4,10 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mesh_wire::{
-    BundleFile, ContainerSpec, Cost, Costing, FileSpec, Mode, Mount, ProcessSpec, Resource, Spec,
-    State,
-};
+use mesh_wire::{BundleFile, ContainerSpec, Mode, Mount, ProcessSpec, Resource, Spec, State};
 
 use super::testkit::{decl, ids, run, sandbox};
 
@@ -20,22 +17,16 @@ fn resource(spec: Spec) -> Resource {
     }
 }
 
+/// A file resource as a sender puts it on the wire.
 fn file(path: String, mode: u32) -> Resource {
-    resource(Spec::File(FileSpec {
-        path,
-        owner: ids().0.to_string(),
-        group: ids().1.to_string(),
-        mode,
-        content: "planted\n".into(),
-        validate: vec![],
-        secret: false,
-        costing: Costing {
-            source: "s".into(),
-            settings: BTreeMap::new(),
-            cost: Cost::None,
-            units: vec![],
-        },
-    }))
+    let (uid, gid) = ids();
+    let json = serde_json::json!({
+        "id": format!("t:file:{path}"), "instance": "t", "module": "t@1",
+        "kind": "file", "path": path, "owner": uid.to_string(), "group": gid.to_string(),
+        "mode": mode, "content": "planted\n",
+        "source": "s", "settings": {}, "cost": "none", "units": [],
+    });
+    serde_json::from_value(json).unwrap()
 }
 
 /// Each resource's state and detail after one applying run.
