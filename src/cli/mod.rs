@@ -173,7 +173,12 @@ pub fn run() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("mesh: {e:#}");
+            // an error can quote a module's or a machine's text: shown, never obeyed
+            let text = format!("{e:#}");
+            for (n, line) in text.lines().enumerate() {
+                let prefix = if n == 0 { "mesh: " } else { "" };
+                eprintln!("{prefix}{}", crate::plan::visible(line));
+            }
             ExitCode::from(exit::ERROR)
         }
     }
