@@ -254,15 +254,24 @@ fn a_template_linked_out_of_its_folder_is_refused_and_never_shown() {
 fn a_broken_module_beside_a_good_one_stops_only_what_uses_it() {
     let mesh = Mesh::new();
     mesh.module("good", GOOD, &[("t", "good\n")]);
-    let cat = mesh.module(
-        "bad",
-        r#"{"name": "bad", "version": "1", "description": "Broken.",
-           "resources": [{"kind": "file", "path": "/etc/bad", "template": "missing"}]}"#,
-        &[],
-    );
-    mesh.run(&["node", "add", "n1", "--address", "192.0.2.1"])
-        .ok();
+    let bad = r#"{"name": "bad", "version": "1", "description": "Broken.",
+           "resources": [{"kind": "file", "path": "/etc/bad", "template": "t"}]}"#;
+    let cat = mesh.module("bad", bad, &[("t", "fine for now\n")]);
+    for (node, address) in [("n1", "192.0.2.1"), ("n2", "192.0.2.2")] {
+        mesh.run(&["node", "add", node, "--address", address]).ok();
+    }
     mesh.run(&["assign", "good", "n1"]).ok();
+    mesh.run(&["assign", "bad", "n2"]).ok();
+    // then its template goes missing
+    std::fs::remove_file(cat.join("bad").join("t")).unwrap();
+    let refused = mesh.run(&["plan", "n2"]).code(1);
+    assert!(
+        refused.stderr.contains("module bad is broken")
+            && refused.stderr.contains("resources[0].template"),
+        "{}",
+        refused.stderr
+    );
+    assert_ne!(mesh.run(&["push", "n2"]).status, 0);
     let plan = mesh.run(&["plan", "n1"]).ok();
     assert!(
         plan.stdout.contains("+ good:file:/etc/good"),
