@@ -2,15 +2,18 @@
 //! (embedded at build time); folders given with `--catalogue` add modules, and a module there
 //! overrides a built-in one of the same name.
 
+mod folder;
 mod module;
 pub mod requirement;
 mod resources;
+mod rules;
 pub mod setting;
 pub mod template;
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+pub use folder::{load_dir, load_module};
 
 pub use module::Module;
 pub(crate) use module::digest;
@@ -50,6 +53,15 @@ pub enum CatalogueError {
     /// A folder given with --catalogue that holds no module.
     #[error("{}: no module.json in it or in any folder directly below it", path.display())]
     Empty { path: PathBuf },
+    /// A file of a module folder that is not the module's own: a link that leaves the folder, a
+    /// link to a folder, a special file.
+    #[error("{}: {message}", path.display())]
+    Shipped { path: PathBuf, message: String },
+    /// A module of an operator's folder that did not load: commands that use it are refused.
+    #[error(
+        "module {name} is broken, so nothing that uses it can go ahead: {reason}; fix it (`mesh module check DIR` says the same) or remove its folder"
+    )]
+    Broken { name: String, reason: String },
     /// A module the operator named that no catalogue has.
     #[error(
         "no module called {name:?} in the catalogue (modules: {known}); add a folder with --catalogue"
@@ -61,25 +73,53 @@ pub enum CatalogueError {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     modules: BTreeMap<String, Module>,
+    /// Modules of the operator's folders that did not load, by folder name, with why: only
+    /// what uses them is refused.
+    broken: BTreeMap<String, String>,
 }
 
 impl Catalogue {
     /// The built-in modules, then each of `dirs` in order (a later one overrides an earlier one).
+    /// A module folder that does not load is kept as broken (see [`Catalogue::broken`]); a
+    /// folder that cannot be read at all fails the load.
     pub fn load(dirs: &[PathBuf]) -> Result<Catalogue, CatalogueError> {
         let mut modules = BTreeMap::new();
+        let mut broken = BTreeMap::new();
         for m in builtin_modules()? {
             modules.insert(m.name.clone(), m);
         }
         for dir in dirs {
-            for m in load_dir(dir)? {
-                modules.insert(m.name.clone(), m);
+            for (name, loaded) in folder::scan(dir)? {
+                match loaded {
+                    Ok(m) => {
+                        broken.remove(&m.name);
+                        modules.insert(m.name.clone(), m);
+                    }
+                    // a broken override hides the module it overrides: using it is refused,
+                    // not quietly answered by another version
+                    Err(e) => {
+                        modules.remove(&name);
+                        broken.insert(name, e.to_string());
+                    }
+                }
             }
         }
-        Ok(Catalogue { modules })
+        Ok(Catalogue { modules, broken })
     }
 
-    /// The module called `name`, or a refusal listing the known ones.
+    /// Modules that did not load, by name, with why.
+    pub fn broken(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.broken.iter().map(|(n, e)| (n.as_str(), e.as_str()))
+    }
+
+    /// The module called `name`, or a refusal: it is broken, or no catalogue has it.
     pub fn module(&self, name: &str) -> Result<&Module, CatalogueError> {
+        if let Some(reason) = self.broken.get(name) {
+            return Err(CatalogueError::Broken {
+                name: name.to_string(),
+                reason: reason.clone(),
+            });
+        }
         self.modules
             .get(name)
             .ok_or_else(|| CatalogueError::Unknown {
@@ -120,82 +160,6 @@ fn builtin_modules() -> Result<Vec<Module>, CatalogueError> {
     Ok(out)
 }
 
-/// Loads a folder of module folders, or one module's folder.
-pub fn load_dir(dir: &Path) -> Result<Vec<Module>, CatalogueError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CatalogueError::Io { path, source }
-    };
-    if dir.join("module.json").is_file() {
-        return Ok(vec![load_module(dir)?]);
-    }
-    let mut out = Vec::new();
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .map_err(io(dir))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for sub in entries {
-        if sub.join("module.json").is_file() {
-            out.push(load_module(&sub)?);
-        }
-    }
-    if out.is_empty() {
-        return Err(CatalogueError::Empty {
-            path: dir.to_path_buf(),
-        });
-    }
-    Ok(out)
-}
-
-/// Loads one module's folder: its module.json and every file beside it.
-pub fn load_module(dir: &Path) -> Result<Module, CatalogueError> {
-    let mut files = BTreeMap::new();
-    read_files(dir, dir, &mut files)?;
-    let json_path = dir.join("module.json");
-    let json = files
-        .remove("module.json")
-        .ok_or_else(|| CatalogueError::Io {
-            path: json_path.clone(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        })?;
-    let folder = dir
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    module::parse(
-        &json_path.display().to_string(),
-        &folder,
-        &json,
-        &files,
-        &dir.display().to_string(),
-    )
-}
-
-fn read_files(
-    base: &Path,
-    dir: &Path,
-    into: &mut BTreeMap<String, Vec<u8>>,
-) -> Result<(), CatalogueError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CatalogueError::Io { path, source }
-    };
-    for entry in fs::read_dir(dir).map_err(io(dir))? {
-        let path = entry.map_err(io(dir))?.path();
-        if path.is_dir() {
-            read_files(base, &path, into)?;
-        } else if let Ok(rel) = path.strip_prefix(base) {
-            into.insert(
-                rel.to_string_lossy().into_owned(),
-                fs::read(&path).map_err(io(&path))?,
-            );
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +168,30 @@ mod tests {
     fn every_builtin_module_parses() {
         let c = Catalogue::load(&[]).unwrap();
         assert!(c.module("motd").is_ok());
+    }
+
+    #[test]
+    fn a_broken_module_refuses_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, json) in [
+            (
+                "good",
+                r#"{"name": "good", "version": "1", "description": "Fine."}"#,
+            ),
+            ("bad", r#"{"name": "bad", "version": "1"}"#),
+        ] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join("module.json"), json).unwrap();
+        }
+        let c = Catalogue::load(&[dir.path().to_path_buf()]).unwrap();
+        assert!(c.module("good").is_ok());
+        let e = c.module("bad").unwrap_err().to_string();
+        assert!(
+            e.starts_with("module bad is broken") && e.contains("description: missing"),
+            "{e}"
+        );
+        assert_eq!(c.broken().map(|(n, _)| n).collect::<Vec<_>>(), vec!["bad"]);
+        assert!(load_dir(dir.path()).is_err());
     }
 
     #[test]

@@ -244,15 +244,8 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
         }
         "host" => match (raw.directory, raw.port, raw.fact) {
             (Some(d), None, None) => Need::Directory {
-                mode: u32::from_str_radix(d.mode.trim_start_matches("0o"), 8)
-                    .ok()
-                    .filter(|m| *m <= 0o7777)
-                    .ok_or_else(|| {
-                        (
-                            at("directory.mode"),
-                            format!("{:?} is not an octal mode", d.mode),
-                        )
-                    })?,
+                mode: super::rules::parse_mode(&d.mode, crate::wire::path::ModeOf::Directory)
+                    .map_err(|m| (at("directory.mode"), m))?,
                 owner: d.owner,
                 group: d.group,
             },

@@ -10,8 +10,10 @@ use serde_json::Value;
 use super::CatalogueError;
 use super::module::digest;
 use super::requirement::{Reading, Scope};
+use super::rules;
 use super::setting;
 use super::template::Template;
+use crate::wire::path::{self as wire_path, ModeOf, Place};
 use crate::wire::{Cost, unit};
 
 /// A resource as a module defines it (before settings are filled in).
@@ -632,17 +634,14 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// An absolute path no other resource of the module claims.
+    /// A path no other resource of the module claims, keeping the path rule as far as it is
+    /// written (a template's filled-in parts are checked by the resolver).
     fn claim_path(&mut self, i: usize, path: Option<String>) -> Result<String, CatalogueError> {
         let field = format!("resources[{i}].path");
         let path = path.ok_or_else(|| self.invalid(&field, "missing".into()))?;
-        let absolute = path.starts_with('/') || path.starts_with("${");
-        if !absolute || path.split('/').any(|c| c == "..") || path.ends_with('/') {
-            return Err(self.invalid(
-                &field,
-                format!("{path:?} must be an absolute path to a file, with no `..`"),
-            ));
-        }
+        let template = Template::parse(&path).map_err(|m| self.invalid(&field, m))?;
+        rules::literal_path(&path, &template, Place::Machine)
+            .map_err(|m| self.invalid(&field, m))?;
         if self.paths.contains(&path) {
             return Err(self.invalid(&field, format!("{path} is declared twice")));
         }
@@ -650,16 +649,28 @@ impl Parser<'_> {
         Ok(path)
     }
 
-    fn parse_mode(&self, i: usize, mode: &str) -> Result<u32, CatalogueError> {
-        u32::from_str_radix(mode.trim_start_matches("0o"), 8)
-            .ok()
-            .filter(|m| *m <= 0o7777)
-            .ok_or_else(|| {
-                self.invalid(
-                    &format!("resources[{i}].mode"),
-                    format!("{mode:?} is not an octal mode like \"0644\""),
-                )
-            })
+    /// `resources[i].<field>`, an octal mode of a file the mesh may set.
+    fn parse_mode(&self, i: usize, field: &str, mode: &str) -> Result<u32, CatalogueError> {
+        rules::parse_mode(mode, ModeOf::File)
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))
+    }
+
+    /// `resources[i].<field>`, a path on the machine read from a requirement (`${data.path}`):
+    /// a definition names no host path of its own.
+    fn host_path(&self, i: usize, field: &str, text: &str) -> Result<Template, CatalogueError> {
+        if !text.starts_with("${") {
+            return Err(self.invalid(
+                &format!("resources[{i}].{field}"),
+                format!(
+                    "{text:?}: a definition names no host path; require a directory \
+                     ({{\"name\": \"data\", \"kind\": \"host\", \"directory\": {{}}}}) and use \"${{data.path}}\""
+                ),
+            ));
+        }
+        let template = self.template(i, field, text, Reading::Plain)?;
+        rules::literal_path(text, &template, Place::Machine)
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
+        Ok(template)
     }
 
     fn file(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
@@ -668,7 +679,7 @@ impl Parser<'_> {
         let path_text = self.claim_path(i, f.path)?;
         // a file may live in a directory the module requires: "${data.path}/auth.conf"
         let path = self.template(i, "path", &path_text, Reading::Plain)?;
-        let mode = self.parse_mode(i, &f.mode)?;
+        let mode = self.parse_mode(i, "mode", &f.mode)?;
         if f.secret && mode & 0o077 != 0 {
             return Err(self.invalid(
                 &at("mode"),
@@ -715,7 +726,13 @@ impl Parser<'_> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let k: RawKeys = self.raw(i, value)?;
         let path = self.claim_path(i, k.path)?;
-        let mode = self.parse_mode(i, &k.mode)?;
+        if path.contains("${") {
+            return Err(self.invalid(
+                &at("path"),
+                format!("{path:?}: a shared file's path is written as it is, without ${{…}}"),
+            ));
+        }
+        let mode = self.parse_mode(i, "mode", &k.mode)?;
         let object = k.keys.filter(|o| !o.is_empty()).ok_or_else(|| {
             self.invalid(
                 &at("keys"),
@@ -816,37 +833,19 @@ impl Parser<'_> {
         )?;
         let mut mounts = Vec::new();
         for (m, mount) in c.mounts.iter().enumerate() {
-            if !mount.target.starts_with('/') {
-                return Err(self.invalid(
+            wire_path::check(&mount.target, Place::Container).map_err(|e| {
+                self.invalid(
                     &at(&format!("mounts[{m}].target")),
-                    format!(
-                        "{:?} must be an absolute path inside the container",
-                        mount.target
-                    ),
-                ));
-            }
+                    format!("{:?}, a path inside the container: {e}", mount.target),
+                )
+            })?;
             if c.mounts[..m].iter().any(|o| o.target == mount.target) {
                 return Err(self.invalid(
                     &at(&format!("mounts[{m}].target")),
                     format!("{} is mounted twice", mount.target),
                 ));
             }
-            if !mount.source.starts_with("${") {
-                return Err(self.invalid(
-                    &at(&format!("mounts[{m}].source")),
-                    format!(
-                        "{:?}: a definition names no host path; require a directory \
-                         ({{\"name\": \"data\", \"kind\": \"host\", \"directory\": {{}}}}) and mount \"${{data.path}}\"",
-                        mount.source
-                    ),
-                ));
-            }
-            let source = self.template(
-                i,
-                &format!("mounts[{m}].source"),
-                &mount.source,
-                Reading::Plain,
-            )?;
+            let source = self.host_path(i, &format!("mounts[{m}].source"), &mount.source)?;
             mounts.push((source, mount.target.clone(), mount.read_only));
         }
         let mut ports = Vec::new();
@@ -995,41 +994,25 @@ impl Parser<'_> {
                 unit::check_line("working-directory", dir),
             )?;
         }
-        if let Some(dir) = &p.working_directory
-            && !dir.starts_with("${")
-        {
-            return Err(self.invalid(
-                &at("working-directory"),
-                format!(
-                    "{dir:?}: a definition names no host path; require a directory and use \"${{name.path}}\""
-                ),
-            ));
-        }
         let working_directory = p
             .working_directory
             .as_deref()
-            .map(|d| self.template(i, "working-directory", d, Reading::Plain))
+            .map(|d| self.host_path(i, "working-directory", d))
             .transpose()?;
         let mut bundle = Vec::new();
         let mut shipped_parts: Vec<&[u8]> = vec![self.module.as_bytes(), self.version.as_bytes()];
         for (b, f) in p.bundle.iter().enumerate() {
             let field = format!("bundle[{b}]");
-            if f.path.is_empty()
-                || f.path.starts_with('/')
-                || f.path.split('/').any(|c| c == ".." || c.is_empty())
-            {
-                return Err(self.invalid(
-                    &at(&format!("{field}.path")),
-                    format!("{:?} must be a relative path with no `..`", f.path),
-                ));
-            }
+            wire_path::check(&f.path, Place::InBundle).map_err(|e| {
+                self.invalid(&at(&format!("{field}.path")), format!("{:?}: {e}", f.path))
+            })?;
             let (bytes, t) = self.shipped_template(
                 i,
                 &format!("{field}.template"),
                 &f.template,
                 Reading::Plain,
             )?;
-            let mode = self.parse_mode(i, &f.mode)?;
+            let mode = self.parse_mode(i, &format!("{field}.mode"), &f.mode)?;
             shipped_parts.push(bytes);
             bundle.push((f.path.clone(), t, mode));
         }

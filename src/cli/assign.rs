@@ -194,10 +194,14 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
             }
         );
     }
-    if !path.starts_with('/') || path.split('/').any(|c| c == "..") || path.len() < 2 {
-        bail!("{path:?} is not an absolute path");
+    let path = path
+        .strip_suffix('/')
+        .filter(|p| !p.is_empty())
+        .unwrap_or(path);
+    if let Err(e) = crate::wire::path::check(path, crate::wire::path::Place::Machine) {
+        bail!("{name}={path:?} cannot be {}'s directory: {e}", a.instance);
     }
-    inv.place(&a.node, &a.instance, name, path.trim_end_matches('/'))?;
+    inv.place(&a.node, &a.instance, name, path)?;
     println!(
         "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
         a.instance, a.node, a.node

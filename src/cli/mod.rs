@@ -114,6 +114,8 @@ pub(crate) struct Context {
     inventory: Option<PathBuf>,
     catalogue: Vec<PathBuf>,
     pub(crate) json: bool,
+    /// Broken modules are warned about once per command, however often the catalogue is read.
+    warned: std::sync::Once,
 }
 
 impl Context {
@@ -130,8 +132,19 @@ impl Context {
         Ok(Inventory::open(&self.inventory_path()?)?)
     }
 
+    /// The catalogue; a module in it that did not load is named on stderr (once) and refuses
+    /// only the commands that use it.
     pub(crate) fn catalogue(&self) -> Result<Catalogue> {
-        Ok(Catalogue::load(&self.catalogue)?)
+        let catalogue = Catalogue::load(&self.catalogue)?;
+        self.warned.call_once(|| {
+            for (name, reason) in catalogue.broken() {
+                eprintln!(
+                    "mesh: warning: module {name} is broken and cannot be used: {}",
+                    crate::plan::visible(reason)
+                );
+            }
+        });
+        Ok(catalogue)
     }
 
     /// Colour on a terminal, unless NO_COLOR (any non-empty value, https://no-color.org) or
@@ -149,6 +162,7 @@ pub fn run() -> ExitCode {
         inventory: cli.inventory.clone(),
         catalogue: cli.catalogue.clone(),
         json: cli.json,
+        warned: std::sync::Once::new(),
     };
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
@@ -160,7 +174,12 @@ pub fn run() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("mesh: {e:#}");
+            // an error can quote a module's or a machine's text: shown, never obeyed
+            let text = format!("{e:#}");
+            for (n, line) in text.lines().enumerate() {
+                let prefix = if n == 0 { "mesh: " } else { "" };
+                eprintln!("{prefix}{}", crate::plan::visible(line));
+            }
             ExitCode::from(exit::ERROR)
         }
     }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{Context, exit, print_json};
 use crate::catalogue::{self, Module};
+use crate::plan::visible;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum ModuleCommand {
@@ -24,11 +25,26 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         ModuleCommand::List => {
             let cat = ctx.catalogue()?;
             if ctx.json {
-                let list: Vec<_> = cat.modules().map(|m| json!({"name": m.name, "version": m.version, "description": m.description, "origin": m.origin})).collect();
+                let mut list: Vec<_> = cat.modules().map(|m| json!({"name": m.name, "version": m.version, "description": m.description, "origin": m.origin})).collect();
+                list.extend(
+                    cat.broken()
+                        .map(|(name, reason)| json!({"name": name, "broken": reason})),
+                );
                 print_json(&list)?;
             } else {
                 for m in cat.modules() {
-                    println!("{:<20} {:<8} {}", m.name, m.version, m.description);
+                    println!(
+                        "{:<20} {:<8} {}",
+                        m.name,
+                        visible(&m.version),
+                        visible(&m.description)
+                    );
+                }
+                for (name, _) in cat.broken() {
+                    println!(
+                        "{name:<20} {:<8} broken: `mesh module show {name}` says why",
+                        "-"
+                    );
                 }
             }
         }
@@ -42,7 +58,7 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
                 println!(
                     "{} {}: ok ({} settings, {} resources)",
                     m.name,
-                    m.version,
+                    visible(&m.version),
                     m.settings.len(),
                     m.resources.len()
                 );
@@ -85,8 +101,14 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             "resources": resources}),
         );
     }
-    println!("{} {} ({})", m.name, m.version, m.origin);
-    println!("{}", m.description);
+    // a module's own text is shown, never obeyed by the terminal
+    println!(
+        "{} {} ({})",
+        m.name,
+        visible(&m.version),
+        visible(&m.origin)
+    );
+    println!("{}", visible(&m.description));
     println!();
     if m.settings.is_empty() {
         println!("settings: none");
@@ -104,9 +126,9 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
                 "{:<24} {:<8} {:<26} {:<8} {}",
                 s.name,
                 s.kind.as_str(),
-                default,
+                visible(&default),
                 s.cost.as_str(),
-                s.meaning
+                visible(&s.meaning)
             );
         }
     }
@@ -144,7 +166,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
     println!();
     println!("resources:");
     for r in &m.resources {
-        println!("  {} {}", r.kind(), r.describe());
+        println!("  {} {}", r.kind(), visible(&r.describe()));
     }
     Ok(())
 }

@@ -94,8 +94,18 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     a.user
                 );
             }
-            if !a.root.starts_with('/') || a.root.split('/').any(|c| c == "..") {
-                bail!("{}: --root {:?} is not an absolute path", a.name, a.root);
+            // `/srv/mesh/` is meant as `/srv/mesh`; `/` stays `/` and is refused
+            let root = a
+                .root
+                .strip_suffix('/')
+                .filter(|r| !r.is_empty())
+                .unwrap_or(&a.root);
+            if let Err(e) = crate::wire::path::check(root, crate::wire::path::Place::Machine) {
+                bail!(
+                    "{}: --root {:?} cannot hold the instances' directories: {e}",
+                    a.name,
+                    a.root
+                );
             }
             let identity = match a.identity {
                 Some(p) if !p.is_file() => bail!("{}: no identity file at {}", a.name, p.display()),
@@ -108,7 +118,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 user: a.user,
                 identity,
                 sudo: a.sudo,
-                root: a.root.trim_end_matches('/').to_string(),
+                root: root.to_string(),
                 ..Node::new(&a.name, "")
             };
             inv.add_node(&node)?;

@@ -347,7 +347,10 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         print_json(&all)?;
     } else {
         for (node, moves) in &held {
-            println!("{node}: HELD: {}", render::held_reason(moves));
+            println!(
+                "{node}: HELD: {}",
+                crate::plan::visible(&render::held_reason(moves))
+            );
         }
         print!("{}", render::results(&results, Mode::Apply));
     }
@@ -375,7 +378,11 @@ pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
         println!("no pushes yet");
     } else {
         for r in rows {
-            let reason = r.reason.map(|x| format!(": {x}")).unwrap_or_default();
+            // a reason can quote what a machine said
+            let reason = r
+                .reason
+                .map(|x| format!(": {}", crate::plan::visible(&x)))
+                .unwrap_or_default();
             println!(
                 "#{:<5} {} {:<12} {}{reason}",
                 r.id, r.started_at, r.node, r.outcome

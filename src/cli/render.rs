@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::plan::{Action, Plan, content};
+use crate::plan::{Action, Plan, content, visible};
 use crate::push::NodeResult;
 use crate::wire::{Mode, Spec, State};
 
@@ -58,7 +58,8 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             }
             _ => String::new(),
         };
-        let _ = writeln!(out, "  {} {}{fields}{what}", c.action.sign(), c.id);
+        let line = format!("  {} {}{fields}{what}", c.action.sign(), c.id);
+        let _ = writeln!(out, "{}", visible(&line));
         if diff {
             let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
             let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
@@ -73,13 +74,13 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         }
     }
     for u in &p.units {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  ! {} will {} (because of {})",
             u.unit,
             u.verb,
             u.because.join(", ")
         );
+        let _ = writeln!(out, "{}", visible(&line));
     }
     out
 }
@@ -169,7 +170,8 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
         match &r.result {
             Err(e) => {
                 failed += 1;
-                let _ = writeln!(out, "{}: FAILED ({}): {e}", r.node, e.kind());
+                let line = format!("{}: FAILED ({}): {e}", r.node, e.kind());
+                let _ = writeln!(out, "{}", visible(&line));
             }
             Ok(answer) => {
                 let report = &answer.report;
@@ -206,7 +208,8 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
                     .iter()
                     .filter(|o| o.state != State::Unchanged)
                 {
-                    let _ = writeln!(out, "  {} {}: {}", o.state.as_str(), o.id, o.detail);
+                    let line = format!("  {} {}: {}", o.state.as_str(), o.id, o.detail);
+                    let _ = writeln!(out, "{}", visible(&line));
                 }
                 for u in &report.units {
                     let done = match (&u.error, mode) {
@@ -217,12 +220,12 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
                             .clone()
                             .unwrap_or_else(|| format!("{} done", u.action.as_str())),
                     };
-                    let _ = writeln!(
-                        out,
+                    let line = format!(
                         "  unit {}: {done} (because of {})",
                         u.unit,
                         u.because.join(", ")
                     );
+                    let _ = writeln!(out, "{}", visible(&line));
                 }
             }
         }

@@ -2,14 +2,17 @@
 
 use similar::{ChangeTag, TextDiff};
 
+use super::visible;
+
 /// The diff from `old` to `new` of the file at `path`; empty when they are equal. Content that is
-/// not text is summarised, never dumped.
+/// not text is summarised, never dumped; control characters in text are shown, not sent to the
+/// terminal.
 pub fn render(path: &str, old: &str, new: &str, color: bool) -> String {
     if old == new {
         return String::new();
     }
     if old.contains('\0') || new.contains('\0') {
-        return format!("binary file {path} changes\n");
+        return format!("binary file {} changes\n", visible(path));
     }
     let diff = TextDiff::from_lines(old, new);
     let mut out = String::new();
@@ -24,6 +27,7 @@ pub fn render(path: &str, old: &str, new: &str, color: bool) -> String {
     };
     // a path is absolute; a unit is not, and still reads as a/<unit>
     let slash = if path.starts_with('/') { "" } else { "/" };
+    let path = visible(path);
     out.push_str(&style(
         format!("--- a{slash}{path}"),
         Some(ChangeTag::Delete),
@@ -45,7 +49,10 @@ pub fn render(path: &str, old: &str, new: &str, color: bool) -> String {
             };
             let line = change.to_string_lossy();
             let line = line.strip_suffix('\n').unwrap_or(&line);
-            out.push_str(&style(format!("{sign}{line}"), Some(change.tag())));
+            out.push_str(&style(
+                format!("{sign}{}", visible(line)),
+                Some(change.tag()),
+            ));
             out.push('\n');
             if change.missing_newline() {
                 out.push_str("\\ No newline at end of file\n");
@@ -68,5 +75,12 @@ mod tests {
     fn a_changed_line_is_shown_with_headers() {
         let d = render("/etc/x", "a\nb\n", "a\nc\n", false);
         assert_eq!(d, "--- a/etc/x\n+++ b/etc/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+    }
+
+    #[test]
+    fn an_escape_sequence_in_content_is_shown_not_sent() {
+        let d = render("/etc/x", "a\n", "a\n\u{1b}]0;owned\u{7}\u{1b}[2J\n", false);
+        assert!(!d.contains('\u{1b}') && !d.contains('\u{7}'), "{d:?}");
+        assert!(d.contains("+\\u{1b}]0;owned\\u{7}\\u{1b}[2J\n"), "{d:?}");
     }
 }

@@ -4,8 +4,10 @@
 
 pub mod diff;
 pub mod hold;
+mod visible;
 
 pub use hold::{Move, moves};
+pub use visible::visible;
 
 use std::collections::BTreeMap;
 

@@ -3,6 +3,8 @@
 //! A node whose assignments cannot all be resolved is refused with every problem at once, so an
 //! operator fixes them in one go rather than one per try.
 
+#[cfg(test)]
+mod checked;
 pub mod requirements;
 pub mod settings;
 
@@ -98,17 +100,44 @@ pub fn compose(
         if problems.len() > before {
             continue;
         }
-        for (_, d) in answers.directories {
+        for (name, d) in answers.directories {
+            let spec = Spec::Directory(d);
+            if let Err(e) = spec.check() {
+                problems.push(format!(
+                    "{} ({} from {}): the directory it requires as {name} {e}; \
+                     place it elsewhere with `mesh place {} {} {name}=PATH`",
+                    a.instance,
+                    module.name,
+                    definition_file(module),
+                    a.instance,
+                    node.name
+                ));
+                continue;
+            }
             resources.push(Resource {
-                id: format!("{}:directory:{}", a.instance, d.path),
+                id: format!("{}:directory:{}", a.instance, spec.target()),
                 instance: a.instance.clone(),
                 module: format!("{}@{}", module.name, module.version),
-                spec: Spec::Directory(d),
+                spec,
             });
         }
-        for def in &module.resources {
+        for (i, def) in module.resources.iter().enumerate() {
             match resource(&a.instance, module, def, &answers.values) {
-                Ok(r) => resources.push(r),
+                // every path is checked as rendered: a setting or a placement can make a path
+                // leave its place that the definition kept
+                Ok(r) => match r.spec.check() {
+                    Ok(()) => resources.push(r),
+                    Err(e) => problems.push(format!(
+                        "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
+                         nothing is sent until the module or its settings change",
+                        a.instance,
+                        module.name,
+                        definition_file(module),
+                        e.field,
+                        e.value,
+                        e.reason
+                    )),
+                },
                 Err(problem) => problems.push(format!("{}: {problem}", a.instance)),
             }
         }
@@ -125,6 +154,15 @@ pub fn compose(
         node: node.name.clone(),
         resources,
     })
+}
+
+/// The module.json a module was read from, for messages.
+fn definition_file(module: &Module) -> String {
+    if module.origin == "built-in" {
+        format!("catalogue/{}/module.json", module.name)
+    } else {
+        format!("{}/module.json", module.origin)
+    }
 }
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one
@@ -166,12 +204,6 @@ fn resource(
         ResourceDef::File(f) => {
             let content = text(&f.template);
             let path = text(&f.path);
-            if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
-                return Err(format!(
-                    "the file path {} reads as {path:?}, which is not an absolute path",
-                    f.path.source_text()
-                ));
-            }
             (
                 format!("{instance}:file:{path}"),
                 Spec::File(FileSpec {

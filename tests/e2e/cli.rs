@@ -189,13 +189,17 @@ fn a_bad_module_is_refused_naming_the_file_and_the_field() {
         &DEMO.replace(r#""meaning": "How many.", "#, ""),
         &[("demo.conf", TEMPLATE)],
     );
-    let run = mesh.run(&["module", "list"]).code(1);
+    // a broken module is reported, and refuses only what uses it
+    let run = mesh.run(&["module", "list"]).ok();
     assert!(
         run.stderr
             .contains("demo/module.json: settings[1] (count).meaning: missing"),
         "{}",
         run.stderr
     );
+    assert!(run.stdout.contains("demo") && run.stdout.contains("broken"));
+    let show = mesh.run(&["module", "show", "demo"]).code(1);
+    assert!(show.stderr.contains("(count).meaning"), "{}", show.stderr);
     let check = mesh
         .run(&["module", "check", path_str(&cat.join("demo"))])
         .code(1);

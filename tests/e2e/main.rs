@@ -15,6 +15,7 @@ mod giveback;
 mod helper;
 mod honesty;
 mod hostile;
+mod paths;
 mod provider;
 mod push;
 mod record;

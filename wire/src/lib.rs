@@ -7,6 +7,8 @@
 //!
 //! The helper receives data, never shell: paths, owners and contents are fields, not commands.
 
+pub mod path;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

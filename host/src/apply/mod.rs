@@ -16,6 +16,8 @@ mod hostile_tests;
 mod keys;
 mod package;
 mod process;
+#[cfg(test)]
+mod refused;
 mod service;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -288,6 +290,16 @@ fn fault(mode: Mode, paths: &Paths, id: &str) {
 impl Run<'_> {
     /// Applies one declared resource; a failure is that resource's alone.
     fn apply(&mut self, resource: &Resource, record: &mut Record) -> Outcome {
+        // The operator checked these too, but the helper runs as root and trusts no sender: a
+        // path that leaves its place or names the helper's state, or a mode that hands out
+        // power, fails the resource before anything is looked at.
+        if let Err(refused) = resource.spec.check() {
+            return outcome(
+                &resource.id,
+                State::Failed,
+                format!("{}: refused: {refused}", resource.spec.target()),
+            );
+        }
         let result = match &resource.spec {
             Spec::File(f) => self.try_file(resource, f, record),
             Spec::Keys(k) => self.try_keys(resource, k, record),
