@@ -22,7 +22,7 @@ mod units;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use mesh_wire::{Declaration, Mode, VERSION};
+use mesh_wire::{Mode, VERSION};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,21 +49,13 @@ fn main() -> ExitCode {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
         return ExitCode::from(2);
     }
-    let declaration: Declaration = match serde_json::from_str(&input) {
+    let declaration = match mesh_wire::read::declaration(input.as_bytes()) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("mesh-host: the declaration is not valid: {e}");
+            eprintln!("mesh-host: {e}");
             return ExitCode::from(2);
         }
     };
-    if declaration.version != VERSION {
-        eprintln!(
-            "mesh-host: the declaration is wire version {}, this helper speaks {VERSION}; \
-             push with a mesh of the same version",
-            declaration.version
-        );
-        return ExitCode::from(2);
-    }
     let report = match apply::run(&declaration, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub use folder::{load_dir, load_module};
+pub use module::parse_bytes as parse_module;
 
 pub use module::Module;
 pub(crate) use module::digest;

@@ -88,6 +88,17 @@ struct RawSetting {
 
 /// Parses one module: `file` names module.json in messages, `dir_name` is its folder's name and
 /// `shipped` the other files of the folder (path relative to it → bytes).
+/// One module from its module.json and the files shipped beside it (by path in its folder), as
+/// the loader reads a folder named `name`; nothing is read from disk. The fuzz target `module`
+/// runs this on anything.
+pub fn parse_bytes(
+    name: &str,
+    json: &[u8],
+    shipped: &BTreeMap<String, Vec<u8>>,
+) -> Result<Module, CatalogueError> {
+    parse(&format!("{name}/module.json"), name, json, shipped, name)
+}
+
 pub(super) fn parse(
     file: &str,
     dir_name: &str,

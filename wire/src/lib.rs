@@ -8,6 +8,7 @@
 //! The helper receives data, never shell: paths, owners and contents are fields, not commands.
 
 pub mod path;
+pub mod read;
 
 use std::collections::BTreeMap;
 
