@@ -26,6 +26,9 @@ pub(crate) use tree::{
 };
 use walk::{Dir, Writers, at, open_parent};
 
+/// The largest file the helper reads (to compare, to keep as an original): 16 MiB.
+const MAX_FILE: u64 = 16 << 20;
+
 /// A file as found on the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Found {
@@ -46,8 +49,25 @@ pub(crate) fn read(path: &Path) -> io::Result<Option<Found>> {
     let Some((fd, st)) = open_file(&dir, &name)? else {
         return Ok(None);
     };
+    // a file someone else can write may be made any size (a sparse one costs them nothing): a
+    // managed file is configuration, and a larger one is refused rather than read or kept
+    if st.st_size > MAX_FILE as i64 {
+        return Err(io::Error::other(format!(
+            "{} is {} bytes; the mesh reads and keeps files of at most {} MiB",
+            dir.show(&name),
+            st.st_size,
+            MAX_FILE >> 20
+        )));
+    }
     let mut bytes = Vec::new();
-    File::from(fd).read_to_end(&mut bytes)?;
+    File::from(fd).take(MAX_FILE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(io::Error::other(format!(
+            "{} grew past {} MiB while it was read",
+            dir.show(&name),
+            MAX_FILE >> 20
+        )));
+    }
     Ok(Some(Found {
         bytes,
         uid: st.st_uid,

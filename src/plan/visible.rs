@@ -6,15 +6,18 @@
 use std::borrow::Cow;
 
 /// `text` with every control character but tab shown as an escape (`\u{1b}`, `\r`, `\n`), so a
-/// terminal shows it instead of obeying it.
+/// terminal shows it instead of obeying it; so are the invisible format characters that reorder or
+/// hide text (bidi overrides such as U+202E, zero-width spaces).
 pub fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(hidden) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hidden(c) {
+        if c.is_control() && c != '\t' {
             out.extend(c.escape_debug());
+        } else if hidden(c) {
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
@@ -23,7 +26,9 @@ pub fn visible(text: &str) -> Cow<'_, str> {
 }
 
 fn hidden(c: char) -> bool {
-    c.is_control() && c != '\t'
+    (c.is_control() && c != '\t')
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 #[cfg(test)]
@@ -36,5 +41,8 @@ mod tests {
         assert_eq!(visible("\u{1b}[2Jgone"), "\\u{1b}[2Jgone");
         assert_eq!(visible("a\rb\nc\u{7}"), "a\\rb\\nc\\u{7}");
         assert_eq!(visible("\u{9b}31m"), "\\u{9b}31m");
+        // text that reads one way and is another
+        assert_eq!(visible("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
     }
 }

@@ -46,6 +46,9 @@ pub enum PathError {
     Control(char),
     /// Under the helper's own state directory.
     HelperState,
+    /// Under a kernel's file system (`/proc`, `/sys`, `/dev`): interfaces, not files, and a way
+    /// around every other rule (`/proc/self/root/…` is `/`).
+    Kernel(&'static str),
     /// A bundle that is not one directory of the helper's bundle area.
     NotABundle,
 }
@@ -73,6 +76,10 @@ impl fmt::Display for PathError {
                 "it is under {STATE_DIR}, the helper's own state (its lock, record and kept \
                  originals), which no module may name"
             ),
+            PathError::Kernel(top) => write!(
+                f,
+                "it is under {top}, the kernel's interfaces, not files the mesh may manage"
+            ),
             PathError::NotABundle => write!(
                 f,
                 "a bundle is one directory of {STATE_DIR}/bundles, named after its unit"
@@ -82,6 +89,9 @@ impl fmt::Display for PathError {
 }
 
 impl std::error::Error for PathError {}
+
+/// The kernel's file systems: nothing there is a file the mesh may manage.
+const KERNEL: [&str; 3] = ["/proc", "/sys", "/dev"];
 
 /// Checks `path` for `place`: absolute (relative for [`Place::InBundle`]), normal (no `.` or
 /// `..`, no `//`, no trailing `/`), no control character, not `/`, and on the machine not under
@@ -115,8 +125,14 @@ pub fn check(path: &str, place: Place) -> Result<(), PathError> {
         || path
             .strip_prefix(STATE_DIR)
             .is_some_and(|p| p.starts_with('/'));
+    let kernel = KERNEL
+        .into_iter()
+        .find(|top| path == *top || path.strip_prefix(top).is_some_and(|p| p.starts_with('/')));
     match place {
         Place::Machine if in_state => Err(PathError::HelperState),
+        Place::Machine | Place::Bundle if kernel.is_some() => {
+            Err(PathError::Kernel(kernel.unwrap_or_default()))
+        }
         Place::Bundle => {
             let bundles = format!("{STATE_DIR}/bundles/");
             match path.strip_prefix(&bundles) {
@@ -342,6 +358,23 @@ mod tests {
             refused("/etc/a\nb", Place::Container),
             PathError::Control('\n')
         );
+    }
+
+    #[test]
+    fn the_kernels_file_systems_are_refused_on_the_machine() {
+        for (p, top) in [
+            ("/proc/self/root/var/lib/mesh/lock", "/proc"),
+            ("/proc", "/proc"),
+            ("/sys/kernel/x", "/sys"),
+            ("/dev/sda", "/dev"),
+        ] {
+            assert_eq!(refused(p, Place::Machine), PathError::Kernel(top), "{p}");
+        }
+        // only the top itself: /devices or /process are other names
+        assert_eq!(check("/srv/proc/x", Place::Machine), Ok(()));
+        assert_eq!(check("/devices/x", Place::Machine), Ok(()));
+        // inside a container, /dev is the container's own
+        assert_eq!(check("/dev/shm", Place::Container), Ok(()));
     }
 
     #[test]

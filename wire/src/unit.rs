@@ -36,6 +36,8 @@ pub enum UnitError {
     Continued { field: String },
     /// A field that must say something is empty.
     Empty { field: String },
+    /// A mount's directory holds a character Docker's `--mount` reads as its own syntax.
+    Mount { field: String },
 }
 
 impl fmt::Display for UnitError {
@@ -75,6 +77,11 @@ impl fmt::Display for UnitError {
                  to it: remove the trailing backslash"
             ),
             UnitError::Empty { field } => write!(f, "{field} is empty"),
+            UnitError::Mount { field } => write!(
+                f,
+                "{field} holds a comma or a quote, which docker's --mount reads as the start of \
+                 another option: name a directory without them"
+            ),
         }
     }
 }
@@ -210,6 +217,15 @@ impl ContainerSpec {
     /// Every value that reaches `docker run` or the container's environment, checked.
     pub fn check(&self) -> Result<(), UnitError> {
         check_text("image", &self.image)?;
+        for (i, m) in self.mounts.iter().enumerate() {
+            for (field, value) in [("source", &m.source), ("target", &m.target)] {
+                if value.contains([',', '"']) {
+                    return Err(UnitError::Mount {
+                        field: format!("mounts[{i}].{field}"),
+                    });
+                }
+            }
+        }
         for (i, word) in self.command.iter().enumerate() {
             check_text(&format!("command[{i}]"), word)?;
         }
@@ -232,6 +248,31 @@ impl Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_that_would_add_a_docker_option_is_refused() {
+        let spec = |source: &str| ContainerSpec {
+            name: "c".into(),
+            image: "i".into(),
+            command: vec![],
+            environment: Default::default(),
+            secret_environment: vec![],
+            mounts: vec![crate::Mount {
+                source: source.into(),
+                target: "/data".into(),
+                read_only: false,
+            }],
+            ports: vec![],
+            restart: "no".into(),
+        };
+        assert!(spec("/srv/data").check().is_ok());
+        let e = spec("/srv/comma,source=/var/lib/mesh").check().unwrap_err();
+        assert!(
+            e.to_string().starts_with("mounts[0].source holds a comma"),
+            "{e}"
+        );
+        assert!(spec("/srv/\"x").check().is_err());
+    }
 
     #[test]
     fn control_characters_are_refused_by_field() {

@@ -154,7 +154,7 @@ fn a_path_through_a_link_someone_else_planted_is_refused() {
     h.link("sub", &h.outside);
     refused(
         write_atomically(&h.svc.join("sub/new"), b"x", None, 0o644),
-        "is a symbolic link (owned by nobody",
+        "(owned by nobody",
     );
     refused(make_dir(&h.svc.join("sub/deeper")), "symbolic link");
     refused(remove(&h.svc.join("sub/keep")), "symbolic link");
@@ -162,11 +162,15 @@ fn a_path_through_a_link_someone_else_planted_is_refused() {
     h.untouched();
     assert!(!h.outside.join("new").exists() && !h.outside.join("deeper").exists());
 
-    // a link root made where only root writes is followed, as /var/run -> /run is
+    // a link root made where only root writes is not walked through either: two paths would
+    // name one file, or a path would leave every rule (/proc/self/root/...)
     symlink(&h.outside, h.dir.path().join("rootlink")).unwrap();
     let through = h.dir.path().join("rootlink/new");
-    write_atomically(&through, b"x", None, 0o644).unwrap();
-    assert_eq!(std::fs::read(h.outside.join("new")).unwrap(), b"x");
+    refused(
+        write_atomically(&through, b"x", None, 0o644),
+        "the mesh never walks through a link",
+    );
+    assert!(!h.outside.join("new").exists());
 }
 
 #[test]
@@ -192,5 +196,19 @@ fn a_bundle_is_pruned_and_removed_without_following_its_links() {
     std::fs::hard_link(&h.canary, bundle.join("hard")).unwrap();
     remove_tree(&bundle).unwrap();
     assert!(!bundle.exists());
+    h.untouched();
+}
+
+#[test]
+fn a_file_made_huge_is_refused_not_read_or_kept() {
+    let h = Hostile::new();
+    let big = h.svc.join("auth.conf");
+    // sparse: it costs whoever made it nothing
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(200 << 20).unwrap();
+    refused(
+        read(&big),
+        "the mesh reads and keeps files of at most 16 MiB",
+    );
     h.untouched();
 }

@@ -2,11 +2,12 @@
 //!
 //! A path is walked from `/` one component at a time, each directory opened relative to the one
 //! before with `O_DIRECTORY | O_NOFOLLOW`, so the handle at the end is the directory that was
-//! checked, whatever a local user renames meanwhile. A symbolic link on the way is followed only
-//! when root made it in a directory only root can write (`/var/run -> /run`); any other link is
-//! refused, naming who could have planted it.
+//! checked, whatever a local user renames meanwhile. A symbolic link on the way is never followed,
+//! whoever made it: a link can lead two declared paths to one file (`/lib` and `/usr/lib`, so one
+//! resource would keep the other's content as its "original"), or out of every rule about where a
+//! path may go (`/proc/self/root/var/lib/mesh` is the helper's own state). A managed path is named
+//! as it is, without links; the refusal says where the link points.
 
-use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
@@ -16,9 +17,6 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
-
-/// How many links one walk follows before it gives up (the kernel's own limit).
-const MAX_LINKS: usize = 40;
 
 /// Who besides root can add, rename or remove entries in a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,56 +104,35 @@ pub(crate) fn open_dir(path: &Path, make: bool) -> io::Result<Dir> {
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
-    let root = Dir {
+    let mut here = Dir {
         writers: Writers::of(&rustix::fs::fstat(&root_fd)?),
         fd: root_fd,
         path: PathBuf::from("/"),
     };
-    let mut stack = vec![root];
-    let mut todo: VecDeque<OsString> = components(path).into();
-    let mut steps = 0;
-    while let Some(name) = todo.pop_front() {
-        if name == ".." {
-            if stack.len() > 1 {
-                stack.pop();
+    for c in path.components() {
+        let name = match c {
+            Component::Normal(n) => n,
+            Component::RootDir | Component::CurDir => continue,
+            Component::ParentDir | Component::Prefix(_) => {
+                return Err(io::Error::other(format!(
+                    "{} is not a normal path (it has `..`)",
+                    path.display()
+                )));
             }
-            continue;
-        }
-        let Some(here) = stack.last() else { break };
-        match here.child(&name) {
-            Ok(dir) => {
-                stack.push(dir);
-                continue;
-            }
+        };
+        here = match here.child(name) {
+            Ok(dir) => dir,
             Err(Errno::NOENT) if make => {
-                match rustix::fs::mkdirat(&here.fd, &name, Mode::from_raw_mode(0o755)) {
+                match rustix::fs::mkdirat(&here.fd, name, Mode::from_raw_mode(0o755)) {
                     Ok(()) | Err(Errno::EXIST) => {}
-                    Err(e) => return Err(at(&here.show(&name), e)),
+                    Err(e) => return Err(at(&here.show(name), e)),
                 }
-                todo.push_front(name);
+                here.child(name).map_err(|e| refused(&here, name, e))?
             }
-            Err(Errno::LOOP | Errno::NOTDIR) => {
-                let target = followable(here, &name)?;
-                if target.is_absolute() {
-                    stack.truncate(1);
-                }
-                for c in components(&target).into_iter().rev() {
-                    todo.push_front(c);
-                }
-            }
-            Err(e) => return Err(at(&here.show(&name), e)),
-        }
-        steps += 1;
-        if steps > MAX_LINKS {
-            return Err(io::Error::other(format!(
-                "{}: too many links (or a directory that keeps disappearing) on the way",
-                path.display()
-            )));
-        }
+            Err(e) => return Err(refused(&here, name, e)),
+        };
     }
-    stack
-        .pop()
-        .ok_or_else(|| io::Error::other(format!("{}: no directory", path.display())))
+    Ok(here)
 }
 
 /// The directory holding `path`, and its last component. With `make`, missing directories on the
@@ -170,40 +147,36 @@ pub(crate) fn open_parent(path: &Path, make: bool) -> io::Result<(Dir, OsString)
     Ok((open_dir(parent, make)?, name.to_os_string()))
 }
 
-/// Where the link `name` in `here` points, if the walk may follow it: root made it, in a
-/// directory only root can write. Anything that is not a link is not a directory.
-fn followable(here: &Dir, name: &OsStr) -> io::Result<PathBuf> {
+/// Why `name` in `here` cannot be walked through: a link (named with where it points and who
+/// could have planted it), something that is not a directory, or the system's own error.
+fn refused(here: &Dir, name: &OsStr, e: Errno) -> io::Error {
     let shown = here.show(name);
-    let st =
-        rustix::fs::statat(&here.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| at(&shown, e))?;
+    if !matches!(e, Errno::LOOP | Errno::NOTDIR) {
+        return at(&shown, e);
+    }
+    let Ok(st) = rustix::fs::statat(&here.fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+        return at(&shown, e);
+    };
     if FileType::from_raw_mode(st.st_mode) != FileType::Symlink {
-        return Err(io::Error::other(format!("{shown} is not a directory")));
+        return io::Error::other(format!("{shown} is not a directory"));
     }
-    if here.writers != Writers::Root || st.st_uid != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{shown} is a symbolic link (owned by {}) in {}, which {} can write: the mesh \
-                 does not follow a link someone else could have planted; make {shown} a real \
-                 directory or declare the path it points to",
-                crate::owners::name_of("passwd", st.st_uid),
-                here.path.display(),
-                here.writers
-            ),
-        ));
-    }
-    let target = rustix::fs::readlinkat(&here.fd, name, Vec::new()).map_err(|e| at(&shown, e))?;
-    Ok(PathBuf::from(OsStr::from_bytes(target.as_bytes())))
-}
-
-fn components(path: &Path) -> Vec<OsString> {
-    path.components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+    let target = rustix::fs::readlinkat(&here.fd, name, Vec::new())
+        .map(|t| {
+            OsStr::from_bytes(t.as_bytes())
+                .to_string_lossy()
+                .into_owned()
         })
-        .collect()
+        .unwrap_or_else(|_| "?".into());
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{shown} is a symbolic link to {target} (owned by {}, in {} which {} can write): the \
+             mesh never walks through a link; name the path as it is, without links",
+            crate::owners::name_of("passwd", st.st_uid),
+            here.path.display(),
+            here.writers
+        ),
+    )
 }
 
 /// A system error about `what`, keeping its kind (a missing file stays `NotFound`).
