@@ -1,5 +1,5 @@
 //! Progress while nodes are pushed: a spinner per node in flight on a terminal, nothing at all
-//! otherwise (cron gets the results as plain lines when the push ends).
+//! otherwise. Each node's result is printed the moment it is in, above the spinners.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -59,6 +59,14 @@ impl Progress {
                 }
             }
         })
+    }
+
+    /// Prints `text` on stdout above the spinners (as is, when there are none).
+    pub(crate) fn print(&self, text: &str) {
+        match &self.bars {
+            Some((multi, _)) => multi.suspend(|| print!("{text}")),
+            None => print!("{text}"),
+        }
     }
 
     pub(crate) fn finish(self) {
