@@ -205,10 +205,10 @@ pub(crate) fn fan_out(
             result: Err(e.into()),
         })
         .collect();
-    for r in &results {
-        print!("{}", finished(r));
-    }
     let progress = Progress::new(&jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>());
+    for r in &results {
+        progress.print(&finished(r));
+    }
     let events = progress.sink();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -396,6 +396,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         print!("{}", render::summary(&results, Mode::Apply));
     }
     if !unrecorded.is_empty() {
+        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
         eprint!("{}", unrecorded_message(&inv, &unrecorded));
         return Ok(exit::SOME_FAILED);
     }

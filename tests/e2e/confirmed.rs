@@ -225,7 +225,12 @@ fn an_inventory_that_cannot_be_written_still_gets_every_report_printed_and_exit_
     for node in ["node1", "node2", "node3"] {
         mesh.run(&["assign", "paused", node]).ok();
     }
-    let (child, _) = spawn(&mesh, &["push", "--all"]);
+    let child = mesh
+        .command(&["push", "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mesh starts");
     // once every node is in flight, another process holds the inventory until mesh is done
     let db = rusqlite::Connection::open(mesh.inventory()).expect("the inventory");
     db.busy_timeout(Duration::from_secs(10)).expect("a timeout");
