@@ -234,12 +234,12 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             in_flight.insert(node.name.clone(), declaration.clone());
         }
     }
-    let _lock = if in_flight.is_empty() {
+    let lock = if in_flight.is_empty() {
         None
     } else {
         inv.lock_pushes().ok()
     };
-    if _lock.is_none() {
+    if lock.is_none() {
         in_flight.clear();
     }
     let jobs: Vec<Job> = composed
@@ -345,12 +345,24 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         }
     }
     // every node is in flight before anything is sent: a push cut short is never forgotten
-    let mut flights: BTreeMap<String, (i64, String, Declaration)> = BTreeMap::new();
-    for j in &jobs {
-        let digest = resolve::declaration_digest(&j.declaration);
-        let id = inv.begin_push(&j.node.name, &started, &digest)?;
-        flights.insert(j.node.name.clone(), (id, digest, j.declaration.clone()));
-    }
+    let digests: Vec<String> = jobs
+        .iter()
+        .map(|j| resolve::declaration_digest(&j.declaration))
+        .collect();
+    let ids = inv.begin_pushes(
+        &started,
+        &jobs
+            .iter()
+            .zip(&digests)
+            .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
+            .collect::<Vec<_>>(),
+    )?;
+    let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
+        .iter()
+        .zip(ids)
+        .zip(digests)
+        .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
+        .collect();
     let mut unrecorded: Vec<(String, InventoryError)> = Vec::new();
     let results = fan_out(jobs, &options(&a.connect, Mode::Apply), |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {

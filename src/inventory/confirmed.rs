@@ -221,7 +221,7 @@ mod tests {
         assert_eq!(inv.confirmed("n").unwrap(), None, "nothing answered yet");
 
         let (a, b) = (package("a"), package("b"));
-        let id = inv.begin_push("n", "t0", "d1").unwrap();
+        let id = inv.begin_pushes("t0", &[("n", "d1")]).unwrap()[0];
         assert!(inv.in_flight("n").unwrap());
         // the confirmed state is untouched while the push is in flight
         assert_eq!(inv.confirmed("n").unwrap(), None);
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(got.resources, vec![a.clone()]);
 
         // an interrupted push leaves the node in flight and what it had confirmed as it was
-        inv.begin_push("n", "t1", "d2").unwrap();
+        inv.begin_pushes("t1", &[("n", "d2")]).unwrap();
         drop(inv);
         let mut inv = Inventory::open(&path).unwrap();
         assert!(inv.in_flight("n").unwrap());
@@ -251,7 +251,7 @@ mod tests {
         );
 
         // the next push closes the interrupted one and confirms what its helper says
-        let id = inv.begin_push("n", "t2", "d3").unwrap();
+        let id = inv.begin_pushes("t2", &[("n", "d3")]).unwrap()[0];
         let said = report(Mode::Apply, &[(&a, State::Removed), (&b, State::Created)]);
         inv.finish_push(
             id,

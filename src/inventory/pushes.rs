@@ -61,28 +61,31 @@ impl Inventory {
         Ok(())
     }
 
-    /// Marks `node` in flight before its declaration is sent; returns the push's id. A push of
-    /// the node that never finished is closed as interrupted: this one asks the machine again.
-    pub fn begin_push(
+    /// Marks every node in flight, all or none, before any declaration is sent; `nodes` are
+    /// (node, digest of what it is sent). Returns each push's id, in order. A push of a node that
+    /// never finished is closed as interrupted: this one asks the machine again.
+    pub fn begin_pushes(
         &mut self,
-        node: &str,
         started_at: &str,
-        digest: &str,
-    ) -> Result<i64, InventoryError> {
+        nodes: &[(&str, &str)],
+    ) -> Result<Vec<i64>, InventoryError> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "UPDATE pushes SET outcome = 'interrupted',
-                 reason = 'interrupted before its result was recorded; a later contact asked the machine'
-             WHERE node = ?1 AND outcome = ?2",
-            params![node, IN_FLIGHT],
-        )?;
-        tx.execute(
-            "INSERT INTO pushes (node, started_at, digest, outcome) VALUES (?1, ?2, ?3, ?4)",
-            params![node, started_at, digest, IN_FLIGHT],
-        )?;
-        let id = tx.last_insert_rowid();
+        let mut ids = Vec::new();
+        for (node, digest) in nodes {
+            tx.execute(
+                "UPDATE pushes SET outcome = 'interrupted',
+                     reason = 'interrupted before its result was recorded; a later push asked the machine'
+                 WHERE node = ?1 AND outcome = ?2",
+                params![node, IN_FLIGHT],
+            )?;
+            tx.execute(
+                "INSERT INTO pushes (node, started_at, digest, outcome) VALUES (?1, ?2, ?3, ?4)",
+                params![node, started_at, digest, IN_FLIGHT],
+            )?;
+            ids.push(tx.last_insert_rowid());
+        }
         tx.commit()?;
-        Ok(id)
+        Ok(ids)
     }
 
     /// Records how push `id` ended, and what its helper confirmed (when it answered `sent`), in
