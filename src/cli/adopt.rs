@@ -37,6 +37,12 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
         .collect();
     let started = inv.now()?;
     let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), |_| String::new())?;
+    // what the machines said is printed first: it stands whether or not it can be recorded
+    if ctx.json {
+        print_json(&render::results_json(&results))?;
+    } else {
+        print!("{}", said(&results));
+    }
     // recorded like a push, but nothing is confirmed: what the machine runs is still the last
     // push's, so the next push (and `--behind`) sends the declaration in full
     for (r, digest) in results.iter().zip(digests) {
@@ -44,19 +50,23 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
             Ok(answer) => ("adopted", None, Some(answer.report.clone())),
             Err(e) => ("failed", Some(e.to_string()), None),
         };
-        inv.record_push(&PushRecord {
+        let recorded = inv.record_push(&PushRecord {
             node: r.node.clone(),
             started_at: started.clone(),
             digest,
             outcome: outcome.into(),
             reason,
             report,
-        })?;
-    }
-    if ctx.json {
-        print_json(&render::results_json(&results))?;
-    } else {
-        print!("{}", said(&results));
+        });
+        if let Err(e) = recorded {
+            eprintln!(
+                "{}: the inventory {} could not record this adopt (what the machine said is \
+                 above): {e}; the next push works from the machine's record all the same",
+                r.node,
+                inv.path().display()
+            );
+            return Ok(exit::SOME_FAILED);
+        }
     }
     Ok(if results.iter().all(|r| r.result.is_ok()) {
         exit::OK

@@ -1,6 +1,6 @@
 //! Pushes: every push's outcome, recorded as it happens (in flight, then finished).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError};
@@ -72,12 +72,7 @@ impl Inventory {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::new();
         for (node, digest) in nodes {
-            tx.execute(
-                "UPDATE pushes SET outcome = 'interrupted',
-                     reason = 'interrupted before its result was recorded; a later push asked the machine'
-                 WHERE node = ?1 AND outcome = ?2",
-                params![node, IN_FLIGHT],
-            )?;
+            close_interrupted(&tx, node, "a later push")?;
             tx.execute(
                 "INSERT INTO pushes (node, started_at, digest, outcome) VALUES (?1, ?2, ?3, ?4)",
                 params![node, started_at, digest, IN_FLIGHT],
@@ -132,12 +127,7 @@ impl Inventory {
             return Ok(());
         };
         super::confirmed::store(&tx, node, id, sent, report)?;
-        tx.execute(
-            "UPDATE pushes SET outcome = 'interrupted',
-                 reason = 'interrupted before its result was recorded; `mesh check` asked the machine'
-             WHERE node = ?1 AND outcome = ?2",
-            params![node, IN_FLIGHT],
-        )?;
+        close_interrupted(&tx, node, "`mesh check`")?;
         tx.commit()?;
         Ok(())
     }
@@ -205,4 +195,17 @@ fn report_text(r: &PushRecord) -> Result<Option<String>, InventoryError> {
         .map(serde_json::to_string)
         .transpose()
         .map_err(|e| InventoryError::Corrupt(format!("{}'s report: {e}", r.node)))
+}
+
+/// Closes `node`'s push left in flight: `by` (a later push, a check) asked the machine since.
+fn close_interrupted(tx: &Transaction<'_>, node: &str, by: &str) -> Result<(), InventoryError> {
+    tx.execute(
+        "UPDATE pushes SET outcome = 'interrupted', reason = ?3 WHERE node = ?1 AND outcome = ?2",
+        params![
+            node,
+            IN_FLIGHT,
+            format!("interrupted before its result was recorded; {by} asked the machine")
+        ],
+    )?;
+    Ok(())
 }
