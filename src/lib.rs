@@ -2,9 +2,10 @@
 //!
 //! The layers, in the order a push goes through them:
 //! - [`catalogue`]: module definitions (built in, and the operator's folders);
-//! - [`inventory`]: the SQLite file of nodes, assignments, settings and what was sent;
+//! - [`inventory`]: the SQLite file of nodes, assignments, settings, pushes and what each
+//!   node's helper confirmed it has;
 //! - [`resolve`]: inventory + catalogue → one declaration per node;
-//! - [`plan`]: a declaration compared with what the node was last sent;
+//! - [`plan`]: a declaration compared with what the node's helper confirmed;
 //! - [`ssh`]: one verified, authenticated connection per node;
 //! - [`push`]: the helper onto each machine, the declaration through it, the reports back.
 //!

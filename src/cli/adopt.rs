@@ -31,44 +31,42 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
         .into_iter()
         .map(|(node, declaration)| Job { node, declaration })
         .collect();
-    let sent: Vec<(String, String)> = jobs
+    let digests: Vec<String> = jobs
         .iter()
-        .map(|j| {
-            (
-                resolve::declaration_digest(&j.declaration),
-                serde_json::to_string(&j.declaration).unwrap_or_default(),
-            )
-        })
+        .map(|j| resolve::declaration_digest(&j.declaration))
         .collect();
     let started = inv.now()?;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt))?;
-    // recorded like a push, but not as sent: what the machine runs is still the last push's, so
-    // the next push (and `--behind`) sends the declaration in full
-    let records: Vec<PushRecord> = results
-        .iter()
-        .zip(sent)
-        .map(|(r, (digest, declaration))| {
-            let (outcome, reason, report) = match &r.result {
-                Ok(answer) => ("adopted", None, serde_json::to_string(&answer.report).ok()),
-                Err(e) => ("failed", Some(e.to_string()), None),
-            };
-            PushRecord {
-                node: r.node.clone(),
-                started_at: started.clone(),
-                digest,
-                declaration,
-                sent: false,
-                outcome: outcome.into(),
-                reason,
-                report,
-            }
-        })
-        .collect();
-    inv.record_pushes(&records)?;
+    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), |_| String::new())?;
+    // what the machines said is printed first: it stands whether or not it can be recorded
     if ctx.json {
         print_json(&render::results_json(&results))?;
     } else {
         print!("{}", said(&results));
+    }
+    // recorded like a push, but nothing is confirmed: what the machine runs is still the last
+    // push's, so the next push (and `--behind`) sends the declaration in full
+    for (r, digest) in results.iter().zip(digests) {
+        let (outcome, reason, report) = match &r.result {
+            Ok(answer) => ("adopted", None, Some(answer.report.clone())),
+            Err(e) => ("failed", Some(e.to_string()), None),
+        };
+        let recorded = inv.record_push(&PushRecord {
+            node: r.node.clone(),
+            started_at: started.clone(),
+            digest,
+            outcome: outcome.into(),
+            reason,
+            report,
+        });
+        if let Err(e) = recorded {
+            eprintln!(
+                "{}: the inventory {} could not record this adopt (what the machine said is \
+                 above): {e}; the next push works from the machine's record all the same",
+                r.node,
+                inv.path().display()
+            );
+            return Ok(exit::SOME_FAILED);
+        }
     }
     Ok(if results.iter().all(|r| r.result.is_ok()) {
         exit::OK

@@ -2,7 +2,8 @@
 //! become `anyhow` here and nowhere below; the exit status says how things went.
 //!
 //! Exit status: 0 done (for `check`: nothing would change); 1 refused or failed before any machine
-//! was touched; 2 some nodes failed (the others went ahead); 4 `check` found changes.
+//! was touched; 2 some nodes failed (the others went ahead), or machines were touched and the
+//! inventory could not record it; 3 some nodes held; 4 `check` found changes.
 
 mod adopt;
 mod assign;
@@ -91,7 +92,7 @@ enum Command {
     Settings(settings::SettingsCommand),
     /// Every setting of an assignment with its effective value and where it came from.
     Config(settings::ConfigArgs),
-    /// What a push would change: compared with what each node was last sent.
+    /// What a push would change: compared with what each node's helper confirmed it has.
     Plan(push::PlanArgs),
     /// What a push would change on the machines now (the helper's dry run, so drift shows).
     Check(push::CheckArgs),

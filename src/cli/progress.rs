@@ -1,7 +1,7 @@
 //! Progress while nodes are pushed: a spinner per node in flight on a terminal, nothing at all
-//! otherwise (cron gets the results as plain lines when the push ends).
+//! otherwise. Each node's result is printed the moment it is in, above the spinners.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +59,21 @@ impl Progress {
                 }
             }
         })
+    }
+
+    /// Prints `text` on stdout above the spinners (as is, when there are none). A stdout that
+    /// is gone (a closed pipe) must not stop the push before every node is recorded.
+    pub(crate) fn print(&self, text: &str) {
+        let out = || {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush());
+        };
+        match &self.bars {
+            Some((multi, _)) => multi.suspend(out),
+            None => out(),
+        }
     }
 
     pub(crate) fn finish(self) {

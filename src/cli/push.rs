@@ -10,7 +10,7 @@ use clap::Args;
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, Node, PushRecord};
+use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
 use crate::plan;
 use crate::push::{self, Job};
 use crate::resolve::{self, ResolveError};
@@ -58,8 +58,8 @@ pub(crate) struct CheckArgs {
 pub(crate) struct PushArgs {
     #[command(flatten)]
     select: Selection,
-    /// Only the selected nodes whose declaration differs from what they were last sent, or whose
-    /// last push failed (with --all: every such node).
+    /// Only the selected nodes whose declaration differs from what their helper confirmed, or
+    /// whose last push failed or was interrupted (with --all: every such node).
     #[arg(long)]
     behind: bool,
     /// Send a push that moves this instance's container data (a mount's directory on the machine
@@ -120,9 +120,11 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
     let mut plans = Vec::new();
     for (node, declaration) in &composed {
-        let last = inv.last_sent(&node.name)?;
+        let confirmed = inv.confirmed(&node.name)?;
         let report = inv.last_report(&node.name)?;
-        plans.push(plan::plan(declaration, last.as_ref(), report.as_ref()));
+        let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
+        p.unconfirmed = inv.in_flight(&node.name)?;
+        plans.push(p);
     }
     if ctx.json {
         print_json(&plans)?;
@@ -183,44 +185,80 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     }
 }
 
-pub(crate) fn fan_out(jobs: Vec<Job>, options: &push::Options) -> Result<Vec<push::NodeResult>> {
+/// Pushes (or checks) every job. `finished` hears each node's result the moment it is in, and
+/// what it returns is printed then; all results come back in the order the nodes were named.
+pub(crate) fn fan_out(
+    jobs: Vec<Job>,
+    options: &push::Options,
+    mut finished: impl FnMut(&push::NodeResult) -> String,
+) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
-    let (creds, mut unusable) = credentials(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>());
+    let (creds, unusable) = credentials(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>());
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| !unusable.contains_key(&j.node.name))
         .collect();
+    let mut results: Vec<push::NodeResult> = unusable
+        .into_iter()
+        .map(|(node, e)| push::NodeResult {
+            node,
+            result: Err(e.into()),
+        })
+        .collect();
     let progress = Progress::new(&jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>());
+    for r in &results {
+        progress.print(&finished(r));
+    }
     let events = progress.sink();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut pushed = runtime.block_on(push::run(jobs, creds, options, events));
+    let pushed = runtime.block_on(push::run(jobs, creds, options, events, |r| {
+        progress.print(&finished(r))
+    }));
     progress.finish();
-    // back in the order the nodes were named
-    let mut results = Vec::new();
-    for node in order {
-        if let Some(e) = unusable.remove(&node) {
-            results.push(push::NodeResult {
-                node,
-                result: Err(e.into()),
-            });
-        } else if let Some(at) = pushed.iter().position(|r| r.node == node) {
-            results.push(pushed.remove(at));
-        }
-    }
+    results.extend(pushed);
+    results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
     Ok(results)
 }
 
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
-    let inv = ctx.inventory()?;
+    let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
     let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "check")?)?;
+    // a node whose last push was interrupted is reconciled from this dry run, unless a push is
+    // running now (then its own result will say)
+    let mut in_flight = BTreeMap::new();
+    for (node, declaration) in &composed {
+        if inv.in_flight(&node.name)? {
+            in_flight.insert(node.name.clone(), declaration.clone());
+        }
+    }
+    let lock = if in_flight.is_empty() {
+        None
+    } else {
+        inv.lock_pushes().ok()
+    };
+    if lock.is_none() {
+        in_flight.clear();
+    }
     let jobs: Vec<Job> = composed
         .into_iter()
         .map(|(node, declaration)| Job { node, declaration })
         .collect();
-    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun))?;
+    let mut unrecorded = Vec::new();
+    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), |r| {
+        if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
+            && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
+        {
+            unrecorded.push((r.node.clone(), e));
+        }
+        if ctx.json {
+            String::new()
+        } else {
+            render::node(r, Mode::DryRun)
+        }
+    })?;
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
@@ -230,9 +268,16 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     if ctx.json {
         print_json(&render::results_json(&results))?;
     } else {
-        print!("{}", render::results(&results, Mode::DryRun));
+        print!("{}", render::summary(&results, Mode::DryRun));
     }
-    Ok(if failed {
+    for (node, e) in &unrecorded {
+        eprintln!(
+            "{node}: its last push was interrupted and what the machine has could not be \
+             recorded in the inventory {}: {e}; `mesh plan` still shows it unconfirmed",
+            inv.path().display()
+        );
+    }
+    Ok(if failed || !unrecorded.is_empty() {
         exit::SOME_FAILED
     } else if changes {
         exit::CHANGES
@@ -250,17 +295,20 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     if a.behind {
         let mut behind = Vec::new();
         for (node, declaration) in composed {
-            let last = inv.last_sent(&node.name)?;
+            let confirmed = inv.confirmed(&node.name)?;
             let failed = inv
                 .last_outcome(&node.name)?
                 .is_some_and(|o| o != "applied");
-            if failed || last.as_ref() != Some(&declaration) {
+            if failed
+                || confirmed.is_none()
+                || !plan::plan(&declaration, confirmed.as_ref(), None).is_empty()
+            {
                 behind.push((node, declaration));
             }
         }
         composed = behind;
         if composed.is_empty() {
-            println!("every node is as it was last sent; nothing to push");
+            println!("every node has confirmed what it would be sent; nothing to push");
             return Ok(exit::OK);
         }
     }
@@ -269,8 +317,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     for (node, declaration) in composed {
-        let last = inv.last_sent(&node.name)?;
-        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, last.as_ref())
+        let confirmed = inv.confirmed(&node.name)?;
+        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
             .into_iter()
             .filter(|m| !a.moves.contains(&m.instance))
             .collect();
@@ -280,60 +328,71 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             held.push((node.name, unacknowledged));
         }
     }
-    let sent: BTreeMap<String, (String, String)> = jobs
-        .iter()
-        .map(|j| {
-            let text = serde_json::to_string(&j.declaration).unwrap_or_default();
-            (
-                j.node.name.clone(),
-                (resolve::declaration_digest(&j.declaration), text),
-            )
-        })
-        .collect();
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply))?;
-    let mut records = Vec::new();
-    for r in &results {
-        let (digest, declaration) = sent.get(&r.node).cloned().unwrap_or_default();
-        let (sent, outcome, reason, report) = match &r.result {
-            Ok(answer) => (
-                true,
-                if answer.report.failed() {
-                    "failed"
-                } else {
-                    "applied"
-                },
-                answer
-                    .report
-                    .failed()
-                    .then(|| "some resources failed; see the report".to_string()),
-                serde_json::to_string(&answer.report).ok(),
-            ),
-            Err(e) => (false, "failed", Some(e.to_string()), None),
-        };
-        records.push(PushRecord {
-            node: r.node.clone(),
-            started_at: started.clone(),
-            digest,
-            declaration,
-            sent,
-            outcome: outcome.into(),
-            reason,
-            report,
-        });
-    }
     for (node, moves) in &held {
-        records.push(PushRecord {
+        inv.record_push(&PushRecord {
             node: node.clone(),
             started_at: started.clone(),
             digest: String::new(),
-            declaration: String::new(),
-            sent: false,
             outcome: "held".into(),
             reason: Some(render::held_reason(moves)),
             report: None,
-        });
+        })?;
+        if !ctx.json {
+            println!(
+                "{node}: HELD: {}",
+                crate::plan::visible(&render::held_reason(moves))
+            );
+        }
     }
-    inv.record_pushes(&records)?;
+    // every node is in flight before anything is sent: a push cut short is never forgotten
+    let digests: Vec<String> = jobs
+        .iter()
+        .map(|j| resolve::declaration_digest(&j.declaration))
+        .collect();
+    let ids = inv.begin_pushes(
+        &started,
+        &jobs
+            .iter()
+            .zip(&digests)
+            .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
+            .collect::<Vec<_>>(),
+    )?;
+    let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
+        .iter()
+        .zip(ids)
+        .zip(digests)
+        .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
+        .collect();
+    let mut unrecorded: Vec<(String, InventoryError)> = Vec::new();
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), |r| {
+        if let Some((id, digest, sent)) = flights.get(&r.node) {
+            let (record, answered) = match &r.result {
+                Ok(answer) => (
+                    PushRecord::answered(&r.node, &started, digest, &answer.report),
+                    Some(sent),
+                ),
+                Err(e) => (
+                    PushRecord {
+                        node: r.node.clone(),
+                        started_at: started.clone(),
+                        digest: digest.clone(),
+                        outcome: "failed".into(),
+                        reason: Some(e.to_string()),
+                        report: None,
+                    },
+                    None,
+                ),
+            };
+            if let Err(e) = inv.finish_push(*id, &record, answered) {
+                unrecorded.push((r.node.clone(), e));
+            }
+        }
+        if ctx.json {
+            String::new()
+        } else {
+            render::node(r, Mode::Apply)
+        }
+    })?;
     if ctx.json {
         let mut all = render::results_json(&results);
         if let Some(list) = all.as_array_mut() {
@@ -346,13 +405,12 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         }
         print_json(&all)?;
     } else {
-        for (node, moves) in &held {
-            println!(
-                "{node}: HELD: {}",
-                crate::plan::visible(&render::held_reason(moves))
-            );
-        }
-        print!("{}", render::results(&results, Mode::Apply));
+        print!("{}", render::summary(&results, Mode::Apply));
+    }
+    if !unrecorded.is_empty() {
+        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
+        eprint!("{}", unrecorded_message(&inv, &unrecorded));
+        return Ok(exit::SOME_FAILED);
     }
     let failed = results
         .iter()
@@ -364,6 +422,27 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     } else {
         exit::OK
     })
+}
+
+/// The machines went ahead but the inventory did not follow: what happened, and the way back.
+fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) -> String {
+    let mut out = String::new();
+    for (node, e) in unrecorded {
+        out.push_str(&format!(
+            "{node}: the push ran (its report is above) and the machine may have changed, but the \
+             inventory {} could not record it: {e}\n",
+            inv.path().display()
+        ));
+    }
+    let nodes: Vec<&str> = unrecorded.iter().map(|(n, _)| n.as_str()).collect();
+    out.push_str(&format!(
+        "until it is recorded, `mesh plan` shows {} unconfirmed; once the inventory can be written \
+         again, `mesh check {}` or the next `mesh push` asks the machines and records what they \
+         have (nothing already done is done again)\n",
+        nodes.join(", "),
+        nodes.join(" ")
+    ));
+    out
 }
 
 pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {

@@ -12,6 +12,14 @@ use crate::wire::{Mode, Spec, State};
 /// One node's plan as text; an unchanged node is one line saying so.
 pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
     let mut out = String::new();
+    if p.unconfirmed {
+        let _ = writeln!(
+            out,
+            "{}: unconfirmed: the last push was interrupted; the next push or check asks the \
+             machine. Planned against what it last confirmed:",
+            p.node
+        );
+    }
     if p.changes.is_empty() {
         let _ = writeln!(
             out,
@@ -162,85 +170,84 @@ pub(crate) fn held_reason(moves: &[crate::plan::Move]) -> String {
     )
 }
 
-/// Every node's result as text, a summary line last.
-pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
+/// One node's result as text: a line, then each resource and unit that moved.
+pub(crate) fn node(r: &NodeResult, mode: Mode) -> String {
     let mut out = String::new();
-    let (mut ok, mut failed) = (0, 0);
-    for r in results {
-        match &r.result {
-            Err(e) => {
-                failed += 1;
-                let line = format!("{}: FAILED ({}): {e}", r.node, e.kind());
-                let _ = writeln!(out, "{}", visible(&line));
-            }
-            Ok(answer) => {
-                let report = &answer.report;
-                let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
-                let verdict = if report.failed() {
-                    "FAILED (resources)"
-                } else if mode == Mode::DryRun {
-                    "checked"
-                } else {
-                    "applied"
-                };
-                if report.failed() {
-                    failed += 1
-                } else {
-                    ok += 1
-                }
-                let _ = writeln!(
-                    out,
-                    "{}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}",
-                    r.node,
-                    n(State::Created),
-                    n(State::Changed),
-                    n(State::Unchanged),
-                    n(State::Removed),
-                    n(State::Failed),
-                    if answer.uploaded {
-                        " (helper uploaded)"
-                    } else {
-                        ""
-                    }
-                );
-                for o in report
-                    .resources
-                    .iter()
-                    .filter(|o| o.state != State::Unchanged)
-                {
-                    let line = format!("  {} {}: {}", o.state.as_str(), o.id, o.detail);
-                    let _ = writeln!(out, "{}", visible(&line));
-                }
-                for u in &report.units {
-                    let done = match (&u.error, mode) {
-                        (Some(e), _) => format!("FAILED, still owed: {e}"),
-                        (None, Mode::DryRun) => format!("would {}", u.action.as_str()),
-                        (None, Mode::Apply | Mode::Adopt) => u
-                            .done
-                            .clone()
-                            .unwrap_or_else(|| format!("{} done", u.action.as_str())),
-                    };
-                    let line = format!(
-                        "  unit {}: {done} (because of {})",
-                        u.unit,
-                        u.because.join(", ")
-                    );
-                    let _ = writeln!(out, "{}", visible(&line));
-                }
-            }
+    let answer = match &r.result {
+        Err(e) => {
+            let line = format!("{}: FAILED ({}): {e}", r.node, e.kind());
+            let _ = writeln!(out, "{}", visible(&line));
+            return out;
         }
-    }
+        Ok(answer) => answer,
+    };
+    let report = &answer.report;
+    let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
+    let verdict = if report.failed() {
+        "FAILED (resources)"
+    } else if mode == Mode::DryRun {
+        "checked"
+    } else {
+        "applied"
+    };
     let _ = writeln!(
         out,
-        "{} nodes: {ok} {}, {failed} failed",
+        "{}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}",
+        r.node,
+        n(State::Created),
+        n(State::Changed),
+        n(State::Unchanged),
+        n(State::Removed),
+        n(State::Failed),
+        if answer.uploaded {
+            " (helper uploaded)"
+        } else {
+            ""
+        }
+    );
+    for o in report
+        .resources
+        .iter()
+        .filter(|o| o.state != State::Unchanged)
+    {
+        let line = format!("  {} {}: {}", o.state.as_str(), o.id, o.detail);
+        let _ = writeln!(out, "{}", visible(&line));
+    }
+    for u in &report.units {
+        let done = match (&u.error, mode) {
+            (Some(e), _) => format!("FAILED, still owed: {e}"),
+            (None, Mode::DryRun) => format!("would {}", u.action.as_str()),
+            (None, Mode::Apply | Mode::Adopt) => u
+                .done
+                .clone()
+                .unwrap_or_else(|| format!("{} done", u.action.as_str())),
+        };
+        let line = format!(
+            "  unit {}: {done} (because of {})",
+            u.unit,
+            u.because.join(", ")
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
+    out
+}
+
+/// The line that ends a push or check: how many nodes went which way.
+pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
+    let failed = results
+        .iter()
+        .filter(|r| r.result.as_ref().map_or(true, |a| a.report.failed()))
+        .count();
+    format!(
+        "{} nodes: {} {}, {failed} failed\n",
         results.len(),
+        results.len() - failed,
         if mode == Mode::DryRun {
             "checked"
         } else {
             "applied"
         }
-    );
-    out
+    )
 }
 
 /// Every node's result as JSON.

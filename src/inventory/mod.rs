@@ -1,5 +1,5 @@
 //! The inventory: one SQLite file holding nodes, assignments, settings layers with their history,
-//! pinned host keys, and every push with what it sent and what came back.
+//! pinned host keys, every push as it happens, and what each node's helper confirmed it has.
 //!
 //! Its schema is the numbered SQL files in `state/`, embedded here and applied in order; the
 //! number reached is kept in `PRAGMA user_version`. A file written by a newer mesh is refused
@@ -8,6 +8,7 @@
 
 mod answers;
 mod assignments;
+mod confirmed;
 mod layers;
 mod nodes;
 mod pushes;
@@ -25,11 +26,15 @@ pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_nam
 pub use pushes::{PushRecord, PushRow};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
-const MIGRATIONS: &[(&str, &str)] = &[
+pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_init.sql", include_str!("../../state/0001_init.sql")),
     (
         "0002_requirements.sql",
         include_str!("../../state/0002_requirements.sql"),
+    ),
+    (
+        "0003_confirmed.sql",
+        include_str!("../../state/0003_confirmed.sql"),
     ),
 ];
 

@@ -1,10 +1,10 @@
-//! Pushes: every push's outcome, and what each node was last sent.
+//! Pushes: every push's outcome, recorded as it happens (in flight, then finished).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError};
-use crate::wire::Declaration;
+use crate::wire::{Declaration, Report};
 
 /// What one node's push came to, to be recorded.
 #[derive(Debug, Clone)]
@@ -12,16 +12,30 @@ pub struct PushRecord {
     pub node: String,
     pub started_at: String,
     pub digest: String,
-    /// The declaration, as sent (JSON).
-    pub declaration: String,
-    /// Whether the helper answered: then the declaration counts as sent.
-    pub sent: bool,
-    /// `applied` or `failed`.
+    /// `applied`, `failed`, `held` or `adopted`.
     pub outcome: String,
     pub reason: Option<String>,
-    /// The helper's report (JSON), when it answered.
-    pub report: Option<String>,
+    /// The helper's report, when it answered.
+    pub report: Option<Report>,
 }
+
+impl PushRecord {
+    /// A push its helper answered: applied, or failed when any resource or unit did.
+    pub fn answered(node: &str, started_at: &str, digest: &str, report: &Report) -> PushRecord {
+        let failed = report.failed();
+        PushRecord {
+            node: node.to_string(),
+            started_at: started_at.to_string(),
+            digest: digest.to_string(),
+            outcome: if failed { "failed" } else { "applied" }.into(),
+            reason: failed.then(|| "some resources failed; see the report".to_string()),
+            report: Some(report.clone()),
+        }
+    }
+}
+
+/// The outcome of a push that was sent and never finished.
+const IN_FLIGHT: &str = "in-flight";
 
 /// One row of the push history.
 #[derive(Debug, Clone, Serialize)]
@@ -36,51 +50,91 @@ pub struct PushRow {
 }
 
 impl Inventory {
-    /// Records a push's outcomes, all in one transaction.
-    pub fn record_pushes(&mut self, records: &[PushRecord]) -> Result<(), InventoryError> {
+    /// Records a push that ends where it starts (held, adopted).
+    pub fn record_push(&mut self, r: &PushRecord) -> Result<(), InventoryError> {
+        let report = report_text(r)?;
+        self.conn.execute(
+            "INSERT INTO pushes (node, started_at, digest, outcome, reason, report)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![r.node, r.started_at, r.digest, r.outcome, r.reason, report],
+        )?;
+        Ok(())
+    }
+
+    /// Marks every node in flight, all or none, before any declaration is sent; `nodes` are
+    /// (node, digest of what it is sent). Returns each push's id, in order. A push of a node that
+    /// never finished is closed as interrupted: this one asks the machine again.
+    pub fn begin_pushes(
+        &mut self,
+        started_at: &str,
+        nodes: &[(&str, &str)],
+    ) -> Result<Vec<i64>, InventoryError> {
         let tx = self.conn.transaction()?;
-        for r in records {
+        let mut ids = Vec::new();
+        for (node, digest) in nodes {
+            close_interrupted(&tx, node, "a later push")?;
             tx.execute(
-                "INSERT INTO pushes (node, started_at, digest, outcome, reason, report)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    r.node,
-                    r.started_at,
-                    r.digest,
-                    r.outcome,
-                    r.reason,
-                    r.report
-                ],
+                "INSERT INTO pushes (node, started_at, digest, outcome) VALUES (?1, ?2, ?3, ?4)",
+                params![node, started_at, digest, IN_FLIGHT],
             )?;
-            let id = tx.last_insert_rowid();
-            if r.sent {
-                tx.execute(
-                    "INSERT INTO sent (node, push_id, digest, declaration) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (node) DO UPDATE SET push_id = ?2, digest = ?3, declaration = ?4",
-                    params![r.node, id, r.digest, r.declaration],
-                )?;
-            }
+            ids.push(tx.last_insert_rowid());
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// Records how push `id` ended, and what its helper confirmed (when it answered `sent`), in
+    /// one transaction of its own.
+    pub fn finish_push(
+        &mut self,
+        id: i64,
+        r: &PushRecord,
+        sent: Option<&Declaration>,
+    ) -> Result<(), InventoryError> {
+        let text = report_text(r)?;
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE pushes SET outcome = ?2, reason = ?3, report = ?4,
+                 finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+             WHERE id = ?1",
+            params![id, r.outcome, r.reason, text],
+        )?;
+        if let (Some(sent), Some(report)) = (sent, &r.report) {
+            super::confirmed::store(&tx, &r.node, id, sent, report)?;
         }
         tx.commit()?;
         Ok(())
     }
 
-    /// What `node` was last sent, if anything.
-    pub fn last_sent(&self, node: &str) -> Result<Option<Declaration>, InventoryError> {
-        let text: Option<String> = self
-            .conn
+    /// Reconciles a node whose last push was interrupted with its helper's dry run of `sent`:
+    /// what it found already as sent is confirmed, and the interrupted push is closed. A node
+    /// not in flight is left as it is.
+    pub fn reconcile(
+        &mut self,
+        node: &str,
+        sent: &Declaration,
+        report: &Report,
+    ) -> Result<(), InventoryError> {
+        let tx = self.conn.transaction()?;
+        let id: Option<i64> = tx
             .query_row(
-                "SELECT declaration FROM sent WHERE node = ?1",
-                [node],
+                "SELECT id FROM pushes WHERE node = ?1 AND outcome = ?2 ORDER BY id DESC LIMIT 1",
+                params![node, IN_FLIGHT],
                 |r| r.get(0),
             )
             .optional()?;
-        text.map(|t| {
-            serde_json::from_str(&t).map_err(|e| {
-                InventoryError::Corrupt(format!("what {node} was last sent cannot be read: {e}"))
-            })
-        })
-        .transpose()
+        let Some(id) = id else {
+            return Ok(());
+        };
+        super::confirmed::store(&tx, node, id, sent, report)?;
+        close_interrupted(&tx, node, "`mesh check`")?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Whether `node`'s last push was sent and never recorded as finished.
+    pub fn in_flight(&self, node: &str) -> Result<bool, InventoryError> {
+        Ok(self.last_outcome(node)?.as_deref() == Some(IN_FLIGHT))
     }
 
     /// The helper's report from the last push to `node` that it answered: it says what undoing
@@ -133,4 +187,25 @@ impl Inventory {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+fn report_text(r: &PushRecord) -> Result<Option<String>, InventoryError> {
+    r.report
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| InventoryError::Corrupt(format!("{}'s report: {e}", r.node)))
+}
+
+/// Closes `node`'s push left in flight: `by` (a later push, a check) asked the machine since.
+fn close_interrupted(tx: &Transaction<'_>, node: &str, by: &str) -> Result<(), InventoryError> {
+    tx.execute(
+        "UPDATE pushes SET outcome = 'interrupted', reason = ?3 WHERE node = ?1 AND outcome = ?2",
+        params![
+            node,
+            IN_FLIGHT,
+            format!("interrupted before its result was recorded; {by} asked the machine")
+        ],
+    )?;
+    Ok(())
 }

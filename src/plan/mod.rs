@@ -1,6 +1,6 @@
 //! Plans: what a push would change, from comparing the declaration composed now with what the
-//! node was last sent. The copy of what was sent is only ever read to compare: what a node
-//! *should* be is composed afresh every time.
+//! node's helper confirmed it has, resource by resource. That copy is only ever read to compare:
+//! what a node *should* be is composed afresh every time.
 
 pub mod diff;
 pub mod hold;
@@ -21,6 +21,10 @@ pub struct Plan {
     pub node: String,
     /// Nothing was ever sent to this node.
     pub first_send: bool,
+    /// The node's last push was interrupted before its result was recorded: what it has may be
+    /// ahead of what this plan compares with, until the next push or check asks the machine.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
     pub changes: Vec<Change>,
     /// Units that would reload or restart, with the resources that cause it.
     pub units: Vec<UnitChange>,
@@ -85,8 +89,9 @@ impl Plan {
     }
 }
 
-/// Compares `next` with what was last sent. `report` is the helper's last answer from the node:
-/// it says what undoing each resource will do (which units stop, which files go or come back).
+/// Compares `next` with what the node's helper confirmed it has (`last`). `report` is the
+/// helper's last answer from the node: it says what undoing each resource will do (which units
+/// stop, which files go or come back).
 pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Report>) -> Plan {
     let before: BTreeMap<&str, &Resource> = last
         .map(|d| d.resources.iter().map(|r| (r.id.as_str(), r)).collect())
@@ -214,6 +219,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
     Plan {
         node: next.node.clone(),
         first_send: last.is_none(),
+        unconfirmed: false,
         changes,
         units: units
             .into_iter()

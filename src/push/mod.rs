@@ -7,10 +7,12 @@
 
 pub mod helper;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use crate::inventory::Node;
 use crate::ssh::{self, Credentials, SshError, Target};
@@ -114,18 +116,21 @@ pub struct Options {
     pub mode: Mode,
 }
 
-/// Pushes every job; results come back in the jobs' order.
+/// Pushes every job. `finished` hears each node's result the moment it is in (so the caller can
+/// record and show it then); all results come back in the jobs' order.
 pub async fn run(
     jobs: Vec<Job>,
     credentials: Credentials,
     options: &Options,
     events: Arc<dyn Fn(Event) + Send + Sync>,
+    mut finished: impl FnMut(&NodeResult),
 ) -> Vec<NodeResult> {
     let helper = Arc::new(Helper::embedded());
     let credentials = Arc::new(credentials);
     let limit = Arc::new(Semaphore::new(options.parallel.max(1)));
-    let mut tasks = Vec::new();
-    let names: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
+    let mut tasks = JoinSet::new();
+    let mut names = BTreeMap::new();
+    let mut order = Vec::new();
     for job in jobs {
         let (helper, credentials, limit, events, options) = (
             helper.clone(),
@@ -134,29 +139,38 @@ pub async fn run(
             events.clone(),
             options.clone(),
         );
-        tasks.push(tokio::spawn(async move {
+        let node = job.node.name.clone();
+        order.push(node.clone());
+        let task = tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
             let node = job.node.name.clone();
             let result = push_one(&job, &helper, &credentials, &options, &*events).await;
             events(Event::Done(node.clone()));
             NodeResult { node, result }
-        }));
+        });
+        names.insert(task.id(), node);
     }
     let mut results = Vec::new();
-    for (task, node) in tasks.into_iter().zip(names) {
-        match task.await {
-            Ok(r) => results.push(r),
+    while let Some(joined) = tasks.join_next_with_id().await {
+        let r = match joined {
+            Ok((_, r)) => r,
             // a panicking task is a bug; it is reported as that node's failure, not everyone's
-            Err(e) => results.push(NodeResult {
-                node: node.clone(),
-                result: Err(PushError::Helper {
-                    node,
-                    status: "-".into(),
-                    stderr: format!("internal error: {e}"),
-                }),
-            }),
-        }
+            Err(e) => {
+                let node = names.get(&e.id()).cloned().unwrap_or_default();
+                NodeResult {
+                    node: node.clone(),
+                    result: Err(PushError::Helper {
+                        node,
+                        status: "-".into(),
+                        stderr: format!("internal error: {e}"),
+                    }),
+                }
+            }
+        };
+        finished(&r);
+        results.push(r);
     }
+    results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
     results
 }
 

@@ -8,6 +8,7 @@
 
 mod check;
 mod cli;
+mod confirmed;
 mod container;
 mod corpus;
 mod cost;

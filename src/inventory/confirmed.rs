@@ -1,0 +1,301 @@
+//! What each node's helper confirmed it has, resource by resource: the base every plan compares
+//! with. A resource counts as the machine's only once its helper said so; a refused or failed one
+//! keeps what was confirmed before (or nothing), so it stays in the next plan.
+//!
+//! The copy holds resources as sent, secrets included, like the declaration itself: it is read
+//! only to compare and is never printed (a plan shows only that a secret changes).
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Transaction, params};
+
+use super::{Inventory, InventoryError};
+use crate::wire::{Declaration, Mode, Report, Resource, State, VERSION};
+
+impl Inventory {
+    /// What `node`'s helper has confirmed, in the order it was declared; `None` when it never
+    /// answered a push.
+    pub fn confirmed(&self, node: &str) -> Result<Option<Declaration>, InventoryError> {
+        let resources = read(&self.conn, node)?;
+        let answered: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pushes WHERE node = ?1 AND report IS NOT NULL)",
+            [node],
+            |r| r.get(0),
+        )?;
+        Ok((answered || !resources.is_empty()).then(|| Declaration {
+            version: VERSION,
+            node: node.to_string(),
+            resources,
+        }))
+    }
+}
+
+fn read(conn: &rusqlite::Connection, node: &str) -> Result<Vec<Resource>, InventoryError> {
+    let mut stmt =
+        conn.prepare("SELECT resource FROM confirmed WHERE node = ?1 ORDER BY position, id")?;
+    let rows = stmt.query_map([node], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for text in rows {
+        out.push(serde_json::from_str(&text?).map_err(|e| {
+            InventoryError::Corrupt(format!(
+                "what {node}'s helper confirmed cannot be read: {e}"
+            ))
+        })?);
+    }
+    Ok(out)
+}
+
+/// Replaces what `node` has confirmed with what `report` (its helper's answer to `sent`) says,
+/// inside the caller's transaction.
+pub(super) fn store(
+    tx: &Transaction<'_>,
+    node: &str,
+    push_id: i64,
+    sent: &Declaration,
+    report: &Report,
+) -> Result<(), InventoryError> {
+    let now = confirm(read(tx, node)?, sent, report);
+    tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
+    for (position, r) in now.iter().enumerate() {
+        let text = serde_json::to_string(r)
+            .map_err(|e| InventoryError::Corrupt(format!("{}: {e}", r.id)))?;
+        tx.execute(
+            "INSERT INTO confirmed (node, id, position, push_id, resource)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![node, r.id, position as i64, push_id, text],
+        )?;
+    }
+    Ok(())
+}
+
+/// What the machine has after its helper answered `sent` with `report`.
+///
+/// An apply: a resource created, changed or unchanged is the resource as sent; a failed one keeps
+/// what was confirmed before; a removed one is gone; a failed removal stays. The helper reports
+/// everything its record holds, so a resource it does not mention is not on the machine.
+/// A dry run changes nothing: it only confirms what it found already as sent (`unchanged`).
+pub(crate) fn confirm(
+    previous: Vec<Resource>,
+    sent: &Declaration,
+    report: &Report,
+) -> Vec<Resource> {
+    let states: BTreeMap<&str, State> = report
+        .resources
+        .iter()
+        .map(|o| (o.id.as_str(), o.state))
+        .collect();
+    let mut before: BTreeMap<String, Resource> =
+        previous.into_iter().map(|r| (r.id.clone(), r)).collect();
+    let mut out = Vec::new();
+    for r in &sent.resources {
+        let kept = before.remove(&r.id);
+        let taken = match (report.mode, states.get(r.id.as_str())) {
+            (Mode::Apply, Some(State::Created | State::Changed | State::Unchanged))
+            | (Mode::DryRun, Some(State::Unchanged)) => Some(r.clone()),
+            _ => kept,
+        };
+        out.extend(taken);
+    }
+    // confirmed before and no longer declared
+    for (id, r) in before {
+        let stays = match (report.mode, states.get(id.as_str())) {
+            (Mode::Apply, Some(State::Failed)) => true,
+            (Mode::Apply, _) => false,
+            (Mode::DryRun | Mode::Adopt, _) => true,
+        };
+        if stays {
+            out.push(r);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{Node, PushRecord};
+    use crate::wire::{Outcome, PackageSpec, Spec};
+
+    fn package(name: &str) -> Resource {
+        Resource {
+            id: format!("m:package:{name}"),
+            instance: "m".into(),
+            module: "m@1".into(),
+            spec: Spec::Package(PackageSpec { name: name.into() }),
+        }
+    }
+
+    fn decl(resources: &[Resource]) -> Declaration {
+        Declaration {
+            version: VERSION,
+            node: "n".into(),
+            resources: resources.to_vec(),
+        }
+    }
+
+    fn report(mode: Mode, states: &[(&Resource, State)]) -> Report {
+        Report {
+            version: VERSION,
+            mode,
+            hostname: "n".into(),
+            resources: states
+                .iter()
+                .map(|(r, s)| Outcome {
+                    id: r.id.clone(),
+                    state: *s,
+                    detail: String::new(),
+                    undo: None,
+                })
+                .collect(),
+            units: vec![],
+            adoption: None,
+        }
+    }
+
+    fn ids(rs: &[Resource]) -> Vec<&str> {
+        rs.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    #[test]
+    fn only_what_the_helper_applied_is_confirmed() {
+        let (a, b, c) = (package("a"), package("b"), package("c"));
+        let sent = decl(&[a.clone(), b.clone(), c.clone()]);
+        let said = report(
+            Mode::Apply,
+            &[
+                (&a, State::Created),
+                (&b, State::Failed),
+                (&c, State::Unchanged),
+            ],
+        );
+        assert_eq!(
+            ids(&confirm(vec![], &sent, &said)),
+            ["m:package:a", "m:package:c"]
+        );
+    }
+
+    #[test]
+    fn a_failed_change_keeps_what_was_confirmed_before() {
+        let old = package("a");
+        let mut new = package("a");
+        new.module = "m@2".into();
+        let said = report(Mode::Apply, &[(&new, State::Failed)]);
+        let now = confirm(vec![old.clone()], &decl(&[new]), &said);
+        assert_eq!(now, vec![old]);
+    }
+
+    #[test]
+    fn a_removal_drops_it_and_a_failed_removal_keeps_it() {
+        let (gone, stuck, unknown) = (package("gone"), package("stuck"), package("unknown"));
+        let said = report(
+            Mode::Apply,
+            &[(&gone, State::Removed), (&stuck, State::Failed)],
+        );
+        let now = confirm(vec![gone, stuck.clone(), unknown], &decl(&[]), &said);
+        assert_eq!(now, vec![stuck]);
+    }
+
+    #[test]
+    fn a_dry_run_confirms_only_what_it_found_as_sent() {
+        let (same, moved, old) = (package("same"), package("moved"), package("old"));
+        let mut next = moved.clone();
+        next.module = "m@2".into();
+        let said = report(
+            Mode::DryRun,
+            &[(&same, State::Unchanged), (&next, State::Changed)],
+        );
+        let now = confirm(
+            vec![moved.clone(), old.clone()],
+            &decl(&[same.clone(), next]),
+            &said,
+        );
+        assert_eq!(now, vec![same, moved, old]);
+    }
+
+    #[test]
+    fn the_confirmed_state_is_kept_per_node_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        let mut inv = Inventory::init(&path).unwrap();
+        inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
+        assert_eq!(inv.confirmed("n").unwrap(), None, "nothing answered yet");
+
+        let (a, b) = (package("a"), package("b"));
+        let id = inv.begin_pushes("t0", &[("n", "d1")]).unwrap()[0];
+        assert!(inv.in_flight("n").unwrap());
+        // the confirmed state is untouched while the push is in flight
+        assert_eq!(inv.confirmed("n").unwrap(), None);
+        let sent = decl(&[a.clone(), b.clone()]);
+        let said = report(Mode::Apply, &[(&a, State::Created), (&b, State::Failed)]);
+        inv.finish_push(
+            id,
+            &PushRecord::answered("n", "t0", "d1", &said),
+            Some(&sent),
+        )
+        .unwrap();
+        assert!(!inv.in_flight("n").unwrap());
+        drop(inv);
+
+        let mut inv = Inventory::open(&path).unwrap();
+        let got = inv.confirmed("n").unwrap().unwrap();
+        assert_eq!(got.resources, vec![a.clone()]);
+
+        // an interrupted push leaves the node in flight and what it had confirmed as it was
+        inv.begin_pushes("t1", &[("n", "d2")]).unwrap();
+        drop(inv);
+        let mut inv = Inventory::open(&path).unwrap();
+        assert!(inv.in_flight("n").unwrap());
+        assert_eq!(
+            inv.confirmed("n").unwrap().unwrap().resources,
+            vec![a.clone()]
+        );
+
+        // the next push closes the interrupted one and confirms what its helper says
+        let id = inv.begin_pushes("t2", &[("n", "d3")]).unwrap()[0];
+        let said = report(Mode::Apply, &[(&a, State::Removed), (&b, State::Created)]);
+        inv.finish_push(
+            id,
+            &PushRecord::answered("n", "t2", "d3", &said),
+            Some(&decl(std::slice::from_ref(&b))),
+        )
+        .unwrap();
+        assert_eq!(inv.confirmed("n").unwrap().unwrap().resources, vec![b]);
+        let outcomes: Vec<String> = inv
+            .push_history(Some("n"), 10)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.outcome)
+            .collect();
+        assert_eq!(outcomes, ["applied", "interrupted", "failed"]);
+    }
+
+    #[test]
+    fn what_an_older_mesh_last_sent_becomes_what_is_confirmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for (_, sql) in &super::super::MIGRATIONS[..2] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        let resource = package("a");
+        let declaration = Declaration {
+            version: VERSION,
+            node: "n".into(),
+            resources: vec![resource.clone()],
+        };
+        conn.execute_batch(
+            "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');
+             INSERT INTO pushes (id, node, started_at, digest, outcome) VALUES (1, 'n', 't', 'd', 'applied');",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO sent (node, push_id, digest, declaration) VALUES ('n', 1, 'd', ?1)",
+            [serde_json::to_string(&declaration).unwrap()],
+        )
+        .unwrap();
+        drop(conn);
+        let inv = Inventory::open(&path).unwrap();
+        assert_eq!(inv.confirmed("n").unwrap(), Some(declaration));
+    }
+}
