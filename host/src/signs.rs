@@ -22,9 +22,21 @@ use crate::record::Paths;
 pub(crate) const MARK: &str = "# Written by mesh";
 
 /// Refuses a machine with no record that shows signs of the mesh; `applied_before` says the lock
-/// of an earlier apply was there before this run.
-pub(crate) fn refuse_if_found(paths: &Paths, applied_before: bool) -> Result<(), Error> {
+/// of an earlier apply was there before this run, `operator_knows` that the operator's inventory
+/// holds what this machine's helper answered before (a machine whose whole state directory is
+/// gone shows nothing else).
+pub(crate) fn refuse_if_found(
+    paths: &Paths,
+    applied_before: bool,
+    operator_knows: bool,
+) -> Result<(), Error> {
     let mut found = Vec::new();
+    if operator_knows {
+        found.push(
+            "the operator's inventory, which holds what this machine's helper answered before"
+                .to_string(),
+        );
+    }
     if applied_before {
         found.push(format!(
             "the lock {} an earlier apply left",
@@ -178,7 +190,7 @@ mod tests {
     use crate::apply::testkit::sandbox;
 
     fn refusal(paths: &Paths, applied_before: bool) -> Option<Vec<String>> {
-        match refuse_if_found(paths, applied_before) {
+        match refuse_if_found(paths, applied_before, false) {
             Ok(()) => None,
             Err(Error::Refused(RecordRefusal::Lost { found, .. })) => Some(found),
             Err(e) => panic!("not a refusal: {e}"),

@@ -222,6 +222,19 @@ pub(crate) fn fan_out(
     Ok(results)
 }
 
+/// A node's declaration as it is sent: it says whether the inventory knows the machine has a
+/// record, so a machine that lost its whole state directory is refused, not taken for new.
+fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
+    let expects_record = inv.answered(&node.name)?;
+    Ok(Job {
+        node,
+        declaration: Declaration {
+            expects_record,
+            ..declaration
+        },
+    })
+}
+
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
@@ -244,8 +257,8 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     }
     let jobs: Vec<Job> = composed
         .into_iter()
-        .map(|(node, declaration)| Job { node, declaration })
-        .collect();
+        .map(|(node, declaration)| job(&inv, node, declaration))
+        .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), |r| {
         if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
@@ -323,7 +336,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             .filter(|m| !a.moves.contains(&m.instance))
             .collect();
         if unacknowledged.is_empty() {
-            jobs.push(Job { node, declaration });
+            jobs.push(job(&inv, node, declaration)?);
         } else {
             held.push((node.name, unacknowledged));
         }

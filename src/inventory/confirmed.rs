@@ -13,19 +13,26 @@ use super::{Inventory, InventoryError};
 use crate::wire::{Declaration, Mode, Report, Resource, State, VERSION};
 
 impl Inventory {
+    /// Whether this node's helper has ever answered a push: then the machine keeps a record,
+    /// and one without it has lost it.
+    pub fn answered(&self, node: &str) -> Result<bool, InventoryError> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pushes WHERE node = ?1 AND report IS NOT NULL)",
+            [node],
+            |r| r.get(0),
+        )?)
+    }
+
     /// What `node`'s helper has confirmed, in the order it was declared; `None` when it never
     /// answered a push.
     pub fn confirmed(&self, node: &str) -> Result<Option<Declaration>, InventoryError> {
         let resources = read(&self.conn, node)?;
-        let answered: bool = self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM pushes WHERE node = ?1 AND report IS NOT NULL)",
-            [node],
-            |r| r.get(0),
-        )?;
+        let answered = self.answered(node)?;
         Ok((answered || !resources.is_empty()).then(|| Declaration {
             version: VERSION,
             node: node.to_string(),
             resources,
+            expects_record: false,
         }))
     }
 }
@@ -130,6 +137,7 @@ mod tests {
             version: VERSION,
             node: "n".into(),
             resources: resources.to_vec(),
+            expects_record: false,
         }
     }
 
@@ -283,6 +291,7 @@ mod tests {
             version: VERSION,
             node: "n".into(),
             resources: vec![resource.clone()],
+            expects_record: false,
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

@@ -72,6 +72,7 @@ mod tests {
         Declaration {
             version: VERSION,
             node: "n".into(),
+            expects_record: false,
             resources: vec![Resource {
                 id: "web:container:web".into(),
                 instance: "web".into(),

@@ -494,6 +494,7 @@ mod tests {
             version: VERSION,
             node: "n".into(),
             resources,
+            expects_record: false,
         }
     }
 

@@ -153,6 +153,7 @@ pub fn compose(
         version: wire::VERSION,
         node: node.name.clone(),
         resources,
+        expects_record: false,
     })
 }
 

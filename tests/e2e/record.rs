@@ -177,3 +177,54 @@ fn a_record_of_a_version_the_helper_does_not_know_is_refused_naming_it() {
     assert_eq!(on("node1", "sha256sum /etc/motd"), motd, "nothing changed");
     mesh.run(&["push", "node1"]).ok();
 }
+
+/// Keys merged into a shared JSON file, the kind of resource that leaves nothing of its own on
+/// the machine but the record.
+const SHARED: &str = r#"{
+  "name": "shared", "version": "1", "description": "A key in a file the host owns.",
+  "resources": [{"kind": "keys", "path": "/etc/mesh-shared.json", "keys": {"mesh": {"on": true}}}]
+}"#;
+
+#[test]
+fn a_machine_whose_whole_state_directory_is_gone_is_refused_because_the_inventory_knows_it() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    clean(&mesh);
+    on(
+        "node1",
+        "printf '{\"host\": \"own\"}' >/etc/mesh-shared.json",
+    );
+    mesh.module("shared", SHARED, &[]);
+    mesh.run(&["assign", "shared", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    // everything the mesh kept on the machine is gone, its helper too: nothing there says mesh
+    on("node1", "rm -rf /var/lib/mesh");
+    let before = on("node1", "cat /etc/mesh-shared.json");
+
+    let refused = mesh.run(&["push", "node1"]).code(2);
+    for words in [
+        "node1: FAILED (record)",
+        "the operator's inventory, which holds what this machine's helper answered before",
+        "mesh node adopt node1",
+    ] {
+        assert!(
+            refused.stdout.contains(words),
+            "the refusal does not say {words:?}:\n{}",
+            refused.stdout
+        );
+    }
+    assert_eq!(on("node1", "cat /etc/mesh-shared.json"), before);
+
+    // adopted, the key is the mesh's with its value before the mesh lost: it stays when undeclared
+    let adopted = mesh.run(&["node", "adopt", "node1"]).ok().stdout;
+    assert!(adopted.contains("node1: adopted"), "{adopted}");
+    mesh.run(&["push", "node1"]).ok();
+    mesh.run(&["unassign", "shared", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let after = on("node1", "cat /etc/mesh-shared.json");
+    assert!(
+        after.contains("\"host\""),
+        "the host's own key is gone: {after}"
+    );
+    on("node1", "rm -f /etc/mesh-shared.json");
+}

@@ -106,6 +106,11 @@ pub struct Declaration {
     /// Every resource, in the order they are applied. An empty list is meaningful: it undoes
     /// everything the mesh did on the machine.
     pub resources: Vec<Resource>,
+    /// The operator's inventory holds what this machine's helper confirmed before: a machine
+    /// with no record has then lost it, whatever else it shows (its whole state directory may be
+    /// gone), and is refused until adopted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expects_record: bool,
 }
 
 /// One thing on a machine, with an id that stays the same from push to push.

@@ -105,7 +105,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     let mut record = match Record::load(paths)? {
         Some(record) => record,
         None => {
-            crate::signs::refuse_if_found(paths, applied_before)?;
+            crate::signs::refuse_if_found(paths, applied_before, declaration.expects_record)?;
             Record::new()
         }
     };
@@ -498,6 +498,7 @@ pub(crate) mod testkit {
             version: VERSION,
             node: "n".into(),
             resources,
+            expects_record: false,
         }
     }
 
