@@ -50,6 +50,10 @@ pub(crate) struct Connect {
 pub(crate) struct CheckArgs {
     #[command(flatten)]
     select: Selection,
+    /// Show each file that differs on the machine as a unified diff from what it has to what a
+    /// push would write (a secret file or an environment file is never shown).
+    #[arg(long)]
+    diff: bool,
     #[command(flatten)]
     connect: Connect,
 }
@@ -230,7 +234,8 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     if ctx.json {
         print_json(&render::results_json(&results))?;
     } else {
-        print!("{}", render::results(&results, Mode::DryRun));
+        let diff = a.diff.then(|| ctx.color());
+        print!("{}", render::results_shown(&results, Mode::DryRun, diff));
     }
     Ok(if failed {
         exit::SOME_FAILED

@@ -164,6 +164,12 @@ pub(crate) fn held_reason(moves: &[crate::plan::Move]) -> String {
 
 /// Every node's result as text, a summary line last.
 pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
+    results_shown(results, mode, None)
+}
+
+/// Every node's result as text; with `diff` (`Some(color)`), each file a dry run found different
+/// is shown as a unified diff from what the machine has to what a push would write.
+pub(crate) fn results_shown(results: &[NodeResult], mode: Mode, diff: Option<bool>) -> String {
     let mut out = String::new();
     let (mut ok, mut failed) = (0, 0);
     for r in results {
@@ -210,6 +216,9 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
                 {
                     let line = format!("  {} {}: {}", o.state.as_str(), o.id, o.detail);
                     let _ = writeln!(out, "{}", visible(&line));
+                    if let Some(color) = diff {
+                        out.push_str(&seen(o, color));
+                    }
                 }
                 for u in &report.units {
                     let done = match (&u.error, mode) {
@@ -240,6 +249,22 @@ pub(crate) fn results(results: &[NodeResult], mode: Mode) -> String {
             "applied"
         }
     );
+    out
+}
+
+/// The diffs of the files the helper found different, indented under their resource. A missing
+/// file reads as empty.
+fn seen(o: &crate::wire::Outcome, color: bool) -> String {
+    let mut out = String::new();
+    for s in &o.seen {
+        let found = s.found.as_deref().unwrap_or_default();
+        if s.found.is_none() {
+            let _ = writeln!(out, "      {} is missing on the machine", visible(&s.path));
+        }
+        for line in crate::plan::diff::render(&s.path, found, &s.declared, color).lines() {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
     out
 }
 

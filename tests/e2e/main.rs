@@ -11,6 +11,7 @@ mod cli;
 mod container;
 mod corpus;
 mod cost;
+mod drift;
 mod giveback;
 mod helper;
 mod honesty;

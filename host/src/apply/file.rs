@@ -165,7 +165,15 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::File(entry));
         }
-        Ok(outcome(&resource.id, state, detail))
+        let mut done = outcome(&resource.id, state, detail);
+        if !self.applying() && !spec.secret && !same_content {
+            done.seen.extend(mesh_wire::Seen::of(
+                &spec.path,
+                found.as_ref().map(|f| f.bytes.as_slice()),
+                want,
+            ));
+        }
+        Ok(done)
     }
 
     /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
