@@ -54,7 +54,7 @@ const READER: &str = r#"{
   ],
   "resources": [
     {"kind": "file", "path": "/etc/mesh-drift-plain.conf", "template": "plain.conf"},
-    {"kind": "file", "path": "/etc/mesh-drift-secret.conf", "template": "secret.conf"}
+    {"kind": "file", "path": "/etc/mesh-drift-secret.conf", "template": "secret.conf", "secret": true, "mode": "0600"}
   ]
 }"#;
 
@@ -86,7 +86,7 @@ fn a_hand_edited_bundle_file_and_unit_file_are_reported_by_check_and_restored_by
     let check = mesh.run(&["check", "node1"]).code(4).stdout;
     assert!(
         check.contains(&format!(
-            "changed drifter:process:{UNIT}: would rewrite and restart {UNIT} (changed on the machine: bundle file run.sh was edited)"
+            "changed drifter:process:{UNIT}: would rewrite and would restart {UNIT} (changed on the machine: bundle file run.sh was edited)"
         )),
         "{check}"
     );
