@@ -7,6 +7,7 @@
 //! Each test first pushes an empty declaration to every machine, which undoes what an earlier
 //! run left.
 
+use crate::container::IMAGE;
 use crate::requirements::inventory_secret;
 use crate::util::{Mesh, invocation, node_result, on};
 
@@ -29,6 +30,13 @@ const BROKEN: &str = r#"{
   "resources": [
     {"kind": "process", "description": "Exits at once", "command": ["/bin/sh", "-c", "exit 3"]}
   ]
+}"#;
+
+/// A container.
+const BOXED: &str = r#"{
+  "name": "boxed", "version": "1", "description": "A container that sleeps.",
+  "resources": [{"kind": "container", "image": "mesh-sleeper", "command": ["/usr/bin/sleep", "infinity"],
+                 "environment": {"GREETING": "hi"}}]
 }"#;
 
 /// Keys in a shared JSON file.
@@ -261,4 +269,47 @@ fn check_diff_shows_a_hand_edit_and_never_a_secret_files_content() {
     mesh.run(&["check", "node1", "--diff"]).ok();
     clean(&mesh, "reader");
     clean(&mesh, "keeper");
+}
+
+#[test]
+fn a_container_changed_by_hand_is_reported_and_recreated() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module("boxed", BOXED, &[]);
+    mesh.run(&["push", "--all"]).ok();
+    on(
+        "node1",
+        &format!("docker rm -f boxed >/dev/null 2>&1; {IMAGE}"),
+    );
+    mesh.run(&["assign", "boxed", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let inspect = |format: &str| {
+        on(
+            "node1",
+            &format!("docker inspect --format '{format}' boxed"),
+        )
+        .trim()
+        .to_string()
+    };
+    let policy = inspect("{{.HostConfig.RestartPolicy.Name}}");
+    let first = inspect("{{.Id}}");
+    // a converged container is left alone
+    mesh.run(&["check", "node1"]).ok();
+
+    let other = if policy == "no" { "always" } else { "no" };
+    on(
+        "node1",
+        &format!("docker update --restart={other} boxed >/dev/null"),
+    );
+    let check = mesh.run(&["check", "node1"]).code(4).stdout;
+    assert!(
+        check.contains("would recreate container boxed (restart changed on the machine)"),
+        "{check}"
+    );
+    mesh.run(&["push", "node1"]).ok();
+    assert_eq!(inspect("{{.HostConfig.RestartPolicy.Name}}"), policy);
+    assert_ne!(inspect("{{.Id}}"), first, "the container was not recreated");
+    assert_eq!(inspect("{{.State.Running}}"), "true");
+    mesh.run(&["check", "node1"]).ok();
+    clean(&mesh, "boxed");
 }
