@@ -177,6 +177,7 @@ impl Adopt<'_> {
             state: State::Unchanged,
             detail,
             undo: (undo != Undo::default()).then_some(undo),
+            seen: Vec::new(),
         });
         self.record.resources.insert(id.to_string(), entry);
     }

@@ -2,6 +2,7 @@
 //! costs them. Every call is `systemctl` with the unit as an argument after `--`, never a shell.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use mesh_wire::Cost;
 
@@ -20,28 +21,8 @@ pub(crate) struct UnitState {
 
 /// Asks systemd for the unit's state.
 pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
-    let out = Command::new("systemctl")
-        .args([
-            "show",
-            "--property=LoadState,ActiveState,UnitFileState",
-            "--",
-            unit,
-        ])
-        .output()
-        .map_err(|e| format!("cannot run systemctl show {unit}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "systemctl show {unit} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-            .unwrap_or("")
-            .to_string()
-    };
+    let text = show(unit, "LoadState,ActiveState,UnitFileState")?;
+    let value = |key: &str| show_value(&text, key).to_string();
     let active = value("ActiveState");
     Ok(UnitState {
         exists: value("LoadState") != "not-found",
@@ -57,6 +38,61 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
         },
         failed: active == "failed",
     })
+}
+
+/// How long a unit just started or restarted is watched before it is called running: a command
+/// that cannot run fails (or enters systemd's restart loop) within it.
+const SETTLE: Duration = Duration::from_millis(1500);
+
+/// Waits a moment after a unit's start or restart and says why it is not running, if it is not:
+/// failed, in a restart loop (`Restart=` hides a crash as "activating"), or stopped. A unit that
+/// stays active through the wait, and was not restarted by systemd in it, runs.
+pub(crate) fn settled(unit: &str) -> Result<(), String> {
+    let restarts = |text: &str| show_value(text, "NRestarts").parse::<u64>().unwrap_or(0);
+    let started = Instant::now();
+    let mut first = None;
+    loop {
+        let text = show(unit, "ActiveState,SubState,Result,NRestarts,ExecMainStatus")?;
+        let active = show_value(&text, "ActiveState");
+        let sub = show_value(&text, "SubState");
+        let before = *first.get_or_insert_with(|| restarts(&text));
+        let looping = sub == "auto-restart" || restarts(&text) > before;
+        if active == "failed" || active == "inactive" || looping {
+            let result = show_value(&text, "Result");
+            let status = show_value(&text, "ExecMainStatus");
+            return Err(format!(
+                "{unit} is not running: systemd says {active} ({sub}), result {result}, exit \
+                 status {status}{}; see `journalctl -u {unit}`",
+                if looping { ", in its restart loop" } else { "" }
+            ));
+        }
+        if started.elapsed() >= SETTLE {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `systemctl show` of the named properties.
+fn show(unit: &str, properties: &str) -> Result<String, String> {
+    let out = Command::new("systemctl")
+        .args(["show", &format!("--property={properties}"), "--", unit])
+        .output()
+        .map_err(|e| format!("cannot run systemctl show {unit}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "systemctl show {unit} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// One property's value in `systemctl show`'s answer; empty when it is not there.
+fn show_value<'t>(text: &'t str, key: &str) -> &'t str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or("")
 }
 
 /// Runs `systemctl VERB -- UNIT`.

@@ -50,6 +50,10 @@ pub(crate) struct Connect {
 pub(crate) struct CheckArgs {
     #[command(flatten)]
     select: Selection,
+    /// Show each file that differs on the machine as a unified diff from what it has to what a
+    /// push would write (a secret file or an environment file is never shown).
+    #[arg(long)]
+    diff: bool,
     #[command(flatten)]
     connect: Connect,
 }
@@ -260,6 +264,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .map(|(node, declaration)| job(&inv, node, declaration))
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
+    let diff = a.diff.then(|| ctx.color());
     let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), |r| {
         if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
             && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
@@ -269,7 +274,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         if ctx.json {
             String::new()
         } else {
-            render::node(r, Mode::DryRun)
+            render::node(r, Mode::DryRun, diff)
         }
     })?;
     let failed = results
@@ -403,7 +408,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         if ctx.json {
             String::new()
         } else {
-            render::node(r, Mode::Apply)
+            render::node(r, Mode::Apply, None)
         }
     })?;
     if ctx.json {

@@ -170,8 +170,10 @@ pub(crate) fn held_reason(moves: &[crate::plan::Move]) -> String {
     )
 }
 
-/// One node's result as text: a line, then each resource and unit that moved.
-pub(crate) fn node(r: &NodeResult, mode: Mode) -> String {
+/// One node's result as text: a line, then each resource and unit that moved; with `diff`
+/// (`Some(color)`), each file a dry run found different as a unified diff from what the machine
+/// has to what a push would write.
+pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     let mut out = String::new();
     let answer = match &r.result {
         Err(e) => {
@@ -212,6 +214,9 @@ pub(crate) fn node(r: &NodeResult, mode: Mode) -> String {
     {
         let line = format!("  {} {}: {}", o.state.as_str(), o.id, o.detail);
         let _ = writeln!(out, "{}", visible(&line));
+        if let Some(color) = diff {
+            out.push_str(&seen(o, color));
+        }
     }
     for u in &report.units {
         let done = match (&u.error, mode) {
@@ -248,6 +253,22 @@ pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
             "applied"
         }
     )
+}
+
+/// The diffs of the files the helper found different, indented under their resource. A missing
+/// file reads as empty.
+fn seen(o: &crate::wire::Outcome, color: bool) -> String {
+    let mut out = String::new();
+    for s in &o.seen {
+        let found = s.found.as_deref().unwrap_or_default();
+        if s.found.is_none() {
+            let _ = writeln!(out, "      {} is missing on the machine", visible(&s.path));
+        }
+        for line in crate::plan::diff::render(&s.path, found, &s.declared, color).lines() {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+    out
 }
 
 /// Every node's result as JSON.

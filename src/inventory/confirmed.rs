@@ -153,6 +153,7 @@ mod tests {
                     state: *s,
                     detail: String::new(),
                     undo: None,
+                    seen: Vec::new(),
                 })
                 .collect(),
             units: vec![],

@@ -12,6 +12,7 @@ mod confirmed;
 mod container;
 mod corpus;
 mod cost;
+mod drift;
 mod giveback;
 mod helper;
 mod honesty;

@@ -553,6 +553,45 @@ pub struct Outcome {
     /// What undeclaring it would do, after this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<Undo>,
+    /// In a dry run, each file of it that would change and holds no secret: what the machine
+    /// has and what a push would write, for `check --diff`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<Seen>,
+}
+
+/// A file as the machine has it and as a push would write it. Either text is at most
+/// [`Seen::MAX`] bytes; a longer file, or one that is not text, is not sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seen {
+    /// The file's path on the machine.
+    pub path: String,
+    /// What it holds now; `None`: it is missing.
+    pub found: Option<String>,
+    /// What a push would write.
+    pub declared: String,
+}
+
+impl Seen {
+    /// The largest text sent either way.
+    pub const MAX: usize = 64 * 1024;
+
+    /// The pair, if both are text of at most [`Seen::MAX`] bytes.
+    pub fn of(path: &str, found: Option<&[u8]>, declared: &[u8]) -> Option<Seen> {
+        let text = |b: &[u8]| {
+            (b.len() <= Seen::MAX)
+                .then(|| String::from_utf8(b.to_vec()).ok())
+                .flatten()
+        };
+        let found = match found {
+            Some(b) => Some(text(b)?),
+            None => None,
+        };
+        Some(Seen {
+            path: path.to_string(),
+            found,
+            declared: text(declared)?,
+        })
+    }
 }
 
 /// The states a resource can end a run in.

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
+use serde_json::Value;
 
 use super::{Run, env, outcome};
 use crate::files;
@@ -31,12 +32,31 @@ impl Run<'_> {
             Some(Entry::Container(e)) => e.spec.clone(),
             _ => None,
         };
+        // what a container the mesh made no longer runs with, changed by hand
+        let by_hand = found
+            .as_ref()
+            .map(|c| c.differing(spec))
+            .unwrap_or_default();
         let (state, detail) = match &found {
             Some(c) if c.spec.is_none() => {
                 return Err(
                     "a container of this name exists and the mesh did not make it; it is left alone"
                         .into(),
                 );
+            }
+            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && !by_hand.is_empty() => {
+                let fields = by_hand.join(", ");
+                if self.applying() {
+                    self.recreate(resource, spec, record, &digest)?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} ({fields} changed on the machine)",
+                        self.said("recreated", "recreate"),
+                        spec.name
+                    ),
+                )
             }
             Some(c) if c.spec.as_deref() == Some(digest.as_str()) && c.running => {
                 return Ok(outcome(
@@ -65,10 +85,7 @@ impl Run<'_> {
                     .filter(|f| !f.is_empty())
                     .unwrap_or_else(|| "its spec".into());
                 if self.applying() {
-                    self.remember(resource, spec, record, false)?;
-                    make_sources(spec)?;
-                    docker(&["rm", "-f", &spec.name])?;
-                    self.run_container(resource, spec, &digest)?;
+                    self.recreate(resource, spec, record, &digest)?;
                 }
                 (
                     State::Changed,
@@ -95,6 +112,20 @@ impl Run<'_> {
             self.remember(resource, spec, record, true)?;
         }
         Ok(outcome(&resource.id, state, detail))
+    }
+
+    /// Removes the container and runs it again from `spec`, recorded first.
+    fn recreate(
+        &self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        record: &mut Record,
+        digest: &str,
+    ) -> Result<(), String> {
+        self.remember(resource, spec, record, false)?;
+        make_sources(spec)?;
+        docker(&["rm", "-f", &spec.name])?;
+        self.run_container(resource, spec, digest)
     }
 
     /// `docker run`, its environment read from a root-only env-file that is gone again once
@@ -180,12 +211,99 @@ struct Found {
     /// The mesh's spec label; `None`: not made by the mesh.
     spec: Option<String>,
     running: bool,
+    /// Docker's whole account of it (`docker container inspect`).
+    inspected: Value,
+}
+
+impl Found {
+    /// The fields of `spec` the container does not run with, as Docker reports it: a container
+    /// changed by hand (`docker update`, or made again with the mesh's labels) keeps its label
+    /// and no longer runs its spec. An environment value is compared, never shown.
+    fn differing(&self, spec: &ContainerSpec) -> Vec<&'static str> {
+        let config = &self.inspected["Config"];
+        let host = &self.inspected["HostConfig"];
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let env = strings(&config["Env"]);
+        let mut mounts: Vec<(String, String, bool)> = host["Mounts"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| {
+                        (
+                            m["Source"].as_str().unwrap_or_default().to_string(),
+                            m["Target"].as_str().unwrap_or_default().to_string(),
+                            m["ReadOnly"].as_bool().unwrap_or(false),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        mounts.sort();
+        let mut wanted_mounts: Vec<(String, String, bool)> = spec
+            .mounts
+            .iter()
+            .map(|m| (m.source.clone(), m.target.clone(), m.read_only))
+            .collect();
+        wanted_mounts.sort();
+        let mut ports: Vec<String> = host["PortBindings"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .flat_map(|(inside, out)| {
+                        out.as_array().into_iter().flatten().map(move |b| {
+                            format!("{}:{inside}", b["HostPort"].as_str().unwrap_or_default())
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        ports.sort();
+        let mut wanted_ports: Vec<String> = spec
+            .ports
+            .iter()
+            .map(|p| format!("{}:{}/{}", p.host, p.container, p.protocol))
+            .collect();
+        wanted_ports.sort();
+        [
+            (
+                "image",
+                config["Image"].as_str() != Some(spec.image.as_str()),
+            ),
+            (
+                "command",
+                !spec.command.is_empty() && strings(&config["Cmd"]) != spec.command,
+            ),
+            (
+                "environment",
+                spec.environment
+                    .iter()
+                    .any(|(k, v)| !env.contains(&format!("{k}={v}"))),
+            ),
+            ("mounts", mounts != wanted_mounts),
+            ("ports", ports != wanted_ports),
+            (
+                "restart",
+                host["RestartPolicy"]["Name"].as_str() != Some(spec.restart.as_str()),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, d)| *d)
+        .map(|(f, _)| f)
+        .collect()
+    }
 }
 
 fn inspect(name: &str) -> Result<Option<Found>, String> {
-    let format = format!("{{{{index .Config.Labels \"{SPEC_LABEL}\"}}}}|{{{{.State.Running}}}}");
     let out = Command::new("docker")
-        .args(["container", "inspect", "--format", &format, "--", name])
+        .args(["container", "inspect", "--", name])
         .output()
         .map_err(|e| {
             format!(
@@ -199,13 +317,14 @@ fn inspect(name: &str) -> Result<Option<Found>, String> {
         }
         return Err(format!("docker container inspect failed: {}", said.trim()));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let (label, running) = text.trim().rsplit_once('|').unwrap_or(("", "false"));
-    // Docker prints "<no value>" for a label that is not there
-    let ours = !label.is_empty() && !label.starts_with('<');
+    let all: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("docker container inspect answered what is not JSON: {e}"))?;
+    let inspected = all.get(0).cloned().unwrap_or(Value::Null);
+    let label = inspected["Config"]["Labels"][SPEC_LABEL].as_str();
     Ok(Some(Found {
-        spec: ours.then(|| label.to_string()),
-        running: running == "true",
+        spec: label.filter(|l| !l.is_empty()).map(str::to_string),
+        running: inspected["State"]["Running"].as_bool() == Some(true),
+        inspected,
     }))
 }
 
@@ -280,5 +399,61 @@ fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), String> {
             args.first().copied().unwrap_or_default(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::{ContainerSpec, Mount, Port};
+    use serde_json::json;
+
+    use super::Found;
+
+    fn spec() -> ContainerSpec {
+        ContainerSpec {
+            name: "app-web".into(),
+            image: "mesh-sleeper".into(),
+            command: vec!["/usr/bin/sleep".into(), "infinity".into()],
+            environment: [("GREETING".to_string(), "hi".to_string())].into(),
+            secret_environment: vec![],
+            mounts: vec![Mount {
+                source: "/srv/app".into(),
+                target: "/data".into(),
+                read_only: true,
+            }],
+            ports: vec![Port {
+                host: 8080,
+                container: 80,
+                protocol: "tcp".into(),
+            }],
+            restart: "unless-stopped".into(),
+        }
+    }
+
+    fn found(restart: &str, greeting: &str) -> Found {
+        Found {
+            spec: Some("digest".into()),
+            running: true,
+            inspected: json!({
+                "Config": {"Image": "mesh-sleeper", "Cmd": ["/usr/bin/sleep", "infinity"],
+                           "Env": [format!("GREETING={greeting}"), "PATH=/usr/bin"]},
+                "HostConfig": {
+                    "RestartPolicy": {"Name": restart},
+                    "Mounts": [{"Type": "bind", "Source": "/srv/app", "Target": "/data", "ReadOnly": true}],
+                    "PortBindings": {"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}
+                }
+            }),
+        }
+    }
+
+    #[test]
+    fn a_container_as_docker_runs_its_spec_differs_in_nothing() {
+        assert!(found("unless-stopped", "hi").differing(&spec()).is_empty());
+    }
+
+    #[test]
+    fn what_was_changed_by_hand_is_named_and_a_value_never_shown() {
+        let differing = found("no", "by hand").differing(&spec());
+        assert_eq!(differing, vec!["environment", "restart"]);
     }
 }

@@ -165,7 +165,15 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::File(entry));
         }
-        Ok(outcome(&resource.id, state, detail))
+        let mut done = outcome(&resource.id, state, detail);
+        if !self.applying() && !spec.secret && !same_content {
+            done.seen.extend(mesh_wire::Seen::of(
+                &spec.path,
+                found.as_ref().map(|f| f.bytes.as_slice()),
+                want,
+            ));
+        }
+        Ok(done)
     }
 
     /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
@@ -386,6 +394,34 @@ mod tests {
         );
         assert!(!detail.contains("hunter2"), "{detail}");
         assert!(!target.exists(), "the refused file stays on the machine");
+    }
+
+    #[test]
+    fn a_dry_run_shows_what_a_plain_file_has_and_never_a_secret_ones() {
+        let (dir, paths) = sandbox();
+        let plain = dir.path().join("plain.conf");
+        let secret = dir.path().join("secret.conf");
+        std::fs::write(&plain, "by hand\n").unwrap();
+        std::fs::write(&secret, "password typed-by-hand\n").unwrap();
+        let mut hidden = file(&secret, "password hunter2\n");
+        if let Spec::File(f) = &mut hidden.spec {
+            f.secret = true;
+        }
+        let d = decl(vec![file(&plain, "declared\n"), hidden]);
+        let report = run(&d, Mode::DryRun, &paths).unwrap();
+        let seen = &report.resources[0].seen;
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert_eq!(seen[0].found.as_deref(), Some("by hand\n"));
+        assert_eq!(seen[0].declared, "declared\n");
+        assert!(report.resources[1].seen.is_empty());
+        let sent = serde_json::to_string(&report).unwrap();
+        assert!(
+            !sent.contains("hunter2") && !sent.contains("typed-by-hand"),
+            "{sent}"
+        );
+        // a push reports what it did, not what it found
+        let report = run(&d, Mode::Apply, &paths).unwrap();
+        assert!(report.resources.iter().all(|o| o.seen.is_empty()));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::Path;
 use mesh_wire::{Key, KeysSpec, Outcome, Resource, State, change_cost};
 use serde_json::{Map, Value};
 
-use super::{Run, outcome};
+use super::{Run, on_disk, outcome};
 use crate::files;
 use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
@@ -93,7 +93,18 @@ impl Run<'_> {
             source: spec.costing.source.clone(),
             settings: spec.costing.settings.clone(),
         };
-        if set.is_empty() && dropped.is_empty() {
+        // A file the mesh made keeps the owner and mode it was made with; a shared file the
+        // host had keeps its own.
+        let wanted_meta = match &found {
+            Some(f) if entry.created => {
+                let (uid, gid) = owners::ids(&spec.owner, &spec.group)?;
+                Some(((f.uid, f.gid, f.mode), (uid, gid, spec.mode)))
+            }
+            _ => None,
+        };
+        let other_meta = wanted_meta
+            .and_then(|(found, want)| on_disk::other_owner_or_mode(&spec.path, found, want));
+        if set.is_empty() && dropped.is_empty() && other_meta.is_none() {
             if self.applying() {
                 entry.made_from = Some(made_from);
                 record
@@ -115,20 +126,28 @@ impl Run<'_> {
             record
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
-            let (owner, mode) = match &found {
-                Some(f) => ((f.uid, f.gid), f.mode),
-                None => (owners::ids(&spec.owner, &spec.group)?, spec.mode),
+            let (owner, mode) = match (&found, wanted_meta) {
+                (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
+                (Some(f), None) => ((f.uid, f.gid), f.mode),
+                (None, _) => (owners::ids(&spec.owner, &spec.group)?, spec.mode),
             };
-            files::write_atomically(path, &render(&doc), Some(owner), mode)
-                .map_err(|e| e.to_string())?;
+            if set.is_empty() && dropped.is_empty() {
+                files::set_owner_mode(path, owner.0, owner.1, mode)
+            } else {
+                files::write_atomically(path, &render(&doc), Some(owner), mode)
+            }
+            .map_err(|e| e.to_string())?;
         }
         let previous = entry
             .made_from
             .as_ref()
             .map(|m| (m.source.as_str(), &m.settings));
-        let cost = change_cost(previous, &spec.costing, drifted);
-        for unit in &spec.costing.units {
-            self.owe(unit, cost, &resource.id);
+        // an owner or mode set again changes nothing a unit reads
+        if !(set.is_empty() && dropped.is_empty()) {
+            let cost = change_cost(previous, &spec.costing, drifted);
+            for unit in &spec.costing.units {
+                self.owe(unit, cost, &resource.id);
+            }
         }
         if self.applying() {
             entry.made_from = Some(made_from);
@@ -145,6 +164,12 @@ impl Run<'_> {
                 "{} {}",
                 self.said("gave back", "give back"),
                 dropped.join(", ")
+            ));
+        }
+        if let Some(other) = &other_meta {
+            what.push(format!(
+                "{} owner and mode ({other})",
+                self.said("set", "set")
             ));
         }
         Ok(outcome(

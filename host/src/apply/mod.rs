@@ -14,6 +14,7 @@ mod file;
 #[cfg(test)]
 mod hostile_tests;
 mod keys;
+mod on_disk;
 mod package;
 mod process;
 #[cfg(test)]
@@ -269,6 +270,7 @@ fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
         state,
         detail: detail.into(),
         undo: None,
+        seen: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use mesh_wire::{Outcome, ProcessSpec, Resource, State};
 
-use super::{Run, env, outcome};
+use super::{Run, env, on_disk, outcome};
 use crate::files;
 use crate::owners;
 use crate::record::{Entry, Paths, ProcessEntry, Record};
@@ -51,7 +51,17 @@ impl Run<'_> {
                 }
             }
         };
-        let changed = entry.digest.as_deref() != Some(digest.as_str());
+        // What was sent is only a digest in the record: the files themselves are compared too, so
+        // a hand edit, a deleted script or a chmod is seen and written back.
+        let drift = if entry.digest.is_some() {
+            on_disk::compare(
+                &wanted(&unit_file, &unit_text, &env_file, env_text.as_deref(), spec),
+                &bundle_dir,
+            )?
+        } else {
+            on_disk::Drift::default()
+        };
+        let changed = entry.digest.as_deref() != Some(digest.as_str()) || !drift.is_empty();
         let now = units::state(&spec.unit).ok();
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
         let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
@@ -63,6 +73,7 @@ impl Run<'_> {
             ));
         }
         let first = entry.digest.is_none();
+        let mut not_running = None;
         if self.applying() {
             // recorded before it is written, so an interrupted run still removes it
             if env_text.is_some() {
@@ -98,10 +109,13 @@ impl Run<'_> {
                 let _ = units::systemctl("reset-failed", &spec.unit);
                 units::systemctl("start", &spec.unit)?;
             }
+            // its files are as declared whether or not it runs: the record says so
             entry.digest = Some(digest);
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Process(entry));
+            // a command that cannot run is not "started": systemctl returns before it fails
+            not_running = units::settled(&spec.unit).err();
         }
         let what = if first {
             self.said("created, enabled and started", "create, enable and start")
@@ -120,15 +134,25 @@ impl Run<'_> {
             }
             did.join(" and ")
         };
-        Ok(outcome(
+        let drifted = if drift.is_empty() {
+            String::new()
+        } else {
+            format!(" (changed on the machine: {})", drift.what.join("; "))
+        };
+        let (state, failure) = match &not_running {
+            Some(e) => (State::Failed, format!(", but {e}")),
+            None if first => (State::Created, String::new()),
+            None => (State::Changed, String::new()),
+        };
+        let mut done = outcome(
             &resource.id,
-            if first {
-                State::Created
-            } else {
-                State::Changed
-            },
-            format!("{what} {}", spec.unit),
-        ))
+            state,
+            format!("{what} {}{drifted}{failure}", spec.unit),
+        );
+        if !self.applying() {
+            done.seen = drift.seen;
+        }
+        Ok(done)
     }
 
     pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, String> {
@@ -245,23 +269,58 @@ pub(crate) fn on_disk_digest(
     unit_file: &Path,
 ) -> Option<String> {
     let (env_file, env_text, unit_text) = unit_and_environment(paths, spec);
-    let same = |path: &Path, want: &[u8]| {
-        files::read(path)
-            .ok()
-            .flatten()
-            .is_some_and(|f| f.bytes == want)
-    };
-    let same_unit = same(unit_file, unit_text.as_bytes());
-    let same_env = env_text
-        .as_ref()
-        .is_none_or(|t| same(&env_file, t.as_bytes()));
-    let same_bundle = spec.bundle.iter().all(|f| {
-        same(
-            &Path::new(&spec.bundle_dir).join(&f.path),
+    let wanted = wanted(unit_file, &unit_text, &env_file, env_text.as_deref(), spec);
+    on_disk::compare(&wanted, Path::new(&spec.bundle_dir))
+        .ok()
+        .filter(on_disk::Drift::is_empty)
+        .map(|_| digest(&unit_text, env_text.as_deref(), spec))
+}
+
+/// Every file a process writes, with the owner and mode it gets: what [`write_bundle`], the
+/// environment file and the unit file put on the machine.
+fn wanted<'a>(
+    unit_file: &Path,
+    unit_text: &'a str,
+    env_file: &Path,
+    env_text: Option<&'a str>,
+    spec: &'a ProcessSpec,
+) -> Vec<on_disk::Wanted<'a>> {
+    let root =
+        |path: PathBuf, bytes: &'a [u8], mode: u32, name: String, shown: bool| on_disk::Wanted {
+            path,
+            bytes,
+            uid: 0,
+            gid: 0,
+            mode,
+            name,
+            shown,
+        };
+    let mut all = vec![root(
+        unit_file.to_path_buf(),
+        unit_text.as_bytes(),
+        0o644,
+        "unit file".into(),
+        true,
+    )];
+    if let Some(text) = env_text {
+        all.push(root(
+            env_file.to_path_buf(),
+            text.as_bytes(),
+            0o600,
+            "environment file".into(),
+            false,
+        ));
+    }
+    for f in &spec.bundle {
+        all.push(root(
+            Path::new(&spec.bundle_dir).join(&f.path),
             f.content.as_bytes(),
-        )
-    });
-    (same_unit && same_env && same_bundle).then(|| digest(&unit_text, env_text.as_deref(), spec))
+            f.mode,
+            format!("bundle file {}", f.path),
+            true,
+        ));
+    }
+    all
 }
 
 /// What the unit runs from: a change of any of it restarts the unit.

@@ -112,21 +112,45 @@ fn remove_tree_at(parent: &OwnedFd, name: &OsStr) -> Result<(), Errno> {
 /// left empty; a link is a file here, removed and never followed.
 pub(crate) fn prune(path: &Path, keep: &BTreeSet<PathBuf>) -> io::Result<()> {
     let dir = open_dir(path, false)?;
-    prune_at(&dir.fd, path, keep).map_err(|e| at(&path.display().to_string(), e))
+    prune_at(&dir.fd, path, keep, true, &mut Vec::new())
+        .map_err(|e| at(&path.display().to_string(), e))
 }
 
-fn prune_at(fd: &OwnedFd, path: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), Errno> {
+/// The files under the directory `path` that are not in `keep`: what [`prune`] would remove.
+/// A directory that is not there holds none.
+pub(crate) fn strays(path: &Path, keep: &BTreeSet<PathBuf>) -> io::Result<Vec<PathBuf>> {
+    let dir = match open_dir(path, false) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut found = Vec::new();
+    prune_at(&dir.fd, path, keep, false, &mut found)
+        .map_err(|e| at(&path.display().to_string(), e))?;
+    Ok(found)
+}
+
+fn prune_at(
+    fd: &OwnedFd,
+    path: &Path,
+    keep: &BTreeSet<PathBuf>,
+    remove: bool,
+    found: &mut Vec<PathBuf>,
+) -> Result<(), Errno> {
     for name in entries(fd)? {
         let here = path.join(&name);
         match open_dir_at(fd, &name) {
             Ok(sub) => {
-                prune_at(&sub, &here, keep)?;
-                if entries(&sub)?.is_empty() {
+                prune_at(&sub, &here, keep, remove, found)?;
+                if remove && entries(&sub)?.is_empty() {
                     rustix::fs::unlinkat(fd, &name, AtFlags::REMOVEDIR)?;
                 }
             }
             Err(Errno::LOOP | Errno::NOTDIR) if !keep.contains(&here) => {
-                rustix::fs::unlinkat(fd, &name, AtFlags::empty())?;
+                if remove {
+                    rustix::fs::unlinkat(fd, &name, AtFlags::empty())?;
+                }
+                found.push(here);
             }
             Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => {}
             Err(e) => return Err(e),
