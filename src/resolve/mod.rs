@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::catalogue::{Catalogue, Module, ResourceDef, digest};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
-    self, BundleFile, ContainerSpec, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
+    self, BundleFile, ContainerSpec, Cost, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
     PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
 pub use settings::{Effective, Source, effective};
@@ -224,6 +224,7 @@ fn resource(
                                 .chain(f.path.references())
                                 .collect(),
                             values,
+                            f.cost,
                         ),
                         cost: f.cost,
                         units: unit_names(&f.units, &text)?,
@@ -252,7 +253,7 @@ fn resource(
                     keys,
                     costing: Costing {
                         source: k.source.clone(),
-                        settings: used(module, refs, values),
+                        settings: used(module, refs, values, k.cost),
                         cost: k.cost,
                         units: unit_names(&k.units, &text)?,
                     },
@@ -292,6 +293,8 @@ fn resource(
                             path: path.clone(),
                             content: text(t),
                             mode: *mode,
+                            source: digest(&[t.source_text().as_bytes()]),
+                            settings: used(module, t.references(), values, Cost::Restart),
                         })
                         .collect(),
                 }),
@@ -390,22 +393,29 @@ fn unit_names(
         .collect()
 }
 
-/// The settings a resource reads, each with a digest of its value (never the value) and its cost.
+/// The settings and requirement fields a resource reads, each with a digest of its value (never
+/// the value) and what its change costs: a setting's declared cost; for a requirement's field (a
+/// provider's host, a port, a placed directory: `db.host`), `cost`, the resource's own, since a
+/// requirement declares none.
 fn used(
     module: &Module,
     references: Vec<&str>,
     values: &BTreeMap<String, Value>,
+    cost: Cost,
 ) -> BTreeMap<String, SettingUse> {
     references
         .into_iter()
         .filter_map(|name| {
-            let decl = module.setting(name)?;
             let value = values.get(name)?;
+            let cost = match module.setting(name) {
+                Some(decl) => decl.cost,
+                None => cost,
+            };
             Some((
                 name.to_string(),
                 SettingUse {
                     digest: digest(&[name.as_bytes(), value.to_string().as_bytes()]),
-                    cost: decl.cost,
+                    cost,
                 },
             ))
         })
