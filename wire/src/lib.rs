@@ -270,10 +270,11 @@ impl ProcessSpec {
             && (&self.environment, &self.working_directory, &self.restart)
                 == (&old.environment, &old.working_directory, &old.restart)
             && self.bundle_dir == old.bundle_dir
-            && self.bundle.iter().map(|f| (&f.path, f.mode)).eq(old
+            && self
                 .bundle
                 .iter()
-                .map(|f| (&f.path, f.mode)));
+                .map(|f| (&f.path, f.mode))
+                .eq(old.bundle.iter().map(|f| (&f.path, f.mode)));
         if !same_frame {
             return Cost::Restart;
         }

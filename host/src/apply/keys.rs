@@ -107,11 +107,20 @@ impl Run<'_> {
             ));
         }
 
+        let previous = entry
+            .made_from
+            .as_ref()
+            .map(|m| (m.source.as_str(), &m.settings));
+        let cost = change_cost(previous, &spec.costing, drifted);
         if self.applying() {
-            // The record says what each key replaced before the file changes.
+            // The record says what each key replaced, and what the change owes, before the file
+            // changes.
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Keys(entry.clone()));
+        }
+        self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
+        if self.applying() {
             record
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
@@ -121,14 +130,6 @@ impl Run<'_> {
             };
             files::write_atomically(path, &render(&doc), Some(owner), mode)
                 .map_err(|e| e.to_string())?;
-        }
-        let previous = entry
-            .made_from
-            .as_ref()
-            .map(|m| (m.source.as_str(), &m.settings));
-        let cost = change_cost(previous, &spec.costing, drifted);
-        for unit in &spec.costing.units {
-            self.owe(unit, cost, &resource.id);
         }
         if self.applying() {
             entry.made_from = Some(made_from);

@@ -449,7 +449,11 @@ impl Run<'_> {
                 }
                 outcome(id, State::Removed, detail)
             }
-            Err(e) => outcome(id, State::Failed, e),
+            Err(e) => {
+                // nothing was given back: its readers owe nothing for it
+                self.forgive(record, &[id.to_string()].into());
+                outcome(id, State::Failed, e)
+            }
         }
     }
 
