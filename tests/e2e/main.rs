@@ -11,6 +11,7 @@ mod cli;
 mod container;
 mod corpus;
 mod cost;
+mod costs_every_cause;
 mod giveback;
 mod helper;
 mod honesty;
