@@ -572,6 +572,34 @@ mod tests {
     }
 
     #[test]
+    fn a_file_given_back_costs_its_readers_its_declared_cost() {
+        let old = decl(vec![file("/a", "x", "1", &["u.service"])]);
+        let p = plan(&decl(vec![]), Some(&old), None);
+        assert_eq!(p.units.len(), 1);
+        assert_eq!(p.units[0].action, Cost::Restart);
+        assert_eq!(p.units[0].because, vec!["m:file:/a (given back)"]);
+        // the helper said undoing it changes nothing (its original was lost): nothing is paid
+        let report = Report {
+            version: VERSION,
+            mode: crate::wire::Mode::Apply,
+            hostname: "n".into(),
+            resources: vec![crate::wire::Outcome {
+                id: "m:file:/a".into(),
+                state: crate::wire::State::Unchanged,
+                detail: String::new(),
+                undo: Some(Undo::default()),
+            }],
+            units: vec![],
+            adoption: None,
+        };
+        assert!(
+            plan(&decl(vec![]), Some(&old), Some(&report))
+                .units
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn a_plan_says_which_units_start_stop_or_restart() {
         let service = |unit: &str, running: bool| Resource {
             id: format!("m:service:{unit}"),

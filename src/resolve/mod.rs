@@ -522,6 +522,44 @@ mod tests {
     }
 
     #[test]
+    fn a_requirement_field_a_file_reads_costs_like_a_setting_at_the_files_own_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("use");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(
+            m.join("module.json"),
+            r#"{"name": "use", "version": "1", "description": "A consumer.",
+                "requires": [{"name": "db", "kind": "module", "provision": "db",
+                              "fields": {"host": {"type": "string"}}}],
+                "resources": [{"kind": "file", "path": "/etc/use.conf", "template": "use.conf",
+                               "cost": "restart", "units": ["use.service"]}]}"#,
+        )
+        .unwrap();
+        std::fs::write(m.join("use.conf"), "server ${db.host}\n").unwrap();
+        let module = load_module(&m).unwrap();
+        let costing = |host: &str| {
+            let values: BTreeMap<String, Value> = [("db.host".to_string(), json!(host))].into();
+            let r = resource("use", &module, &module.resources[0], &values).unwrap();
+            r.spec.costing().cloned().unwrap()
+        };
+        let (before, after) = (costing("10.0.0.1"), costing("10.0.0.2"));
+        assert_eq!(after.settings["db.host"].cost, Cost::Restart);
+        assert_ne!(
+            after.settings["db.host"].digest,
+            before.settings["db.host"].digest
+        );
+        // only the provider's address moved: the file's readers pay its cost
+        assert_eq!(
+            crate::wire::change_cost(
+                Some((before.source.as_str(), &before.settings)),
+                &after,
+                false
+            ),
+            Cost::Restart
+        );
+    }
+
+    #[test]
     fn a_setting_that_would_break_a_unit_or_an_environment_is_refused_before_anything_is_sent() {
         let dir = tempfile::tempdir().unwrap();
         let m = dir.path().join("svc");

@@ -725,6 +725,60 @@ mod tests {
     }
 
     #[test]
+    fn a_bundle_file_costs_what_moved_in_it_and_anything_else_restarts() {
+        let made = spec(
+            "t1",
+            &[("quiet", "1", Cost::None), ("loud", "1", Cost::Restart)],
+            Cost::Restart,
+        );
+        let file = |source: &str, quiet: &str, loud: &str, content: &str| BundleFile {
+            path: "run.sh".into(),
+            content: content.into(),
+            mode: 0o755,
+            source: source.into(),
+            settings: spec(
+                "",
+                &[("quiet", quiet, Cost::None), ("loud", loud, Cost::Restart)],
+                Cost::None,
+            )
+            .settings,
+        };
+        let was = Some((made.source.as_str(), &made.settings));
+        assert_eq!(file("t1", "2", "1", "x").cost(was), Cost::None);
+        assert_eq!(file("t1", "2", "2", "x").cost(was), Cost::Restart);
+        assert_eq!(file("t2", "1", "1", "x").cost(was), Cost::Restart);
+        assert_eq!(file("t1", "1", "1", "x").cost(None), Cost::Restart);
+
+        let process = |bundle: BundleFile, command: &str| ProcessSpec {
+            unit: "p.service".into(),
+            description: "p".into(),
+            command: vec![command.into()],
+            user: "root".into(),
+            environment: BTreeMap::new(),
+            secret_environment: vec![],
+            working_directory: None,
+            restart: "always".into(),
+            bundle_dir: "/var/lib/mesh/bundles/p".into(),
+            bundle: vec![bundle],
+        };
+        let old = process(file("t1", "1", "1", "a"), "/bin/sh");
+        assert_eq!(
+            process(file("t1", "2", "1", "b"), "/bin/sh").change_cost(&old),
+            Cost::None
+        );
+        assert_eq!(
+            process(file("t1", "1", "2", "b"), "/bin/sh").change_cost(&old),
+            Cost::Restart
+        );
+        // its command moved: a restart, whatever the bundle
+        assert_eq!(
+            process(file("t1", "1", "1", "a"), "/bin/bash").change_cost(&old),
+            Cost::Restart
+        );
+        assert_eq!(old.change_cost(&old), Cost::None);
+    }
+
+    #[test]
     fn cost_orders_none_reload_restart() {
         assert!(Cost::None < Cost::Reload && Cost::Reload < Cost::Restart);
     }

@@ -163,3 +163,70 @@ fn validate(argv: &[String], secret: bool) -> Result<(), String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::{Mode, Resource, Spec, State};
+
+    use super::super::testkit::{decl, file, run, sandbox};
+    use crate::record::Record;
+
+    /// A file read by `units`, checked by `validate`.
+    fn read_by(
+        path: &std::path::Path,
+        content: &str,
+        units: &[&str],
+        validate: &[&str],
+    ) -> Resource {
+        let mut r = file(path, content);
+        if let Spec::File(f) = &mut r.spec {
+            f.costing.units = units.iter().map(|u| u.to_string()).collect();
+            f.costing.cost = mesh_wire::Cost::Restart;
+            f.validate = validate.iter().map(|v| v.to_string()).collect();
+        }
+        r
+    }
+
+    #[test]
+    fn one_refused_file_puts_back_every_file_of_its_unit_and_owes_nothing() {
+        let (dir, paths) = sandbox();
+        let (a, b, alone) = (
+            dir.path().join("a.conf"),
+            dir.path().join("b.conf"),
+            dir.path().join("alone.conf"),
+        );
+        std::fs::write(&a, "a before\n").unwrap();
+        std::fs::write(&b, "b before\n").unwrap();
+        let refuse_b = format!("! grep -q bad {}", b.display());
+        let d = decl(vec![
+            read_by(&a, "a new\n", &["u.service"], &["true"]),
+            read_by(&b, "b bad\n", &["u.service"], &["sh", "-c", &refuse_b]),
+            // checked on its own: another unit's file is not put back with them
+            read_by(&alone, "alone\n", &[], &["true"]),
+        ]);
+        let report = run(&d, Mode::Apply, &paths).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a before\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "b before\n");
+        assert_eq!(std::fs::read_to_string(&alone).unwrap(), "alone\n");
+        assert!(report.units.is_empty(), "{:?}", report.units);
+        let states: Vec<State> = report.resources.iter().map(|o| o.state).collect();
+        assert_eq!(states, vec![State::Failed, State::Failed, State::Created]);
+        let put_back = &report.resources[0].detail;
+        assert!(
+            put_back.contains(&format!(
+                "put back: u.service's check refused {}",
+                b.display()
+            )),
+            "{put_back}"
+        );
+        let refused = &report.resources[1].detail;
+        assert!(refused.contains("refused the new content"), "{refused}");
+        assert!(refused.contains(&a.display().to_string()), "{refused}");
+        // nothing is owed to the unit, and the next run tries both again
+        let record = Record::load(&paths).unwrap().unwrap();
+        assert!(record.units.is_empty(), "{:?}", record.units);
+        let again = run(&d, Mode::DryRun, &paths).unwrap();
+        assert_eq!(again.resources[0].state, State::Changed);
+        assert_eq!(again.resources[1].state, State::Changed);
+    }
+}
