@@ -254,9 +254,13 @@ pub struct BundleFile {
 
 impl BundleFile {
     /// What a change of this bundle file's content costs its process, from what it was last
-    /// made from (`None`: a new file, or one whose making is unknown).
+    /// made from (`None`: a new file, or one whose making is unknown). A process the mesh writes
+    /// has no ExecReload: what would reload it restarts it.
     pub fn cost(&self, previous: Option<(&str, &BTreeMap<String, SettingUse>)>) -> Cost {
-        made_cost(previous, &self.source, &self.settings, Cost::Restart, false)
+        match made_cost(previous, &self.source, &self.settings, Cost::Restart, false) {
+            Cost::Reload => Cost::Restart,
+            cost => cost,
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! A whole file the mesh owns: written atomically, the original kept the first time, checked by
-//! its `validate` command before any unit pays for it, and given back when undeclared.
+//! A whole file the mesh owns: written atomically, the original kept the first time, what the
+//! change costs its units owed in the record before it is written, checked by its `validate`
+//! command with the other files of its units before any unit pays for it (`validate`), and given
+//! back when undeclared.
 
 use std::io;
 use std::path::Path;

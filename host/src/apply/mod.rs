@@ -2,8 +2,10 @@
 //! holds that is no longer declared undone, and every unit paid what the changes cost it.
 //!
 //! Order: what is no longer declared is given back first (units stopped before their files go,
-//! files before their directories); then packages, directories, files and keys are made; then the
-//! units that read changed files are reloaded or restarted, once each, at the strongest cost owed;
+//! files before their directories); then packages, directories, files and keys are made (what a
+//! change owes its units is written to the record before the change is made); then the files of
+//! each unit are checked together, all kept or all put back; then the units that read changed
+//! files are reloaded or restarted, once each, at the strongest cost owed;
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 

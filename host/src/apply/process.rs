@@ -99,10 +99,8 @@ impl Run<'_> {
             if !enabled {
                 units::systemctl("enable", &spec.unit)?;
             }
-            if running && cost == Cost::Restart {
+            if running && cost > Cost::None {
                 units::systemctl("restart", &spec.unit)?;
-            } else if running && cost == Cost::Reload {
-                units::systemctl("reload", &spec.unit)?;
             } else if !running {
                 let _ = units::systemctl("reset-failed", &spec.unit);
                 units::systemctl("start", &spec.unit)?;
@@ -138,8 +136,7 @@ impl Run<'_> {
                 did.push(self.said("enabled", "enable"));
             }
             match (running, cost) {
-                (true, Cost::Restart) => did.push(self.said("restarted", "restart")),
-                (true, Cost::Reload) => did.push(self.said("reloaded", "reload")),
+                (true, Cost::Restart | Cost::Reload) => did.push(self.said("restarted", "restart")),
                 (true, Cost::None) if changed => {
                     did.push(self.said(
                         "left running (only what it reads on every use moved)",
