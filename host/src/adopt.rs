@@ -246,6 +246,7 @@ impl Adopt<'_> {
                         bundle_dir: p.bundle_dir.clone(),
                         env_file: apply::env_file_of(self.paths, p),
                         digest: apply::on_disk_digest(self.paths, p, &unit_file),
+                        made_from: None,
                     });
                     self.take(id, entry, format!("{}: the mesh wrote it; taken", p.unit));
                 }
@@ -340,6 +341,7 @@ impl Adopt<'_> {
                     .to_string(),
                 env_file: apply::env_file_there(self.paths, &unit),
                 digest: None,
+                made_from: None,
             });
             self.take(
                 &format!("adopted:process:{unit}"),

@@ -113,6 +113,20 @@ pub(crate) struct ProcessEntry {
     pub(crate) env_file: Option<String>,
     /// sha256 of the unit file, environment and bundle last written: a change restarts the unit.
     pub(crate) digest: Option<String>,
+    /// What it was last made from, for the cost of the next change; `None` (an older record, an
+    /// adopted process): the next change restarts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) made_from: Option<ProcessMade>,
+}
+
+/// What a process was last made from: a change of its frame (unit file, environment, the
+/// bundle's names and modes) restarts it; a bundle file that moved costs what moved in it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ProcessMade {
+    /// sha256 of the unit file, the environment and the bundle's names and modes.
+    pub(crate) frame: String,
+    /// Each bundle file by its path in the bundle.
+    pub(crate) bundle: BTreeMap<String, Written>,
 }
 
 impl Entry {

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::wire::{Cost, Declaration, Report, Resource, Spec, Undo, change_cost};
+use crate::wire::{
+    Cost, Declaration, ProcessSpec, Report, Resource, SettingUse, Spec, Undo, change_cost,
+};
 
 /// What a push would do to one node.
 #[derive(Debug, Clone, Serialize)]
@@ -148,9 +150,12 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 if fields.is_empty() {
                     continue;
                 }
-                let moved = match (old.spec.costing(), r.spec.costing()) {
-                    (Some(was), Some(now)) => moved_settings(was, now),
-                    _ => Vec::new(),
+                let moved = match (&old.spec, &r.spec) {
+                    (Spec::Process(was), Spec::Process(now)) => moved_in_bundle(was, now),
+                    _ => match (old.spec.costing(), r.spec.costing()) {
+                        (Some(was), Some(now)) => moved_settings(&was.settings, &now.settings),
+                        _ => Vec::new(),
+                    },
                 };
                 if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
                     && content(&old.spec) != content(&r.spec)
@@ -172,9 +177,15 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         owe(&mut units, &now.unit, Cost::Restart, &r.id);
                         stops.push(now.unit.clone());
                     }
-                    // its unit or bundle changed: the process restarts
-                    (Spec::Process(_), Spec::Process(now)) => {
-                        owe(&mut units, &now.unit, Cost::Restart, &r.id);
+                    // its unit or bundle changed: the process pays what moved (a bundle file that
+                    // only a `none` setting moved leaves it running)
+                    (Spec::Process(was), Spec::Process(now)) => {
+                        let because = if moved.is_empty() {
+                            r.id.clone()
+                        } else {
+                            format!("{}: {}", r.id, moved.join(", "))
+                        };
+                        owe(&mut units, &now.unit, now.change_cost(was), &because);
                     }
                     _ => {}
                 }
@@ -203,6 +214,19 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 for unit in &u.stops {
                     owe(&mut units, unit, Cost::Restart, id);
                     stops.push(unit.clone());
+                }
+            }
+            // a file or keys given back is a change its readers pay its declared cost for, unless
+            // the helper said undoing it changes nothing (its original was lost)
+            let given_back = undo.as_ref().is_none_or(|u| {
+                let path = old.spec.target().to_string();
+                u.deletes.contains(&path) || u.restores.contains(&path)
+            });
+            if let Some(c) = old.spec.costing()
+                && given_back
+            {
+                for unit in &c.units {
+                    owe(&mut units, unit, c.cost, &format!("{id} (given back)"));
                 }
             }
             changes.push(Change {
@@ -315,20 +339,34 @@ pub fn content(spec: &Spec) -> String {
 
 /// The settings a resource reads whose values differ between two sends (by digest: a plan names
 /// a setting, never shows its value here).
-fn moved_settings(was: &crate::wire::Costing, now: &crate::wire::Costing) -> Vec<String> {
-    now.settings
-        .iter()
-        .filter(|(name, use_now)| {
-            was.settings.get(*name).map(|u| &u.digest) != Some(&use_now.digest)
-        })
+fn moved_settings(
+    was: &BTreeMap<String, SettingUse>,
+    now: &BTreeMap<String, SettingUse>,
+) -> Vec<String> {
+    now.iter()
+        .filter(|(name, use_now)| was.get(*name).map(|u| &u.digest) != Some(&use_now.digest))
         .map(|(name, _)| name.clone())
-        .chain(
-            was.settings
-                .keys()
-                .filter(|name| !now.settings.contains_key(*name))
-                .cloned(),
-        )
+        .chain(was.keys().filter(|name| !now.contains_key(*name)).cloned())
         .collect()
+}
+
+/// The settings that moved in a process's bundle files, each once.
+fn moved_in_bundle(was: &ProcessSpec, now: &ProcessSpec) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &now.bundle {
+        let empty = BTreeMap::new();
+        let before = was
+            .bundle
+            .iter()
+            .find(|w| w.path == f.path)
+            .map_or(&empty, |w| &w.settings);
+        for name in moved_settings(before, &f.settings) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// Environment variables as a plan shows them: a secret's value never.
@@ -427,7 +465,13 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                     a.working_directory != b.working_directory,
                 ),
                 ("restart", a.restart != b.restart),
-                ("bundle", a.bundle != b.bundle),
+                (
+                    "bundle",
+                    !a.bundle
+                        .iter()
+                        .map(|f| (&f.path, &f.content, f.mode))
+                        .eq(b.bundle.iter().map(|f| (&f.path, &f.content, f.mode))),
+                ),
                 ("description", a.description != b.description),
             ] {
                 if differs {
@@ -532,6 +576,35 @@ mod tests {
         let p = plan(&new, Some(&old), None);
         assert_eq!(p.units.len(), 1);
         assert_eq!(p.units[0].action, Cost::Reload);
+    }
+
+    #[test]
+    fn a_file_given_back_costs_its_readers_its_declared_cost() {
+        let old = decl(vec![file("/a", "x", "1", &["u.service"])]);
+        let p = plan(&decl(vec![]), Some(&old), None);
+        assert_eq!(p.units.len(), 1);
+        assert_eq!(p.units[0].action, Cost::Restart);
+        assert_eq!(p.units[0].because, vec!["m:file:/a (given back)"]);
+        // the helper said undoing it changes nothing (its original was lost): nothing is paid
+        let report = Report {
+            version: VERSION,
+            mode: crate::wire::Mode::Apply,
+            hostname: "n".into(),
+            resources: vec![crate::wire::Outcome {
+                id: "m:file:/a".into(),
+                state: crate::wire::State::Unchanged,
+                detail: String::new(),
+                undo: Some(Undo::default()),
+                seen: Vec::new(),
+            }],
+            units: vec![],
+            adoption: None,
+        };
+        assert!(
+            plan(&decl(vec![]), Some(&old), Some(&report))
+                .units
+                .is_empty()
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::catalogue::{Catalogue, Module, ResourceDef, digest};
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{
-    self, BundleFile, ContainerSpec, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
+    self, BundleFile, ContainerSpec, Cost, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
     PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
 pub use settings::{Effective, Source, effective};
@@ -225,6 +225,7 @@ fn resource(
                                 .chain(f.path.references())
                                 .collect(),
                             values,
+                            f.cost,
                         ),
                         cost: f.cost,
                         units: unit_names(&f.units, &text)?,
@@ -253,7 +254,7 @@ fn resource(
                     keys,
                     costing: Costing {
                         source: k.source.clone(),
-                        settings: used(module, refs, values),
+                        settings: used(module, refs, values, k.cost),
                         cost: k.cost,
                         units: unit_names(&k.units, &text)?,
                     },
@@ -293,6 +294,8 @@ fn resource(
                             path: path.clone(),
                             content: text(t),
                             mode: *mode,
+                            source: digest(&[t.source_text().as_bytes()]),
+                            settings: used(module, t.references(), values, Cost::Restart),
                         })
                         .collect(),
                 }),
@@ -391,22 +394,29 @@ fn unit_names(
         .collect()
 }
 
-/// The settings a resource reads, each with a digest of its value (never the value) and its cost.
+/// The settings and requirement fields a resource reads, each with a digest of its value (never
+/// the value) and what its change costs: a setting's declared cost; for a requirement's field (a
+/// provider's host, a port, a placed directory: `db.host`), `cost`, the resource's own, since a
+/// requirement declares none.
 fn used(
     module: &Module,
     references: Vec<&str>,
     values: &BTreeMap<String, Value>,
+    cost: Cost,
 ) -> BTreeMap<String, SettingUse> {
     references
         .into_iter()
         .filter_map(|name| {
-            let decl = module.setting(name)?;
             let value = values.get(name)?;
+            let cost = match module.setting(name) {
+                Some(decl) => decl.cost,
+                None => cost,
+            };
             Some((
                 name.to_string(),
                 SettingUse {
                     digest: digest(&[name.as_bytes(), value.to_string().as_bytes()]),
-                    cost: decl.cost,
+                    cost,
                 },
             ))
         })
@@ -509,6 +519,44 @@ mod tests {
         assert_eq!(
             crate::wire::change_cost(Some((b.source.as_str(), &b.settings)), a, false),
             Cost::Reload
+        );
+    }
+
+    #[test]
+    fn a_requirement_field_a_file_reads_costs_like_a_setting_at_the_files_own_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("use");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(
+            m.join("module.json"),
+            r#"{"name": "use", "version": "1", "description": "A consumer.",
+                "requires": [{"name": "db", "kind": "module", "provision": "db",
+                              "fields": {"host": {"type": "string"}}}],
+                "resources": [{"kind": "file", "path": "/etc/use.conf", "template": "use.conf",
+                               "cost": "restart", "units": ["use.service"]}]}"#,
+        )
+        .unwrap();
+        std::fs::write(m.join("use.conf"), "server ${db.host}\n").unwrap();
+        let module = load_module(&m).unwrap();
+        let costing = |host: &str| {
+            let values: BTreeMap<String, Value> = [("db.host".to_string(), json!(host))].into();
+            let r = resource("use", &module, &module.resources[0], &values).unwrap();
+            r.spec.costing().cloned().unwrap()
+        };
+        let (before, after) = (costing("10.0.0.1"), costing("10.0.0.2"));
+        assert_eq!(after.settings["db.host"].cost, Cost::Restart);
+        assert_ne!(
+            after.settings["db.host"].digest,
+            before.settings["db.host"].digest
+        );
+        // only the provider's address moved: the file's readers pay its cost
+        assert_eq!(
+            crate::wire::change_cost(
+                Some((before.source.as_str(), &before.settings)),
+                &after,
+                false
+            ),
+            Cost::Restart
         );
     }
 

@@ -8,7 +8,7 @@ use crate::util::{Mesh, invocation, node_result, on};
 
 const KEEPER: &str = r#"{
   "name": "keeper", "version": "1", "description": "Everything the mesh gives back, on one machine.",
-  "settings": [{"name": "greeting", "type": "string", "meaning": "What the worker says.", "default": "hello", "cost": "none"}],
+  "settings": [{"name": "greeting", "type": "string", "meaning": "What the worker says (at start).", "default": "hello", "cost": "restart"}],
   "requires": [
     {"name": "empty", "kind": "host", "directory": {}},
     {"name": "data", "kind": "host", "directory": {"mode": "0750"}}
@@ -114,7 +114,7 @@ fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     let plan = mesh.run(&["plan", "node1"]).ok();
     assert!(
         plan.stdout
-            .contains("~ keeper:process:keeper-worker.service (bundle)"),
+            .contains("~ keeper:process:keeper-worker.service (bundle; settings moved: greeting)"),
         "{}",
         plan.stdout
     );

@@ -12,6 +12,7 @@ mod confirmed;
 mod container;
 mod corpus;
 mod cost;
+mod costs_every_cause;
 mod drift;
 mod giveback;
 mod helper;

@@ -249,6 +249,53 @@ pub struct BundleFile {
     pub path: String,
     pub content: String,
     pub mode: u32,
+    /// The template's digest: a change of it restarts the process.
+    #[serde(default)]
+    pub source: String,
+    /// The settings and requirement fields it reads: a change of only these costs what they
+    /// declare (a `none` setting read in a bundle file does not restart the process).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, SettingUse>,
+}
+
+impl BundleFile {
+    /// What a change of this bundle file's content costs its process, from what it was last
+    /// made from (`None`: a new file, or one whose making is unknown). A process the mesh writes
+    /// has no ExecReload: what would reload it restarts it.
+    pub fn cost(&self, previous: Option<(&str, &BTreeMap<String, SettingUse>)>) -> Cost {
+        match made_cost(previous, &self.source, &self.settings, Cost::Restart, false) {
+            Cost::Reload => Cost::Restart,
+            cost => cost,
+        }
+    }
+}
+
+impl ProcessSpec {
+    /// What going from `old` to `self` costs the unit: anything but a bundle file's content
+    /// (its command, user, environment, unit, the bundle's files and modes) restarts it; a bundle
+    /// file whose content moved costs what [`BundleFile::cost`] says. `None` when nothing moved.
+    pub fn change_cost(&self, old: &ProcessSpec) -> Cost {
+        let same_frame = (&self.unit, &self.description, &self.command, &self.user)
+            == (&old.unit, &old.description, &old.command, &old.user)
+            && (&self.environment, &self.working_directory, &self.restart)
+                == (&old.environment, &old.working_directory, &old.restart)
+            && self.bundle_dir == old.bundle_dir
+            && self
+                .bundle
+                .iter()
+                .map(|f| (&f.path, f.mode))
+                .eq(old.bundle.iter().map(|f| (&f.path, f.mode)));
+        if !same_frame {
+            return Cost::Restart;
+        }
+        self.bundle
+            .iter()
+            .zip(&old.bundle)
+            .filter(|(now, was)| now.content != was.content)
+            .map(|(now, was)| now.cost(Some((was.source.as_str(), &was.settings))))
+            .max()
+            .unwrap_or(Cost::None)
+    }
 }
 
 /// A container the mesh runs. It carries the labels `mesh.instance` and `mesh.spec` (a digest of
@@ -456,11 +503,22 @@ pub fn change_cost(
     next: &Costing,
     drifted: bool,
 ) -> Cost {
+    made_cost(previous, &next.source, &next.settings, next.cost, drifted)
+}
+
+/// [`change_cost`] for anything made from a source and settings, `cost` being what a change for
+/// any other reason costs. Requirement fields a template reads (`db.host`) are settings here.
+pub fn made_cost(
+    previous: Option<(&str, &BTreeMap<String, SettingUse>)>,
+    source: &str,
+    settings: &BTreeMap<String, SettingUse>,
+    cost: Cost,
+    drifted: bool,
+) -> Cost {
     let Some((previous_source, previous_settings)) = previous else {
-        return next.cost;
+        return cost;
     };
-    let moved = next
-        .settings
+    let moved = settings
         .iter()
         .filter(|(name, now)| previous_settings.get(*name).map(|p| &p.digest) != Some(&now.digest))
         .map(|(_, now)| now.cost)
@@ -468,13 +526,13 @@ pub fn change_cost(
             // a setting the file no longer reads also moved
             previous_settings
                 .iter()
-                .filter(|(name, _)| !next.settings.contains_key(*name))
+                .filter(|(name, _)| !settings.contains_key(*name))
                 .map(|(_, was)| was.cost),
         )
         .max()
         .unwrap_or(Cost::None);
-    if drifted || previous_source != next.source {
-        moved.max(next.cost)
+    if drifted || previous_source != source {
+        moved.max(cost)
     } else {
         moved
     }
@@ -713,6 +771,60 @@ mod tests {
         let p = Some((prev.source.as_str(), &prev.settings));
         assert_eq!(change_cost(p, &same, true), Cost::Reload);
         assert_eq!(change_cost(p, &new_template, false), Cost::Reload);
+    }
+
+    #[test]
+    fn a_bundle_file_costs_what_moved_in_it_and_anything_else_restarts() {
+        let made = spec(
+            "t1",
+            &[("quiet", "1", Cost::None), ("loud", "1", Cost::Restart)],
+            Cost::Restart,
+        );
+        let file = |source: &str, quiet: &str, loud: &str, content: &str| BundleFile {
+            path: "run.sh".into(),
+            content: content.into(),
+            mode: 0o755,
+            source: source.into(),
+            settings: spec(
+                "",
+                &[("quiet", quiet, Cost::None), ("loud", loud, Cost::Restart)],
+                Cost::None,
+            )
+            .settings,
+        };
+        let was = Some((made.source.as_str(), &made.settings));
+        assert_eq!(file("t1", "2", "1", "x").cost(was), Cost::None);
+        assert_eq!(file("t1", "2", "2", "x").cost(was), Cost::Restart);
+        assert_eq!(file("t2", "1", "1", "x").cost(was), Cost::Restart);
+        assert_eq!(file("t1", "1", "1", "x").cost(None), Cost::Restart);
+
+        let process = |bundle: BundleFile, command: &str| ProcessSpec {
+            unit: "p.service".into(),
+            description: "p".into(),
+            command: vec![command.into()],
+            user: "root".into(),
+            environment: BTreeMap::new(),
+            secret_environment: vec![],
+            working_directory: None,
+            restart: "always".into(),
+            bundle_dir: "/var/lib/mesh/bundles/p".into(),
+            bundle: vec![bundle],
+        };
+        let old = process(file("t1", "1", "1", "a"), "/bin/sh");
+        assert_eq!(
+            process(file("t1", "2", "1", "b"), "/bin/sh").change_cost(&old),
+            Cost::None
+        );
+        assert_eq!(
+            process(file("t1", "1", "2", "b"), "/bin/sh").change_cost(&old),
+            Cost::Restart
+        );
+        // its command moved: a restart, whatever the bundle
+        assert_eq!(
+            process(file("t1", "1", "1", "a"), "/bin/bash").change_cost(&old),
+            Cost::Restart
+        );
+        assert_eq!(old.change_cost(&old), Cost::None);
     }
 
     #[test]

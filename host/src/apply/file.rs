@@ -1,9 +1,10 @@
-//! A whole file the mesh owns: written atomically, the original kept the first time, checked by
-//! its `validate` command before any unit pays for it, and given back when undeclared.
+//! A whole file the mesh owns: written atomically, the original kept the first time, what the
+//! change costs its units owed in the record before it is written, checked by its `validate`
+//! command with the other files of its units before any unit pays for it (`validate`), and given
+//! back when undeclared.
 
 use std::io;
 use std::path::Path;
-use std::process::Command;
 
 use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
@@ -93,6 +94,9 @@ impl Run<'_> {
                 spec.path
             );
         } else {
+            let previous = written.map(|w| (w.source.as_str(), &w.settings));
+            let cost = change_cost(previous, &spec.costing, drifted);
+            self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
             if self.applying() {
                 if let Some(parent) = path.parent()
                     && !entry.parents_made.is_empty()
@@ -100,29 +104,21 @@ impl Run<'_> {
                     // made with the mode a directory gets by default; recorded in the entry
                     files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
                 }
-                files::write_atomically(path, want, Some((uid, gid)), spec.mode)
-                    .map_err(|e| e.to_string())?;
-                if let Err(e) = validate(&spec.validate, spec.secret) {
-                    let undone = match &found {
-                        Some(f) => {
-                            files::write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode)
-                        }
-                        None => files::remove(path),
-                    };
-                    return Err(match undone {
-                        Ok(()) => {
-                            format!("{e}; the previous content is back and no unit was touched")
-                        }
-                        Err(u) => {
-                            format!("{e}; and the previous content could not be put back: {u}")
-                        }
-                    });
+                if let Err(e) = files::write_atomically(path, want, Some((uid, gid)), spec.mode) {
+                    // nothing was written: nothing is owed for it
+                    self.forgive(record, &[resource.id.clone()].into());
+                    return Err(e.to_string());
                 }
-            }
-            let previous = written.map(|w| (w.source.as_str(), &w.settings));
-            let cost = change_cost(previous, &spec.costing, drifted);
-            for unit in &spec.costing.units {
-                self.owe(unit, cost, &resource.id);
+                // checked with the other files of its units once all are in place
+                self.written.push(super::validate::Written {
+                    id: resource.id.clone(),
+                    path: spec.path.clone(),
+                    previous: found.clone(),
+                    entry: record.resources.get(&resource.id).cloned(),
+                    validate: spec.validate.clone(),
+                    secret: spec.secret,
+                    units: spec.costing.units.clone(),
+                });
             }
             (state, detail) = match &found {
                 None => (
@@ -237,35 +233,6 @@ impl Run<'_> {
 /// (Records written before named blobs by their content; those names are read as they are.)
 fn original_name(id: &str) -> String {
     format!("resource-{}", files::sha256(id.as_bytes()))
-}
-
-/// Runs a file's check command; an empty one checks nothing. The check's own words are passed on,
-/// except for a secret file: a checker may quote the line it refuses.
-fn validate(argv: &[String], secret: bool) -> Result<(), String> {
-    let Some((program, args)) = argv.split_first() else {
-        return Ok(());
-    };
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run the check `{}`: {e}", argv.join(" ")))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let said = String::from_utf8_lossy(&out.stderr);
-        let said = said.trim();
-        Err(format!(
-            "the check `{}` refused the new content{}",
-            argv.join(" "),
-            if secret {
-                " (what it said is not shown: the file holds secrets)".to_string()
-            } else if said.is_empty() {
-                String::new()
-            } else {
-                format!(": {said}")
-            }
-        ))
-    }
 }
 
 #[cfg(test)]

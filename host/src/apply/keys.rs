@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use mesh_wire::{Key, KeysSpec, Outcome, Resource, State, change_cost};
+use mesh_wire::{Cost, Key, KeysSpec, Outcome, Resource, State, change_cost};
 use serde_json::{Map, Value};
 
 use super::{Run, on_disk, outcome};
@@ -118,11 +118,25 @@ impl Run<'_> {
             ));
         }
 
+        let previous = entry
+            .made_from
+            .as_ref()
+            .map(|m| (m.source.as_str(), &m.settings));
+        // an owner or mode set again changes nothing a unit reads
+        let cost = if set.is_empty() && dropped.is_empty() {
+            Cost::None
+        } else {
+            change_cost(previous, &spec.costing, drifted)
+        };
         if self.applying() {
-            // The record says what each key replaced before the file changes.
+            // The record says what each key replaced, and what the change owes, before the file
+            // changes.
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Keys(entry.clone()));
+        }
+        self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
+        if self.applying() {
             record
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
@@ -137,17 +151,6 @@ impl Run<'_> {
                 files::write_atomically(path, &render(&doc), Some(owner), mode)
             }
             .map_err(|e| e.to_string())?;
-        }
-        let previous = entry
-            .made_from
-            .as_ref()
-            .map(|m| (m.source.as_str(), &m.settings));
-        // an owner or mode set again changes nothing a unit reads
-        if !(set.is_empty() && dropped.is_empty()) {
-            let cost = change_cost(previous, &spec.costing, drifted);
-            for unit in &spec.costing.units {
-                self.owe(unit, cost, &resource.id);
-            }
         }
         if self.applying() {
             entry.made_from = Some(made_from);

@@ -2,8 +2,10 @@
 //! holds that is no longer declared undone, and every unit paid what the changes cost it.
 //!
 //! Order: what is no longer declared is given back first (units stopped before their files go,
-//! files before their directories); then packages, directories, files and keys are made; then the
-//! units that read changed files are reloaded or restarted, once each, at the strongest cost owed;
+//! files before their directories); then packages, directories, files and keys are made (what a
+//! change owes its units is written to the record before the change is made); then the files of
+//! each unit are checked together, all kept or all put back; then the units that read changed
+//! files are reloaded or restarted, once each, at the strongest cost owed;
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 
@@ -20,6 +22,7 @@ mod process;
 #[cfg(test)]
 mod refused;
 mod service;
+mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
 pub(crate) use process::{env_file_of, env_file_there, on_disk_digest};
@@ -114,12 +117,15 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         mode,
         paths,
         owed: BTreeMap::new(),
+        earlier: BTreeSet::new(),
         outcomes: Vec::new(),
         spent_blobs: Vec::new(),
+        written: Vec::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
-            run.owe(unit, entry.owed, "owed by an earlier push");
+            run.owe(unit, entry.owed, EARLIER);
+            run.earlier.insert(unit.clone());
         }
     }
 
@@ -176,6 +182,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             fault(mode, paths, &resource.id);
         }
     }
+    // every file is in place: each unit's files are checked together, all kept or all put back
+    run.check_written(&mut record)?;
     // A unit declared stopped is not restarted on its way down; a process restarts itself.
     let not_paid: BTreeSet<&str> = declaration
         .resources
@@ -254,14 +262,22 @@ pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
     }
 }
 
+/// The cause of a cost the record kept from a run that did not pay it.
+const EARLIER: &str = "owed by an earlier push";
+
 struct Run<'a> {
     mode: Mode,
     paths: &'a Paths,
-    /// What each unit is owed, and the resources that owe it.
-    owed: BTreeMap<String, (Cost, Vec<String>)>,
+    /// What each unit is owed, by cause (a resource id, or [`EARLIER`]).
+    owed: BTreeMap<String, Vec<(Cost, String)>>,
+    /// Units the record said were owed when this run began: an earlier payment of theirs failed,
+    /// or a helper died before paying.
+    earlier: BTreeSet<String>,
     outcomes: Vec<Outcome>,
     /// Kept originals put back in this run, deleted once the record no longer names them.
     spent_blobs: Vec<String>,
+    /// Files written in this run, to be checked with the others of their units.
+    written: Vec<validate::Written>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
@@ -348,12 +364,58 @@ impl Run<'_> {
     }
 
     fn owe(&mut self, unit: &str, cost: Cost, because: &str) {
-        let slot = self
-            .owed
+        self.owed
             .entry(unit.to_string())
-            .or_insert((Cost::None, Vec::new()));
-        slot.0 = slot.0.max(cost);
-        slot.1.push(because.to_string());
+            .or_default()
+            .push((cost, because.to_string()));
+    }
+
+    /// Owes `cost` to each of `units` for `because`, and, when applying, writes it into the
+    /// record first: the caller changes the machine only after this, so a helper killed at any
+    /// instant leaves the cost owed for the next run.
+    fn owe_durably(
+        &mut self,
+        record: &mut Record,
+        units: &[String],
+        cost: Cost,
+        because: &str,
+    ) -> Result<(), String> {
+        let mut raised = false;
+        for unit in units {
+            self.owe(unit, cost, because);
+            if self.applying() && cost > Cost::None {
+                let entry = record.units.entry(unit.clone()).or_default();
+                raised |= entry.owed < cost;
+                entry.owed = entry.owed.max(cost);
+            }
+        }
+        if raised {
+            record
+                .save(self.paths)
+                .map_err(|e| format!("cannot save the record: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Takes back what `causes` owed (files put back): each unit's record then owes only what
+    /// its other causes do.
+    fn forgive(&mut self, record: &mut Record, causes: &BTreeSet<String>) {
+        let applying = self.applying();
+        for (unit, owed) in &mut self.owed {
+            let before = owed.len();
+            owed.retain(|(_, because)| !causes.contains(because));
+            if owed.len() == before || !applying {
+                continue;
+            }
+            match owed.iter().map(|(c, _)| *c).max() {
+                Some(cost) if cost > Cost::None => {
+                    record.units.entry(unit.clone()).or_default().owed = cost;
+                }
+                _ => {
+                    record.units.remove(unit);
+                }
+            }
+        }
     }
 
     fn undeclare(&mut self, id: &str, record: &mut Record) -> Outcome {
@@ -361,16 +423,20 @@ impl Run<'_> {
             return outcome(id, State::Unchanged, "not in the record");
         };
         let result = match &entry {
-            Entry::File(file) => self.give_back_file(file).inspect(|_| {
-                for unit in &file.readers.units {
-                    self.owe(unit, file.readers.cost, id);
-                }
-            }),
-            Entry::Keys(keys) => self.give_back_keys(keys).inspect(|_| {
-                for unit in &keys.readers.units {
-                    self.owe(unit, keys.readers.cost, id);
-                }
-            }),
+            // what is given back is a change its readers pay for, owed before it is made; a file
+            // whose original was lost is left as it is, and costs nothing
+            Entry::File(file) => (if file.original_lost {
+                Ok(())
+            } else {
+                self.owe_durably(record, &file.readers.units, file.readers.cost, id)
+            })
+            .and_then(|()| self.give_back_file(file)),
+            Entry::Keys(keys) => (if keys.originals_lost {
+                Ok(())
+            } else {
+                self.owe_durably(record, &keys.readers.units, keys.readers.cost, id)
+            })
+            .and_then(|()| self.give_back_keys(keys)),
             Entry::Service(service) => self.give_back_service(service),
             Entry::Directory(dir) => self.give_back_directory(dir),
             Entry::Package(package) => Ok(format!(
@@ -387,22 +453,32 @@ impl Run<'_> {
                 }
                 outcome(id, State::Removed, detail)
             }
-            Err(e) => outcome(id, State::Failed, e),
+            Err(e) => {
+                // nothing was given back: its readers owe nothing for it
+                self.forgive(record, &[id.to_string()].into());
+                outcome(id, State::Failed, e)
+            }
         }
     }
 
     fn pay_units(&mut self, record: &mut Record, stopping: &BTreeSet<&str>) -> Vec<UnitOutcome> {
         let owed = std::mem::take(&mut self.owed);
         let mut out = Vec::new();
-        for (unit, (cost, because)) in owed {
+        for (unit, causes) in owed {
+            let cost = causes.iter().map(|(c, _)| *c).max().unwrap_or(Cost::None);
             if cost == Cost::None {
                 continue;
             }
+            let because = causes
+                .into_iter()
+                .filter(|(c, _)| *c > Cost::None)
+                .map(|(_, b)| b)
+                .collect();
             if stopping.contains(unit.as_str()) {
                 record.units.remove(&unit);
                 continue;
             }
-            let owed_before = record.units.get(&unit).is_some_and(|u| u.owed > Cost::None);
+            let owed_before = self.earlier.contains(&unit);
             let (done, error) = if self.applying() {
                 match units::pay(&unit, cost, owed_before) {
                     Ok(done) => {

@@ -5,12 +5,12 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use mesh_wire::{Outcome, ProcessSpec, Resource, State};
+use mesh_wire::{Cost, Outcome, ProcessSpec, Resource, State};
 
 use super::{Run, env, on_disk, outcome};
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, Paths, ProcessEntry, Record};
+use crate::record::{Entry, Paths, ProcessEntry, ProcessMade, Record, Written};
 use crate::units;
 
 impl Run<'_> {
@@ -48,6 +48,7 @@ impl Run<'_> {
                     bundle_dir: spec.bundle_dir.clone(),
                     env_file: None,
                     digest: None,
+                    made_from: None,
                 }
             }
         };
@@ -74,6 +75,16 @@ impl Run<'_> {
         }
         let first = entry.digest.is_none();
         let mut not_running = None;
+        let frame = frame(&unit_text, env_text.as_deref(), spec);
+        // a file changed on the machine is not what the process was started with: whatever
+        // moved, it restarts, as a hand edit of a file costs the file's declared cost
+        let cost = if !drift.is_empty() {
+            Cost::Restart
+        } else if changed {
+            change_cost(&entry, &frame, spec)
+        } else {
+            Cost::None
+        };
         if self.applying() {
             // recorded before it is written, so an interrupted run still removes it
             if env_text.is_some() {
@@ -103,7 +114,7 @@ impl Run<'_> {
             if !enabled {
                 units::systemctl("enable", &spec.unit)?;
             }
-            if running && changed {
+            if running && cost > Cost::None {
                 units::systemctl("restart", &spec.unit)?;
             } else if !running {
                 let _ = units::systemctl("reset-failed", &spec.unit);
@@ -111,6 +122,21 @@ impl Run<'_> {
             }
             // its files are as declared whether or not it runs: the record says so
             entry.digest = Some(digest);
+            entry.made_from = Some(ProcessMade {
+                frame,
+                bundle: spec
+                    .bundle
+                    .iter()
+                    .map(|f| {
+                        let made = Written {
+                            sha256: files::sha256(f.content.as_bytes()),
+                            source: f.source.clone(),
+                            settings: f.settings.clone(),
+                        };
+                        (f.path.clone(), made)
+                    })
+                    .collect(),
+            });
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Process(entry));
@@ -127,10 +153,16 @@ impl Run<'_> {
             if !enabled {
                 did.push(self.said("enabled", "enable"));
             }
-            match (running, changed) {
-                (true, true) => did.push(self.said("restarted", "restart")),
+            match (running, cost) {
+                (true, Cost::Restart | Cost::Reload) => did.push(self.said("restarted", "restart")),
+                (true, Cost::None) if changed => {
+                    did.push(self.said(
+                        "left running (only what it reads on every use moved)",
+                        "leave running (only what it reads on every use moved)",
+                    ));
+                }
                 (false, _) => did.push(self.said("started", "start")),
-                (true, false) => {}
+                (true, Cost::None) => {}
             }
             did.join(" and ")
         };
@@ -321,6 +353,38 @@ fn wanted<'a>(
         ));
     }
     all
+}
+
+/// What a change from what `entry` was made from costs the unit: its frame moved (or is not
+/// known), a restart; else the strongest cost among its bundle files that moved
+/// ([`mesh_wire::BundleFile::cost`]). A change nothing here explains restarts it.
+fn change_cost(entry: &ProcessEntry, frame: &str, spec: &ProcessSpec) -> Cost {
+    let Some(made) = entry.made_from.as_ref().filter(|m| m.frame == frame) else {
+        return Cost::Restart;
+    };
+    spec.bundle
+        .iter()
+        .filter_map(|f| {
+            let was = made.bundle.get(&f.path);
+            let moved = was.is_none_or(|w| w.sha256 != files::sha256(f.content.as_bytes()));
+            moved.then(|| f.cost(was.map(|w| (w.source.as_str(), &w.settings))))
+        })
+        .max()
+        .unwrap_or(Cost::Restart)
+}
+
+/// What a process is besides its bundle files' contents: its unit file, its environment and
+/// the names and modes of its bundle files.
+fn frame(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String {
+    let mut all = unit_text.as_bytes().to_vec();
+    if let Some(env) = env_text {
+        all.extend_from_slice(b"\0environment\0");
+        all.extend_from_slice(env.as_bytes());
+    }
+    for f in &spec.bundle {
+        all.extend_from_slice(format!("\0{}\0{:o}\0", f.path, f.mode).as_bytes());
+    }
+    files::sha256(&all)
 }
 
 /// What the unit runs from: a change of any of it restarts the unit.

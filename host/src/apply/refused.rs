@@ -95,6 +95,8 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
                 path: bundle_path.into(),
                 content: "x".into(),
                 mode: 0o644,
+                source: String::new(),
+                settings: Default::default(),
             }],
         }))
     };
