@@ -42,6 +42,17 @@ impl Run<'_> {
                         unit_file.display()
                     ));
                 }
+                // a unit of that name from a package (/lib/systemd/system) or a drop-in is the
+                // machine's: a process of the mesh would shadow it, and removing the process
+                // would stop and disable what the host had running
+                if units::state(&spec.unit).is_ok_and(|s| s.exists) {
+                    return Err(format!(
+                        "the machine already has a unit {} (from a package or the host); the mesh \
+                         creates its processes under names of their own: assign the module under \
+                         another instance name (--as)",
+                        spec.unit
+                    ));
+                }
                 ProcessEntry {
                     unit: spec.unit.clone(),
                     unit_file: unit_file.display().to_string(),
