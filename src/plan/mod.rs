@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod hold;
+pub mod removal;
 mod visible;
 
 pub use hold::{Move, moves};
@@ -198,6 +199,13 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 for unit in &u.stops {
                     owe(&mut units, unit, Cost::Restart, id);
                     stops.push(unit.clone());
+                }
+                // what it gives back is a change its readers pay, as the helper will
+                for unit in &u.reloads {
+                    owe(&mut units, unit, Cost::Reload, id);
+                }
+                for unit in &u.restarts {
+                    owe(&mut units, unit, Cost::Restart, id);
                 }
             }
             changes.push(Change {
@@ -551,5 +559,31 @@ mod tests {
         assert_eq!(verbs["read.service"], "start (or restart, if it runs)");
         assert_eq!(verbs["alone.service"], "start, if it is not running,");
         assert_eq!(verbs["down.service"], "stop");
+    }
+
+    #[test]
+    fn a_removal_names_the_units_its_give_back_reloads_as_the_helper_said() {
+        let old = decl(vec![file("/a", "x", "1", &["read.service"])]);
+        let report = Report {
+            version: VERSION,
+            mode: crate::wire::Mode::Apply,
+            hostname: "n".into(),
+            resources: vec![crate::wire::Outcome {
+                id: "m:file:/a".into(),
+                state: crate::wire::State::Created,
+                detail: String::new(),
+                undo: Some(Undo {
+                    restores: vec!["/a".into()],
+                    reloads: vec!["read.service".into()],
+                    ..Undo::default()
+                }),
+            }],
+            units: vec![],
+            adoption: None,
+        };
+        let p = plan(&decl(vec![]), Some(&old), Some(&report));
+        let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();
+        assert_eq!(got, vec![("read.service", "reload")]);
+        assert_eq!(p.units[0].because, vec!["m:file:/a"]);
     }
 }

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
+use std::path::{Path, PathBuf};
 
 use mesh_wire::{
     Cost, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
@@ -115,6 +116,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         owed: BTreeMap::new(),
         outcomes: Vec::new(),
         spent_blobs: Vec::new(),
+        gone: BTreeSet::new(),
+        stopped: BTreeSet::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -175,7 +178,9 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             fault(mode, paths, &resource.id);
         }
     }
-    // A unit declared stopped is not restarted on its way down; a process restarts itself.
+    // A unit declared stopped, or stopped on the way out, is not restarted on its way down; a
+    // process restarts itself.
+    let stopped = std::mem::take(&mut run.stopped);
     let not_paid: BTreeSet<&str> = declaration
         .resources
         .iter()
@@ -183,6 +188,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             Spec::Service(s) if s.running == Some(false) => Some(s.unit.as_str()),
             _ => None,
         })
+        .chain(stopped.iter().map(String::as_str))
         .collect();
     let units = run.pay_units(&mut record, &not_paid);
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
@@ -261,6 +267,11 @@ struct Run<'a> {
     outcomes: Vec<Outcome>,
     /// Kept originals put back in this run, deleted once the record no longer names them.
     spent_blobs: Vec<String>,
+    /// Paths this run removed (or, in a dry run, would have): a directory holding only these is
+    /// empty by the time it is judged, in the real run as in the dry one.
+    gone: BTreeSet<PathBuf>,
+    /// Units this run stops on the way out: what their files owe is not paid.
+    stopped: BTreeSet<String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
@@ -359,16 +370,8 @@ impl Run<'_> {
             return outcome(id, State::Unchanged, "not in the record");
         };
         let result = match &entry {
-            Entry::File(file) => self.give_back_file(file).inspect(|_| {
-                for unit in &file.readers.units {
-                    self.owe(unit, file.readers.cost, id);
-                }
-            }),
-            Entry::Keys(keys) => self.give_back_keys(keys).inspect(|_| {
-                for unit in &keys.readers.units {
-                    self.owe(unit, keys.readers.cost, id);
-                }
-            }),
+            Entry::File(file) => self.give_back_file(file),
+            Entry::Keys(keys) => self.give_back_keys(keys),
             Entry::Service(service) => self.give_back_service(service),
             Entry::Directory(dir) => self.give_back_directory(dir),
             Entry::Package(package) => Ok(format!(
@@ -383,7 +386,22 @@ impl Run<'_> {
                 if self.applying() {
                     record.resources.remove(id);
                 }
-                outcome(id, State::Removed, detail)
+                // what was done, as the plan predicted it: one rule for both (`Entry::undo`)
+                let mut done = entry.undo();
+                done.settle(
+                    |p| self.gone.contains(Path::new(p)),
+                    |p| files::exists(Path::new(p)).unwrap_or(true),
+                );
+                for unit in &done.reloads {
+                    self.owe(unit, Cost::Reload, id);
+                }
+                for unit in &done.restarts {
+                    self.owe(unit, Cost::Restart, id);
+                }
+                self.stopped.extend(done.stops.iter().cloned());
+                let mut removed = outcome(id, State::Removed, detail);
+                removed.undo = (done != Undo::default()).then_some(done);
+                removed
             }
             Err(e) => outcome(id, State::Failed, e),
         }
