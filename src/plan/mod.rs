@@ -168,8 +168,11 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         owe(&mut units, &now.unit, Cost::Restart, &r.id);
                         stops.push(now.unit.clone());
                     }
-                    // its unit or bundle changed: the process restarts
-                    (Spec::Process(_), Spec::Process(now)) => {
+                    // its unit or bundle changed: the process restarts (a new module version
+                    // alone changes neither, and the helper restarts nothing for it)
+                    (Spec::Process(_), Spec::Process(now))
+                        if fields.iter().any(|f| f != "source") =>
+                    {
                         owe(&mut units, &now.unit, Cost::Restart, &r.id);
                     }
                     _ => {}
@@ -585,5 +588,31 @@ mod tests {
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();
         assert_eq!(got, vec![("read.service", "reload")]);
         assert_eq!(p.units[0].because, vec!["m:file:/a"]);
+    }
+
+    #[test]
+    fn a_new_module_version_alone_restarts_no_process() {
+        let process = |module: &str, command: &str| Resource {
+            id: "m:process:m.service".into(),
+            instance: "m".into(),
+            module: module.into(),
+            spec: Spec::Process(crate::wire::ProcessSpec {
+                unit: "m.service".into(),
+                description: "d".into(),
+                command: vec![command.into()],
+                user: "root".into(),
+                environment: BTreeMap::new(),
+                secret_environment: vec![],
+                working_directory: None,
+                restart: "always".into(),
+                bundle_dir: "/var/lib/mesh/bundles/m.service".into(),
+                bundle: vec![],
+            }),
+        };
+        let old = decl(vec![process("m@1", "/bin/a")]);
+        let p = plan(&decl(vec![process("m@2", "/bin/a")]), Some(&old), None);
+        assert!(p.units.is_empty(), "{:?}", p.units);
+        let p = plan(&decl(vec![process("m@2", "/bin/b")]), Some(&old), None);
+        assert_eq!(p.units[0].verb, "restart");
     }
 }
