@@ -43,6 +43,9 @@ pub fn take(w: &mut World<'_>, kind: &str, excused: &mut Excused) -> String {
                 .run(&["settings", "set", "alpha", "label=refuse", "--replace"])
                 .ok();
             excused.refusal = true;
+            // the refusal lasts this step; the operator then takes it back
+            w.undo_after
+                .push(["settings", "clear", "alpha"].map(String::from).to_vec());
             excused.nodes.extend(
                 NODES
                     .iter()
@@ -148,7 +151,8 @@ fn move_provider(w: &mut World<'_>, to: &str) -> String {
 fn pin(w: &mut World<'_>) -> String {
     let consumers: Vec<String> = w.pins.keys().cloned().collect();
     if consumers.is_empty() {
-        return "pin: no consumer to pin".into();
+        let node = w.rng.pick(&NODES);
+        return format!("pin: no consumer yet: {}", assign(w, node, "cons"));
     }
     let consumer = consumers[w.rng.below(consumers.len())].clone();
     let current = w.pins[&consumer].clone();
@@ -167,9 +171,15 @@ fn pin(w: &mut World<'_>) -> String {
     format!("pin: cons on {consumer} pinned to prov@{to} (was {current})")
 }
 
-/// A hand edit of one thing the mesh manages on `node`, of a kind drawn at random among those
-/// there.
+/// A hand edit of one thing the mesh manages on `node` (or, if it has nothing, on a node that
+/// has), of a kind drawn at random among those there.
 fn edit(w: &mut World<'_>, node: &str, excused: &mut Excused) -> String {
+    let managed = |n: &str| ["alpha", "beta", "cons"].iter().any(|m| w.has(n, m));
+    let node = if managed(node) {
+        node
+    } else {
+        NODES.iter().copied().find(|n| managed(n)).unwrap_or(node)
+    };
     let mut kinds: Vec<(&str, &str, &str)> = Vec::new();
     if w.has(node, "alpha") {
         kinds.extend([
