@@ -194,10 +194,14 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         on(n, CLEAN);
         on(n, HONEST_UNIT);
     }
-    // a provider from the start, so a consumer always has one to be pinned to
+    // a provider from the start, so a consumer always has one to be pinned to; and one of each
+    // module, so the first steps have something to change and to break
     mesh.run(&["assign", "prov", "node1"]).ok();
     world.assigned.insert(("node1".into(), "prov".into()));
     world.providers.insert("node1".into());
+    for (module, node) in [("alpha", "node1"), ("beta", "node2"), ("cons", "node3")] {
+        steps::assign(&mut world, node, module);
+    }
     mesh.run(&["push", "--all"]).ok();
 
     let mut total = 0;

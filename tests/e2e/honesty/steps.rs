@@ -72,7 +72,7 @@ pub fn take(w: &mut World<'_>, kind: &str, excused: &mut Excused) -> String {
     }
 }
 
-fn assign(w: &mut World<'_>, node: &str, module: &str) -> String {
+pub fn assign(w: &mut World<'_>, node: &str, module: &str) -> String {
     if w.has(node, module) {
         return format!("assign {module} {node}: already there");
     }
