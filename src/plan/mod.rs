@@ -565,32 +565,6 @@ mod tests {
     }
 
     #[test]
-    fn a_removal_names_the_units_its_give_back_reloads_as_the_helper_said() {
-        let old = decl(vec![file("/a", "x", "1", &["read.service"])]);
-        let report = Report {
-            version: VERSION,
-            mode: crate::wire::Mode::Apply,
-            hostname: "n".into(),
-            resources: vec![crate::wire::Outcome {
-                id: "m:file:/a".into(),
-                state: crate::wire::State::Created,
-                detail: String::new(),
-                undo: Some(Undo {
-                    restores: vec!["/a".into()],
-                    reloads: vec!["read.service".into()],
-                    ..Undo::default()
-                }),
-            }],
-            units: vec![],
-            adoption: None,
-        };
-        let p = plan(&decl(vec![]), Some(&old), Some(&report));
-        let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();
-        assert_eq!(got, vec![("read.service", "reload")]);
-        assert_eq!(p.units[0].because, vec!["m:file:/a"]);
-    }
-
-    #[test]
     fn a_new_module_version_alone_restarts_no_process() {
         let process = |module: &str, command: &str| Resource {
             id: "m:process:m.service".into(),

@@ -60,4 +60,58 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn a_plan_names_the_units_a_removal_reloads_as_the_helper_said() {
+        use crate::wire::{
+            Cost, Costing, Declaration, FileSpec, Mode, Outcome, Report, Resource, Spec, State,
+            VERSION,
+        };
+        let file = Resource {
+            id: "m:file:/a".into(),
+            instance: "m".into(),
+            module: "m@1".into(),
+            spec: Spec::File(FileSpec {
+                path: "/a".into(),
+                owner: "root".into(),
+                group: "root".into(),
+                mode: 0o644,
+                content: "x".into(),
+                validate: vec![],
+                secret: false,
+                costing: Costing {
+                    source: "s".into(),
+                    settings: Default::default(),
+                    cost: Cost::Reload,
+                    units: vec!["read.service".into()],
+                },
+            }),
+        };
+        let decl = |resources| Declaration {
+            version: VERSION,
+            node: "n".into(),
+            resources,
+        };
+        let report = Report {
+            version: VERSION,
+            mode: Mode::Apply,
+            hostname: "n".into(),
+            resources: vec![Outcome {
+                id: "m:file:/a".into(),
+                state: State::Created,
+                detail: String::new(),
+                undo: Some(Undo {
+                    restores: vec!["/a".into()],
+                    reloads: vec!["read.service".into()],
+                    ..Undo::default()
+                }),
+            }],
+            units: vec![],
+            adoption: None,
+        };
+        let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
+        let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();
+        assert_eq!(got, vec![("read.service", "reload")]);
+        assert_eq!(p.units[0].because, vec!["m:file:/a"]);
+    }
 }
