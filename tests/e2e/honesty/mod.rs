@@ -11,8 +11,9 @@
 //!
 //! Step kinds (`MESH_HONESTY_KINDS`, comma-separated, default all): `assign`, `unassign`,
 //! `settings`, `catalogue`, `provider` (a provider moved to another node), `pin`, `edit` (a hand
-//! edit of a file, keys, a unit file, a bundle file or a service's state), `refusal` (a setting
-//! `validate` refuses), `helper-kill` (the fault switch), `record` (the helper's record deleted,
+//! edit of a file, keys, a unit file, a bundle file or a service's state, which `check` must
+//! see), `refusal` (a setting `validate` refuses), `helper-kill` (the fault switch; a reload or
+//! restart the plan named before it must be paid by the next push), `record` (the helper's record deleted,
 //! then `mesh node adopt`), `operator-kill` (the `mesh push` process killed after a random delay).
 //! CI runs a fixed seed; a long run by hand:
 //! `MESH_HONESTY_SEED=$RANDOM MESH_HONESTY_STEPS=200 cargo test --test e2e honesty -- --nocapture`
@@ -100,6 +101,9 @@ pub struct World<'m> {
     pub declared: BTreeMap<String, Vec<String>>,
     /// Commands that end what a step began (a refusal lasts one step), run after its comparison.
     pub undo_after: Vec<Vec<String>>,
+    /// After a helper killed before it paid any unit: what the plan said units would be paid
+    /// (reload, restart) on that node. The next push must pay them: a kill loses no cost owed.
+    pub owed_after_kill: Vec<Act>,
 }
 
 impl World<'_> {
@@ -173,6 +177,7 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         alpha_version: 1,
         declared: BTreeMap::new(),
         undo_after: Vec::new(),
+        owed_after_kill: Vec::new(),
     };
     world.write_alpha();
     mesh.module("beta", BETA, &[]);
@@ -238,6 +243,13 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
             refused.contains(&(a.0.clone(), a.1.clone()))
                 || (a.1.starts_with("unit ") && refused.iter().any(|(n, _)| *n == a.0))
         }));
+        for owed in std::mem::take(&mut world.owed_after_kill) {
+            if !push.acts.contains(&owed) {
+                differences.push(format!(
+                    "the plan before the helper was killed said {owed:?}; no push did it"
+                ));
+            }
+        }
         // nothing changes unseen: a hand edit is something `check` finds
         for (node, id) in &excused.edited {
             if !check.acts.iter().any(|a| a.0 == *node && a.1 == *id) {

@@ -242,8 +242,47 @@ fn helper_kill(w: &mut World<'_>, node: &str, excused: &mut Excused) -> String {
     if ids.is_empty() {
         return format!("helper-kill: nothing declared on {node}");
     }
+    // a change with a cost when the node has one to carry (a new version of alpha's file)
+    let change = if w.has(node, "alpha") {
+        w.alpha_version += 1;
+        w.write_alpha();
+        format!("catalogue: alpha version {}", w.alpha_version)
+    } else {
+        settings(w, node)
+    };
+    // the helper dies after a resource this push changes, if it changes any: a change whose
+    // units are not paid yet is what a kill can lose
+    let changing: Vec<String> = w
+        .mesh
+        .run(&["check", node, "--json"])
+        .json()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| {
+            r["report"]["resources"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|o| o["state"] == "created" || o["state"] == "changed")
+        .filter_map(|o| o["id"].as_str().map(String::from))
+        .collect();
+    let ids = if changing.is_empty() { ids } else { changing };
     let id = ids[w.rng.below(ids.len())].clone();
-    let change = settings(w, node);
+    // a fault before the units are paid (packages, directories, files, keys): what the plan
+    // says they are owed is still owed afterwards
+    if ["package", "directory", "file", "keys"]
+        .iter()
+        .any(|kind| id.contains(&format!(":{kind}:")))
+    {
+        let plan = super::compare::planned(&w.mesh.run(&["plan", node, "--json"]).json());
+        w.owed_after_kill = plan
+            .acts
+            .into_iter()
+            .filter(|a| a.1.starts_with("unit ") && (a.2 == "reload" || a.2 == "restart"))
+            .collect();
+    }
     on(node, &format!("printf '%s' '{id}' >/var/lib/mesh/fault"));
     let killed = w.mesh.run(&["push", node, "--json"]);
     on(node, "rm -f /var/lib/mesh/fault");
