@@ -13,8 +13,9 @@
 //! `settings`, `catalogue`, `provider` (a provider moved to another node), `pin`, `edit` (a hand
 //! edit of a file, keys, a unit file, a bundle file or a service's state, which `check` must
 //! see), `refusal` (a setting `validate` refuses), `helper-kill` (the fault switch; a reload or
-//! restart the plan named before it must be paid by the next push), `record` (the helper's record deleted,
-//! then `mesh node adopt`), `operator-kill` (the `mesh push` process killed after a random delay).
+//! restart the plan named before it must be paid by the next push), `record` (the helper's
+//! record deleted, then `mesh node adopt`), `operator-kill` (the `mesh push` process killed after
+//! a random delay).
 //! CI runs a fixed seed; a long run by hand:
 //! `MESH_HONESTY_SEED=$RANDOM MESH_HONESTY_STEPS=200 cargo test --test e2e honesty -- --nocapture`
 
