@@ -139,17 +139,23 @@ impl Entry {
                     // left as it is: nothing to promise
                 } else if f.original.is_some() {
                     undo.restores.push(f.path.clone());
+                    f.readers.pay_into(&mut undo);
                 } else if f.created {
                     undo.deletes.push(f.path.clone());
+                    undo.deletes_if_empty.extend(f.parents_made.iter().cloned());
+                    f.readers.pay_into(&mut undo);
                 }
             }
             Entry::Keys(k) => {
                 if k.originals_lost {
                     // left as they are: nothing to promise
                 } else if k.created {
-                    undo.deletes.push(k.path.clone());
+                    // the keys go back; the file goes only if nothing else was put in it
+                    undo.deletes_if_empty.push(k.path.clone());
+                    k.readers.pay_into(&mut undo);
                 } else {
                     undo.restores.push(k.path.clone());
+                    k.readers.pay_into(&mut undo);
                 }
             }
             Entry::Service(s) => {
@@ -159,7 +165,8 @@ impl Entry {
             }
             Entry::Directory(d) => {
                 if d.created {
-                    undo.deletes.push(d.path.clone());
+                    // data outlives the module: only the helper, at that moment, can tell
+                    undo.deletes_if_empty.push(d.path.clone());
                 }
             }
             Entry::Package(_) => {}
@@ -204,6 +211,18 @@ pub(crate) struct FileEntry {
 pub(crate) struct Readers {
     pub(crate) units: Vec<String>,
     pub(crate) cost: Cost,
+}
+
+impl Readers {
+    /// What giving the file back costs its readers, named in `undo`.
+    fn pay_into(&self, undo: &mut mesh_wire::Undo) {
+        let list = match self.cost {
+            Cost::None => return,
+            Cost::Reload => &mut undo.reloads,
+            Cost::Restart => &mut undo.restarts,
+        };
+        list.extend(self.units.iter().cloned());
+    }
 }
 
 /// A kept original: its bytes are in `originals/<blob>`.
@@ -356,5 +375,60 @@ impl Record {
     pub(crate) fn save(&self, paths: &Paths) -> io::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         crate::files::write_atomically(&paths.record(), &bytes, None, 0o600)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undoing_a_made_directory_is_promised_only_if_empty() {
+        let entry = Entry::Directory(DirectoryEntry {
+            path: "/srv/mesh/kv/data".into(),
+            created: true,
+            original: None,
+            parents_made: vec![],
+        });
+        let undo = entry.undo();
+        assert!(undo.deletes.is_empty(), "{undo:?}");
+        assert_eq!(undo.deletes_if_empty, vec!["/srv/mesh/kv/data"]);
+    }
+
+    #[test]
+    fn giving_a_file_back_names_what_its_readers_pay() {
+        let file = |cost| {
+            Entry::File(FileEntry {
+                path: "/etc/x.conf".into(),
+                created: true,
+                original: None,
+                original_lost: false,
+                written: None,
+                readers: Readers {
+                    units: vec!["x.service".into()],
+                    cost,
+                },
+                parents_made: vec!["/etc/x".into()],
+            })
+        };
+        let reload = file(Cost::Reload).undo();
+        assert_eq!(reload.deletes, vec!["/etc/x.conf"]);
+        assert_eq!(reload.deletes_if_empty, vec!["/etc/x"]);
+        assert_eq!(reload.reloads, vec!["x.service"]);
+        assert_eq!(file(Cost::Restart).undo().restarts, vec!["x.service"]);
+        let free = file(Cost::None).undo();
+        assert!(free.reloads.is_empty() && free.restarts.is_empty());
+    }
+
+    #[test]
+    fn settling_a_condition_says_deleted_kept_or_nothing() {
+        let mut undo = mesh_wire::Undo {
+            deletes_if_empty: vec!["/a".into(), "/b".into(), "/c".into()],
+            ..Default::default()
+        };
+        undo.settle(|p| p == "/a", |p| p == "/b");
+        assert_eq!(undo.deletes, vec!["/a"]);
+        assert_eq!(undo.keeps, vec!["/b"]);
+        assert!(undo.deletes_if_empty.is_empty());
     }
 }

@@ -97,19 +97,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
 /// does in general.
 fn removal(c: &crate::plan::Change) -> String {
     if let Some(undo) = &c.undo {
-        let mut said = Vec::new();
-        if !undo.stops.is_empty() {
-            said.push(format!("stops {}", undo.stops.join(", ")));
-        }
-        if !undo.deletes.is_empty() {
-            said.push(format!("deletes {}", undo.deletes.join(", ")));
-        }
-        if !undo.restores.is_empty() {
-            said.push(format!(
-                "restores {} as the host had it",
-                undo.restores.join(", ")
-            ));
-        }
+        let mut said = crate::plan::removal::words(undo);
         if said.is_empty() {
             said.push("leaves the machine as it is".into());
         }

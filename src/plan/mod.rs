@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod hold;
+pub mod removal;
 mod visible;
 
 pub use hold::{Move, moves};
@@ -178,8 +179,11 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         stops.push(now.unit.clone());
                     }
                     // its unit or bundle changed: the process pays what moved (a bundle file that
-                    // only a `none` setting moved leaves it running)
-                    (Spec::Process(was), Spec::Process(now)) => {
+                    // only a `none` setting moved leaves it running; a new module version alone
+                    // changes neither, and the helper restarts nothing for it)
+                    (Spec::Process(was), Spec::Process(now))
+                        if fields.iter().any(|f| f != "source") =>
+                    {
                         let because = if moved.is_empty() {
                             r.id.clone()
                         } else {
@@ -215,15 +219,19 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     owe(&mut units, unit, Cost::Restart, id);
                     stops.push(unit.clone());
                 }
+                // what it gives back is a change its readers pay, as the helper will
+                for unit in &u.reloads {
+                    owe(&mut units, unit, Cost::Reload, id);
+                }
+                for unit in &u.restarts {
+                    owe(&mut units, unit, Cost::Restart, id);
+                }
             }
-            // a file or keys given back is a change its readers pay its declared cost for, unless
-            // the helper said undoing it changes nothing (its original was lost)
-            let given_back = undo.as_ref().is_none_or(|u| {
-                let path = old.spec.target().to_string();
-                u.deletes.contains(&path) || u.restores.contains(&path)
-            });
+            // with no word from the helper yet, a file or keys given back is a change its readers
+            // pay its declared cost for; once the helper has answered, its `undo` says exactly
+            // what they pay (nothing, when the original was lost)
             if let Some(c) = old.spec.costing()
-                && given_back
+                && undo.is_none()
             {
                 for unit in &c.units {
                     owe(&mut units, unit, c.cost, &format!("{id} (given back)"));
@@ -631,5 +639,31 @@ mod tests {
         assert_eq!(verbs["read.service"], "start (or restart, if it runs)");
         assert_eq!(verbs["alone.service"], "start, if it is not running,");
         assert_eq!(verbs["down.service"], "stop");
+    }
+
+    #[test]
+    fn a_new_module_version_alone_restarts_no_process() {
+        let process = |module: &str, command: &str| Resource {
+            id: "m:process:m.service".into(),
+            instance: "m".into(),
+            module: module.into(),
+            spec: Spec::Process(crate::wire::ProcessSpec {
+                unit: "m.service".into(),
+                description: "d".into(),
+                command: vec![command.into()],
+                user: "root".into(),
+                environment: BTreeMap::new(),
+                secret_environment: vec![],
+                working_directory: None,
+                restart: "always".into(),
+                bundle_dir: "/var/lib/mesh/bundles/m.service".into(),
+                bundle: vec![],
+            }),
+        };
+        let old = decl(vec![process("m@1", "/bin/a")]);
+        let p = plan(&decl(vec![process("m@2", "/bin/a")]), Some(&old), None);
+        assert!(p.units.is_empty(), "{:?}", p.units);
+        let p = plan(&decl(vec![process("m@2", "/bin/b")]), Some(&old), None);
+        assert_eq!(p.units[0].verb, "restart");
     }
 }

@@ -22,6 +22,7 @@ mod paths;
 mod provider;
 mod push;
 mod record;
+mod removal;
 mod requirements;
 mod resolver;
 mod runtime;

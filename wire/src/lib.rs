@@ -356,8 +356,10 @@ pub struct Port {
     pub protocol: String,
 }
 
-/// What undeclaring a resource would do now, as the helper's record says: read by the plan so it
-/// can name every unit an undeclare will stop and every file it will delete or restore.
+/// What undeclaring a resource does. On a declared resource's outcome: what undeclaring it would
+/// do, as the helper's record says after this run, read by the plan so it can name every unit an
+/// undeclare will stop, reload or restart and every path it will delete or restore. On a removed
+/// resource's outcome: what this run did (or, in a dry run, would do), every condition settled.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Undo {
     /// Units it would stop.
@@ -366,9 +368,36 @@ pub struct Undo {
     /// Paths it would delete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deletes: Vec<String>,
+    /// Paths it would delete only if nothing else is in them then (a directory the mesh made, a
+    /// shared file the mesh made): what they hold is known only on the machine, at that moment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletes_if_empty: Vec<String>,
+    /// Paths it kept because something else is in them (a settled `deletes_if_empty`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keeps: Vec<String>,
     /// Paths it would put back from a kept original.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restores: Vec<String>,
+    /// Units that read what it gives back and reload for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reloads: Vec<String>,
+    /// Units that read what it gives back and restart for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<String>,
+}
+
+impl Undo {
+    /// Settles every `deletes_if_empty`: deleted if `gone` says the run removed it, else kept if
+    /// `there` says it is still on the machine (else it was gone already: nothing was done).
+    pub fn settle(&mut self, gone: impl Fn(&str) -> bool, there: impl Fn(&str) -> bool) {
+        for path in std::mem::take(&mut self.deletes_if_empty) {
+            if gone(&path) {
+                self.deletes.push(path);
+            } else if there(&path) {
+                self.keeps.push(path);
+            }
+        }
+    }
 }
 
 /// What a file or keys resource is made from, and what a change to it costs the units that read it.

@@ -76,7 +76,8 @@ impl Run<'_> {
 
     pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
         let path = Path::new(&entry.path);
-        let Some(empty) = files::dir_is_empty(path).map_err(|e| format!("{}: {e}", entry.path))?
+        let Some(empty) =
+            files::dir_is_empty(path, &self.gone).map_err(|e| format!("{}: {e}", entry.path))?
         else {
             return Ok(format!("{} is already gone", entry.path));
         };
@@ -88,6 +89,7 @@ impl Run<'_> {
                 files::remove_dir(path)
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             }
+            self.gone.insert(path.to_path_buf());
             return Ok(format!(
                 "{} {}: the mesh made it and it is empty",
                 self.said("removed", "remove"),
@@ -113,6 +115,22 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// Removes the directories the mesh made in `made` (deepest first) while each is empty by
+    /// then, stopping at the first that holds anything; a dry run only counts them as gone.
+    pub(super) fn remove_empty_dirs(&mut self, made: &[String]) {
+        for dir in made {
+            let path = Path::new(dir);
+            if !matches!(files::dir_is_empty(path, &self.gone), Ok(Some(true)))
+                || (self.applying() && files::remove_dir(path).is_err())
+            {
+                break;
+            }
+            self.gone.insert(path.to_path_buf());
+        }
+    }
+}
+
 fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
     files::set_dir_owner_mode(path, uid, gid, mode).map_err(|e| e.to_string())
 }
@@ -121,7 +139,7 @@ fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
 mod tests {
     use mesh_wire::{DirectorySpec, Mode, Resource, Spec, State};
 
-    use super::super::testkit::{decl, ids, run, sandbox, states};
+    use super::super::testkit::{decl, file, ids, run, sandbox, states};
 
     fn dir(path: &std::path::Path) -> Resource {
         Resource {
@@ -156,5 +174,70 @@ mod tests {
         );
         assert!(!empty.exists());
         assert_eq!(std::fs::read_to_string(data.join("precious")).unwrap(), "x");
+    }
+
+    /// What undeclaring `id` did (or would do), as the run reports it.
+    fn undone(report: &mesh_wire::Report, id: &str) -> mesh_wire::Undo {
+        report
+            .resources
+            .iter()
+            .find(|o| o.id == id && o.state == State::Removed)
+            .and_then(|o| o.undo.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_dry_run_counts_a_file_the_same_run_removes_as_gone_from_its_directory() {
+        let (root, paths) = sandbox();
+        let data = root.path().join("data");
+        let made = dir(&data);
+        let inside = file(&data.join("made.conf"), "x");
+        assert_eq!(
+            states(
+                &decl(vec![made.clone(), inside.clone()]),
+                Mode::Apply,
+                &paths
+            ),
+            vec![State::Created, State::Created]
+        );
+        // what the record says undeclaring the directory will do: the plan cannot know more
+        let before = run(
+            &decl(vec![made.clone(), inside.clone()]),
+            Mode::DryRun,
+            &paths,
+        )
+        .unwrap();
+        let promised = before
+            .resources
+            .iter()
+            .find(|o| o.id == made.id)
+            .and_then(|o| o.undo.clone())
+            .unwrap_or_default();
+        assert_eq!(promised.deletes_if_empty, vec![data.display().to_string()]);
+
+        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
+        let wet = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        let gone = data.display().to_string();
+        assert_eq!(undone(&dry, &made.id).deletes, vec![gone.clone()]);
+        assert_eq!(undone(&dry, &made.id), undone(&wet, &made.id));
+        assert_eq!(undone(&dry, &inside.id), undone(&wet, &inside.id));
+        assert!(!data.exists());
+    }
+
+    #[test]
+    fn a_directory_that_holds_someone_elses_file_is_kept_by_the_dry_run_and_the_run() {
+        let (root, paths) = sandbox();
+        let data = root.path().join("data");
+        let made = dir(&data);
+        states(&decl(vec![made.clone()]), Mode::Apply, &paths);
+        std::fs::write(data.join("precious"), "x").unwrap();
+        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
+        let wet = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        assert_eq!(
+            undone(&dry, &made.id).keeps,
+            vec![data.display().to_string()]
+        );
+        assert_eq!(undone(&dry, &made.id), undone(&wet, &made.id));
+        assert!(data.join("precious").exists());
     }
 }

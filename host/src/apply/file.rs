@@ -218,8 +218,9 @@ impl Run<'_> {
         } else {
             if self.applying() {
                 files::remove(path).map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
-                files::remove_empty(&file.parents_made);
             }
+            self.gone.insert(path.to_path_buf());
+            self.remove_empty_dirs(&file.parents_made);
             Ok(format!(
                 "{} {}: the mesh made it",
                 self.said("removed", "remove"),

@@ -216,6 +216,9 @@ impl Run<'_> {
             give_back(&mut doc, owned);
         }
         let remove_file = entry.created && doc.is_empty();
+        if remove_file {
+            self.gone.insert(path.to_path_buf());
+        }
         if self.applying() {
             if remove_file {
                 files::remove(path)

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
+use std::path::{Path, PathBuf};
 
 use mesh_wire::{
     Cost, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
@@ -121,6 +122,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         outcomes: Vec::new(),
         spent_blobs: Vec::new(),
         written: Vec::new(),
+        gone: BTreeSet::new(),
+        stopped: BTreeSet::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -184,7 +187,9 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     }
     // every file is in place: each unit's files are checked together, all kept or all put back
     run.check_written(&mut record)?;
-    // A unit declared stopped is not restarted on its way down; a process restarts itself.
+    // A unit declared stopped, or stopped on the way out, is not restarted on its way down; a
+    // process restarts itself.
+    let stopped = std::mem::take(&mut run.stopped);
     let not_paid: BTreeSet<&str> = declaration
         .resources
         .iter()
@@ -192,6 +197,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             Spec::Service(s) if s.running == Some(false) => Some(s.unit.as_str()),
             _ => None,
         })
+        .chain(stopped.iter().map(String::as_str))
         .collect();
     let units = run.pay_units(&mut record, &not_paid);
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
@@ -278,6 +284,11 @@ struct Run<'a> {
     spent_blobs: Vec<String>,
     /// Files written in this run, to be checked with the others of their units.
     written: Vec<validate::Written>,
+    /// Paths this run removed (or, in a dry run, would have): a directory holding only these is
+    /// empty by the time it is judged, in the real run as in the dry one.
+    gone: BTreeSet<PathBuf>,
+    /// Units this run stops on the way out: what their files owe is not paid.
+    stopped: BTreeSet<String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
@@ -451,7 +462,22 @@ impl Run<'_> {
                 if self.applying() {
                     record.resources.remove(id);
                 }
-                outcome(id, State::Removed, detail)
+                // what was done, as the plan predicted it: one rule for both (`Entry::undo`)
+                let mut done = entry.undo();
+                done.settle(
+                    |p| self.gone.contains(Path::new(p)),
+                    |p| files::exists(Path::new(p)).unwrap_or(true),
+                );
+                for unit in &done.reloads {
+                    self.owe(unit, Cost::Reload, id);
+                }
+                for unit in &done.restarts {
+                    self.owe(unit, Cost::Restart, id);
+                }
+                self.stopped.extend(done.stops.iter().cloned());
+                let mut removed = outcome(id, State::Removed, detail);
+                removed.undo = (done != Undo::default()).then_some(done);
+                removed
             }
             Err(e) => {
                 // nothing was given back: its readers owe nothing for it
@@ -469,11 +495,13 @@ impl Run<'_> {
             if cost == Cost::None {
                 continue;
             }
-            let because = causes
-                .into_iter()
-                .filter(|(c, _)| *c > Cost::None)
-                .map(|(_, b)| b)
-                .collect();
+            // one cause once, though it may be owed both before and after its give-back
+            let mut because: Vec<String> = Vec::new();
+            for (_, b) in causes.into_iter().filter(|(c, _)| *c > Cost::None) {
+                if !because.contains(&b) {
+                    because.push(b);
+                }
+            }
             if stopping.contains(unit.as_str()) {
                 record.units.remove(&unit);
                 continue;

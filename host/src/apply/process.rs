@@ -213,6 +213,12 @@ impl Run<'_> {
             units::daemon_reload()?;
             let _ = units::systemctl("reset-failed", &entry.unit);
         }
+        self.gone.extend(
+            [&entry.unit_file, &entry.bundle_dir]
+                .into_iter()
+                .chain(&entry.env_file)
+                .map(std::path::PathBuf::from),
+        );
         Ok(format!(
             "{} {}, removed its unit file{} and its bundle {}",
             self.said("stopped and disabled", "stop and disable"),

@@ -57,13 +57,18 @@ pub(crate) fn private_dir(path: &Path, mode: u32) -> io::Result<()> {
     set_dir_owner_mode(path, uid, gid, mode)
 }
 
-/// Whether the directory `path` is empty; `None` when no directory is there.
-pub(crate) fn dir_is_empty(path: &Path) -> io::Result<Option<bool>> {
-    if dir_meta(path)?.is_none() {
+/// Whether the directory `path` is empty, counting as absent what is in `gone` (what a dry run
+/// would have removed before it: the real run removes it first); `None` when no directory is there.
+pub(crate) fn dir_is_empty(path: &Path, gone: &BTreeSet<PathBuf>) -> io::Result<Option<bool>> {
+    if dir_meta(path)?.is_none() || gone.contains(path) {
         return Ok(None);
     }
     let dir = open_dir(path, false)?;
-    Ok(Some(entries(&dir.fd)?.is_empty()))
+    Ok(Some(
+        entries(&dir.fd)?
+            .iter()
+            .all(|name| gone.contains(&path.join(name))),
+    ))
 }
 
 /// Removes the directory `path` if it is empty (the kernel checks, so nothing put there meanwhile
@@ -71,16 +76,6 @@ pub(crate) fn dir_is_empty(path: &Path) -> io::Result<Option<bool>> {
 pub(crate) fn remove_dir(path: &Path) -> io::Result<()> {
     let (dir, name) = open_parent(path, false)?;
     rustix::fs::unlinkat(&dir.fd, &name, AtFlags::REMOVEDIR).map_err(|e| at(&dir.show(&name), e))
-}
-
-/// Removes directories the mesh made, deepest first, stopping at the first that holds anything
-/// (someone else's file may be in it now: then it and those above it stay).
-pub(crate) fn remove_empty(made: &[String]) {
-    for dir in made {
-        if remove_dir(Path::new(dir)).is_err() {
-            break;
-        }
-    }
 }
 
 /// Removes `path` and everything under it; a link in it is removed, never followed.
