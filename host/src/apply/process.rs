@@ -64,8 +64,10 @@ impl Run<'_> {
             }
         };
         // What was sent is only a digest in the record: the files themselves are compared too, so
-        // a hand edit, a deleted script or a chmod is seen and written back.
-        let drift = if entry.digest.is_some() {
+        // a hand edit, a deleted script or a chmod is seen and written back. Only when nothing
+        // was declared to change: otherwise the files differ because they are to, and what moved
+        // in them decides the cost.
+        let drift = if entry.digest.as_deref() == Some(digest.as_str()) {
             on_disk::compare(
                 &wanted(&unit_file, &unit_text, &env_file, env_text.as_deref(), spec),
                 &bundle_dir,
