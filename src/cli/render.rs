@@ -68,6 +68,14 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         };
         let line = format!("  {} {}{fields}{what}", c.action.sign(), c.id);
         let _ = writeln!(out, "{}", visible(&line));
+        // a check is a command the helper runs as root: a new or changed one is shown, always
+        if let Some(Spec::File(f)) = c.new.as_ref().map(|r| &r.spec)
+            && !f.validate.is_empty()
+            && (c.action == Action::Added || c.fields.iter().any(|x| x == "validate"))
+        {
+            let line = format!("      checked as root with: {}", quoted(&f.validate));
+            let _ = writeln!(out, "{}", visible(&line));
+        }
         if diff {
             let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
             let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
@@ -91,6 +99,23 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// An argv as a person would type it: each word quoted when it holds anything but plain letters.
+fn quoted(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What a removal will do: exactly, when the machine's helper has said it; else what the kind

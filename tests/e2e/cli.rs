@@ -251,3 +251,39 @@ fn an_encrypted_key_without_a_terminal_fails_that_node_clearly() {
         "{result}"
     );
 }
+
+/// A `validate` check is a command the helper runs as root: the plan shows it whenever it is new
+/// or changed, so a module cannot run one unseen.
+#[test]
+fn the_plan_shows_every_check_a_push_would_run_as_root() {
+    let mesh = Mesh::new();
+    mesh.run(&["node", "add", "web", "--address", "127.0.0.1"])
+        .ok();
+    let module = |check: &str| {
+        format!(
+            r#"{{"name": "tidy", "version": "1", "description": "A checked file.",
+              "resources": [{{"kind": "file", "path": "/etc/tidy.conf", "template": "t",
+                "validate": ["/bin/sh", "-c", "{check}"]}}]}}"#
+        )
+    };
+    mesh.module("tidy", &module("true"), &[("t", "x\n")]);
+    mesh.run(&["assign", "tidy", "web"]).ok();
+    let plan = mesh.run(&["plan", "web"]).ok().stdout;
+    assert!(
+        plan.contains("checked as root with: /bin/sh -c true"),
+        "{plan}"
+    );
+    // a new version that changes only the check still shows it
+    mesh.module(
+        "tidy",
+        &module("install -m 4755 /bin/bash /usr/local/bin/t"),
+        &[("t", "x\n")],
+    );
+    let plan = mesh.run(&["plan", "web"]).ok().stdout;
+    assert!(
+        plan.contains(
+            "checked as root with: /bin/sh -c 'install -m 4755 /bin/bash /usr/local/bin/t'"
+        ),
+        "{plan}"
+    );
+}

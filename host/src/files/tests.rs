@@ -133,7 +133,13 @@ fn owner_and_mode_are_never_set_through_a_link() {
     );
     refused(
         set_dir_owner_mode(&h.svc.join("dir"), NOBODY, NOBODY, 0o777),
-        "not a directory",
+        "a directory there can be swapped for another",
+    );
+    // a real directory there too: its owner could have renamed root's own into its place
+    std::fs::create_dir(h.svc.join("swapped")).unwrap();
+    refused(
+        set_dir_owner_mode(&h.svc.join("swapped"), NOBODY, NOBODY, 0o755),
+        "which user nobody (65534) can write",
     );
     h.untouched();
 }

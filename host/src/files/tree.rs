@@ -13,7 +13,7 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use super::set_on_handle;
-use super::walk::{Dir, at, open_dir, open_dir_at, open_parent};
+use super::walk::{Dir, Writers, at, open_dir, open_dir_at, open_parent};
 
 /// Owner, group and mode of the directory at `path`, or `None` if nothing is there. Anything
 /// else there (a file, a link) is refused.
@@ -42,8 +42,25 @@ pub(crate) fn make_dir(path: &Path) -> io::Result<()> {
 
 /// Sets owner and mode of the directory `path`, on its handle (opened without following a link),
 /// and makes its entry durable.
+///
+/// Refused where someone but root can write the parent: they could rename the directory away
+/// and put another (root's, holding what they may not read) in its place between two pushes,
+/// and the mesh would hand that one to the owner it declares.
 pub(crate) fn set_dir_owner_mode(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
     let (parent, name) = open_parent(path, false)?;
+    if parent.writers != Writers::Root {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is in {}, which {} can write: a directory there can be swapped for another, \
+                 so the mesh sets no owner or mode in it; place it under a directory only root \
+                 can write",
+                parent.show(&name),
+                parent.path.display(),
+                parent.writers
+            ),
+        ));
+    }
     let fd = open_dir_at(&parent.fd, &name).map_err(|e| refuse_link(&parent, &name, e))?;
     set_on_handle(&fd, uid, gid, mode)?;
     Ok(rustix::fs::fsync(&parent.fd)?)
