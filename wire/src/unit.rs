@@ -38,6 +38,8 @@ pub enum UnitError {
     Empty { field: String },
     /// A mount's directory holds a character Docker's `--mount` reads as its own syntax.
     Mount { field: String },
+    /// A secret in the environment of a process that runs as an account other software shares.
+    SharedUser { user: String },
 }
 
 impl fmt::Display for UnitError {
@@ -77,6 +79,12 @@ impl fmt::Display for UnitError {
                  to it: remove the trailing backslash"
             ),
             UnitError::Empty { field } => write!(f, "{field} is empty"),
+            UnitError::SharedUser { user } => write!(
+                f,
+                "user {user} is shared by other software on the machine, and every process of a \
+                 user can read the environment of the others: a process that is given a secret \
+                 in its environment runs as an account of its own"
+            ),
             UnitError::Mount { field } => write!(
                 f,
                 "{field} holds a comma or a quote, which docker's --mount reads as the start of \
@@ -205,6 +213,13 @@ impl ProcessSpec {
             check_text(&format!("command[{i}]"), word)?;
         }
         check_user(&self.user)?;
+        // a process's environment is readable by every process of its uid: nobody's is shared
+        // by whatever else runs as nobody on the machine
+        if !self.secret_environment.is_empty() && matches!(self.user.as_str(), "nobody" | "65534") {
+            return Err(UnitError::SharedUser {
+                user: self.user.clone(),
+            });
+        }
         if let Some(dir) = &self.working_directory {
             check_line("working-directory", dir)?;
         }
@@ -331,5 +346,31 @@ mod tests {
         assert!(check_restart("always", &PROCESS_RESTARTS).is_ok());
         assert!(check_restart("unless-stopped", &PROCESS_RESTARTS).is_err());
         assert!(check_restart("unless-stopped", &CONTAINER_RESTARTS).is_ok());
+    }
+
+    #[test]
+    fn a_secret_never_goes_to_a_process_of_a_shared_account() {
+        let spec = |user: &str, secret: bool| crate::ProcessSpec {
+            unit: "a-w.service".into(),
+            description: "a worker".into(),
+            command: vec!["/bin/true".into()],
+            user: user.into(),
+            environment: [("PASSWORD".to_string(), "s3cret".to_string())].into(),
+            secret_environment: if secret {
+                vec!["PASSWORD".into()]
+            } else {
+                vec![]
+            },
+            working_directory: None,
+            restart: "no".into(),
+            bundle_dir: "/var/lib/mesh/bundles/a-w".into(),
+            bundle: vec![],
+        };
+        assert!(spec("nobody", false).check().is_ok());
+        assert!(spec("kv", true).check().is_ok());
+        for shared in ["nobody", "65534"] {
+            let e = spec(shared, true).check().unwrap_err();
+            assert!(e.to_string().contains("an account of its own"), "{e}");
+        }
     }
 }
