@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{Mesh, address, lab_state, path_str, ssh};
+use crate::util::{Mesh, path_str, ssh, ssh_command};
 
 fn corpus(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -245,18 +245,7 @@ fn helper(declaration: &str) -> (i32, String) {
         "ls /var/lib/mesh/bin/ | grep -v '\\.part$' | head -n 1",
     )
     .stdout;
-    let mut child = Command::new("ssh")
-        .args([
-            "-q",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=no",
-        ])
-        .args(["-o", "UserKnownHostsFile=/dev/null", "-i"])
-        .arg(lab_state().join("id_ed25519"))
-        .arg(format!("root@{}", address("node1")))
-        .arg(format!("/var/lib/mesh/bin/{} apply", bin.trim()))
+    let mut child = ssh_command("node1", &format!("/var/lib/mesh/bin/{} apply", bin.trim()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -157,21 +157,7 @@ pub fn on(node: &str, script: &str) -> String {
 }
 
 pub fn ssh(node: &str, script: &str) -> Run {
-    let key = lab_state().join("id_ed25519");
-    let out = Command::new("ssh")
-        .args([
-            "-q",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-        ])
-        .args(["-o", "ConnectTimeout=5", "-i"])
-        .arg(&key)
-        .arg(format!("root@{}", address(node)))
-        .arg(script)
+    let out = ssh_command(node, script)
         .stdin(std::process::Stdio::null())
         .output()
         .expect("ssh runs");
@@ -180,6 +166,25 @@ pub fn ssh(node: &str, script: &str) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// The system's ssh client, as root, to a lab machine, to run `script` there.
+pub fn ssh_command(node: &str, script: &str) -> Command {
+    let mut cmd = Command::new("ssh");
+    cmd.args([
+        "-q",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+    ])
+    .args(["-o", "ConnectTimeout=5", "-i"])
+    .arg(lab_state().join("id_ed25519"))
+    .arg(format!("root@{}", address(node)))
+    .arg(script);
+    cmd
 }
 
 /// The outcome of one node in a `push --json` answer.

@@ -395,19 +395,17 @@ fn change_cost(entry: &ProcessEntry, frame: &str, spec: &ProcessSpec) -> Cost {
 /// What a process is besides its bundle files' contents: its unit file, its environment and
 /// the names and modes of its bundle files.
 fn frame(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String {
-    let mut all = unit_text.as_bytes().to_vec();
-    if let Some(env) = env_text {
-        all.extend_from_slice(b"\0environment\0");
-        all.extend_from_slice(env.as_bytes());
-    }
-    for f in &spec.bundle {
-        all.extend_from_slice(format!("\0{}\0{:o}\0", f.path, f.mode).as_bytes());
-    }
-    files::sha256(&all)
+    hashed(unit_text, env_text, spec, false)
 }
 
 /// What the unit runs from: a change of any of it restarts the unit.
 fn digest(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String {
+    hashed(unit_text, env_text, spec, true)
+}
+
+/// The sha256 of a process's unit file, environment and bundle files (their contents too when
+/// `contents`).
+fn hashed(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec, contents: bool) -> String {
     let mut all = unit_text.as_bytes().to_vec();
     if let Some(env) = env_text {
         all.extend_from_slice(b"\0environment\0");
@@ -415,7 +413,9 @@ fn digest(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec) -> String
     }
     for f in &spec.bundle {
         all.extend_from_slice(format!("\0{}\0{:o}\0", f.path, f.mode).as_bytes());
-        all.extend_from_slice(f.content.as_bytes());
+        if contents {
+            all.extend_from_slice(f.content.as_bytes());
+        }
     }
     files::sha256(&all)
 }
