@@ -28,4 +28,5 @@ mod resolver;
 mod runtime;
 mod secrets;
 mod sshd;
+mod takeover;
 mod util;
