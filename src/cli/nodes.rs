@@ -16,7 +16,7 @@ mod set;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum NodeCommand {
-    /// Add a machine.
+    /// Add a machine (one node per address and port: a second name for it is refused).
     Add(AddArgs),
     /// Change how a machine is reached, in place: its assignments, settings, placements, pins,
     /// tags and history are kept. A new address or port unpins its host key.
@@ -107,36 +107,8 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             );
         }
         NodeCommand::Set(a) => set::set(&inv, a, ctx)?,
-        NodeCommand::Tag { name, tags } => {
-            let added = inv.tag(&name, &tags)?;
-            let all = inv.tags_of(&name)?;
-            println!(
-                "{name}: tagged {}; its tags: {}",
-                if added.is_empty() {
-                    "nothing new".into()
-                } else {
-                    added.join(", ")
-                },
-                all.join(", ")
-            );
-        }
-        NodeCommand::Untag { name, tags } => {
-            let removed = inv.untag(&name, &tags)?;
-            let all = inv.tags_of(&name)?;
-            println!(
-                "{name}: untagged {}; its tags: {}",
-                if removed.is_empty() {
-                    "nothing (it carried none of them)".into()
-                } else {
-                    removed.join(", ")
-                },
-                if all.is_empty() {
-                    "none".into()
-                } else {
-                    all.join(", ")
-                }
-            );
-        }
+        NodeCommand::Tag { name, tags } => retag(&inv, &name, &tags, true, ctx)?,
+        NodeCommand::Untag { name, tags } => retag(&inv, &name, &tags, false, ctx)?,
         NodeCommand::List => {
             let nodes = inv.nodes()?;
             let mut tags = inv.tags()?;
@@ -236,6 +208,47 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// `node tag` (`add`) and `node untag`: what moved, and the tags the node carries now.
+fn retag(
+    inv: &crate::inventory::Inventory,
+    name: &str,
+    tags: &[String],
+    add: bool,
+    ctx: &Context,
+) -> Result<()> {
+    let moved = if add {
+        inv.tag(name, tags)?
+    } else {
+        inv.untag(name, tags)?
+    };
+    let now = inv.tags_of(name)?;
+    let (verb, key) = if add {
+        ("tagged", "added")
+    } else {
+        ("untagged", "removed")
+    };
+    if ctx.json {
+        return print_json(&serde_json::json!({ "node": name, key: moved, "tags": now }));
+    }
+    let list = |t: &[String]| {
+        if t.is_empty() {
+            "none".to_string()
+        } else {
+            t.join(", ")
+        }
+    };
+    println!(
+        "{name}: {verb} {}; its tags: {}",
+        if moved.is_empty() {
+            "nothing new".to_string()
+        } else {
+            moved.join(", ")
+        },
+        list(&now)
+    );
+    Ok(())
 }
 
 /// A node as `node list --json` shows it: with its tags.
