@@ -6,15 +6,19 @@ use clap::{Args, Subcommand};
 
 use super::{Context, exit, print_json};
 use crate::catalogue::Need;
-use crate::inventory::Inventory;
+use crate::inventory::{Inventory, Scope};
 
 #[derive(Args, Debug)]
 pub(crate) struct AssignArgs {
     /// The module.
     module: String,
-    /// The nodes to put it on.
-    #[arg(required = true)]
+    /// The nodes to put it on: names, globs (`web*`) or `@TAG`. A tag is read now: a node
+    /// tagged later does not receive the module until it is assigned there too.
+    #[arg(required = true, value_name = "SELECTOR")]
     nodes: Vec<String>,
+    /// Leave out the nodes this selects. Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    exclude: Vec<String>,
     /// The instance name it runs under [default: the module's name].
     #[arg(long = "as", value_name = "INSTANCE")]
     instance: Option<String>,
@@ -77,9 +81,12 @@ fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
 pub(crate) struct UnassignArgs {
     /// The instance (the module's name, unless it was assigned --as another).
     instance: String,
-    /// The nodes to take it off.
-    #[arg(required = true)]
+    /// The nodes to take it off: names, globs or `@TAG`.
+    #[arg(required = true, value_name = "SELECTOR")]
     nodes: Vec<String>,
+    /// Leave out the nodes this selects. Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    exclude: Vec<String>,
 }
 
 pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
@@ -123,7 +130,8 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         }
         pins.push((req.to_string(), pi.to_string(), pn.to_string()));
     }
-    for node in &a.nodes {
+    let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
+    for node in nodes.iter().map(|n| &n.name) {
         // pins given to an assignment that exists already re-pin it; nothing else changes
         let exists = inv
             .assignments(Some(node))?
@@ -134,6 +142,11 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
                 inv.set_pin(node, &instance, req, (pi, pn))?;
                 println!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
             }
+            continue;
+        }
+        // a group assigned again reaches the nodes that joined it; the others keep theirs
+        if exists && nodes.len() > 1 {
+            println!("{instance} is already on {node}; left as it is");
             continue;
         }
         inv.assign(node, &module.name, &instance)?;
@@ -155,7 +168,24 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
 
 pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
-    for node in &a.nodes {
+    let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
+    // every node is checked first, so a group is taken off all of its nodes or none
+    let missing: Vec<&str> = nodes
+        .iter()
+        .filter(|n| {
+            !inv.assignments(Some(&n.name))
+                .is_ok_and(|here| here.iter().any(|x| x.instance == a.instance))
+        })
+        .map(|n| n.name.as_str())
+        .collect();
+    if !missing.is_empty() && nodes.len() > 1 {
+        bail!(
+            "{} is not assigned to {}; nothing was unassigned (leave them out with --exclude)",
+            a.instance,
+            missing.join(", ")
+        );
+    }
+    for node in nodes.iter().map(|n| &n.name) {
         let gone = inv.unassign(node, &a.instance)?;
         println!(
             "unassigned {} from {node}; the next push to {node} undoes what it made there",

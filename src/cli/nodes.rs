@@ -12,10 +12,27 @@ use crate::inventory::Node;
 use crate::inventory::{nodes_valid_name, valid_address, valid_user};
 use crate::ssh;
 
+mod set;
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum NodeCommand {
-    /// Add a machine.
+    /// Add a machine (one node per address and port: a second name for it is refused).
     Add(AddArgs),
+    /// Change how a machine is reached, in place: its assignments, settings, placements, pins,
+    /// tags and history are kept. A new address or port unpins its host key.
+    Set(set::SetArgs),
+    /// Give a machine tags (groups), selected as `@TAG` wherever nodes are taken.
+    Tag {
+        name: String,
+        #[arg(required = true)]
+        tags: Vec<String>,
+    },
+    /// Take tags off a machine.
+    Untag {
+        name: String,
+        #[arg(required = true)]
+        tags: Vec<String>,
+    },
     /// List the machines.
     List,
     /// Everything the inventory says of one machine.
@@ -73,64 +90,37 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     a.name
                 );
             }
-            if !valid_address(&a.address) {
-                bail!(
-                    "{}: --address {:?} is not a host name or an IP address; nothing was stored",
-                    a.name,
-                    a.address
-                );
-            }
-            if !valid_user(&a.user) {
-                bail!(
-                    "{}: --user {:?} is not a login name (lower-case letters, digits, '_' and '-'); nothing was stored",
-                    a.name,
-                    a.user
-                );
-            }
-            if a.user != "root" && !a.sudo {
-                bail!(
-                    "{}: the helper runs as root; a node logged in to as {:?} needs --sudo",
-                    a.name,
-                    a.user
-                );
-            }
-            // `/srv/mesh/` is meant as `/srv/mesh`; `/` stays `/` and is refused
-            let root = a
-                .root
-                .strip_suffix('/')
-                .filter(|r| !r.is_empty())
-                .unwrap_or(&a.root);
-            if let Err(e) = crate::wire::path::check(root, crate::wire::path::Place::Machine) {
-                bail!(
-                    "{}: --root {:?} cannot hold the instances' directories: {e}",
-                    a.name,
-                    a.root
-                );
-            }
-            let identity = match a.identity {
-                Some(p) if !p.is_file() => bail!("{}: no identity file at {}", a.name, p.display()),
-                Some(p) => Some(std::path::absolute(&p)?),
-                None => None,
-            };
             let node = Node {
                 address: a.address,
                 port: a.port,
                 user: a.user,
-                identity,
+                identity: identity(&a.name, a.identity)?,
                 sudo: a.sudo,
-                root: root.to_string(),
+                root: normal_root(&a.root),
                 ..Node::new(&a.name, "")
             };
+            check(&node)?;
             inv.add_node(&node)?;
             println!(
                 "added {}; pin its host key next: mesh node trust {}",
                 node.name, node.name
             );
         }
+        NodeCommand::Set(a) => set::set(&inv, a, ctx)?,
+        NodeCommand::Tag { name, tags } => retag(&inv, &name, &tags, true, ctx)?,
+        NodeCommand::Untag { name, tags } => retag(&inv, &name, &tags, false, ctx)?,
         NodeCommand::List => {
             let nodes = inv.nodes()?;
+            let mut tags = inv.tags()?;
             if ctx.json {
-                print_json(&nodes)?;
+                let views: Vec<NodeView> = nodes
+                    .into_iter()
+                    .map(|node| NodeView {
+                        tags: tags.remove(&node.name).unwrap_or_default(),
+                        node,
+                    })
+                    .collect();
+                print_json(&views)?;
             } else if nodes.is_empty() {
                 println!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
             } else {
@@ -140,9 +130,13 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .as_deref()
                         .map(fingerprint_of)
                         .unwrap_or_else(|| "host key not pinned".into());
+                    let tags = tags
+                        .get(&n.name)
+                        .map(|t| format!("  @{}", t.join(" @")))
+                        .unwrap_or_default();
                     println!(
-                        "{:<12} {}@{}:{}  {}",
-                        n.name, n.user, n.address, n.port, key
+                        "{:<12} {}@{}:{}  {key}{tags}",
+                        n.name, n.user, n.address, n.port
                     );
                 }
             }
@@ -150,8 +144,11 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
         NodeCommand::Show { name } => {
             let n = inv.node(&name)?;
             let assignments = inv.assignments(Some(&name))?;
+            let tags = inv.tags_of(&name)?;
             if ctx.json {
-                print_json(&serde_json::json!({ "node": n, "assignments": assignments }))?;
+                print_json(
+                    &serde_json::json!({ "node": n, "tags": tags, "assignments": assignments }),
+                )?;
             } else {
                 println!("name:      {}", n.name);
                 println!("address:   {}:{}", n.address, n.port);
@@ -167,6 +164,14 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .map_or("ssh-agent, then ~/.ssh/id_*".into(), |p| p
                             .display()
                             .to_string())
+                );
+                println!(
+                    "tags:      {}",
+                    if tags.is_empty() {
+                        "none".into()
+                    } else {
+                        tags.join(", ")
+                    }
                 );
                 println!(
                     "host key:  {}",
@@ -205,7 +210,104 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
     Ok(exit::OK)
 }
 
-fn fingerprint_of(key: &str) -> String {
+/// `node tag` (`add`) and `node untag`: what moved, and the tags the node carries now.
+fn retag(
+    inv: &crate::inventory::Inventory,
+    name: &str,
+    tags: &[String],
+    add: bool,
+    ctx: &Context,
+) -> Result<()> {
+    let moved = if add {
+        inv.tag(name, tags)?
+    } else {
+        inv.untag(name, tags)?
+    };
+    let now = inv.tags_of(name)?;
+    let (verb, key) = if add {
+        ("tagged", "added")
+    } else {
+        ("untagged", "removed")
+    };
+    if ctx.json {
+        return print_json(&serde_json::json!({ "node": name, key: moved, "tags": now }));
+    }
+    let list = |t: &[String]| {
+        if t.is_empty() {
+            "none".to_string()
+        } else {
+            t.join(", ")
+        }
+    };
+    println!(
+        "{name}: {verb} {}; its tags: {}",
+        if moved.is_empty() {
+            "nothing new".to_string()
+        } else {
+            moved.join(", ")
+        },
+        list(&now)
+    );
+    Ok(())
+}
+
+/// A node as `node list --json` shows it: with its tags.
+#[derive(serde::Serialize)]
+struct NodeView {
+    #[serde(flatten)]
+    node: Node,
+    tags: Vec<String>,
+}
+
+/// `/srv/mesh/` is meant as `/srv/mesh`; `/` stays `/` and is refused by [`check`].
+pub(super) fn normal_root(root: &str) -> String {
+    root.strip_suffix('/')
+        .filter(|r| !r.is_empty())
+        .unwrap_or(root)
+        .to_string()
+}
+
+/// An identity file as stored: absolute, and there.
+pub(super) fn identity(node: &str, path: Option<PathBuf>) -> Result<Option<PathBuf>> {
+    match path {
+        Some(p) if !p.is_file() => bail!("{node}: no identity file at {}", p.display()),
+        Some(p) => Ok(Some(std::path::absolute(&p)?)),
+        None => Ok(None),
+    }
+}
+
+/// The one check of how a node is reached, for `node add` and `node set`: nothing is stored
+/// unless it passes.
+pub(super) fn check(node: &Node) -> Result<()> {
+    let name = &node.name;
+    if !valid_address(&node.address) {
+        bail!(
+            "{name}: --address {:?} is not a host name or an IP address; nothing was stored",
+            node.address
+        );
+    }
+    if !valid_user(&node.user) {
+        bail!(
+            "{name}: --user {:?} is not a login name (lower-case letters, digits, '_' and '-'); nothing was stored",
+            node.user
+        );
+    }
+    if node.user != "root" && !node.sudo {
+        bail!(
+            "{name}: the helper runs as root; a node logged in to as {:?} needs --sudo",
+            node.user
+        );
+    }
+    if let Err(e) = crate::wire::path::check(&node.root, crate::wire::path::Place::Machine) {
+        bail!(
+            "{name}: --root {:?} cannot hold the instances' directories: {e}",
+            node.root
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn fingerprint_of(key: &str) -> String {
     ssh::parse_public_key(key)
         .map(|k| ssh::fingerprint(&k))
         .unwrap_or_else(|e| format!("unreadable pinned key: {e}"))

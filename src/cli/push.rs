@@ -10,7 +10,7 @@ use clap::Args;
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
+use crate::inventory::{Inventory, InventoryError, Node, PushRecord, Scope};
 use crate::plan;
 use crate::push::{self, Job};
 use crate::resolve::{self, ResolveError};
@@ -20,11 +20,15 @@ use crate::wire::{Declaration, Mode};
 /// Which nodes a command is about.
 #[derive(Args, Debug)]
 pub(crate) struct Selection {
-    /// The nodes.
+    /// The nodes: names, globs (`web*`, `node[12]`) or `@TAG`.
+    #[arg(value_name = "SELECTOR")]
     nodes: Vec<String>,
     /// Every node in the inventory.
     #[arg(long, conflicts_with = "nodes")]
     all: bool,
+    /// Leave out the nodes this selects (a name, glob or `@TAG`). Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    exclude: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -85,12 +89,12 @@ pub(crate) struct HistoryArgs {
 
 fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
     if select.all {
-        return Ok(inv.nodes()?);
+        return Ok(inv.select(Scope::All, &select.exclude)?);
     }
     if select.nodes.is_empty() {
-        bail!("name the nodes to {verb}, or say --all for every node");
+        bail!("name the nodes to {verb} (names, globs or @TAG), or say --all for every node");
     }
-    select.nodes.iter().map(|n| Ok(inv.node(n)?)).collect()
+    Ok(inv.select(Scope::Only(&select.nodes), &select.exclude)?)
 }
 
 /// Composes every node's declaration, or refuses with every node's problems at once.

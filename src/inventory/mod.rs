@@ -12,6 +12,8 @@ mod confirmed;
 mod layers;
 mod nodes;
 mod pushes;
+mod select;
+mod tags;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -24,6 +26,7 @@ pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
 pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_name, valid_user};
 pub use pushes::{PushRecord, PushRow};
+pub use select::{Scope, glob_match};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
 pub(super) const MIGRATIONS: &[(&str, &str)] = &[
@@ -36,6 +39,7 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0003_confirmed.sql",
         include_str!("../../state/0003_confirmed.sql"),
     ),
+    ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
 ];
 
 /// What can go wrong with the inventory.
@@ -80,6 +84,27 @@ pub enum InventoryError {
         instance: String,
         known: String,
     },
+    #[error(
+        "{name} would reach {address}:{port}, which the node {other} already reaches; one machine is one node (`mesh node set {other}` edits it); nothing was stored"
+    )]
+    SameAddress {
+        name: String,
+        other: String,
+        address: String,
+        port: u16,
+    },
+    #[error(
+        "{tag:?} cannot be a tag: use letters, digits, '-', '_' and '.', starting with a letter"
+    )]
+    BadTag { tag: String },
+    #[error("{selector:?} selects no node ({known}){}", if *exclude { "; an --exclude that spares nothing is taken for a typo" } else { "" })]
+    NoMatch {
+        selector: String,
+        known: String,
+        exclude: bool,
+    },
+    #[error("{selectors} leave no node once {excluded} are excluded; nothing was done")]
+    NoneLeft { selectors: String, excluded: String },
     #[error("another mesh push is running against this inventory (lock {}); try again when it is done", path.display())]
     Busy { path: PathBuf },
 }

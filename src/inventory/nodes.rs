@@ -104,14 +104,44 @@ pub fn valid_user(user: &str) -> bool {
 }
 
 impl Inventory {
-    /// Adds a node; refuses a name already taken.
+    /// Adds a node; refuses a name already taken, and an address and port another node has.
     pub fn add_node(&self, node: &Node) -> Result<(), InventoryError> {
         if self.node_opt(&node.name)?.is_some() {
             return Err(InventoryError::NodeExists {
                 name: node.name.clone(),
             });
         }
+        self.refuse_same_address(node)?;
         self.put_node(node)
+    }
+
+    /// Changes what the inventory says of an existing node in place: its assignments, layers,
+    /// placements, pins, tags and history are kept. Refuses an address and port another node has.
+    pub fn edit_node(&self, node: &Node) -> Result<(), InventoryError> {
+        self.node(&node.name)?;
+        self.refuse_same_address(node)?;
+        self.put_node(node)
+    }
+
+    /// Two nodes on one machine would each undo the other's modules at every push.
+    fn refuse_same_address(&self, node: &Node) -> Result<(), InventoryError> {
+        let other: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name",
+                params![node.address, node.port, node.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match other {
+            Some(other) => Err(InventoryError::SameAddress {
+                name: node.name.clone(),
+                other,
+                address: node.address.clone(),
+                port: node.port,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Adds a node or replaces what the inventory says of it (assignments are kept).
@@ -201,7 +231,38 @@ impl Inventory {
 
 #[cfg(test)]
 mod tests {
-    use super::{valid_address, valid_user};
+    use super::{Node, valid_address, valid_user};
+    use crate::inventory::{Inventory, InventoryError};
+
+    #[test]
+    fn one_address_and_port_is_one_node_and_an_edit_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("web1", "192.0.2.1")).unwrap();
+        inv.assign("web1", "motd", "motd").unwrap();
+        inv.tag("web1", &["eu".into()]).unwrap();
+        let twin = inv.add_node(&Node::new("web1b", "192.0.2.1")).unwrap_err();
+        assert!(
+            matches!(&twin, InventoryError::SameAddress { other, .. } if other == "web1"),
+            "{twin}"
+        );
+        // another port on the same machine is another sshd
+        let other_port = Node {
+            port: 2222,
+            ..Node::new("web2", "192.0.2.1")
+        };
+        inv.add_node(&other_port).unwrap();
+        let onto_web1 = inv.edit_node(&Node::new("web2", "192.0.2.1")).unwrap_err();
+        assert!(matches!(onto_web1, InventoryError::SameAddress { .. }));
+        let moved = Node {
+            port: 2200,
+            ..inv.node("web1").unwrap()
+        };
+        inv.edit_node(&moved).unwrap();
+        assert_eq!(inv.node("web1").unwrap().port, 2200);
+        assert_eq!(inv.assignments(Some("web1")).unwrap().len(), 1);
+        assert_eq!(inv.tags_of("web1").unwrap(), ["eu"]);
+    }
 
     #[test]
     fn an_address_is_a_host_name_or_an_ip_address() {

@@ -18,8 +18,8 @@ const TEMPLATE: &str = "size=${size}\ncount=${count}\nflag=${flag}\nnames=${name
 fn demo() -> Mesh {
     let mesh = Mesh::new();
     mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
-    for n in ["a", "b", "c"] {
-        mesh.run(&["node", "add", n, "--address", "127.0.0.1"]).ok();
+    for (n, address) in [("a", "127.0.0.1"), ("b", "127.0.0.2"), ("c", "127.0.0.3")] {
+        mesh.run(&["node", "add", n, "--address", address]).ok();
     }
     mesh
 }

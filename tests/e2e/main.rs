@@ -18,6 +18,7 @@ mod giveback;
 mod helper;
 mod honesty;
 mod hostile;
+mod nodes;
 mod paths;
 mod provider;
 mod push;

@@ -225,6 +225,8 @@ fn trust_pins_only_the_key_the_machine_offers() {
     .to_string();
     // the lab's own record of the address: the machine has docker0 too
     let address = crate::util::address("node1");
+    // one machine is one node: node1's entry makes way for the unpinned one
+    mesh.run(&["node", "remove", "node1"]).ok();
     mesh.run(&["node", "add", "fresh", "--address", &address])
         .ok();
     // not pinned: refused, naming the key and the command that pins it

@@ -1,0 +1,71 @@
+//! Tags: the groups a node belongs to, selected as `@tag`.
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+
+use super::{Inventory, InventoryError, nodes};
+
+impl Inventory {
+    /// Gives `node` each of `tags` (one it carries already is kept); returns those it did not
+    /// carry before. Every tag is checked before any is stored.
+    pub fn tag(&self, node: &str, tags: &[String]) -> Result<Vec<String>, InventoryError> {
+        self.node(node)?;
+        check(tags)?;
+        let mut added = Vec::new();
+        for tag in tags {
+            let n = self.conn.execute(
+                "INSERT OR IGNORE INTO tags (node, tag) VALUES (?1, ?2)",
+                params![node, tag],
+            )?;
+            if n > 0 {
+                added.push(tag.clone());
+            }
+        }
+        Ok(added)
+    }
+
+    /// Takes each of `tags` off `node`; returns those it carried.
+    pub fn untag(&self, node: &str, tags: &[String]) -> Result<Vec<String>, InventoryError> {
+        self.node(node)?;
+        check(tags)?;
+        let mut removed = Vec::new();
+        for tag in tags {
+            let n = self.conn.execute(
+                "DELETE FROM tags WHERE node = ?1 AND tag = ?2",
+                params![node, tag],
+            )?;
+            if n > 0 {
+                removed.push(tag.clone());
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Every node's tags, by node name then tag (a node without tags is absent).
+    pub fn tags(&self) -> Result<BTreeMap<String, Vec<String>>, InventoryError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT node, tag FROM tags ORDER BY node, tag")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))?;
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for row in rows {
+            let (node, tag) = row?;
+            out.entry(node).or_default().push(tag);
+        }
+        Ok(out)
+    }
+
+    /// The tags of one node, sorted.
+    pub fn tags_of(&self, node: &str) -> Result<Vec<String>, InventoryError> {
+        Ok(self.tags()?.remove(node).unwrap_or_default())
+    }
+}
+
+/// A tag is spelt like a node name, so `@tag` reads the same wherever a selector is taken.
+fn check(tags: &[String]) -> Result<(), InventoryError> {
+    match tags.iter().find(|t| !nodes::valid_name(t)) {
+        Some(tag) => Err(InventoryError::BadTag { tag: tag.clone() }),
+        None => Ok(()),
+    }
+}
