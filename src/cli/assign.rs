@@ -132,7 +132,7 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         if exists && !pins.is_empty() {
             for (req, pi, pn) in &pins {
                 inv.set_pin(node, &instance, req, (pi, pn))?;
-                println!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
+                out!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
             }
             continue;
         }
@@ -140,7 +140,7 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         for (req, pi, pn) in &pins {
             inv.set_pin(node, &instance, req, (pi, pn))?;
         }
-        println!(
+        out!(
             "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
             module.name,
             if instance == module.name {
@@ -157,7 +157,7 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     for node in &a.nodes {
         let gone = inv.unassign(node, &a.instance)?;
-        println!(
+        out!(
             "unassigned {} from {node}; the next push to {node} undoes what it made there",
             gone.instance
         );
@@ -202,9 +202,11 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
         bail!("{name}={path:?} cannot be {}'s directory: {e}", a.instance);
     }
     inv.place(&a.node, &a.instance, name, path)?;
-    println!(
+    out!(
         "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
-        a.instance, a.node, a.node
+        a.instance,
+        a.node,
+        a.node
     );
     Ok(exit::OK)
 }
@@ -223,11 +225,12 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
             }
             let before = inv.set_seat(&seat, instance, node)?;
             match before {
-                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => println!(
+                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => out!(
                     "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
-                    b.instance, b.node
+                    b.instance,
+                    b.node
                 ),
-                _ => println!("{instance}@{node} holds the seat {seat}"),
+                _ => out!("{instance}@{node} holds the seat {seat}"),
             }
         }
         SeatCommand::List => {
@@ -235,12 +238,15 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
             if ctx.json {
                 print_json(&seats)?;
             } else if seats.is_empty() {
-                println!("no seat is held");
+                out!("no seat is held");
             } else {
                 for s in seats {
-                    println!(
+                    out!(
                         "{:<20} {}@{} (since {})",
-                        s.seat, s.instance, s.node, s.set_at
+                        s.seat,
+                        s.instance,
+                        s.node,
+                        s.set_at
                     );
                 }
             }

@@ -29,29 +29,31 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             let nodes = lab.up(n)?;
             for n in &nodes {
                 register(&inv, &lab, n)?;
-                println!(
+                out!(
                     "{:<8} {}:{}  up, host key pinned",
-                    n.name, n.address, n.port
+                    n.name,
+                    n.address,
+                    n.port
                 );
             }
         }
         LabCommand::Down => {
             lab.down()?;
-            println!("lab {} is down: no machine left running", lab.id);
+            out!("lab {} is down: no machine left running", lab.id);
         }
         LabCommand::Stop { name } => {
             lab.stop(&name)?;
-            println!("{name} is stopped");
+            out!("{name} is stopped");
         }
         LabCommand::Start { name } => {
             let inv = ctx.inventory()?;
             let n = lab.start(&name)?;
             register(&inv, &lab, &n)?;
-            println!("{:<8} {}:{}  up", n.name, n.address, n.port);
+            out!("{:<8} {}:{}  up", n.name, n.address, n.port);
         }
         LabCommand::Status => {
             for n in lab.status()? {
-                println!("{:<8} {}:{}  {}", n.name, n.address, n.port, n.detail);
+                out!("{:<8} {}:{}  {}", n.name, n.address, n.port, n.detail);
             }
         }
     }

@@ -122,9 +122,10 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 ..Node::new(&a.name, "")
             };
             inv.add_node(&node)?;
-            println!(
+            out!(
                 "added {}; pin its host key next: mesh node trust {}",
-                node.name, node.name
+                node.name,
+                node.name
             );
         }
         NodeCommand::List => {
@@ -132,7 +133,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             if ctx.json {
                 print_json(&nodes)?;
             } else if nodes.is_empty() {
-                println!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
+                out!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
             } else {
                 for n in nodes {
                     let key = n
@@ -140,9 +141,13 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .as_deref()
                         .map(fingerprint_of)
                         .unwrap_or_else(|| "host key not pinned".into());
-                    println!(
+                    out!(
                         "{:<12} {}@{}:{}  {}",
-                        n.name, n.user, n.address, n.port, key
+                        n.name,
+                        n.user,
+                        n.address,
+                        n.port,
+                        key
                     );
                 }
             }
@@ -153,14 +158,14 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             if ctx.json {
                 print_json(&serde_json::json!({ "node": n, "assignments": assignments }))?;
             } else {
-                println!("name:      {}", n.name);
-                println!("address:   {}:{}", n.address, n.port);
-                println!(
+                out!("name:      {}", n.name);
+                out!("address:   {}:{}", n.address, n.port);
+                out!(
                     "user:      {}{}",
                     n.user,
                     if n.sudo { " (sudo -n)" } else { "" }
                 );
-                println!(
+                out!(
                     "identity:  {}",
                     n.identity
                         .as_ref()
@@ -168,7 +173,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                             .display()
                             .to_string())
                 );
-                println!(
+                out!(
                     "host key:  {}",
                     n.host_key
                         .as_deref()
@@ -185,7 +190,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         }
                     })
                     .collect();
-                println!(
+                out!(
                     "modules:   {}",
                     if list.is_empty() {
                         "none".into()
@@ -199,7 +204,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => {
             inv.remove_node(&name)?;
-            println!("removed {name} from the inventory; the machine itself was not touched");
+            out!("removed {name} from the inventory; the machine itself was not touched");
         }
     }
     Ok(exit::OK)
@@ -226,14 +231,16 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
     ))?;
     let seen = ssh::fingerprint(&key);
     let algorithm = key.algorithm().to_string();
-    println!(
+    out!(
         "{} ({}:{}) offers {algorithm} {seen}",
-        node.name, node.address, node.port
+        node.name,
+        node.address,
+        node.port
     );
     if let Some(old) = node.host_key.as_deref().map(fingerprint_of)
         && old != seen
     {
-        println!("the key pinned now is {old}: pinning replaces it");
+        out!("the key pinned now is {old}: pinning replaces it");
     }
     match a.fingerprint {
         Some(want) if want == seen => {}
@@ -248,7 +255,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
                     node.name
                 );
             }
-            print!("Pin this key for {}? [y/N] ", node.name);
+            out_raw!("Pin this key for {}? [y/N] ", node.name);
             std::io::stdout().flush()?;
             let mut answer = String::new();
             std::io::stdin().lock().read_line(&mut answer)?;
@@ -261,6 +268,6 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
         .to_openssh()
         .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
     inv.pin_host_key(&node.name, &openssh)?;
-    println!("pinned {seen} for {}", node.name);
+    out!("pinned {seen} for {}", node.name);
     Ok(())
 }

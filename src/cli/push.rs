@@ -75,12 +75,24 @@ pub(crate) struct PushArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct HistoryArgs {
+    #[command(subcommand)]
+    command: Option<HistoryCommand>,
     /// Only this node's pushes.
     node: Option<String>,
     /// How many to show.
     #[arg(long, default_value_t = 20)]
     limit: i64,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum HistoryCommand {
+    /// A past push's full report, by the id `mesh history` shows (#ID).
+    Show {
+        /// The push's id, with or without its `#`.
+        id: String,
+    },
 }
 
 fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
@@ -134,7 +146,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         print_json(&plans)?;
     } else {
         for p in &plans {
-            print!("{}", render::plan(p, a.diff, ctx.color()));
+            out_raw!("{}", render::plan(p, a.diff, ctx.color()));
         }
     }
     Ok(exit::OK)
@@ -194,6 +206,7 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
 pub(crate) fn fan_out(
     jobs: Vec<Job>,
     options: &push::Options,
+    ctx: &Context,
     mut finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
@@ -209,7 +222,10 @@ pub(crate) fn fan_out(
             result: Err(e.into()),
         })
         .collect();
-    let progress = Progress::new(&jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>());
+    let progress = Progress::new(
+        &jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>(),
+        ctx.verbose,
+    );
     for r in &results {
         progress.print(&finished(r));
     }
@@ -224,6 +240,13 @@ pub(crate) fn fan_out(
     results.extend(pushed);
     results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
     Ok(results)
+}
+
+/// A node that answered and changed nothing: `-q` does not show it.
+fn unchanged(r: &push::NodeResult) -> bool {
+    r.result
+        .as_ref()
+        .is_ok_and(|a| !a.report.failed() && !a.report.changed())
 }
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
@@ -265,13 +288,13 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
-    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), |r| {
+    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
         if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
             && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
         {
             unrecorded.push((r.node.clone(), e));
         }
-        if ctx.json {
+        if ctx.json || (ctx.quiet && unchanged(r)) {
             String::new()
         } else {
             render::node(r, Mode::DryRun, diff)
@@ -284,9 +307,9 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .iter()
         .any(|r| r.result.as_ref().is_ok_and(|a| a.report.changed()));
     if ctx.json {
-        print_json(&render::results_json(&results))?;
-    } else {
-        print!("{}", render::summary(&results, Mode::DryRun));
+        print_json(&render::results_json(&results, Mode::DryRun))?;
+    } else if !ctx.quiet {
+        out_raw!("{}", render::summary(&results, Mode::DryRun));
     }
     for (node, e) in &unrecorded {
         eprintln!(
@@ -326,7 +349,11 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         }
         composed = behind;
         if composed.is_empty() {
-            println!("every node has confirmed what it would be sent; nothing to push");
+            if ctx.json {
+                print_json(&render::results_json(&[], Mode::Apply))?;
+            } else if !ctx.quiet {
+                out!("every node has confirmed what it would be sent; nothing to push");
+            }
             return Ok(exit::OK);
         }
     }
@@ -356,7 +383,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             report: None,
         })?;
         if !ctx.json {
-            println!(
+            out!(
                 "{node}: HELD: {}",
                 crate::plan::visible(&render::held_reason(moves))
             );
@@ -382,7 +409,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
         .collect();
     let mut unrecorded: Vec<(String, InventoryError)> = Vec::new();
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), |r| {
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
                 Ok(answer) => (
@@ -405,14 +432,14 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
                 unrecorded.push((r.node.clone(), e));
             }
         }
-        if ctx.json {
+        if ctx.json || (ctx.quiet && unchanged(r)) {
             String::new()
         } else {
             render::node(r, Mode::Apply, None)
         }
     })?;
     if ctx.json {
-        let mut all = render::results_json(&results);
+        let mut all = render::results_json(&results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {
             for (node, moves) in &held {
                 list.push(
@@ -422,8 +449,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             }
         }
         print_json(&all)?;
-    } else {
-        print!("{}", render::summary(&results, Mode::Apply));
+    } else if !ctx.quiet {
+        out_raw!("{}", render::summary(&results, Mode::Apply));
     }
     if !unrecorded.is_empty() {
         unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
@@ -465,6 +492,9 @@ fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) 
 
 pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
+    if let Some(HistoryCommand::Show { id }) = &a.command {
+        return history_show(&inv, id, ctx);
+    }
     if let Some(n) = &a.node {
         inv.node(n)?;
     }
@@ -472,7 +502,7 @@ pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
     if ctx.json {
         print_json(&rows)?;
     } else if rows.is_empty() {
-        println!("no pushes yet");
+        out!("no pushes yet");
     } else {
         for r in rows {
             // a reason can quote what a machine said
@@ -480,11 +510,57 @@ pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
                 .reason
                 .map(|x| format!(": {}", crate::plan::visible(&x)))
                 .unwrap_or_default();
-            println!(
+            out!(
                 "#{:<5} {} {:<12} {}{reason}",
-                r.id, r.started_at, r.node, r.outcome
+                r.id,
+                r.started_at,
+                r.node,
+                r.outcome
             );
         }
+    }
+    Ok(exit::OK)
+}
+
+fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
+    let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
+        bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
+    };
+    let Some((row, report)) = inv.push_by_id(number)? else {
+        bail!(
+            "there is no push #{number} in the inventory {}: `mesh history` lists them",
+            inv.path().display()
+        );
+    };
+    if ctx.json {
+        print_json(&serde_json::json!({"push": row, "report": report}))?;
+        return Ok(exit::OK);
+    }
+    out!("push #{} to {}", row.id, row.node);
+    out!("started:  {}", row.started_at);
+    out!("finished: {}", row.finished_at);
+    out!("outcome:  {}", row.outcome);
+    if let Some(reason) = &row.reason {
+        // a reason can quote what a machine said
+        out!("reason:   {}", crate::plan::visible(reason));
+    }
+    match report {
+        Some(report) => {
+            let mode = if row.outcome == "adopted" {
+                Mode::Adopt
+            } else {
+                Mode::Apply
+            };
+            let result = push::NodeResult {
+                node: row.node,
+                result: Ok(push::Answer {
+                    report,
+                    uploaded: false,
+                }),
+            };
+            out_raw!("{}", render::node(&result, mode, None));
+        }
+        None => out!("no report: the helper did not answer this push"),
     }
     Ok(exit::OK)
 }

@@ -285,14 +285,22 @@ fn seen(o: &crate::wire::Outcome, color: bool) -> String {
 }
 
 /// Every node's result as JSON.
-pub(crate) fn results_json(results: &[NodeResult]) -> Value {
+pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
+    // a dry run says so: nothing was applied
+    let (mode_name, done) = match mode {
+        Mode::DryRun => ("dry-run", "checked"),
+        Mode::Apply => ("apply", "applied"),
+        Mode::Adopt => ("adopt", "adopted"),
+    };
     Value::Array(
         results
             .iter()
             .map(|r| match &r.result {
-                Ok(a) => json!({"node": r.node, "outcome": if a.report.failed() { "failed" } else { "applied" },
+                Ok(a) => json!({"node": r.node, "mode": mode_name,
+                    "outcome": if a.report.failed() { "failed" } else { done },
                     "uploaded": a.uploaded, "report": a.report}),
-                Err(e) => json!({"node": r.node, "outcome": "failed", "kind": e.kind(), "reason": e.to_string()}),
+                Err(e) => json!({"node": r.node, "mode": mode_name, "outcome": "failed",
+                    "kind": e.kind(), "reason": e.to_string()}),
             })
             .collect(),
     )
