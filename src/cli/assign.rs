@@ -132,7 +132,13 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         if exists && !pins.is_empty() {
             for (req, pi, pn) in &pins {
                 inv.set_pin(node, &instance, req, (pi, pn))?;
-                out!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
+                ctx.answer(
+                    serde_json::json!({"pinned": {"node": node, "instance": instance,
+                        "requirement": req, "provider": format!("{pi}@{pn}")}}),
+                    format_args!(
+                        "{instance} on {node}: {req} is answered by {pi}@{pn} from the next push"
+                    ),
+                );
             }
             continue;
         }
@@ -140,14 +146,18 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         for (req, pi, pn) in &pins {
             inv.set_pin(node, &instance, req, (pi, pn))?;
         }
-        out!(
-            "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
-            module.name,
-            if instance == module.name {
-                String::new()
-            } else {
-                format!(" as {instance}")
-            }
+        ctx.answer(
+            serde_json::json!({"assigned": {"node": node, "module": module.name,
+                "instance": instance}}),
+            format_args!(
+                "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
+                module.name,
+                if instance == module.name {
+                    String::new()
+                } else {
+                    format!(" as {instance}")
+                }
+            ),
         );
     }
     Ok(exit::OK)
@@ -157,9 +167,12 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     for node in &a.nodes {
         let gone = inv.unassign(node, &a.instance)?;
-        out!(
-            "unassigned {} from {node}; the next push to {node} undoes what it made there",
-            gone.instance
+        ctx.answer(
+            serde_json::json!({"unassigned": {"node": node, "instance": gone.instance}}),
+            format_args!(
+                "unassigned {} from {node}; the next push to {node} undoes what it made there",
+                gone.instance
+            ),
         );
     }
     Ok(exit::OK)
@@ -202,11 +215,13 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
         bail!("{name}={path:?} cannot be {}'s directory: {e}", a.instance);
     }
     inv.place(&a.node, &a.instance, name, path)?;
-    out!(
-        "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
-        a.instance,
-        a.node,
-        a.node
+    ctx.answer(
+        serde_json::json!({"placed": {"node": a.node, "instance": a.instance, "directory": name,
+            "path": path}}),
+        format_args!(
+            "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
+            a.instance, a.node, a.node
+        ),
     );
     Ok(exit::OK)
 }
@@ -224,13 +239,19 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
                 );
             }
             let before = inv.set_seat(&seat, instance, node)?;
+            let holder = serde_json::json!({"seat": seat, "instance": instance, "node": node});
             match before {
-                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => out!(
-                    "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
-                    b.instance,
-                    b.node
+                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => ctx.answer(
+                    holder,
+                    format_args!(
+                        "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
+                        b.instance, b.node
+                    ),
                 ),
-                _ => out!("{instance}@{node} holds the seat {seat}"),
+                _ => ctx.answer(
+                    holder,
+                    format_args!("{instance}@{node} holds the seat {seat}"),
+                ),
             }
         }
         SeatCommand::List => {

@@ -154,6 +154,8 @@ pub(crate) struct Context {
     pub(crate) verbose: bool,
     /// Broken modules are warned about once per command, however often the catalogue is read.
     warned: std::sync::Once,
+    /// Under --json, what a command did (see [`Context::answer`]), printed as one document.
+    answers: std::cell::RefCell<Vec<serde_json::Value>>,
 }
 
 impl Context {
@@ -185,6 +187,16 @@ impl Context {
         Ok(catalogue)
     }
 
+    /// One thing a command did: the sentence for a person, or under --json `value`, which joins
+    /// the command's others in one document `{"done": [...]}` printed when it ends.
+    pub(crate) fn answer(&self, value: serde_json::Value, text: std::fmt::Arguments<'_>) {
+        if self.json {
+            self.answers.borrow_mut().push(value);
+        } else {
+            out!("{text}");
+        }
+    }
+
     /// Colour on a terminal, unless NO_COLOR (any non-empty value, https://no-color.org) or
     /// CLICOLOR=0 says otherwise.
     pub(crate) fn color(&self) -> bool {
@@ -207,9 +219,17 @@ pub fn run() -> ExitCode {
         quiet: cli.quiet,
         verbose: cli.verbose,
         warned: std::sync::Once::new(),
+        answers: std::cell::RefCell::new(Vec::new()),
     };
-    match dispatch(cli.command, &ctx) {
-        Ok(code) => ExitCode::from(code),
+    let result = dispatch(cli.command, &ctx);
+    let done = ctx.answers.take();
+    match result {
+        Ok(code) => {
+            if !done.is_empty() {
+                let _ = print_json(&serde_json::json!({ "done": done }));
+            }
+            ExitCode::from(code)
+        }
         Err(e) => {
             // `| head` closing the pipe is not an error
             if e.chain().any(|c| {
@@ -221,7 +241,12 @@ pub fn run() -> ExitCode {
             // an error can quote a module's or a machine's text: shown, never obeyed
             let text = format!("{e:#}");
             if ctx.json {
-                let _ = print_json(&error_json(error_kind(&e), &text));
+                let mut doc = error_json(error_kind(&e), &text);
+                // what was done before the error still happened
+                if !done.is_empty() {
+                    doc["done"] = serde_json::Value::Array(done);
+                }
+                let _ = print_json(&doc);
             } else {
                 for (n, line) in text.lines().enumerate() {
                     let prefix = if n == 0 { "mesh: " } else { "" };
@@ -296,7 +321,10 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Init => {
             let path = ctx.inventory_path()?;
             Inventory::init(&path)?;
-            out!("created the inventory {}", path.display());
+            ctx.answer(
+                serde_json::json!({"created": "inventory", "path": path}),
+                format_args!("created the inventory {}", path.display()),
+            );
             Ok(exit::OK)
         }
         Command::Node(c) => nodes::run(c, ctx),

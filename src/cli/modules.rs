@@ -55,12 +55,16 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         ModuleCommand::Check { dir } => {
             let modules = catalogue::load_dir(&dir)?;
             for m in &modules {
-                out!(
-                    "{} {}: ok ({} settings, {} resources)",
-                    m.name,
-                    visible(&m.version),
-                    m.settings.len(),
-                    m.resources.len()
+                ctx.answer(
+                    json!({"module": m.name, "version": m.version, "ok": true,
+                        "settings": m.settings.len(), "resources": m.resources.len()}),
+                    format_args!(
+                        "{} {}: ok ({} settings, {} resources)",
+                        m.name,
+                        visible(&m.version),
+                        m.settings.len(),
+                        m.resources.len()
+                    ),
                 );
             }
         }

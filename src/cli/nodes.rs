@@ -122,10 +122,12 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 ..Node::new(&a.name, "")
             };
             inv.add_node(&node)?;
-            out!(
-                "added {}; pin its host key next: mesh node trust {}",
-                node.name,
-                node.name
+            ctx.answer(
+                serde_json::json!({"added": node.name}),
+                format_args!(
+                    "added {}; pin its host key next: mesh node trust {}",
+                    node.name, node.name
+                ),
             );
         }
         NodeCommand::List => {
@@ -200,11 +202,16 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 );
             }
         }
-        NodeCommand::Trust(a) => trust(&inv, a)?,
+        NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => {
             inv.remove_node(&name)?;
-            out!("removed {name} from the inventory; the machine itself was not touched");
+            ctx.answer(
+                serde_json::json!({"removed": name}),
+                format_args!(
+                    "removed {name} from the inventory; the machine itself was not touched"
+                ),
+            );
         }
     }
     Ok(exit::OK)
@@ -216,7 +223,7 @@ fn fingerprint_of(key: &str) -> String {
         .unwrap_or_else(|e| format!("unreadable pinned key: {e}"))
 }
 
-fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
+fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
     let node = inv.node(&a.name)?;
     let target = crate::push::target(&Node {
         host_key: None,
@@ -231,14 +238,22 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
     ))?;
     let seen = ssh::fingerprint(&key);
     let algorithm = key.algorithm().to_string();
-    out!(
-        "{} ({}:{}) offers {algorithm} {seen}",
-        node.name,
-        node.address,
-        node.port
-    );
-    if let Some(old) = node.host_key.as_deref().map(fingerprint_of)
-        && old != seen
+    // under --json the one answer is the pin below
+    if !ctx.json {
+        out!(
+            "{} ({}:{}) offers {algorithm} {seen}",
+            node.name,
+            node.address,
+            node.port
+        );
+    }
+    let replaced = node
+        .host_key
+        .as_deref()
+        .map(fingerprint_of)
+        .filter(|old| *old != seen);
+    if let Some(old) = &replaced
+        && !ctx.json
     {
         out!("the key pinned now is {old}: pinning replaces it");
     }
@@ -268,6 +283,10 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
         .to_openssh()
         .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
     inv.pin_host_key(&node.name, &openssh)?;
-    out!("pinned {seen} for {}", node.name);
+    ctx.answer(
+        serde_json::json!({"pinned": node.name, "algorithm": algorithm, "fingerprint": seen,
+            "replaced": replaced}),
+        format_args!("pinned {seen} for {}", node.name),
+    );
     Ok(())
 }

@@ -143,9 +143,13 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         plans.push(p);
     }
     if ctx.json {
-        print_json(&plans)?;
+        print_json(&render::plans_json(&plans, a.diff)?)?;
     } else {
-        for p in &plans {
+        // -q: only the nodes a push would change
+        for p in plans
+            .iter()
+            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed)
+        {
             out_raw!("{}", render::plan(p, a.diff, ctx.color()));
         }
     }

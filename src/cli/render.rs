@@ -76,16 +76,9 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             let line = format!("      checked as root with: {}", quoted(&f.validate));
             let _ = writeln!(out, "{}", visible(&line));
         }
-        if diff {
-            let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
-            let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
-            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| r.spec.target());
-            if c.action != Action::Removed
-                && let Some(path) = path
-            {
-                for line in crate::plan::diff::render(path, &old, &new, color).lines() {
-                    let _ = writeln!(out, "      {line}");
-                }
+        if diff && let Some(text) = change_diff(c, color) {
+            for line in text.lines() {
+                let _ = writeln!(out, "      {line}");
             }
         }
     }
@@ -99,6 +92,34 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// A change's content as a unified diff, for what is added or changed.
+fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
+    if c.action == Action::Removed {
+        return None;
+    }
+    let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+    let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+    let path = c.new.as_ref().or(c.old.as_ref()).map(|r| r.spec.target())?;
+    Some(crate::plan::diff::render(path, &old, &new, color))
+}
+
+/// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
+pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
+    let mut value = serde_json::to_value(plans)?;
+    if !diff {
+        return Ok(value);
+    }
+    for (p, v) in plans.iter().zip(value.as_array_mut().into_iter().flatten()) {
+        let changes = v.get_mut("changes").and_then(Value::as_array_mut);
+        for (c, cv) in p.changes.iter().zip(changes.into_iter().flatten()) {
+            if let Some(text) = change_diff(c, false) {
+                cv["diff"] = Value::String(text);
+            }
+        }
+    }
+    Ok(value)
 }
 
 /// An argv as a person would type it: each word quoted when it holds anything but plain letters.
