@@ -16,6 +16,7 @@ macro_rules! out_raw {
 
 mod adopt;
 mod assign;
+mod history;
 mod lab;
 mod modules;
 mod nodes;
@@ -134,7 +135,7 @@ enum Command {
     /// Apply each node's declaration on the machine.
     Push(push::PushArgs),
     /// Past pushes and how they ended.
-    History(push::HistoryArgs),
+    History(history::HistoryArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     #[command(subcommand)]
     Lab(lab::LabCommand),
@@ -338,7 +339,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),
         Command::Push(a) => push::push(a, ctx),
-        Command::History(a) => push::history(a, ctx),
+        Command::History(a) => history::history(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Completions { shell } => {
             let mut script = Vec::new();
