@@ -6,7 +6,7 @@
 use std::io::Read as _;
 use std::process::{Command, Stdio};
 
-use crate::util::{Mesh, lab_id, node_result, on, path_str};
+use crate::util::{Mesh, lab_id, node_result, path_str};
 
 const DEMO: &str = r#"{
   "name": "demo", "version": "1", "description": "A module for tests.",
@@ -171,8 +171,10 @@ fn a_no_op_quiet_push_from_cron_prints_nothing_and_a_past_push_can_be_read_back(
     let _machines = mesh.with_lab();
     mesh.run(&["assign", "motd", "node1", "node2"]).ok();
 
-    // a push with changes under -q shows what changed, and no summary
-    on("node1", "rm -f /etc/motd");
+    // a push with changes under -q shows what changed, and no summary (a contact no earlier
+    // run wrote, so /etc/motd changes whatever the machine has)
+    let contact = format!("contact=ops-{}@example.org", std::process::id());
+    mesh.run(&["settings", "set", "motd", &contact]).ok();
     let (status, stdout, stderr) = as_cron(&mesh, &["-q", "push", "--all"]);
     assert_eq!(status, 0, "{stdout}\n{stderr}");
     assert!(
@@ -246,4 +248,8 @@ fn a_no_op_quiet_push_from_cron_prints_nothing_and_a_past_push_can_be_read_back(
         .json();
     assert_eq!(as_json["push"]["node"], "node1", "{as_json}");
     assert!(as_json["report"]["resources"].is_array(), "{as_json}");
+
+    // the machines as they were found, for the tests after this one
+    mesh.run(&["unassign", "motd", "node1", "node2"]).ok();
+    mesh.run(&["push", "node1", "node2"]).ok();
 }
