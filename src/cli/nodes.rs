@@ -1,6 +1,6 @@
 //! `mesh node …`: machines in the inventory, and their pinned host keys.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -238,24 +238,28 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
     ))?;
     let seen = ssh::fingerprint(&key);
     let algorithm = key.algorithm().to_string();
-    // under --json the one answer is the pin below
-    if !ctx.json {
-        out!(
-            "{} ({}:{}) offers {algorithm} {seen}",
-            node.name,
-            node.address,
-            node.port
-        );
-    }
+    // under --json stdout holds only the answer (the pin below): what the operator decides on
+    // goes to stderr
+    let say = |text: String| {
+        if ctx.json {
+            eprint!("{text}");
+        } else {
+            out_raw!("{text}");
+        }
+    };
+    say(format!(
+        "{} ({}:{}) offers {algorithm} {seen}\n",
+        node.name, node.address, node.port
+    ));
     let replaced = node
         .host_key
         .as_deref()
         .map(fingerprint_of)
         .filter(|old| *old != seen);
-    if let Some(old) = &replaced
-        && !ctx.json
-    {
-        out!("the key pinned now is {old}: pinning replaces it");
+    if let Some(old) = &replaced {
+        say(format!(
+            "the key pinned now is {old}: pinning replaces it\n"
+        ));
     }
     match a.fingerprint {
         Some(want) if want == seen => {}
@@ -270,8 +274,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
                     node.name
                 );
             }
-            out_raw!("Pin this key for {}? [y/N] ", node.name);
-            std::io::stdout().flush()?;
+            say(format!("Pin this key for {}? [y/N] ", node.name));
             let mut answer = String::new();
             std::io::stdin().lock().read_line(&mut answer)?;
             if !matches!(answer.trim(), "y" | "Y" | "yes") {

@@ -249,6 +249,24 @@ fn a_no_op_quiet_push_from_cron_prints_nothing_and_a_past_push_can_be_read_back(
     assert_eq!(as_json["push"]["node"], "node1", "{as_json}");
     assert!(as_json["report"]["resources"].is_array(), "{as_json}");
 
+    // the lab and trust answer in JSON too, a refusal included
+    let up = mesh.run(&["--json", "lab", "up", "3"]).ok().json();
+    assert_eq!(up["done"].as_array().map(Vec::len), Some(3), "{up}");
+    let status = mesh.run(&["--json", "lab", "status"]).ok().json();
+    assert!(status.as_array().is_some_and(|s| s.len() == 3), "{status}");
+    let refused = mesh
+        .run(&[
+            "--json",
+            "node",
+            "trust",
+            "node1",
+            "--fingerprint",
+            "SHA256:none",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(refused["error"]["kind"], "refused", "{refused}");
+
     // the machines as they were found, for the tests after this one
     mesh.run(&["unassign", "motd", "node1", "node2"]).ok();
     mesh.run(&["push", "node1", "node2"]).ok();
