@@ -303,17 +303,24 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
     "refused"
 }
 
-/// Writes to stdout. A reader that went away (`mesh history | head -1`) ends the command
-/// quietly with status 0, as ripgrep does: nothing is left to tell it.
+/// Set once stdout cannot be written: everything after is dropped.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to stdout. A reader that went away (`mesh history | head -1`) stops the output, not
+/// the command: a push still records every node and exits with its own status (ripgrep, too,
+/// treats a closed pipe as the end of output, not as an error).
 pub(crate) fn out(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("mesh: cannot write to stdout, the rest of the output is lost: {e}");
         }
-        eprintln!("mesh: cannot write to stdout: {e}");
-        std::process::exit(i32::from(exit::ERROR));
     }
 }
 

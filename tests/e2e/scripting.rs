@@ -133,14 +133,17 @@ fn into_closed_pipe(mesh: &Mesh, args: &[&str]) -> (i32, String) {
 #[test]
 fn output_to_a_closed_pipe_ends_quietly() {
     let mesh = Mesh::new();
-    for args in [
-        &["history"][..],
-        &["module", "list"],
-        &["--json", "history"],
-        &["node", "add", "a", "--address", "127.0.0.1"],
+    // the output stops; the command's own status stands
+    for (args, want) in [
+        (&["history"][..], 0),
+        (&["module", "list"], 0),
+        (&["--json", "history"], 0),
+        (&["node", "add", "a", "--address", "127.0.0.1"], 0),
+        (&["--json", "node", "add", "a", "--address", "127.0.0.1"], 1),
+        (&["--json", "push"], 1),
     ] {
         let (status, stderr) = into_closed_pipe(&mesh, args);
-        assert_eq!(status, 0, "{args:?}: {stderr}");
+        assert_eq!(status, want, "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
