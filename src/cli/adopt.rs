@@ -36,12 +36,14 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
         .map(|j| resolve::declaration_digest(&j.declaration))
         .collect();
     let started = inv.now()?;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), |_| String::new())?;
+    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), ctx, |_| {
+        String::new()
+    })?;
     // what the machines said is printed first: it stands whether or not it can be recorded
     if ctx.json {
-        print_json(&render::results_json(&results))?;
+        print_json(&render::results_json(&results, Mode::Adopt))?;
     } else {
-        print!("{}", said(&results));
+        out_raw!("{}", said(&results));
     }
     // recorded like a push, but nothing is confirmed: what the machine runs is still the last
     // push's, so the next push (and `--behind`) sends the declaration in full

@@ -140,27 +140,37 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         if exists && !pins.is_empty() {
             for (req, pi, pn) in &pins {
                 inv.set_pin(node, &instance, req, (pi, pn))?;
-                println!("{instance} on {node}: {req} is answered by {pi}@{pn} from the next push");
+                ctx.answer(
+                    serde_json::json!({"pinned": {"node": node, "instance": instance,
+                        "requirement": req, "provider": format!("{pi}@{pn}")}}),
+                    format_args!(
+                        "{instance} on {node}: {req} is answered by {pi}@{pn} from the next push"
+                    ),
+                );
             }
             continue;
         }
         // a group assigned again reaches the nodes that joined it; the others keep theirs
         if exists && nodes.len() > 1 {
-            println!("{instance} is already on {node}; left as it is");
+            out!("{instance} is already on {node}; left as it is");
             continue;
         }
         inv.assign(node, &module.name, &instance)?;
         for (req, pi, pn) in &pins {
             inv.set_pin(node, &instance, req, (pi, pn))?;
         }
-        println!(
-            "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
-            module.name,
-            if instance == module.name {
-                String::new()
-            } else {
-                format!(" as {instance}")
-            }
+        ctx.answer(
+            serde_json::json!({"assigned": {"node": node, "module": module.name,
+                "instance": instance}}),
+            format_args!(
+                "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
+                module.name,
+                if instance == module.name {
+                    String::new()
+                } else {
+                    format!(" as {instance}")
+                }
+            ),
         );
     }
     Ok(exit::OK)
@@ -187,9 +197,12 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     }
     for node in nodes.iter().map(|n| &n.name) {
         let gone = inv.unassign(node, &a.instance)?;
-        println!(
-            "unassigned {} from {node}; the next push to {node} undoes what it made there",
-            gone.instance
+        ctx.answer(
+            serde_json::json!({"unassigned": {"node": node, "instance": gone.instance}}),
+            format_args!(
+                "unassigned {} from {node}; the next push to {node} undoes what it made there",
+                gone.instance
+            ),
         );
     }
     Ok(exit::OK)
@@ -232,9 +245,13 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
         bail!("{name}={path:?} cannot be {}'s directory: {e}", a.instance);
     }
     inv.place(&a.node, &a.instance, name, path)?;
-    println!(
-        "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
-        a.instance, a.node, a.node
+    ctx.answer(
+        serde_json::json!({"placed": {"node": a.node, "instance": a.instance, "directory": name,
+            "path": path}}),
+        format_args!(
+            "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
+            a.instance, a.node, a.node
+        ),
     );
     Ok(exit::OK)
 }
@@ -252,12 +269,19 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
                 );
             }
             let before = inv.set_seat(&seat, instance, node)?;
+            let holder = serde_json::json!({"seat": seat, "instance": instance, "node": node});
             match before {
-                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => println!(
-                    "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
-                    b.instance, b.node
+                Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => ctx.answer(
+                    holder,
+                    format_args!(
+                        "the seat {seat} moves from {}@{} to {instance}@{node}; every consumer follows at its next push",
+                        b.instance, b.node
+                    ),
                 ),
-                _ => println!("{instance}@{node} holds the seat {seat}"),
+                _ => ctx.answer(
+                    holder,
+                    format_args!("{instance}@{node} holds the seat {seat}"),
+                ),
             }
         }
         SeatCommand::List => {
@@ -265,12 +289,15 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
             if ctx.json {
                 print_json(&seats)?;
             } else if seats.is_empty() {
-                println!("no seat is held");
+                out!("no seat is held");
             } else {
                 for s in seats {
-                    println!(
+                    out!(
                         "{:<20} {}@{} (since {})",
-                        s.seat, s.instance, s.node, s.set_at
+                        s.seat,
+                        s.instance,
+                        s.node,
+                        s.set_at
                     );
                 }
             }

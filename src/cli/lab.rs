@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
+use serde_json::json;
 
 use super::{Context, exit};
 use crate::inventory::Node;
@@ -29,29 +30,50 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             let nodes = lab.up(n)?;
             for n in &nodes {
                 register(&inv, &lab, n)?;
-                println!(
-                    "{:<8} {}:{}  up, host key pinned",
-                    n.name, n.address, n.port
+                ctx.answer(
+                    json!({"up": n.name, "address": n.address, "port": n.port}),
+                    format_args!(
+                        "{:<8} {}:{}  up, host key pinned",
+                        n.name, n.address, n.port
+                    ),
                 );
             }
         }
         LabCommand::Down => {
             lab.down()?;
-            println!("lab {} is down: no machine left running", lab.id);
+            ctx.answer(
+                json!({"down": lab.id}),
+                format_args!("lab {} is down: no machine left running", lab.id),
+            );
         }
         LabCommand::Stop { name } => {
             lab.stop(&name)?;
-            println!("{name} is stopped");
+            ctx.answer(json!({"stopped": name}), format_args!("{name} is stopped"));
         }
         LabCommand::Start { name } => {
             let inv = ctx.inventory()?;
             let n = lab.start(&name)?;
             register(&inv, &lab, &n)?;
-            println!("{:<8} {}:{}  up", n.name, n.address, n.port);
+            ctx.answer(
+                json!({"up": n.name, "address": n.address, "port": n.port}),
+                format_args!("{:<8} {}:{}  up", n.name, n.address, n.port),
+            );
         }
         LabCommand::Status => {
-            for n in lab.status()? {
-                println!("{:<8} {}:{}  {}", n.name, n.address, n.port, n.detail);
+            let machines = lab.status()?;
+            if ctx.json {
+                let list: Vec<_> = machines
+                    .iter()
+                    .map(|n| {
+                        json!({"name": n.name, "address": n.address, "port": n.port,
+                        "state": n.detail})
+                    })
+                    .collect();
+                super::print_json(&list)?;
+            } else {
+                for n in &machines {
+                    out!("{:<8} {}:{}  {}", n.name, n.address, n.port, n.detail);
+                }
             }
         }
     }

@@ -1,12 +1,22 @@
 //! The command line: clap definitions, and dispatch to one small function per command. Errors
 //! become `anyhow` here and nowhere below; the exit status says how things went.
 //!
-//! Exit status: 0 done (for `check`: nothing would change); 1 refused or failed before any machine
-//! was touched; 2 some nodes failed (the others went ahead), or machines were touched and the
-//! inventory could not record it; 3 some nodes held; 4 `check` found changes.
+//! Exit status: see [`EXIT_CODES`], shown in `--help` too.
+
+/// Prints a line on stdout through [`out`]: a closed pipe ends the command quietly.
+macro_rules! out {
+    () => { $crate::cli::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Like [`out!`], without the newline.
+macro_rules! out_raw {
+    ($($arg:tt)*) => { $crate::cli::out(format_args!($($arg)*)) };
+}
 
 mod adopt;
 mod assign;
+mod history;
 mod lab;
 mod modules;
 mod nodes;
@@ -25,7 +35,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::catalogue::Catalogue;
 use crate::inventory::Inventory;
 
-/// Exit statuses, as documented above.
+/// Exit statuses, as documented in [`EXIT_CODES`].
 pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
@@ -33,7 +43,24 @@ pub mod exit {
     /// Some nodes were held (a container's data would move) and none failed.
     pub const SOME_HELD: u8 = 3;
     pub const CHANGES: u8 = 4;
+    /// The command line itself was wrong (EX_USAGE of sysexits.h).
+    pub const USAGE: u8 = 64;
 }
+
+/// Every exit status, as `mesh --help` shows it (and the README repeats).
+const EXIT_CODES: &str = "\
+Exit status:
+  0   done (for `check`: nothing would change)
+  1   refused or failed before any machine was touched
+  2   some nodes failed (the others went ahead), or machines were touched and the inventory
+      could not record it
+  3   some nodes were held (their container data would move) and none failed
+  4   `check` found changes
+  64  the command line is wrong (unknown command or option, missing argument)
+
+With --json every command prints one JSON document on stdout, an error too:
+  {\"error\": {\"kind\": \"usage\", \"message\": \"...\"}}
+-q prints only what changed or failed: a push that changed nothing prints nothing.";
 
 /// mesh: keep a small fleet of Linux machines configured, over SSH, with nothing installed first.
 #[derive(Parser, Debug)]
@@ -42,7 +69,8 @@ pub mod exit {
     version,
     about,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// The inventory file [default: $XDG_STATE_HOME/mesh/inventory.db]
@@ -60,9 +88,17 @@ pub struct Cli {
     )]
     catalogue: Vec<PathBuf>,
 
-    /// Print results as JSON, for scripts.
+    /// Print results as JSON, for scripts (errors too: `{"error": {"kind", "message"}}`).
     #[arg(long, global = true)]
     json: bool,
+
+    /// Print only what changed or failed: a push or check that changed nothing prints nothing.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+
+    /// Print what happens on each node as it happens, with timings (on stderr).
+    #[arg(short, long, global = true)]
+    verbose: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -99,7 +135,7 @@ enum Command {
     /// Apply each node's declaration on the machine.
     Push(push::PushArgs),
     /// Past pushes and how they ended.
-    History(push::HistoryArgs),
+    History(history::HistoryArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     #[command(subcommand)]
     Lab(lab::LabCommand),
@@ -115,8 +151,12 @@ pub(crate) struct Context {
     inventory: Option<PathBuf>,
     catalogue: Vec<PathBuf>,
     pub(crate) json: bool,
+    pub(crate) quiet: bool,
+    pub(crate) verbose: bool,
     /// Broken modules are warned about once per command, however often the catalogue is read.
     warned: std::sync::Once,
+    /// Under --json, what a command did (see [`Context::answer`]), printed as one document.
+    answers: std::cell::RefCell<Vec<serde_json::Value>>,
 }
 
 impl Context {
@@ -148,6 +188,16 @@ impl Context {
         Ok(catalogue)
     }
 
+    /// One thing a command did: the sentence for a person, or under --json `value`, which joins
+    /// the command's others in one document `{"done": [...]}` printed when it ends.
+    pub(crate) fn answer(&self, value: serde_json::Value, text: std::fmt::Arguments<'_>) {
+        if self.json {
+            self.answers.borrow_mut().push(value);
+        } else {
+            out!("{text}");
+        }
+    }
+
     /// Colour on a terminal, unless NO_COLOR (any non-empty value, https://no-color.org) or
     /// CLICOLOR=0 says otherwise.
     pub(crate) fn color(&self) -> bool {
@@ -158,15 +208,29 @@ impl Context {
 
 /// Runs the command line; returns the process's exit status.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let json = std::env::args_os().any(|a| a == "--json");
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e, json),
+    };
     let ctx = Context {
         inventory: cli.inventory.clone(),
         catalogue: cli.catalogue.clone(),
         json: cli.json,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
         warned: std::sync::Once::new(),
+        answers: std::cell::RefCell::new(Vec::new()),
     };
-    match dispatch(cli.command, &ctx) {
-        Ok(code) => ExitCode::from(code),
+    let result = dispatch(cli.command, &ctx);
+    let done = ctx.answers.take();
+    match result {
+        Ok(code) => {
+            if !done.is_empty() {
+                let _ = print_json(&serde_json::json!({ "done": done }));
+            }
+            ExitCode::from(code)
+        }
         Err(e) => {
             // `| head` closing the pipe is not an error
             if e.chain().any(|c| {
@@ -177,11 +241,85 @@ pub fn run() -> ExitCode {
             }
             // an error can quote a module's or a machine's text: shown, never obeyed
             let text = format!("{e:#}");
-            for (n, line) in text.lines().enumerate() {
-                let prefix = if n == 0 { "mesh: " } else { "" };
-                eprintln!("{prefix}{}", crate::plan::visible(line));
+            if ctx.json {
+                let mut doc = error_json(error_kind(&e), &text);
+                // what was done before the error still happened
+                if !done.is_empty() {
+                    doc["done"] = serde_json::Value::Array(done);
+                }
+                let _ = print_json(&doc);
+            } else {
+                for (n, line) in text.lines().enumerate() {
+                    let prefix = if n == 0 { "mesh: " } else { "" };
+                    eprintln!("{prefix}{}", crate::plan::visible(line));
+                }
             }
             ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+/// clap's own refusal of the command line: its message, and the usage status (help and
+/// version are not errors).
+fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        out_raw!("{e}");
+        return ExitCode::SUCCESS;
+    }
+    if json {
+        let message = e.render().to_string();
+        let _ = print_json(&error_json("usage", message.trim_end()));
+    } else {
+        let _ = e.print();
+    }
+    ExitCode::from(exit::USAGE)
+}
+
+fn error_json(kind: &str, message: &str) -> serde_json::Value {
+    serde_json::json!({"error": {"kind": kind, "message": message}})
+}
+
+/// What kind of error ended a command, for `--json`: from the typed error where there is one;
+/// anything else is mesh refusing what it was asked.
+fn error_kind(e: &anyhow::Error) -> &'static str {
+    for c in e.chain() {
+        if c.is::<crate::inventory::InventoryError>() {
+            return "inventory";
+        } else if c.is::<crate::catalogue::CatalogueError>() {
+            return "catalogue";
+        } else if c.is::<crate::resolve::ResolveError>() {
+            return "resolve";
+        } else if c.is::<crate::ssh::SshError>() {
+            return "ssh";
+        } else if c.is::<crate::push::PushError>() {
+            return "push";
+        } else if c.is::<crate::lab::LabError>() {
+            return "lab";
+        } else if c.is::<std::io::Error>() {
+            return "io";
+        }
+    }
+    "refused"
+}
+
+/// Set once stdout cannot be written: everything after is dropped.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to stdout. A reader that went away (`mesh history | head -1`) stops the output, not
+/// the command: a push still records every node and exits with its own status (ripgrep, too,
+/// treats a closed pipe as the end of output, not as an error).
+pub(crate) fn out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("mesh: cannot write to stdout, the rest of the output is lost: {e}");
         }
     }
 }
@@ -191,7 +329,10 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Init => {
             let path = ctx.inventory_path()?;
             Inventory::init(&path)?;
-            println!("created the inventory {}", path.display());
+            ctx.answer(
+                serde_json::json!({"created": "inventory", "path": path}),
+                format_args!("created the inventory {}", path.display()),
+            );
             Ok(exit::OK)
         }
         Command::Node(c) => nodes::run(c, ctx),
@@ -205,10 +346,12 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),
         Command::Push(a) => push::push(a, ctx),
-        Command::History(a) => push::history(a, ctx),
+        Command::History(a) => history::history(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "mesh", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mesh", &mut script);
+            out_raw!("{}", String::from_utf8_lossy(&script));
             Ok(exit::OK)
         }
     }
@@ -216,7 +359,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
 
 /// Prints `value` as pretty JSON on stdout.
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    out!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
                 print_json(&list)?;
             } else {
                 for m in cat.modules() {
-                    println!(
+                    out!(
                         "{:<20} {:<8} {}",
                         m.name,
                         visible(&m.version),
@@ -41,7 +41,7 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
                     );
                 }
                 for (name, _) in cat.broken() {
-                    println!(
+                    out!(
                         "{name:<20} {:<8} broken: `mesh module show {name}` says why",
                         "-"
                     );
@@ -55,12 +55,16 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         ModuleCommand::Check { dir } => {
             let modules = catalogue::load_dir(&dir)?;
             for m in &modules {
-                println!(
-                    "{} {}: ok ({} settings, {} resources)",
-                    m.name,
-                    visible(&m.version),
-                    m.settings.len(),
-                    m.resources.len()
+                ctx.answer(
+                    json!({"module": m.name, "version": m.version, "ok": true,
+                        "settings": m.settings.len(), "resources": m.resources.len()}),
+                    format_args!(
+                        "{} {}: ok ({} settings, {} resources)",
+                        m.name,
+                        visible(&m.version),
+                        m.settings.len(),
+                        m.resources.len()
+                    ),
                 );
             }
         }
@@ -102,27 +106,30 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
         );
     }
     // a module's own text is shown, never obeyed by the terminal
-    println!(
+    out!(
         "{} {} ({})",
         m.name,
         visible(&m.version),
         visible(&m.origin)
     );
-    println!("{}", visible(&m.description));
-    println!();
+    out!("{}", visible(&m.description));
+    out!();
     if m.settings.is_empty() {
-        println!("settings: none");
+        out!("settings: none");
     } else {
-        println!(
+        out!(
             "{:<24} {:<8} {:<26} {:<8} meaning",
-            "setting", "type", "default", "cost"
+            "setting",
+            "type",
+            "default",
+            "cost"
         );
         for s in &m.settings {
             let default = s.default.as_ref().map_or_else(
                 || "(operator's: must be set)".to_string(),
                 |d| d.to_string(),
             );
-            println!(
+            out!(
                 "{:<24} {:<8} {:<26} {:<8} {}",
                 s.name,
                 s.kind.as_str(),
@@ -133,11 +140,11 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
         }
     }
     if !m.requires.is_empty() {
-        println!();
-        println!("requires:");
+        out!();
+        out!("requires:");
         for r in &m.requires {
             let what = r.need.describe();
-            println!(
+            out!(
                 "  {:<16} {:<7} {what}: {}",
                 r.name,
                 r.need.kind(),
@@ -146,12 +153,12 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
         }
     }
     if !m.provides.is_empty() {
-        println!();
-        println!("provides:");
+        out!();
+        out!("provides:");
         for p in &m.provides {
             let f: Vec<crate::catalogue::Field> =
                 p.fields.iter().map(|f| f.field.clone()).collect();
-            println!(
+            out!(
                 "  {:<16} {}{}",
                 p.name,
                 fields(&f),
@@ -163,10 +170,10 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             );
         }
     }
-    println!();
-    println!("resources:");
+    out!();
+    out!("resources:");
     for r in &m.resources {
-        println!("  {} {}", r.kind(), visible(&r.describe()));
+        out!("  {} {}", r.kind(), visible(&r.describe()));
     }
     Ok(())
 }

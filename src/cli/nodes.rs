@@ -1,6 +1,6 @@
 //! `mesh node …`: machines in the inventory, and their pinned host keys.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -101,9 +101,12 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             };
             check(&node)?;
             inv.add_node(&node)?;
-            println!(
-                "added {}; pin its host key next: mesh node trust {}",
-                node.name, node.name
+            ctx.answer(
+                serde_json::json!({"added": node.name}),
+                format_args!(
+                    "added {}; pin its host key next: mesh node trust {}",
+                    node.name, node.name
+                ),
             );
         }
         NodeCommand::Set(a) => set::set(&inv, a, ctx)?,
@@ -122,7 +125,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     .collect();
                 print_json(&views)?;
             } else if nodes.is_empty() {
-                println!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
+                out!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
             } else {
                 for n in nodes {
                     let key = n
@@ -134,9 +137,12 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .get(&n.name)
                         .map(|t| format!("  @{}", t.join(" @")))
                         .unwrap_or_default();
-                    println!(
+                    out!(
                         "{:<12} {}@{}:{}  {key}{tags}",
-                        n.name, n.user, n.address, n.port
+                        n.name,
+                        n.user,
+                        n.address,
+                        n.port
                     );
                 }
             }
@@ -150,14 +156,14 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     &serde_json::json!({ "node": n, "tags": tags, "assignments": assignments }),
                 )?;
             } else {
-                println!("name:      {}", n.name);
-                println!("address:   {}:{}", n.address, n.port);
-                println!(
+                out!("name:      {}", n.name);
+                out!("address:   {}:{}", n.address, n.port);
+                out!(
                     "user:      {}{}",
                     n.user,
                     if n.sudo { " (sudo -n)" } else { "" }
                 );
-                println!(
+                out!(
                     "identity:  {}",
                     n.identity
                         .as_ref()
@@ -165,7 +171,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                             .display()
                             .to_string())
                 );
-                println!(
+                out!(
                     "tags:      {}",
                     if tags.is_empty() {
                         "none".into()
@@ -173,7 +179,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         tags.join(", ")
                     }
                 );
-                println!(
+                out!(
                     "host key:  {}",
                     n.host_key
                         .as_deref()
@@ -190,7 +196,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         }
                     })
                     .collect();
-                println!(
+                out!(
                     "modules:   {}",
                     if list.is_empty() {
                         "none".into()
@@ -200,11 +206,16 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 );
             }
         }
-        NodeCommand::Trust(a) => trust(&inv, a)?,
+        NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => {
             inv.remove_node(&name)?;
-            println!("removed {name} from the inventory; the machine itself was not touched");
+            ctx.answer(
+                serde_json::json!({"removed": name}),
+                format_args!(
+                    "removed {name} from the inventory; the machine itself was not touched"
+                ),
+            );
         }
     }
     Ok(exit::OK)
@@ -239,7 +250,7 @@ fn retag(
             t.join(", ")
         }
     };
-    println!(
+    out!(
         "{name}: {verb} {}; its tags: {}",
         if moved.is_empty() {
             "nothing new".to_string()
@@ -313,7 +324,7 @@ pub(super) fn fingerprint_of(key: &str) -> String {
         .unwrap_or_else(|e| format!("unreadable pinned key: {e}"))
 }
 
-fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
+fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
     let node = inv.node(&a.name)?;
     let target = crate::push::target(&Node {
         host_key: None,
@@ -328,14 +339,28 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
     ))?;
     let seen = ssh::fingerprint(&key);
     let algorithm = key.algorithm().to_string();
-    println!(
-        "{} ({}:{}) offers {algorithm} {seen}",
+    // under --json stdout holds only the answer (the pin below): what the operator decides on
+    // goes to stderr
+    let say = |text: String| {
+        if ctx.json {
+            eprint!("{text}");
+        } else {
+            out_raw!("{text}");
+        }
+    };
+    say(format!(
+        "{} ({}:{}) offers {algorithm} {seen}\n",
         node.name, node.address, node.port
-    );
-    if let Some(old) = node.host_key.as_deref().map(fingerprint_of)
-        && old != seen
-    {
-        println!("the key pinned now is {old}: pinning replaces it");
+    ));
+    let replaced = node
+        .host_key
+        .as_deref()
+        .map(fingerprint_of)
+        .filter(|old| *old != seen);
+    if let Some(old) = &replaced {
+        say(format!(
+            "the key pinned now is {old}: pinning replaces it\n"
+        ));
     }
     match a.fingerprint {
         Some(want) if want == seen => {}
@@ -350,8 +375,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
                     node.name
                 );
             }
-            print!("Pin this key for {}? [y/N] ", node.name);
-            std::io::stdout().flush()?;
+            say(format!("Pin this key for {}? [y/N] ", node.name));
             let mut answer = String::new();
             std::io::stdin().lock().read_line(&mut answer)?;
             if !matches!(answer.trim(), "y" | "Y" | "yes") {
@@ -363,6 +387,10 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs) -> Result<()> {
         .to_openssh()
         .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
     inv.pin_host_key(&node.name, &openssh)?;
-    println!("pinned {seen} for {}", node.name);
+    ctx.answer(
+        serde_json::json!({"pinned": node.name, "algorithm": algorithm, "fingerprint": seen,
+            "replaced": replaced}),
+        format_args!("pinned {seen} for {}", node.name),
+    );
     Ok(())
 }

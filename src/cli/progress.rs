@@ -1,9 +1,10 @@
 //! Progress while nodes are pushed: a spinner per node in flight on a terminal, nothing at all
 //! otherwise. Each node's result is printed the moment it is in, above the spinners.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write as _};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -11,12 +12,18 @@ use crate::push::Event;
 
 pub(crate) struct Progress {
     bars: Option<(MultiProgress, Vec<(String, ProgressBar)>)>,
+    /// `-v`: each step of each node on stderr, with the time since that node's push began.
+    verbose: bool,
 }
 
 impl Progress {
-    pub(crate) fn new(nodes: &[String]) -> Progress {
-        if !std::io::stderr().is_terminal() {
-            return Progress { bars: None };
+    pub(crate) fn new(nodes: &[String], verbose: bool) -> Progress {
+        // spinners and step lines would overwrite each other: -v prints lines instead
+        if verbose || !std::io::stderr().is_terminal() {
+            return Progress {
+                bars: None,
+                verbose,
+            };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
         let style = ProgressStyle::with_template("{spinner} {prefix:<12} {msg}")
@@ -34,6 +41,7 @@ impl Progress {
             .collect();
         Progress {
             bars: Some((multi, bars)),
+            verbose,
         }
     }
 
@@ -44,6 +52,8 @@ impl Progress {
             .as_ref()
             .map(|(_, b)| b.clone())
             .unwrap_or_default();
+        let verbose = self.verbose;
+        let begun: Mutex<BTreeMap<String, Instant>> = Mutex::new(BTreeMap::new());
         Arc::new(move |event: Event| {
             let (node, msg) = match &event {
                 Event::Connecting(n) => (n, "connecting"),
@@ -51,6 +61,11 @@ impl Progress {
                 Event::Applying(n) => (n, "applying"),
                 Event::Done(n) => (n, "done"),
             };
+            if verbose {
+                let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());
+                let since = *begun.entry(node.clone()).or_insert_with(Instant::now);
+                eprintln!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
+            }
             if let Some((_, bar)) = bars.iter().find(|(name, _)| name == node) {
                 if matches!(event, Event::Done(_)) {
                     bar.finish_and_clear();

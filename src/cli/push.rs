@@ -1,4 +1,4 @@
-//! `mesh plan`, `mesh check`, `mesh push` and `mesh history`.
+//! `mesh plan`, `mesh check` and `mesh push`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -78,15 +78,6 @@ pub(crate) struct PushArgs {
     connect: Connect,
 }
 
-#[derive(Args, Debug)]
-pub(crate) struct HistoryArgs {
-    /// Only this node's pushes.
-    node: Option<String>,
-    /// How many to show.
-    #[arg(long, default_value_t = 20)]
-    limit: i64,
-}
-
 fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
     if select.all {
         return Ok(inv.select(Scope::All, &select.exclude)?);
@@ -135,10 +126,14 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         plans.push(p);
     }
     if ctx.json {
-        print_json(&plans)?;
+        print_json(&render::plans_json(&plans, a.diff)?)?;
     } else {
-        for p in &plans {
-            print!("{}", render::plan(p, a.diff, ctx.color()));
+        // -q: only the nodes a push would change
+        for p in plans
+            .iter()
+            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed)
+        {
+            out_raw!("{}", render::plan(p, a.diff, ctx.color()));
         }
     }
     Ok(exit::OK)
@@ -198,6 +193,7 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
 pub(crate) fn fan_out(
     jobs: Vec<Job>,
     options: &push::Options,
+    ctx: &Context,
     mut finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
@@ -213,7 +209,10 @@ pub(crate) fn fan_out(
             result: Err(e.into()),
         })
         .collect();
-    let progress = Progress::new(&jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>());
+    let progress = Progress::new(
+        &jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>(),
+        ctx.verbose,
+    );
     for r in &results {
         progress.print(&finished(r));
     }
@@ -228,6 +227,13 @@ pub(crate) fn fan_out(
     results.extend(pushed);
     results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
     Ok(results)
+}
+
+/// A node that answered and changed nothing: `-q` does not show it.
+fn unchanged(r: &push::NodeResult) -> bool {
+    r.result
+        .as_ref()
+        .is_ok_and(|a| !a.report.failed() && !a.report.changed())
 }
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
@@ -269,13 +275,13 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
-    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), |r| {
+    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
         if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
             && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
         {
             unrecorded.push((r.node.clone(), e));
         }
-        if ctx.json {
+        if ctx.json || (ctx.quiet && unchanged(r)) {
             String::new()
         } else {
             render::node(r, Mode::DryRun, diff)
@@ -288,9 +294,9 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .iter()
         .any(|r| r.result.as_ref().is_ok_and(|a| a.report.changed()));
     if ctx.json {
-        print_json(&render::results_json(&results))?;
-    } else {
-        print!("{}", render::summary(&results, Mode::DryRun));
+        print_json(&render::results_json(&results, Mode::DryRun))?;
+    } else if !ctx.quiet {
+        out_raw!("{}", render::summary(&results, Mode::DryRun));
     }
     for (node, e) in &unrecorded {
         eprintln!(
@@ -330,7 +336,11 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         }
         composed = behind;
         if composed.is_empty() {
-            println!("every node has confirmed what it would be sent; nothing to push");
+            if ctx.json {
+                print_json(&render::results_json(&[], Mode::Apply))?;
+            } else if !ctx.quiet {
+                out!("every node has confirmed what it would be sent; nothing to push");
+            }
             return Ok(exit::OK);
         }
     }
@@ -360,7 +370,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             report: None,
         })?;
         if !ctx.json {
-            println!(
+            out!(
                 "{node}: HELD: {}",
                 crate::plan::visible(&render::held_reason(moves))
             );
@@ -386,7 +396,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
         .collect();
     let mut unrecorded: Vec<(String, InventoryError)> = Vec::new();
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), |r| {
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
                 Ok(answer) => (
@@ -409,14 +419,14 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
                 unrecorded.push((r.node.clone(), e));
             }
         }
-        if ctx.json {
+        if ctx.json || (ctx.quiet && unchanged(r)) {
             String::new()
         } else {
             render::node(r, Mode::Apply, None)
         }
     })?;
     if ctx.json {
-        let mut all = render::results_json(&results);
+        let mut all = render::results_json(&results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {
             for (node, moves) in &held {
                 list.push(
@@ -426,8 +436,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             }
         }
         print_json(&all)?;
-    } else {
-        print!("{}", render::summary(&results, Mode::Apply));
+    } else if !ctx.quiet {
+        out_raw!("{}", render::summary(&results, Mode::Apply));
     }
     if !unrecorded.is_empty() {
         unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
@@ -465,30 +475,4 @@ fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) 
         nodes.join(" ")
     ));
     out
-}
-
-pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
-    let inv = ctx.inventory()?;
-    if let Some(n) = &a.node {
-        inv.node(n)?;
-    }
-    let rows = inv.push_history(a.node.as_deref(), a.limit)?;
-    if ctx.json {
-        print_json(&rows)?;
-    } else if rows.is_empty() {
-        println!("no pushes yet");
-    } else {
-        for r in rows {
-            // a reason can quote what a machine said
-            let reason = r
-                .reason
-                .map(|x| format!(": {}", crate::plan::visible(&x)))
-                .unwrap_or_default();
-            println!(
-                "#{:<5} {} {:<12} {}{reason}",
-                r.id, r.started_at, r.node, r.outcome
-            );
-        }
-    }
-    Ok(exit::OK)
 }

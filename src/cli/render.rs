@@ -76,16 +76,9 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             let line = format!("      checked as root with: {}", quoted(&f.validate));
             let _ = writeln!(out, "{}", visible(&line));
         }
-        if diff {
-            let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
-            let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
-            let path = c.new.as_ref().or(c.old.as_ref()).map(|r| r.spec.target());
-            if c.action != Action::Removed
-                && let Some(path) = path
-            {
-                for line in crate::plan::diff::render(path, &old, &new, color).lines() {
-                    let _ = writeln!(out, "      {line}");
-                }
+        if diff && let Some(text) = change_diff(c, color) {
+            for line in text.lines() {
+                let _ = writeln!(out, "      {line}");
             }
         }
     }
@@ -99,6 +92,34 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// A change's content as a unified diff, for what is added or changed.
+fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
+    if c.action == Action::Removed {
+        return None;
+    }
+    let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+    let new = c.new.as_ref().map(|r| content(&r.spec)).unwrap_or_default();
+    let path = c.new.as_ref().or(c.old.as_ref()).map(|r| r.spec.target())?;
+    Some(crate::plan::diff::render(path, &old, &new, color))
+}
+
+/// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
+pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
+    let mut value = serde_json::to_value(plans)?;
+    if !diff {
+        return Ok(value);
+    }
+    for (p, v) in plans.iter().zip(value.as_array_mut().into_iter().flatten()) {
+        let changes = v.get_mut("changes").and_then(Value::as_array_mut);
+        for (c, cv) in p.changes.iter().zip(changes.into_iter().flatten()) {
+            if let Some(text) = change_diff(c, false) {
+                cv["diff"] = Value::String(text);
+            }
+        }
+    }
+    Ok(value)
 }
 
 /// An argv as a person would type it: each word quoted when it holds anything but plain letters.
@@ -285,14 +306,22 @@ fn seen(o: &crate::wire::Outcome, color: bool) -> String {
 }
 
 /// Every node's result as JSON.
-pub(crate) fn results_json(results: &[NodeResult]) -> Value {
+pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
+    // a dry run says so: nothing was applied
+    let (mode_name, done) = match mode {
+        Mode::DryRun => ("dry-run", "checked"),
+        Mode::Apply => ("apply", "applied"),
+        Mode::Adopt => ("adopt", "adopted"),
+    };
     Value::Array(
         results
             .iter()
             .map(|r| match &r.result {
-                Ok(a) => json!({"node": r.node, "outcome": if a.report.failed() { "failed" } else { "applied" },
+                Ok(a) => json!({"node": r.node, "mode": mode_name,
+                    "outcome": if a.report.failed() { "failed" } else { done },
                     "uploaded": a.uploaded, "report": a.report}),
-                Err(e) => json!({"node": r.node, "outcome": "failed", "kind": e.kind(), "reason": e.to_string()}),
+                Err(e) => json!({"node": r.node, "mode": mode_name, "outcome": "failed",
+                    "kind": e.kind(), "reason": e.to_string()}),
             })
             .collect(),
     )

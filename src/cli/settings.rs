@@ -129,21 +129,21 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
                 return Ok(exit::OK);
             }
             match &layer {
-                None => println!("{}: not set", layer_name(&key, node.as_deref())),
+                None => out!("{}: not set", layer_name(&key, node.as_deref())),
                 Some(l) => {
-                    println!("{}:", layer_name(&key, node.as_deref()));
+                    out!("{}:", layer_name(&key, node.as_deref()));
                     for (k, v) in l {
-                        println!("  {k} = {v}");
+                        out!("  {k} = {v}");
                     }
                 }
             }
             if history {
-                println!("history (oldest first):");
+                out!("history (oldest first):");
                 for h in past {
                     let was = h
                         .replaced
                         .map_or_else(|| "nothing".to_string(), |l| Value::Object(l).to_string());
-                    println!("  {} {}: replaced {was}", h.at, h.action);
+                    out!("  {} {}: replaced {was}", h.at, h.action);
                 }
             }
         }
@@ -304,7 +304,7 @@ fn answer(
             &json!({"module": module, "node": node, "added": added, "changed": changed, "removed": removed, "reach": reach}),
         );
     }
-    println!(
+    out!(
         "{}: added {}; changed {}; removed {}",
         layer_name(module, node),
         list(added),
@@ -312,11 +312,11 @@ fn answer(
         list(removed)
     );
     if moved.is_empty() {
-        println!("reach: no assignment's effective value moves");
+        out!("reach: no assignment's effective value moves");
     } else {
-        println!("reach: the next push moves");
+        out!("reach: the next push moves");
         for (instance, node, keys) in moved {
-            println!("  {instance} on {node}: {}", keys.join(", "));
+            out!("  {instance} on {node}: {}", keys.join(", "));
         }
     }
     Ok(())
@@ -371,30 +371,33 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
         )?;
         return Ok(exit::OK);
     }
-    println!(
+    out!(
         "{} ({} {}) on {}:",
-        assignment.instance, m.name, m.version, a.node
+        assignment.instance,
+        m.name,
+        m.version,
+        a.node
     );
     for e in values {
         let value = e.value.as_ref().map_or_else(
             || "(unset: no default; must be set)".to_string(),
             |v| v.to_string(),
         );
-        println!("  {:<24} {:<40} {}", e.name, value, e.source.as_str());
+        out!("  {:<24} {:<40} {}", e.name, value, e.source.as_str());
     }
     if !requirement_rows.is_empty() {
-        println!("requirements:");
+        out!("requirements:");
         for (k, v) in &requirement_rows {
             let from = k
                 .split_once('.')
                 .and_then(|(r, _)| answers.providers.get(r))
                 .map(|p| format!("from {p}"))
                 .unwrap_or_default();
-            println!("  {k:<24} {:<40} {from}", v.to_string());
+            out!("  {k:<24} {:<40} {from}", v.to_string());
         }
     }
     for p in &problems {
-        println!("  unresolved: {p}");
+        out!("  unresolved: {p}");
     }
     Ok(exit::OK)
 }

@@ -187,6 +187,41 @@ impl Inventory {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    /// One past push by its id (as `push_history` lists it) with the report its helper gave,
+    /// when it answered; `None` when there is no such push.
+    pub fn push_by_id(&self, id: i64) -> Result<Option<(PushRow, Option<Report>)>, InventoryError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT id, node, started_at, finished_at, outcome, reason, digest, report
+                 FROM pushes WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        PushRow {
+                            id: r.get(0)?,
+                            node: r.get(1)?,
+                            started_at: r.get(2)?,
+                            finished_at: r.get(3)?,
+                            outcome: r.get(4)?,
+                            reason: r.get(5)?,
+                            digest: r.get(6)?,
+                        },
+                        r.get::<_, Option<String>>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((row, text)) = row else {
+            return Ok(None);
+        };
+        let report = text
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| InventoryError::Corrupt(format!("push #{id}'s report: {e}")))?;
+        Ok(Some((row, report)))
+    }
 }
 
 fn report_text(r: &PushRecord) -> Result<Option<String>, InventoryError> {

@@ -27,6 +27,7 @@ mod removal;
 mod requirements;
 mod resolver;
 mod runtime;
+mod scripting;
 mod secrets;
 mod sshd;
 mod takeover;

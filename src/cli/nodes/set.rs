@@ -77,9 +77,9 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
         print_json(&serde_json::json!({ "node": node, "changed": changes }))?;
         return Ok(());
     }
-    println!("{}: {}", node.name, changes.join("; "));
+    out!("{}: {}", node.name, changes.join("; "));
     if moved && before.host_key.is_some() {
-        println!(
+        out!(
             "{0}: its host key is no longer pinned: a push, check or adopt refuses {0} until you pin \
              the key it offers now with `mesh node trust {0}` (or your known_hosts lists it)",
             node.name

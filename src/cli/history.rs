@@ -1,0 +1,105 @@
+//! `mesh history`: past pushes and how they ended, and one push's full report.
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use super::{Context, exit, print_json, render};
+use crate::inventory::Inventory;
+use crate::push;
+use crate::wire::Mode;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct HistoryArgs {
+    #[command(subcommand)]
+    command: Option<HistoryCommand>,
+    /// Only this node's pushes.
+    node: Option<String>,
+    /// How many to show.
+    #[arg(long, default_value_t = 20)]
+    limit: i64,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum HistoryCommand {
+    /// A past push's full report, by the id `mesh history` shows (#ID).
+    Show {
+        /// The push's id, with or without its `#`.
+        id: String,
+    },
+}
+
+pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
+    let inv = ctx.inventory()?;
+    if let Some(HistoryCommand::Show { id }) = &a.command {
+        return history_show(&inv, id, ctx);
+    }
+    if let Some(n) = &a.node {
+        inv.node(n)?;
+    }
+    let rows = inv.push_history(a.node.as_deref(), a.limit)?;
+    if ctx.json {
+        print_json(&rows)?;
+    } else if rows.is_empty() {
+        out!("no pushes yet");
+    } else {
+        for r in rows {
+            // a reason can quote what a machine said
+            let reason = r
+                .reason
+                .map(|x| format!(": {}", crate::plan::visible(&x)))
+                .unwrap_or_default();
+            out!(
+                "#{:<5} {} {:<12} {}{reason}",
+                r.id,
+                r.started_at,
+                r.node,
+                r.outcome
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
+    let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
+        bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
+    };
+    let Some((row, report)) = inv.push_by_id(number)? else {
+        bail!(
+            "there is no push #{number} in the inventory {}: `mesh history` lists them",
+            inv.path().display()
+        );
+    };
+    if ctx.json {
+        print_json(&serde_json::json!({"push": row, "report": report}))?;
+        return Ok(exit::OK);
+    }
+    out!("push #{} to {}", row.id, row.node);
+    out!("started:  {}", row.started_at);
+    out!("finished: {}", row.finished_at);
+    out!("outcome:  {}", row.outcome);
+    if let Some(reason) = &row.reason {
+        // a reason can quote what a machine said
+        out!("reason:   {}", crate::plan::visible(reason));
+    }
+    match report {
+        Some(report) => {
+            let mode = if row.outcome == "adopted" {
+                Mode::Adopt
+            } else {
+                Mode::Apply
+            };
+            let result = push::NodeResult {
+                node: row.node,
+                result: Ok(push::Answer {
+                    report,
+                    uploaded: false,
+                }),
+            };
+            out_raw!("{}", render::node(&result, mode, None));
+        }
+        None => out!("no report: the helper did not answer this push"),
+    }
+    Ok(exit::OK)
+}
