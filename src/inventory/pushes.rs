@@ -174,17 +174,7 @@ impl Inventory {
             "SELECT id, node, started_at, finished_at, outcome, reason, digest FROM pushes
              WHERE ?1 IS NULL OR node = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![node, limit], |r| {
-            Ok(PushRow {
-                id: r.get(0)?,
-                node: r.get(1)?,
-                started_at: r.get(2)?,
-                finished_at: r.get(3)?,
-                outcome: r.get(4)?,
-                reason: r.get(5)?,
-                digest: r.get(6)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![node, limit], push_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -197,20 +187,7 @@ impl Inventory {
                 "SELECT id, node, started_at, finished_at, outcome, reason, digest, report
                  FROM pushes WHERE id = ?1",
                 [id],
-                |r| {
-                    Ok((
-                        PushRow {
-                            id: r.get(0)?,
-                            node: r.get(1)?,
-                            started_at: r.get(2)?,
-                            finished_at: r.get(3)?,
-                            outcome: r.get(4)?,
-                            reason: r.get(5)?,
-                            digest: r.get(6)?,
-                        },
-                        r.get::<_, Option<String>>(7)?,
-                    ))
-                },
+                |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)),
             )
             .optional()?;
         let Some((row, text)) = row else {
@@ -243,4 +220,18 @@ fn close_interrupted(tx: &Transaction<'_>, node: &str, by: &str) -> Result<(), I
         ],
     )?;
     Ok(())
+}
+
+/// A row of `pushes` read as its first seven columns are selected (id, node, started_at,
+/// finished_at, outcome, reason, digest).
+fn push_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PushRow> {
+    Ok(PushRow {
+        id: r.get(0)?,
+        node: r.get(1)?,
+        started_at: r.get(2)?,
+        finished_at: r.get(3)?,
+        outcome: r.get(4)?,
+        reason: r.get(5)?,
+        digest: r.get(6)?,
+    })
 }
