@@ -10,36 +10,34 @@ impl Inventory {
     /// Gives `node` each of `tags` (one it carries already is kept); returns those it did not
     /// carry before. Every tag is checked before any is stored.
     pub fn tag(&self, node: &str, tags: &[String]) -> Result<Vec<String>, InventoryError> {
-        self.node(node)?;
-        check(tags)?;
-        let mut added = Vec::new();
-        for tag in tags {
-            let n = self.conn.execute(
-                "INSERT OR IGNORE INTO tags (node, tag) VALUES (?1, ?2)",
-                params![node, tag],
-            )?;
-            if n > 0 {
-                added.push(tag.clone());
-            }
-        }
-        Ok(added)
+        self.each_tag(
+            node,
+            tags,
+            "INSERT OR IGNORE INTO tags (node, tag) VALUES (?1, ?2)",
+        )
     }
 
     /// Takes each of `tags` off `node`; returns those it carried.
     pub fn untag(&self, node: &str, tags: &[String]) -> Result<Vec<String>, InventoryError> {
+        self.each_tag(node, tags, "DELETE FROM tags WHERE node = ?1 AND tag = ?2")
+    }
+
+    /// Runs `sql` for `node` and each of `tags` (all checked first); returns the tags it changed.
+    fn each_tag(
+        &self,
+        node: &str,
+        tags: &[String],
+        sql: &str,
+    ) -> Result<Vec<String>, InventoryError> {
         self.node(node)?;
         check(tags)?;
-        let mut removed = Vec::new();
+        let mut changed = Vec::new();
         for tag in tags {
-            let n = self.conn.execute(
-                "DELETE FROM tags WHERE node = ?1 AND tag = ?2",
-                params![node, tag],
-            )?;
-            if n > 0 {
-                removed.push(tag.clone());
+            if self.conn.execute(sql, params![node, tag])? > 0 {
+                changed.push(tag.clone());
             }
         }
-        Ok(removed)
+        Ok(changed)
     }
 
     /// Every node's tags, by node name then tag (a node without tags is absent).

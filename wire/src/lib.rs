@@ -214,6 +214,9 @@ pub fn valid_package(name: &str) -> bool {
 
 pub mod unit;
 
+#[cfg(test)]
+mod fixtures;
+
 /// A service unit the mesh writes, enables and starts; restarted when its unit or bundle changes;
 /// stopped, disabled and removed with its bundle when undeclared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

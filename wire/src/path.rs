@@ -437,20 +437,7 @@ mod tests {
 
     #[test]
     fn a_spec_names_the_field_that_breaks_the_rule() {
-        let spec = Spec::Container(crate::ContainerSpec {
-            name: "c".into(),
-            image: "i".into(),
-            command: vec![],
-            environment: Default::default(),
-            secret_environment: vec![],
-            mounts: vec![crate::Mount {
-                source: "/srv/c/data/../../etc".into(),
-                target: "/data".into(),
-                read_only: false,
-            }],
-            ports: vec![],
-            restart: "no".into(),
-        });
+        let spec = Spec::Container(crate::fixtures::container_mounting("/srv/c/data/../../etc"));
         let e = match spec.check() {
             Ok(()) => panic!("accepted"),
             Err(e) => e,

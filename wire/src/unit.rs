@@ -266,20 +266,7 @@ mod tests {
 
     #[test]
     fn a_mount_that_would_add_a_docker_option_is_refused() {
-        let spec = |source: &str| ContainerSpec {
-            name: "c".into(),
-            image: "i".into(),
-            command: vec![],
-            environment: Default::default(),
-            secret_environment: vec![],
-            mounts: vec![crate::Mount {
-                source: source.into(),
-                target: "/data".into(),
-                read_only: false,
-            }],
-            ports: vec![],
-            restart: "no".into(),
-        };
+        let spec = crate::fixtures::container_mounting;
         assert!(spec("/srv/data").check().is_ok());
         let e = spec("/srv/comma,source=/var/lib/mesh").check().unwrap_err();
         assert!(
