@@ -138,6 +138,10 @@ enum Failure {
     Other(SshError),
 }
 
+/// How often a refused connection is tried, and the pause between tries.
+const REFUSED_ATTEMPTS: u32 = 3;
+const REFUSED_PAUSE: Duration = Duration::from_millis(500);
+
 async fn open(
     target: &Target,
     seen: Arc<Mutex<Option<PublicKey>>>,
@@ -155,13 +159,27 @@ async fn open(
         .collect();
     let mut last = String::from("no address");
     let mut stream = None;
-    for a in addrs {
-        match tokio::net::TcpStream::connect(a).await {
-            Ok(s) => {
-                stream = Some(s);
-                break;
+    // sshd closes its listening socket while it re-executes itself on a reload (which a push may
+    // just have caused), so a refused connection is tried again, as OpenSSH's ConnectionAttempts.
+    'attempts: for attempt in 0..REFUSED_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(REFUSED_PAUSE).await;
+        }
+        let mut refused = false;
+        for a in &addrs {
+            match tokio::net::TcpStream::connect(a).await {
+                Ok(s) => {
+                    stream = Some(s);
+                    break 'attempts;
+                }
+                Err(e) => {
+                    refused |= e.kind() == std::io::ErrorKind::ConnectionRefused;
+                    last = e.to_string();
+                }
             }
-            Err(e) => last = e.to_string(),
+        }
+        if !refused {
+            break;
         }
     }
     let stream = stream.ok_or_else(|| {

@@ -180,7 +180,8 @@ pub fn ssh_command(node: &str, script: &str) -> Command {
         "-o",
         "UserKnownHostsFile=/dev/null",
     ])
-    .args(["-o", "ConnectTimeout=5", "-i"])
+    // sshd refuses connections for a moment while it re-executes on a reload a push caused.
+    .args(["-o", "ConnectTimeout=5", "-o", "ConnectionAttempts=3", "-i"])
     .arg(lab_state().join("id_ed25519"))
     .arg(format!("root@{}", address(node)))
     .arg(script);
