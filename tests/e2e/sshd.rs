@@ -87,3 +87,24 @@ fn an_sshd_setting_is_checked_then_reloaded_and_a_refused_one_changes_nothing() 
     );
     assert!(on("node1", "sshd -T").contains("maxauthtries 6"));
 }
+
+/// sshd closes its listening socket for a moment each time it re-executes on a reload (one a
+/// push just caused, or anyone's): a connection refused then is tried again, not reported
+/// unreachable.
+#[test]
+fn a_check_while_sshd_reloads_gets_in() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "node1"]).ok();
+    on(
+        "node1",
+        "touch /run/reloading; nohup sh -c 'while [ -e /run/reloading ]; do \
+         systemctl reload ssh.service; sleep 0.1; done' >/dev/null 2>&1 &",
+    );
+    let checks: Vec<i32> = (0..40)
+        .map(|_| mesh.run(&["check", "node1"]).status)
+        .collect();
+    // the loop ends before the next test uses the machine
+    on("node1", "rm /run/reloading; sleep 1");
+    assert!(checks.iter().all(|&c| c == 0), "{checks:?}");
+}
