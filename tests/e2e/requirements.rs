@@ -437,3 +437,57 @@ fn the_parser_refuses_a_fifth_provider_and_a_host_path_in_a_definition() {
         assert!(refused.contains(said), "{name}: {refused}");
     }
 }
+
+/// A whole file and keys merged into it, or a file where another instance makes a directory or a
+/// process writes its unit, would undo each other at every push: refused before anything is sent,
+/// naming both.
+#[test]
+fn two_kinds_of_resource_on_one_path_are_refused_naming_both() {
+    let mesh = Mesh::new();
+    let module = |name: &str, resource: &str| {
+        mesh.module(
+            name,
+            &format!(
+                r#"{{"name": "{name}", "version": "1", "description": "One resource.",
+                    "resources": [{resource}]}}"#
+            ),
+            &[("whole", "{}\n")],
+        );
+    };
+    module(
+        "whole",
+        r#"{"kind": "file", "path": "/etc/app.json", "template": "whole"}"#,
+    );
+    module(
+        "merged",
+        r#"{"kind": "keys", "path": "/etc/app.json", "keys": {"a": "1"}}"#,
+    );
+    module(
+        "unit-file",
+        r#"{"kind": "file", "path": "/etc/systemd/system/ticker.service", "template": "whole"}"#,
+    );
+    module(
+        "ticker",
+        r#"{"kind": "process", "description": "Ticks.", "command": ["/bin/sleep", "infinity"]}"#,
+    );
+    mesh.run(&["node", "add", "n1", "--address", "192.0.2.1"])
+        .ok();
+    mesh.run(&["assign", "merged", "n1"]).ok();
+    mesh.run(&["plan", "n1"]).ok();
+    mesh.run(&["assign", "whole", "n1"]).ok();
+    let refused = mesh.run(&["plan", "n1"]).code(1).stderr;
+    assert!(
+        refused.contains("the keys /etc/app.json and whole the file /etc/app.json"),
+        "{refused}"
+    );
+    mesh.run(&["unassign", "whole", "n1"]).ok();
+    mesh.run(&["assign", "ticker", "n1"]).ok();
+    let unit = mesh.run(&["plan", "n1", "--json"]).ok().stdout;
+    assert!(unit.contains("ticker.service"), "{unit}");
+    mesh.run(&["assign", "unit-file", "n1"]).ok();
+    let refused = mesh.run(&["plan", "n1"]).code(1).stderr;
+    assert!(
+        refused.contains("file /etc/systemd/system/ticker.service"),
+        "{refused}"
+    );
+}
