@@ -27,6 +27,7 @@ mod removal;
 mod requirements;
 mod resolver;
 mod runtime;
+mod scheduled;
 mod scripting;
 mod secrets;
 mod sshd;
