@@ -143,7 +143,7 @@ impl KnownHosts {
             .by_ref()
             .filter(|e| e.marker == Marker::None)
             .collect();
-        if plain.iter().any(|e| same(e)) {
+        if plain.iter().any(same) {
             return Verdict::Known;
         }
         let recorded = plain

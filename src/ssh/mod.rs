@@ -189,17 +189,7 @@ pub async fn connect(
     credentials: &Credentials,
     timeout: Duration,
 ) -> Result<Session, SshError> {
-    let mut hops: Vec<Handle<Checker>> = Vec::new();
-    for hop in &target.jumps {
-        let handle = jump::reach(hops.last(), hop, credentials, timeout)
-            .await
-            .map_err(|source| SshError::Jump {
-                node: target.node.clone(),
-                hop: hop.node.clone(),
-                source: Box::new(source),
-            })?;
-        hops.push(handle);
-    }
+    let hops = through(target, credentials, timeout).await?;
     let handle = jump::reach(hops.last(), target, credentials, timeout).await?;
     Ok(Session {
         node: target.node.clone(),
@@ -250,13 +240,13 @@ impl Session {
     }
 }
 
-/// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
-/// hosts on the way are connected to fully, their keys checked.
-pub async fn scan_host_key(
+/// Connects to each of the target's jump hosts in turn, each through those before it; a
+/// failure names the hop.
+async fn through(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
-) -> Result<PublicKey, SshError> {
+) -> Result<Vec<Handle<Checker>>, SshError> {
     let mut hops: Vec<Handle<Checker>> = Vec::new();
     for hop in &target.jumps {
         let handle = jump::reach(hops.last(), hop, credentials, timeout)
@@ -268,5 +258,16 @@ pub async fn scan_host_key(
             })?;
         hops.push(handle);
     }
+    Ok(hops)
+}
+
+/// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
+/// hosts on the way are connected to fully, their keys checked.
+pub async fn scan_host_key(
+    target: &Target,
+    credentials: &Credentials,
+    timeout: Duration,
+) -> Result<PublicKey, SshError> {
+    let hops = through(target, credentials, timeout).await?;
     jump::scan(hops.last(), target, credentials, timeout).await
 }
