@@ -98,6 +98,25 @@ impl Drop for Blackhole {
     }
 }
 
+/// A second sshd on port 2222 of a lab machine (the same host keys), stopped when dropped.
+struct SecondSshd(&'static str);
+
+impl SecondSshd {
+    fn new(node: &'static str) -> SecondSshd {
+        on(
+            node,
+            "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid && sleep 0.5",
+        );
+        SecondSshd(node)
+    }
+}
+
+impl Drop for SecondSshd {
+    fn drop(&mut self) {
+        let _ = crate::util::ssh(self.0, "kill $(cat /run/sshd-2222.pid)");
+    }
+}
+
 /// What the built-in motd module writes.
 const MOTD: &str = "This machine is managed by mesh: changes made by hand may be undone.\nContact: the operators\n";
 
@@ -111,20 +130,23 @@ fn pushed_motd(pushed: &serde_json::Value, node: &str, machine: &str) {
 fn a_node_added_by_an_ssh_config_alias_is_pushed_with_its_own_port_user_and_key() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
+    let _sshd = SecondSshd::new("node1");
     let ssh = Openssh::new();
     let node1 = address("node1");
     // the user's file comes first; the system's later Port and User must not win
     ssh.write(
         "config",
         &format!(
-            "Host web-alias\n  HostName {node1}\n  Port 22\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n",
+            "Host web-alias\n  HostName {node1}\n  Port 2222\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n\
+             Host nobody-alias\n  HostName {node1}\n  User nobody\n  IdentityFile {}\n",
+            lab_key(),
             lab_key()
         ),
     );
     ssh.write("system_config", "Host *\n  Port 2\n  User nobody\n");
     ssh.write(
         "known_hosts",
-        &format!("{node1} {}\n", host_key("node1", "ed25519")),
+        &format!("[{node1}]:2222 {}\n", host_key("node1", "ed25519")),
     );
     mesh.run(&["node", "remove", "node1"]).ok();
     ssh.run(&mesh, &["node", "add", "web", "--address", "web-alias"])
@@ -132,6 +154,24 @@ fn a_node_added_by_an_ssh_config_alias_is_pushed_with_its_own_port_user_and_key(
     ssh.run(&mesh, &["assign", "motd", "web"]).ok();
     let pushed = ssh.run(&mesh, &["push", "web", "--json"]).ok().json();
     pushed_motd(&pushed, "web", "node1");
+    // the configuration's User is the one logged in as (and the inventory's --port wins)
+    ssh.run(
+        &mesh,
+        &[
+            "node",
+            "add",
+            "other",
+            "--address",
+            "nobody-alias",
+            "--port",
+            "2222",
+            "--sudo",
+        ],
+    )
+    .ok();
+    let refused = ssh.run(&mesh, &["push", "other", "--json"]).code(2).json();
+    let reason = node_result(&refused, "other")["reason"].to_string();
+    assert!(reason.contains(&format!("nobody@{node1}")), "{reason}");
 }
 
 #[test]
@@ -175,15 +215,17 @@ fn a_proxyjump_chain_from_the_ssh_config_reaches_a_node_the_host_cannot() {
     let _machines = mesh.with_lab();
     let ssh = Openssh::new();
     let (node1, node3) = (address("node1"), address("node3"));
-    // node3 is behind node1; node1, named by its address, is the inventory's node1 (pinned key)
+    let node2 = address("node2");
+    // node3 is behind node2, itself behind node1; both hops, named by their addresses, are the
+    // inventory's nodes (pinned keys)
     ssh.write(
         "config",
-        &format!("Host {node3}\n  ProxyJump root@{node1}:22\n"),
+        &format!("Host {node3}\n  ProxyJump root@{node1}:22,{node2}\n"),
     );
     ssh.run(&mesh, &["assign", "motd", "node3"]).ok();
     on("node3", "rm -f /etc/motd");
     let pushed = {
-        let _cut = Blackhole::new("node3");
+        let _cut = (Blackhole::new("node2"), Blackhole::new("node3"));
         ssh.run(&mesh, &["push", "node3", "--json"]).json()
     };
     pushed_motd(&pushed, "node3", "node3");
@@ -281,16 +323,13 @@ fn an_ecdsa_only_entry_for_addr_and_port_is_used_for_a_machine_offering_more() {
     let _machines = mesh.with_lab();
     let ssh = Openssh::new();
     // a second sshd on 2222 on node3, so the entry must be written [addr]:2222
-    on(
-        "node3",
-        "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid && sleep 0.5",
-    );
+    let sshd = SecondSshd::new("node3");
     unpinned_node3(&mesh, &ssh, "2222");
     let node3 = address("node3");
     let ecdsa = host_key("node3", "ecdsa");
     ssh.write("known_hosts", &format!("[{node3}]:2222 {ecdsa}\n"));
     let pushed = ssh.run(&mesh, &["push", "node3", "--json"]).json();
-    on("node3", "kill $(cat /run/sshd-2222.pid)");
+    drop(sshd);
     pushed_motd(&pushed, "node3", "node3");
 }
 
