@@ -14,6 +14,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The keywords mesh acts on (lower case); the others are left to OpenSSH.
+const READ: &[&str] = &[
+    "hostname",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "proxyjump",
+    "connecttimeout",
+    "serveraliveinterval",
+];
+
 /// A configuration file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("{}{}: {reason}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -133,6 +145,9 @@ impl SshConfig {
                     line: Some(*line),
                     reason,
                 };
+                if !READ.contains(&keyword.as_str()) {
+                    continue;
+                }
                 let Some(first) = args.first() else {
                     return Err(fail(format!("{keyword} without a value")));
                 };
@@ -382,7 +397,7 @@ mod tests {
     #[test]
     fn match_blocks_other_than_all_are_skipped_and_global_lines_apply() {
         let c = config(
-            "User early\nMatch host web exec \"true\"\n  Port 1\nMatch all\n  Port 2\n",
+            "User early\nSendEnv\nMatch host web exec \"true\"\n  Port 1\nMatch all\n  Port 2\n",
             "",
         );
         let web = c.lookup("web", "root").unwrap();
