@@ -183,6 +183,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 if let Some(jump) = &n.jump {
                     out!("jump:      {jump}");
                 }
+                out!("reached:   {}", super::reach::describe(&n, &inv.nodes()?));
                 out!(
                     "tags:      {}",
                     if tags.is_empty() {

@@ -70,3 +70,23 @@ fn load(
     }
     Ok(())
 }
+
+/// How `node` is reached once the ssh configuration is applied, as `node show` prints it:
+/// `user@address:port via hop, hop`.
+pub(crate) fn describe(node: &Node, all: &[Node]) -> String {
+    let target = SshConfig::load()
+        .map_err(|e| e.to_string())
+        .and_then(|config| route::target(node, all, &config).map_err(|e| e.to_string()));
+    match target {
+        Err(e) => format!("cannot be worked out: {e}"),
+        Ok(t) => {
+            let at = |t: &Target| format!("{}@{}:{}", t.user, t.address, t.port);
+            let hops: Vec<String> = t.jumps.iter().map(at).collect();
+            if hops.is_empty() {
+                at(&t)
+            } else {
+                format!("{} via {}", at(&t), hops.join(", "))
+            }
+        }
+    }
+}

@@ -199,7 +199,11 @@ fn a_node_the_host_cannot_reach_is_pushed_through_another_lab_machine_given_with
         ssh.run(&mesh, &["node", "set", "node2", "--jump", "node1"])
             .ok();
         let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
-        assert!(shown.contains("jump:      node1"), "{shown}");
+        let via = format!("via root@{}:22", address("node1"));
+        assert!(
+            shown.contains("jump:      node1") && shown.contains(&via),
+            "{shown}"
+        );
         // its key is scanned through the jump host too
         ssh.run(&mesh, &["node", "trust", "node2", "--fingerprint", &pinned])
             .ok();
