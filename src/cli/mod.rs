@@ -22,6 +22,7 @@ mod modules;
 mod nodes;
 mod progress;
 mod push;
+mod reach;
 mod render;
 mod settings;
 

@@ -50,14 +50,16 @@ pub(crate) enum NodeCommand {
 pub(crate) struct AddArgs {
     /// The node's name in the inventory.
     name: String,
-    /// Host name or IP address to connect to.
+    /// Host name or IP address to connect to, or a Host alias of ~/.ssh/config.
     #[arg(long)]
     address: String,
-    #[arg(long, default_value_t = 22)]
-    port: u16,
-    /// The user to log in as; not root needs --sudo.
-    #[arg(long, default_value = "root")]
-    user: String,
+    /// SSH port [default: the ssh configuration's Port, else 22].
+    #[arg(long)]
+    port: Option<u16>,
+    /// The user to log in as; not root needs --sudo [default: the ssh configuration's User,
+    /// else root].
+    #[arg(long)]
+    user: Option<String>,
     /// The private key to log in with [default: ssh-agent, then ~/.ssh/id_*].
     #[arg(long, value_name = "FILE")]
     identity: Option<PathBuf>,
@@ -67,6 +69,10 @@ pub(crate) struct AddArgs {
     /// Where instances' directories go on this machine unless placed: `<root>/<instance>/<name>`.
     #[arg(long, default_value = crate::inventory::DEFAULT_ROOT, value_name = "DIR")]
     root: String,
+    /// Reach it through jump hosts, first first: `[USER@]HOST[:PORT][,HOST2…]` (a HOST that is
+    /// a node is reached as that node) [default: the ssh configuration's ProxyJump].
+    #[arg(long, value_name = "HOSTS")]
+    jump: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -92,11 +98,14 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             }
             let node = Node {
                 address: a.address,
-                port: a.port,
-                user: a.user,
+                port: a.port.unwrap_or(22),
+                port_given: a.port.is_some(),
+                user: a.user.clone().unwrap_or_else(|| "root".into()),
+                user_given: a.user.is_some(),
                 identity: identity(&a.name, a.identity)?,
                 sudo: a.sudo,
                 root: normal_root(&a.root),
+                jump: a.jump,
                 ..Node::new(&a.name, "")
             };
             check(&node)?;
@@ -171,6 +180,10 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                             .display()
                             .to_string())
                 );
+                if let Some(jump) = &n.jump {
+                    out!("jump:      {jump}");
+                }
+                out!("reached:   {}", super::reach::describe(&n, &inv.nodes()?));
                 out!(
                     "tags:      {}",
                     if tags.is_empty() {
@@ -309,6 +322,11 @@ pub(super) fn check(node: &Node) -> Result<()> {
             node.user
         );
     }
+    if let Some(jump) = &node.jump
+        && let Err(e) = crate::push::route::check_jump(jump)
+    {
+        bail!("{name}: {e}; nothing was stored");
+    }
     if let Err(e) = crate::wire::path::check(&node.root, crate::wire::path::Place::Machine) {
         bail!(
             "{name}: --root {:?} cannot hold the instances' directories: {e}",
@@ -326,15 +344,24 @@ pub(super) fn fingerprint_of(key: &str) -> String {
 
 fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
     let node = inv.node(&a.name)?;
-    let target = crate::push::target(&Node {
+    let unpinned = Node {
         host_key: None,
         ..node.clone()
-    })?;
+    };
+    let (reach, mut unusable) = super::reach::reach(&[&unpinned], &inv.nodes()?)?;
+    if let Some(e) = unusable.remove(&node.name) {
+        return Err(e.into());
+    }
+    let target = reach
+        .targets
+        .get(&node.name)
+        .ok_or_else(|| anyhow::anyhow!("{}: how to reach it was not worked out", node.name))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let key = runtime.block_on(ssh::scan_host_key(
-        &target,
+        target,
+        &reach.credentials,
         Duration::from_secs(a.connect_timeout),
     ))?;
     let seen = ssh::fingerprint(&key);

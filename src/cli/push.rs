@@ -1,7 +1,6 @@
 //! `mesh plan`, `mesh check` and `mesh push`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -14,7 +13,6 @@ use crate::inventory::{Inventory, InventoryError, Node, PushRecord, Scope};
 use crate::plan;
 use crate::push::{self, Job};
 use crate::resolve::{self, ResolveError};
-use crate::ssh::{self, Credentials};
 use crate::wire::{Declaration, Mode};
 
 /// Which nodes a command is about.
@@ -139,47 +137,6 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// Loads every key file the nodes need, once each, before any connection (a passphrase prompt
-/// cannot happen in the middle of a parallel fan-out). A node whose own key file cannot be used
-/// comes back with its error: that node fails, the others go ahead.
-fn credentials(nodes: &[&Node]) -> (Credentials, BTreeMap<String, ssh::SshError>) {
-    let mut creds = Credentials {
-        agent: true,
-        ..Credentials::default()
-    };
-    let mut loaded: BTreeMap<std::path::PathBuf, Arc<russh::keys::PrivateKey>> = BTreeMap::new();
-    let defaults = ssh::default_identities();
-    let mut unusable = BTreeMap::new();
-    'nodes: for node in nodes {
-        let files = match &node.identity {
-            Some(p) => vec![p.clone()],
-            None => defaults.clone(),
-        };
-        let mut keys = Vec::new();
-        for path in files {
-            if let Some(k) = loaded.get(&path) {
-                keys.push(k.clone());
-                continue;
-            }
-            match ssh::load_identity(&node.name, &path) {
-                Ok(k) => {
-                    let k = Arc::new(k);
-                    loaded.insert(path, k.clone());
-                    keys.push(k);
-                }
-                // a node's own identity must work; a default one that does not is skipped
-                Err(e) if node.identity.is_some() => {
-                    unusable.insert(node.name.clone(), e);
-                    continue 'nodes;
-                }
-                Err(_) => {}
-            }
-        }
-        creds.keys.insert(node.name.clone(), keys);
-    }
-    (creds, unusable)
-}
-
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
@@ -197,7 +154,9 @@ pub(crate) fn fan_out(
     mut finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
-    let (creds, unusable) = credentials(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>());
+    let all = ctx.inventory()?.nodes()?;
+    let (reach, unusable) =
+        super::reach::reach(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>(), &all)?;
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| !unusable.contains_key(&j.node.name))
@@ -206,7 +165,7 @@ pub(crate) fn fan_out(
         .into_iter()
         .map(|(node, e)| push::NodeResult {
             node,
-            result: Err(e.into()),
+            result: Err(e),
         })
         .collect();
     let progress = Progress::new(
@@ -220,7 +179,7 @@ pub(crate) fn fan_out(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let pushed = runtime.block_on(push::run(jobs, creds, options, events, |r| {
+    let pushed = runtime.block_on(push::run(jobs, reach, options, events, |r| {
         progress.print(&finished(r))
     }));
     progress.finish();

@@ -40,6 +40,7 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0003_confirmed.sql"),
     ),
     ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
+    ("0005_jump.sql", include_str!("../../state/0005_jump.sql")),
 ];
 
 /// What can go wrong with the inventory.

@@ -24,13 +24,23 @@ pub struct Node {
     pub lab: bool,
     /// Where the host's directories go unless placed: `<root>/<instance>/<name>`.
     pub root: String,
+    /// Jump hosts of its own (`[user@]host[:port]`, comma-separated), over the ssh
+    /// configuration's ProxyJump.
+    pub jump: Option<String>,
+    /// The port was said explicitly, so it wins over the ssh configuration's Port.
+    #[serde(skip)]
+    pub port_given: bool,
+    /// The user was said explicitly, so it wins over the ssh configuration's User.
+    #[serde(skip)]
+    pub user_given: bool,
 }
 
 /// The default layout's root on a node.
 pub const DEFAULT_ROOT: &str = "/srv/mesh";
 
 impl Node {
-    /// A node at `address` with the defaults: port 22, root, no pinned key.
+    /// A node at `address` with the defaults: port 22, root, no pinned key, both said
+    /// explicitly (the ssh configuration may still name its HostName, key files and jump hosts).
     pub fn new(name: &str, address: &str) -> Node {
         Node {
             name: name.to_string(),
@@ -42,11 +52,15 @@ impl Node {
             host_key: None,
             lab: false,
             root: DEFAULT_ROOT.to_string(),
+            jump: None,
+            port_given: true,
+            user_given: true,
         }
     }
 }
 
-const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab, root";
+const COLUMNS: &str =
+    "name, address, port, user, identity, sudo, host_key, lab, root, jump, port_given, user_given";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
@@ -59,6 +73,9 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
         host_key: r.get(6)?,
         lab: r.get(7)?,
         root: r.get(8)?,
+        jump: r.get(9)?,
+        port_given: r.get(10)?,
+        user_given: r.get(11)?,
     })
 }
 
@@ -147,10 +164,12 @@ impl Inventory {
     /// Adds a node or replaces what the inventory says of it (assignments are kept).
     pub fn put_node(&self, node: &Node) -> Result<(), InventoryError> {
         self.conn.execute(
-            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root,
+                 jump, port_given, user_given)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
-                 sudo = ?6, host_key = ?7, lab = ?8, root = ?9",
+                 sudo = ?6, host_key = ?7, lab = ?8, root = ?9, jump = ?10, port_given = ?11,
+                 user_given = ?12",
             params![
                 node.name,
                 node.address,
@@ -162,7 +181,10 @@ impl Inventory {
                 node.sudo,
                 node.host_key,
                 node.lab,
-                node.root
+                node.root,
+                node.jump,
+                node.port_given,
+                node.user_given
             ],
         )?;
         Ok(())

@@ -6,6 +6,7 @@
 //! and progress events back, so the CLI decides how they look and what is recorded.
 
 pub mod helper;
+pub mod route;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,12 +16,13 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::inventory::Node;
-use crate::ssh::{self, Credentials, SshError, Target};
+use crate::ssh::{self, SshError};
 use crate::wire::{
     Declaration, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
     EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
 };
 pub use helper::Helper;
+pub use route::Reach;
 
 /// Why one node's push failed.
 #[derive(Debug, thiserror::Error)]
@@ -59,13 +61,8 @@ impl PushError {
     /// A short word for the kind of failure, for summaries and `--json`.
     pub fn kind(&self) -> &'static str {
         match self {
-            PushError::Ssh(
-                SshError::Resolve { .. } | SshError::Unreachable { .. } | SshError::Timeout { .. },
-            ) => "unreachable",
-            PushError::Ssh(SshError::KeyChanged { .. } | SshError::NotPinned { .. })
-            | PushError::PinnedKey { .. } => "host-key",
-            PushError::Ssh(SshError::Auth { .. } | SshError::Identity { .. }) => "auth",
-            PushError::Ssh(SshError::Protocol { .. }) => "ssh",
+            PushError::Ssh(e) => e.kind(),
+            PushError::PinnedKey { .. } => "host-key",
             PushError::Platform { .. } => "platform",
             PushError::Record { .. } => "record",
             PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
@@ -120,21 +117,21 @@ pub struct Options {
 /// record and show it then); all results come back in the jobs' order.
 pub async fn run(
     jobs: Vec<Job>,
-    credentials: Credentials,
+    reach: Reach,
     options: &Options,
     events: Arc<dyn Fn(Event) + Send + Sync>,
     mut finished: impl FnMut(&NodeResult),
 ) -> Vec<NodeResult> {
     let helper = Arc::new(Helper::embedded());
-    let credentials = Arc::new(credentials);
+    let reach = Arc::new(reach);
     let limit = Arc::new(Semaphore::new(options.parallel.max(1)));
     let mut tasks = JoinSet::new();
     let mut names = BTreeMap::new();
     let mut order = Vec::new();
     for job in jobs {
-        let (helper, credentials, limit, events, options) = (
+        let (helper, reach, limit, events, options) = (
             helper.clone(),
-            credentials.clone(),
+            reach.clone(),
             limit.clone(),
             events.clone(),
             options.clone(),
@@ -144,7 +141,7 @@ pub async fn run(
         let task = tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
             let node = job.node.name.clone();
-            let result = push_one(&job, &helper, &credentials, &options, &*events).await;
+            let result = push_one(&job, &helper, &reach, &options, &*events).await;
             events(Event::Done(node.clone()));
             NodeResult { node, result }
         });
@@ -174,38 +171,21 @@ pub async fn run(
     results
 }
 
-/// The target for a node, with its pinned key parsed.
-pub fn target(node: &Node) -> Result<Target, PushError> {
-    let pinned = node
-        .host_key
-        .as_deref()
-        .map(ssh::parse_public_key)
-        .transpose()
-        .map_err(|reason| PushError::PinnedKey {
-            node: node.name.clone(),
-            reason,
-        })?;
-    Ok(Target {
-        node: node.name.clone(),
-        address: node.address.clone(),
-        port: node.port,
-        user: node.user.clone(),
-        pinned,
-    })
-}
-
 async fn push_one(
     job: &Job,
     helper: &Helper,
-    credentials: &Credentials,
+    reach: &Reach,
     options: &Options,
     events: &(dyn Fn(Event) + Send + Sync),
 ) -> Result<Answer, PushError> {
     let name = job.node.name.clone();
     let sudo = job.node.sudo;
-    let target = target(&job.node)?;
+    let target = reach.targets.get(&name).ok_or_else(|| SshError::Config {
+        node: name.clone(),
+        reason: "it was not resolved before the push (a bug)".into(),
+    })?;
     events(Event::Connecting(name.clone()));
-    let session = ssh::connect(&target, credentials, options.connect_timeout).await?;
+    let session = ssh::connect(target, &reach.credentials, options.connect_timeout).await?;
     let input = serde_json::to_vec(&job.declaration).map_err(|e| PushError::Report {
         node: name.clone(),
         reason: e.to_string(),

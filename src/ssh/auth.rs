@@ -11,15 +11,18 @@ use russh::keys::agent::client::AgentClient;
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg};
 
 use super::hostkey::Checker;
+use super::known_hosts::KnownHosts;
 use super::{SshError, Target};
 
-/// The keys a push may offer: per node, the files to try, then the agent.
+/// What a connection may rely on: the keys it may offer (each target names the files it
+/// offers, loaded here once), ssh-agent, and the host keys known_hosts records.
 #[derive(Default, Clone)]
 pub struct Credentials {
-    /// Keys loaded from files, by node.
-    pub keys: BTreeMap<String, Vec<Arc<PrivateKey>>>,
-    /// Try ssh-agent (SSH_AUTH_SOCK) after the files.
+    /// Keys loaded from files, by path.
+    pub keys: BTreeMap<PathBuf, Arc<PrivateKey>>,
+    /// Try ssh-agent (SSH_AUTH_SOCK) after the files, unless a target says IdentitiesOnly.
     pub agent: bool,
+    pub known_hosts: Arc<KnownHosts>,
 }
 
 /// Loads a private key file; an encrypted one asks for its passphrase on a terminal and is refused
@@ -75,7 +78,11 @@ pub(super) async fn authenticate(
         .await
         .map_err(protocol)?
         .flatten();
-    for key in credentials.keys.get(&target.node).into_iter().flatten() {
+    for key in target
+        .identities
+        .iter()
+        .filter_map(|path| credentials.keys.get(path))
+    {
         tried.push(super::fingerprint(key.public_key()));
         let with_hash = PrivateKeyWithHashAlg::new(key.clone(), rsa_hash);
         if handle
@@ -88,6 +95,7 @@ pub(super) async fn authenticate(
         }
     }
     if credentials.agent
+        && !target.identities_only
         && let Ok(mut agent) = AgentClient::connect_env().await
         && let Ok(identities) = agent.request_identities().await
     {

@@ -1,15 +1,17 @@
-//! Host key verification: the pinned key, else the operator's known_hosts.
+//! Host key verification: the pinned key, else the operator's known_hosts files.
 
 use std::sync::{Arc, Mutex};
 
 use russh::client;
 use russh::keys::{Algorithm, HashAlg, PublicKey, PublicKeyOrCertificate};
 
+use super::known_hosts::{KnownHosts, Verdict};
 use super::{SshError, Target};
 
 /// Checks the key a machine offers, and remembers it so a refusal can name it.
 pub(super) struct Checker {
     pub(super) pinned: Option<PublicKey>,
+    pub(super) known: Arc<KnownHosts>,
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) seen: Arc<Mutex<Option<PublicKey>>>,
@@ -31,46 +33,85 @@ impl client::Handler for Checker {
         }
         Ok(match &self.pinned {
             Some(pinned) => pinned.key_data() == key.key_data(),
-            None => known_hosts_path()
-                .map(|path| russh::keys::check_known_hosts_path(&self.host, self.port, key, path))
-                .is_some_and(|r| matches!(r, Ok(true))),
+            None => self.known.check(&self.host, self.port, key) == Verdict::Known,
         })
     }
-}
-
-fn known_hosts_path() -> Option<std::path::PathBuf> {
-    std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".ssh/known_hosts"))
 }
 
 /// Turns a failed handshake into the refusal that says what happened.
 pub(super) fn explain(
     target: &Target,
+    known: &KnownHosts,
     seen: &Arc<Mutex<Option<PublicKey>>>,
     error: russh::Error,
 ) -> SshError {
     let seen = seen.lock().ok().and_then(|s| s.clone());
-    match (error, seen) {
-        (russh::Error::UnknownKey, Some(seen)) => match &target.pinned {
-            Some(pinned) => SshError::KeyChanged {
-                node: target.node.clone(),
-                pinned: fingerprint(pinned),
-                seen: fingerprint(&seen),
-            },
-            None => SshError::NotPinned {
-                node: target.node.clone(),
-                seen: fingerprint(&seen),
-            },
+    let node = target.node.clone();
+    let (russh::Error::UnknownKey, Some(seen)) = (&error, seen) else {
+        return SshError::Protocol {
+            node,
+            source: error,
+        };
+    };
+    if let Some(pinned) = &target.pinned {
+        return SshError::KeyChanged {
+            node,
+            recorded_in: "the inventory's pin".into(),
+            pinned: fingerprint(pinned),
+            seen: fingerprint(&seen),
+        };
+    }
+    match known.check(&target.address, target.port, &seen) {
+        Verdict::Changed { recorded, place } => SshError::KeyChanged {
+            node,
+            recorded_in: format!("known_hosts ({place})"),
+            pinned: fingerprint(&recorded),
+            seen: fingerprint(&seen),
         },
-        (source, _) => SshError::Protocol {
-            node: target.node.clone(),
-            source,
+        Verdict::Revoked { place } => SshError::Revoked {
+            node,
+            seen: fingerprint(&seen),
+            place,
+        },
+        Verdict::Unknown | Verdict::Known if target.is_node => SshError::NotPinned {
+            node,
+            seen: fingerprint(&seen),
+        },
+        Verdict::Unknown | Verdict::Known => SshError::NotKnown {
+            node,
+            address: format!("{}:{}", target.address, target.port),
+            seen: fingerprint(&seen),
         },
     }
 }
 
-/// The host key algorithms to ask for, so a machine offers the kind of key that is pinned.
-pub(super) fn algorithms_for(pinned: &PublicKey) -> Vec<Algorithm> {
-    match pinned.algorithm() {
+/// The host key algorithms to ask for: only the pinned key's kind when one is pinned; else the
+/// kinds known_hosts records for the machine first (as OpenSSH orders them), then the rest.
+pub(super) fn algorithms(
+    target: &Target,
+    known: &KnownHosts,
+    defaults: &[Algorithm],
+) -> Vec<Algorithm> {
+    if let Some(pinned) = &target.pinned {
+        return algorithms_for(pinned);
+    }
+    let mut out: Vec<Algorithm> = Vec::new();
+    let recorded = known.keys_for(&target.address, target.port);
+    for a in recorded
+        .into_iter()
+        .flat_map(algorithms_for)
+        .chain(defaults.iter().cloned())
+    {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// The algorithms that can carry a key of this kind.
+fn algorithms_for(key: &PublicKey) -> Vec<Algorithm> {
+    match key.algorithm() {
         Algorithm::Rsa { .. } => vec![
             Algorithm::Rsa {
                 hash: Some(HashAlg::Sha512),

@@ -1,19 +1,23 @@
 //! SSH: one verified, authenticated connection per node, and commands run over it with data on
 //! their stdin.
 //!
-//! Host keys are always verified: against the key pinned in the inventory, else the operator's
-//! `~/.ssh/known_hosts`. An unknown key is refused with its fingerprint and the command that pins
-//! it; a changed key is refused naming both fingerprints.
+//! Host keys are always verified, a jump host's as a node's: against the key pinned in the
+//! inventory, else the operator's known_hosts files. An unknown key is refused with its
+//! fingerprint and the command that pins it; a changed key is refused naming both fingerprints.
+//! Where a node is and how to log in come from the inventory and OpenSSH's configuration
+//! ([`config`]), resolved before any connection.
 
 mod auth;
+pub mod config;
 mod hostkey;
+mod jump;
+pub mod known_hosts;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::ChannelMsg;
-use russh::client::{self, Handle};
+use russh::client::Handle;
 use russh::keys::PublicKey;
 
 pub use auth::{Credentials, default_identities, load_identity};
@@ -46,12 +50,28 @@ pub enum SshError {
     )]
     NotPinned { node: String, seen: String },
     #[error(
-        "{node}: HOST KEY CHANGED: pinned {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key and pin it with `mesh node trust {node}`"
+        "{node}: host key {seen} of {address} is not in known_hosts; check it, then add it there (ssh-keyscan) or add the machine as a node and `mesh node trust` it"
+    )]
+    NotKnown {
+        node: String,
+        address: String,
+        seen: String,
+    },
+    #[error(
+        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key and pin it with `mesh node trust {node}`"
     )]
     KeyChanged {
         node: String,
+        /// Where the key that was expected is written: the inventory, or a known_hosts line.
+        recorded_in: String,
         pinned: String,
         seen: String,
+    },
+    #[error("{node}: host key {seen} is marked @revoked in {place}; refused")]
+    Revoked {
+        node: String,
+        seen: String,
+        place: String,
     },
     #[error(
         "{node}: {user}@{address} refused every key offered ({tried}); add the node's key with --identity or load it into ssh-agent"
@@ -68,19 +88,80 @@ pub enum SshError {
         path: PathBuf,
         reason: String,
     },
+    #[error("{node}: how to reach it cannot be worked out: {reason}")]
+    Config { node: String, reason: String },
+    #[error("{node}: through jump host {hop}: {source}")]
+    Jump {
+        node: String,
+        hop: String,
+        source: Box<SshError>,
+    },
     #[error("{node}: ssh: {source}")]
     Protocol { node: String, source: russh::Error },
 }
 
-/// Where and how to reach one node.
+impl SshError {
+    /// A short word for the kind of failure, for summaries and `--json`; a jump host's failure
+    /// is of the kind it is.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SshError::Resolve { .. } | SshError::Unreachable { .. } | SshError::Timeout { .. } => {
+                "unreachable"
+            }
+            SshError::NotPinned { .. }
+            | SshError::NotKnown { .. }
+            | SshError::KeyChanged { .. }
+            | SshError::Revoked { .. } => "host-key",
+            SshError::Auth { .. } | SshError::Identity { .. } => "auth",
+            SshError::Config { .. } => "config",
+            SshError::Jump { source, .. } => source.kind(),
+            SshError::Protocol { .. } => "ssh",
+        }
+    }
+}
+
+/// Where and how to reach one machine: a node, or a jump host on the way to one.
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// The node, or the jump host as written, for messages.
     pub node: String,
+    /// Where to connect (after the ssh configuration's HostName).
     pub address: String,
     pub port: u16,
     pub user: String,
-    /// The pinned host key, if any.
+    /// The pinned host key, if any; otherwise known_hosts decides.
     pub pinned: Option<PublicKey>,
+    /// Whether this is an inventory node (a refused unknown key then says `mesh node trust`).
+    pub is_node: bool,
+    /// Key files to offer, in order (keys loaded into [`Credentials`]).
+    pub identities: Vec<PathBuf>,
+    /// Offer only those files, not ssh-agent's keys (IdentitiesOnly).
+    pub identities_only: bool,
+    /// Jump hosts, first hop first, each reached through those before it.
+    pub jumps: Vec<Target>,
+    /// ConnectTimeout from the ssh configuration, over the caller's limit.
+    pub connect_timeout: Option<Duration>,
+    /// ServerAliveInterval from the ssh configuration; zero turns keepalives off.
+    pub keepalive: Option<Duration>,
+}
+
+impl Target {
+    /// A node reached directly with the defaults: no key files, no jump.
+    pub fn direct(node: &str, address: &str, port: u16, user: &str) -> Target {
+        Target {
+            node: node.to_string(),
+            address: address.to_string(),
+            port,
+            user: user.to_string(),
+            pinned: None,
+            is_node: true,
+            identities: Vec::new(),
+            identities_only: false,
+            jumps: Vec::new(),
+            connect_timeout: None,
+            keepalive: None,
+        }
+    }
 }
 
 /// What a remote command gave back.
@@ -96,119 +177,25 @@ pub struct Output {
 pub struct Session {
     node: String,
     handle: Handle<Checker>,
+    /// The jump hosts' connections, kept open as long as this one runs through them.
+    _hops: Vec<Handle<Checker>>,
 }
 
-/// Connects, verifies the host key and authenticates, all within `timeout` (the command that
-/// follows has no time limit: keepalives notice a machine that goes away).
+/// Connects (through every jump host), verifies each host key and authenticates, each machine
+/// within `timeout` (the command that follows has no time limit: keepalives notice a machine
+/// that goes away).
 pub async fn connect(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
 ) -> Result<Session, SshError> {
-    let address = format!("{}:{}", target.address, target.port);
-    let timed_out = || SshError::Timeout {
-        node: target.node.clone(),
-        address: address.clone(),
-        seconds: timeout.as_secs(),
-    };
-    let seen = Arc::new(Mutex::new(None));
-    let handle = tokio::time::timeout(timeout, open(target, seen.clone()))
-        .await
-        .map_err(|_| timed_out())?;
-    let handle = match handle {
-        Ok(h) => h,
-        Err(Failure::Ssh(e)) => return Err(hostkey::explain(target, &seen, e)),
-        Err(Failure::Other(e)) => return Err(e),
-    };
-    let mut session = Session {
+    let hops = through(target, credentials, timeout).await?;
+    let handle = jump::reach(hops.last(), target, credentials, timeout).await?;
+    Ok(Session {
         node: target.node.clone(),
         handle,
-    };
-    tokio::time::timeout(
-        timeout,
-        auth::authenticate(&mut session.handle, target, credentials),
-    )
-    .await
-    .map_err(|_| timed_out())??;
-    Ok(session)
-}
-
-enum Failure {
-    Ssh(russh::Error),
-    Other(SshError),
-}
-
-/// How often a refused connection is tried, and the pause between tries.
-const REFUSED_ATTEMPTS: u32 = 3;
-const REFUSED_PAUSE: Duration = Duration::from_millis(500);
-
-async fn open(
-    target: &Target,
-    seen: Arc<Mutex<Option<PublicKey>>>,
-) -> Result<Handle<Checker>, Failure> {
-    let address = format!("{}:{}", target.address, target.port);
-    let addrs: Vec<_> = tokio::net::lookup_host((target.address.as_str(), target.port))
-        .await
-        .map_err(|e| {
-            Failure::Other(SshError::Resolve {
-                node: target.node.clone(),
-                address: target.address.clone(),
-                reason: e.to_string(),
-            })
-        })?
-        .collect();
-    let mut last = String::from("no address");
-    let mut stream = None;
-    // sshd closes its listening socket while it re-executes itself on a reload (which a push may
-    // just have caused), so a refused connection is tried again, as OpenSSH's ConnectionAttempts.
-    'attempts: for attempt in 0..REFUSED_ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(REFUSED_PAUSE).await;
-        }
-        let mut refused = false;
-        for a in &addrs {
-            match tokio::net::TcpStream::connect(a).await {
-                Ok(s) => {
-                    stream = Some(s);
-                    break 'attempts;
-                }
-                Err(e) => {
-                    refused |= e.kind() == std::io::ErrorKind::ConnectionRefused;
-                    last = e.to_string();
-                }
-            }
-        }
-        if !refused {
-            break;
-        }
-    }
-    let stream = stream.ok_or_else(|| {
-        Failure::Other(SshError::Unreachable {
-            node: target.node.clone(),
-            address: address.clone(),
-            reason: last,
-        })
-    })?;
-    let _ = stream.set_nodelay(true);
-    let mut config = client::Config {
-        // A helper may work quietly for a while; keepalives tell a dead machine from a busy one.
-        keepalive_interval: Some(Duration::from_secs(15)),
-        keepalive_max: 3,
-        inactivity_timeout: None,
-        ..Default::default()
-    };
-    if let Some(pinned) = &target.pinned {
-        config.preferred.key = hostkey::algorithms_for(pinned).into();
-    }
-    let checker = Checker {
-        pinned: target.pinned.clone(),
-        host: target.address.clone(),
-        port: target.port,
-        seen,
-    };
-    client::connect_stream(Arc::new(config), stream, checker)
-        .await
-        .map_err(Failure::Ssh)
+        _hops: hops,
+    })
 }
 
 impl Session {
@@ -253,30 +240,34 @@ impl Session {
     }
 }
 
-/// Connects only far enough to learn the host key the machine offers (for `node trust`).
-pub async fn scan_host_key(target: &Target, timeout: Duration) -> Result<PublicKey, SshError> {
-    let address = format!("{}:{}", target.address, target.port);
-    let seen = Arc::new(Mutex::new(None));
-    let mut unpinned = target.clone();
-    unpinned.pinned = None;
-    let result = tokio::time::timeout(timeout, open(&unpinned, seen.clone())).await;
-    if let Some(key) = seen.lock().ok().and_then(|s| s.clone()) {
-        return Ok(key);
+/// Connects to each of the target's jump hosts in turn, each through those before it; a
+/// failure names the hop.
+async fn through(
+    target: &Target,
+    credentials: &Credentials,
+    timeout: Duration,
+) -> Result<Vec<Handle<Checker>>, SshError> {
+    let mut hops: Vec<Handle<Checker>> = Vec::new();
+    for hop in &target.jumps {
+        let handle = jump::reach(hops.last(), hop, credentials, timeout)
+            .await
+            .map_err(|source| SshError::Jump {
+                node: target.node.clone(),
+                hop: hop.node.clone(),
+                source: Box::new(source),
+            })?;
+        hops.push(handle);
     }
-    match result {
-        Err(_) => Err(SshError::Timeout {
-            node: target.node.clone(),
-            address,
-            seconds: timeout.as_secs(),
-        }),
-        Ok(Err(Failure::Other(e))) => Err(e),
-        Ok(Err(Failure::Ssh(source))) => Err(SshError::Protocol {
-            node: target.node.clone(),
-            source,
-        }),
-        Ok(Ok(_)) => Err(SshError::Protocol {
-            node: target.node.clone(),
-            source: russh::Error::UnknownKey,
-        }),
-    }
+    Ok(hops)
+}
+
+/// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
+/// hosts on the way are connected to fully, their keys checked.
+pub async fn scan_host_key(
+    target: &Target,
+    credentials: &Credentials,
+    timeout: Duration,
+) -> Result<PublicKey, SshError> {
+    let hops = through(target, credentials, timeout).await?;
+    jump::scan(hops.last(), target, credentials, timeout).await
 }

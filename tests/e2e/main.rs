@@ -19,6 +19,7 @@ mod helper;
 mod honesty;
 mod hostile;
 mod nodes;
+mod openssh;
 mod paths;
 mod provider;
 mod push;

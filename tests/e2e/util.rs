@@ -27,6 +27,16 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 impl Run {
     pub fn ok(self) -> Run {
         assert_eq!(
@@ -88,12 +98,7 @@ impl Mesh {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        let out: Output = self.command(args).output().expect("mesh runs");
-        Run {
-            status: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::from(self.command(args).output().expect("mesh runs"))
     }
 
     /// Writes a module folder into this mesh's own catalogue folder, which every later command
@@ -161,11 +166,7 @@ pub fn ssh(node: &str, script: &str) -> Run {
         .stdin(std::process::Stdio::null())
         .output()
         .expect("ssh runs");
-    Run {
-        status: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(out)
 }
 
 /// The system's ssh client, as root, to a lab machine, to run `script` there.

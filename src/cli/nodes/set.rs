@@ -36,6 +36,12 @@ pub(crate) struct SetArgs {
     /// a push would then change).
     #[arg(long, value_name = "DIR")]
     root: Option<String>,
+    /// Reach it through these jump hosts from now on: `[USER@]HOST[:PORT][,HOST2…]`.
+    #[arg(long, value_name = "HOSTS", conflicts_with = "no_jump")]
+    jump: Option<String>,
+    /// No jump host of its own from now on (the ssh configuration's ProxyJump applies).
+    #[arg(long)]
+    no_jump: bool,
 }
 
 pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
@@ -46,9 +52,14 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
     }
     if let Some(port) = a.port {
         node.port = port;
+        node.port_given = true;
     }
     if let Some(user) = a.user {
         node.user = user;
+        node.user_given = true;
+    }
+    if a.jump.is_some() || a.no_jump {
+        node.jump = a.jump;
     }
     if a.identity.is_some() {
         node.identity = identity(&node.name, a.identity)?;
@@ -68,7 +79,7 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
     let changes = changes(&before, &node);
     if changes.is_empty() {
         bail!(
-            "{}: nothing to change; say what: --address, --port, --user, --identity, --sudo/--no-sudo or --root",
+            "{}: nothing to change; say what: --address, --port, --user, --identity, --sudo/--no-sudo, --root or --jump/--no-jump",
             node.name
         );
     }
@@ -108,6 +119,8 @@ fn changes(before: &Node, after: &Node) -> Vec<String> {
     change("identity", show(&before.identity), show(&after.identity));
     change("sudo", before.sudo.to_string(), after.sudo.to_string());
     change("root", before.root.clone(), after.root.clone());
+    let jump = |j: &Option<String>| j.clone().unwrap_or_else(|| "none".into());
+    change("jump", jump(&before.jump), jump(&after.jump));
     if let (Some(old), None) = (&before.host_key, &after.host_key) {
         change("host key", fingerprint_of(old), "not pinned".into());
     }

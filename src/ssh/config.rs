@@ -1,0 +1,418 @@
+//! OpenSSH's client configuration (`~/.ssh/config`, then `/etc/ssh/ssh_config`), read the way
+//! `ssh` reads it, for the keywords mesh acts on: HostName, Port, User, IdentityFile,
+//! IdentitiesOnly, ProxyJump, ConnectTimeout and ServerAliveInterval.
+//!
+//! The first value found for a keyword wins, reading the user's file before the system's and
+//! each file top to bottom; IdentityFile adds up instead. `Host` takes patterns (`*`, `?`, `!`
+//! to exclude); `Match` blocks other than `Match all` and `Include` are not followed (a block
+//! mesh cannot evaluate is skipped, as if it did not match). Keywords mesh does not act on are
+//! ignored.
+//!
+//! ssh2-config was considered: it has no IdentitiesOnly and merges only what libssh2 supports,
+//! so this small reader, tested below, is the one place the format is read.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The keywords mesh acts on (lower case); the others are left to OpenSSH.
+const READ: &[&str] = &[
+    "hostname",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "proxyjump",
+    "connecttimeout",
+    "serveraliveinterval",
+];
+
+/// A configuration file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {reason}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+/// What the configuration says for one host; `None` where it says nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostConfig {
+    pub host_name: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    /// Every IdentityFile of every matching block, in order, `~` and `%` tokens expanded.
+    pub identity_files: Vec<PathBuf>,
+    pub identities_only: Option<bool>,
+    /// The jump hosts in order; `Some(empty)` for `ProxyJump none`.
+    pub proxy_jump: Option<Vec<String>>,
+    pub connect_timeout: Option<Duration>,
+    /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
+    pub server_alive_interval: Option<Duration>,
+}
+
+/// The parsed files, user's first.
+#[derive(Debug, Clone, Default)]
+pub struct SshConfig {
+    blocks: Vec<Block>,
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    path: PathBuf,
+    /// `None`: every host (lines before the first `Host`, or `Match all`).
+    patterns: Option<Vec<String>>,
+    /// A `Match` mesh cannot evaluate: never applies.
+    never: bool,
+    lines: Vec<(usize, String, Vec<String>)>,
+}
+
+impl SshConfig {
+    /// The operator's files: `MESH_SSH_CONFIG` or `~/.ssh/config`, then `MESH_SSH_SYSTEM_CONFIG`
+    /// or `/etc/ssh/ssh_config`. A file that is not there is no configuration.
+    pub fn load() -> Result<SshConfig, ConfigError> {
+        let user = std::env::var_os("MESH_SSH_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| home().map(|h| h.join(".ssh/config")));
+        let system = std::env::var_os("MESH_SSH_SYSTEM_CONFIG")
+            .map_or_else(|| PathBuf::from("/etc/ssh/ssh_config"), PathBuf::from);
+        let mut config = SshConfig::default();
+        for path in user.into_iter().chain([system]) {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => config.add(&path, &text)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(ConfigError {
+                        path,
+                        line: None,
+                        reason: format!("cannot be read: {e}"),
+                    });
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads one more file's text, after those already read.
+    pub fn add(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+        let mut block = Block {
+            path: path.to_path_buf(),
+            patterns: None,
+            never: false,
+            lines: Vec::new(),
+        };
+        for (n, raw) in text.lines().enumerate() {
+            let line = n + 1;
+            let fail = |reason: String| ConfigError {
+                path: path.to_path_buf(),
+                line: Some(line),
+                reason,
+            };
+            let Some((keyword, args)) = split(raw).map_err(fail)? else {
+                continue;
+            };
+            match keyword.as_str() {
+                "host" | "match" => {
+                    let next = Block {
+                        path: path.to_path_buf(),
+                        patterns: (keyword == "host").then(|| args.clone()),
+                        never: keyword == "match"
+                            && !(args.len() == 1 && args[0].eq_ignore_ascii_case("all")),
+                        lines: Vec::new(),
+                    };
+                    if keyword == "host" && args.is_empty() {
+                        return Err(fail("Host without a pattern".into()));
+                    }
+                    self.blocks.push(std::mem::replace(&mut block, next));
+                }
+                _ => block.lines.push((line, keyword, args)),
+            }
+        }
+        self.blocks.push(block);
+        Ok(())
+    }
+
+    /// What applies to `host` (the name as given, before any HostName), and `remote_user` for
+    /// `%r` in IdentityFile when the configuration does not name one.
+    pub fn lookup(&self, host: &str, remote_user: &str) -> Result<HostConfig, ConfigError> {
+        let mut found = HostConfig::default();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut identities = Vec::new();
+        for block in self.blocks.iter().filter(|b| b.applies_to(host)) {
+            for (line, keyword, args) in &block.lines {
+                let fail = |reason: String| ConfigError {
+                    path: block.path.clone(),
+                    line: Some(*line),
+                    reason,
+                };
+                if !READ.contains(&keyword.as_str()) {
+                    continue;
+                }
+                let Some(first) = args.first() else {
+                    return Err(fail(format!("{keyword} without a value")));
+                };
+                if keyword == "identityfile" {
+                    identities.push(first.clone());
+                    continue;
+                }
+                if !seen.insert(keyword.clone()) {
+                    continue;
+                }
+                match keyword.as_str() {
+                    "hostname" => found.host_name = Some(first.replace("%h", host)),
+                    "port" => found.port = Some(number(first).map_err(fail)?),
+                    "user" => found.user = Some(first.clone()),
+                    "identitiesonly" => found.identities_only = Some(yes(first).map_err(fail)?),
+                    "proxyjump" => {
+                        found.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
+                            Vec::new()
+                        } else {
+                            first.split(',').map(str::to_string).collect()
+                        })
+                    }
+                    "connecttimeout" => {
+                        found.connect_timeout =
+                            Some(Duration::from_secs(number(first).map_err(fail)?))
+                    }
+                    "serveraliveinterval" => {
+                        found.server_alive_interval =
+                            Some(Duration::from_secs(number(first).map_err(fail)?))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let user = found.user.as_deref().unwrap_or(remote_user);
+        found.identity_files = identities
+            .iter()
+            .filter(|i| !i.eq_ignore_ascii_case("none"))
+            .map(|i| expand(i, host, user))
+            .collect();
+        Ok(found)
+    }
+}
+
+impl Block {
+    fn applies_to(&self, host: &str) -> bool {
+        if self.never {
+            return false;
+        }
+        let Some(patterns) = &self.patterns else {
+            return true;
+        };
+        let host = host.to_ascii_lowercase();
+        let mut matched = false;
+        for p in patterns {
+            let p = p.to_ascii_lowercase();
+            match p.strip_prefix('!') {
+                Some(negated) if wildcard(negated, &host) => return false,
+                Some(_) => {}
+                None => matched |= wildcard(&p, &host),
+            }
+        }
+        matched
+    }
+}
+
+/// OpenSSH's pattern: `*` any run of characters, `?` any one character.
+pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// A line's keyword (lower case) and its arguments, quotes removed; `None` for a blank line or
+/// a comment.
+fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
+    let line = raw.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let end = line
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(line.len());
+    let keyword = line[..end].to_ascii_lowercase();
+    let rest = line[end..].trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut has = false;
+    for c in rest.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                has = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if has {
+                    args.push(std::mem::take(&mut current));
+                    has = false;
+                }
+            }
+            c => {
+                current.push(c);
+                has = true;
+            }
+        }
+    }
+    if quoted {
+        return Err("a quote is not closed".into());
+    }
+    if has {
+        args.push(current);
+    }
+    Ok(Some((keyword, args)))
+}
+
+fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a number in range"))
+}
+
+fn yes(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(format!("{text:?} is neither yes nor no")),
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// `~/`, `%d` (home), `%h` (host), `%r` (remote user), `%u` (local user) and `%%`, as OpenSSH
+/// expands IdentityFile.
+fn expand(path: &str, host: &str, remote_user: &str) -> PathBuf {
+    let home = home()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let local = std::env::var("USER").unwrap_or_default();
+    let path = match path.strip_prefix("~/") {
+        Some(rest) => format!("{home}/{rest}"),
+        None => path.to_string(),
+    };
+    let mut out = String::new();
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('d') => out.push_str(&home),
+            Some('h') => out.push_str(host),
+            Some('r') => out.push_str(remote_user),
+            Some('u') => out.push_str(&local),
+            Some(other) => out.push(other),
+            None => out.push('%'),
+        }
+    }
+    PathBuf::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(user: &str, system: &str) -> SshConfig {
+        let mut c = SshConfig::default();
+        c.add(Path::new("user"), user).unwrap();
+        c.add(Path::new("system"), system).unwrap();
+        c
+    }
+
+    #[test]
+    fn first_value_wins_user_file_before_system_and_identities_add_up() {
+        let c = config(
+            "# mine\nHost web web2\n  HostName 192.0.2.7\n  Port=2222\n  IdentityFile ~/.ssh/web\n\
+             Host *\n  User deploy\n  Port 22\n  IdentityFile \"/keys/all %r\"\n",
+            "Host *\n  User admin\n  IdentitiesOnly yes\n  ConnectTimeout 7\n",
+        );
+        let home = std::env::var("HOME").unwrap();
+        let web = c.lookup("web", "root").unwrap();
+        assert_eq!(web.host_name.as_deref(), Some("192.0.2.7"));
+        assert_eq!(web.port, Some(2222));
+        assert_eq!(web.user.as_deref(), Some("deploy"));
+        assert_eq!(web.identities_only, Some(true));
+        assert_eq!(web.connect_timeout, Some(Duration::from_secs(7)));
+        assert_eq!(
+            web.identity_files,
+            vec![
+                PathBuf::from(format!("{home}/.ssh/web")),
+                PathBuf::from("/keys/all deploy")
+            ]
+        );
+        let other = c.lookup("db", "root").unwrap();
+        assert_eq!(other.host_name, None);
+        assert_eq!(other.port, Some(22));
+    }
+
+    #[test]
+    fn patterns_wildcards_and_negation() {
+        let c = config(
+            "Host *.internal !secret.internal\n  ProxyJump bastion,admin@gw:2200\n\
+             Host bastion\n  ProxyJump none\n  HostName %h.example.org\n",
+            "",
+        );
+        assert_eq!(
+            c.lookup("db.internal", "root").unwrap().proxy_jump,
+            Some(vec!["bastion".into(), "admin@gw:2200".into()])
+        );
+        assert_eq!(
+            c.lookup("secret.internal", "root").unwrap().proxy_jump,
+            None
+        );
+        assert_eq!(
+            c.lookup("DB.Internal", "root")
+                .unwrap()
+                .proxy_jump
+                .map(|j| j.len()),
+            Some(2)
+        );
+        let bastion = c.lookup("bastion", "root").unwrap();
+        assert_eq!(bastion.proxy_jump, Some(vec![]));
+        assert_eq!(bastion.host_name.as_deref(), Some("bastion.example.org"));
+        assert!(wildcard("web-?", "web-1") && !wildcard("web-?", "web-12"));
+        assert!(wildcard("*", "") && wildcard("a*b*c", "axxbyyc") && !wildcard("a*b", "ac"));
+    }
+
+    #[test]
+    fn match_blocks_other_than_all_are_skipped_and_global_lines_apply() {
+        let c = config(
+            "User early\nSendEnv\nMatch host web exec \"true\"\n  Port 1\nMatch all\n  Port 2\n",
+            "",
+        );
+        let web = c.lookup("web", "root").unwrap();
+        assert_eq!(web.user.as_deref(), Some("early"));
+        assert_eq!(web.port, Some(2));
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_and_line() {
+        let c = config("Host web\n  Port many\n", "");
+        let e = c.lookup("web", "root").unwrap_err().to_string();
+        assert_eq!(e, "user:2: \"many\" is not a number in range");
+        let mut bad = SshConfig::default();
+        let e = bad.add(Path::new("f"), "Host\n").unwrap_err().to_string();
+        assert!(e.starts_with("f:1:"), "{e}");
+        assert!(bad.add(Path::new("f"), "User \"x\n").is_err());
+    }
+}
