@@ -48,6 +48,10 @@ pub(crate) struct Connect {
     /// Seconds to connect, verify the host key and log in, per node.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     connect_timeout: u64,
+    /// Seconds one node's whole run may take (connecting, uploading, applying); a node past it
+    /// is reported FAILED (timeout) with the step it was in, and the others go on.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    timeout: u64,
 }
 
 #[derive(Args, Debug)]
@@ -184,6 +188,7 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
         connect_timeout: Duration::from_secs(c.connect_timeout.max(1)),
+        timeout: Duration::from_secs(c.timeout.max(1)),
         mode,
     }
 }

@@ -13,6 +13,7 @@ mod container;
 mod corpus;
 mod cost;
 mod costs_every_cause;
+mod deadline;
 mod drift;
 mod giveback;
 mod helper;
