@@ -343,7 +343,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
     // goes to stderr
     let say = |text: String| {
         if ctx.json {
-            eprint!("{text}");
+            err_raw!("{text}");
         } else {
             out_raw!("{text}");
         }

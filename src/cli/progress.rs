@@ -63,7 +63,7 @@ impl Progress {
             if verbose {
                 let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());
                 let since = *begun.entry(node.clone()).or_insert_with(Instant::now);
-                eprintln!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
+                err!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
             }
             if let Some((_, bar)) = bars.iter().find(|(name, _)| name == node) {
                 if matches!(event, Event::Done(_)) {

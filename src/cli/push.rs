@@ -304,7 +304,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         out_raw!("{}", render::summary(&results, Mode::DryRun));
     }
     for (node, e) in &unrecorded {
-        eprintln!(
+        err!(
             "{node}: its last push was interrupted and what the machine has could not be \
              recorded in the inventory {}: {e}; `mesh plan` still shows it unconfirmed",
             inv.path().display()
@@ -446,7 +446,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     }
     if !unrecorded.is_empty() {
         unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        eprint!("{}", unrecorded_message(&inv, &unrecorded));
+        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
         return Ok(exit::SOME_FAILED);
     }
     let failed = results

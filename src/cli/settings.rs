@@ -157,17 +157,16 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             let new = parse_pairs(&m, &pairs)?;
             let old = inv.layer(&key, node.as_deref())?.unwrap_or_default();
             let (added, changed, removed) = compare(&old, &new);
-            if !removed.is_empty() && !replace {
-                bail!(
-                    "refused: {} sets {} and this would remove {}; nothing was stored. Repeat {} to keep {}, or say --replace to remove {}",
+            refuse_removal(
+                &format!(
+                    "{} sets {}",
                     layer_name(&key, node.as_deref()),
-                    list(&old.keys().cloned().collect::<Vec<_>>()),
-                    list(&removed),
-                    if removed.len() == 1 { "it" } else { "them" },
-                    if removed.len() == 1 { "it" } else { "them" },
-                    if removed.len() == 1 { "it" } else { "them" },
-                );
-            }
+                    list(&old.keys().cloned().collect::<Vec<_>>())
+                ),
+                &removed,
+                &|them| format!("Repeat {them}"),
+                replace,
+            )?;
             let moved = reach(&inv, &m, &key, node.as_deref(), &new)?;
             inv.set_layer(&key, node.as_deref(), &new)?;
             answer(
@@ -276,6 +275,27 @@ fn reach(
         }
     }
     Ok(moved)
+}
+
+/// Nothing is removed unseen (seed 003): a change that would drop what is there is refused,
+/// naming what would go, unless the operator said `--replace`. `has` says what is there now;
+/// `keep` says how to keep it, given "it" or "them".
+pub(super) fn refuse_removal(
+    has: &str,
+    removed: &[String],
+    keep: &dyn Fn(&str) -> String,
+    replace: bool,
+) -> Result<()> {
+    if removed.is_empty() || replace {
+        return Ok(());
+    }
+    let them = if removed.len() == 1 { "it" } else { "them" };
+    bail!(
+        "refused: {has} and this would remove {}; nothing was stored. {} to keep {them}, \
+         or say --replace to remove {them}",
+        list(removed),
+        keep(them)
+    )
 }
 
 fn list(keys: &[String]) -> String {

@@ -19,6 +19,7 @@ mod giveback;
 mod helper;
 mod honesty;
 mod hostile;
+mod inventory_file;
 mod nodes;
 mod paths;
 mod provider;
