@@ -20,6 +20,7 @@ mod helper;
 mod honesty;
 mod hostile;
 mod inventory_file;
+mod manual;
 mod nodes;
 mod paths;
 mod provider;
