@@ -43,7 +43,9 @@ pub(crate) struct PlaceArgs {
 pub(crate) enum SeatCommand {
     /// Give a seat (the mesh's one answer for a provision) to an instance.
     Set {
+        /// The seat: a provision a module delivers by seat.
         seat: String,
+        /// The instance that holds it, and its node.
         #[arg(value_name = "INSTANCE@NODE")]
         holder: String,
     },

@@ -180,6 +180,28 @@ mod tests {
         }
     }
 
+    /// Every argument without a description, as `command path: argument`.
+    fn undescribed(cmd: &Command, path: &str, into: &mut Vec<String>) {
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                into.push(format!("{path}: {}", a.get_id()));
+            }
+        }
+        for s in cmd.get_subcommands() {
+            undescribed(s, &format!("{path} {}", s.get_name()), into);
+        }
+    }
+
+    #[test]
+    fn every_argument_is_described() {
+        let mut missing = Vec::new();
+        undescribed(&super::super::Cli::command(), "mesh", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "arguments without a description: {missing:?}"
+        );
+    }
+
     #[test]
     fn every_command_has_examples_and_every_example_a_command() {
         let mut all = Vec::new();

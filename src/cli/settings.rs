@@ -16,7 +16,9 @@ use crate::resolve::{self, Effective};
 pub(crate) enum SettingsCommand {
     /// Read a layer: the mesh-wide one, or a node's with --node.
     Show {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
         /// Also every layer it replaced, oldest first.
@@ -26,18 +28,23 @@ pub(crate) enum SettingsCommand {
     /// Replace a layer whole with KEY=VALUE pairs (values by the setting's type; JSON for lists
     /// and objects). Removing a key that is set needs --replace.
     Set {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
         /// Allow the new layer to drop keys the old one set.
         #[arg(long)]
         replace: bool,
+        /// The layer's values, each a setting the module declares.
         #[arg(required = true, value_name = "KEY=VALUE")]
         pairs: Vec<String>,
     },
     /// Remove a layer (it is kept in the history).
     Clear {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
     },
@@ -47,6 +54,7 @@ pub(crate) enum SettingsCommand {
 pub(crate) struct ConfigArgs {
     /// The instance (by default, the module's name).
     instance: String,
+    /// The node it is assigned to.
     #[arg(long)]
     node: String,
 }
