@@ -4,8 +4,9 @@
 //! lock. The deadlines of every kind of step are the constants below, and nowhere else.
 //!
 //! An operator that went away (its `--timeout` passed, its SSH session was killed) closes the
-//! helper's stdout: the command running then is killed at once, and the helper finishes the rest
-//! of its run under the usual deadlines, so its record says what the machine has.
+//! helper's stdout: the command running then is given [`GRACE`] more to end (a slow check ends
+//! by itself; a hung one is killed), and the helper finishes the rest of its run under the usual
+//! deadlines, so its record says what the machine has, and lets go of its lock.
 
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt as _;
@@ -25,6 +26,11 @@ pub(crate) const DOCKER: Duration = Duration::from_secs(600);
 pub(crate) const PACKAGES: Duration = Duration::from_secs(900);
 /// A look-up (`getent`, `dpkg-query`, `docker ps`): answers at once or not at all.
 pub(crate) const LOOKUP: Duration = Duration::from_secs(30);
+/// What the command running when the operator went away has left, at most.
+pub(crate) const GRACE: Duration = Duration::from_secs(15);
+/// How long a helper waits for the machine's lock before it says another one is applying:
+/// longer than [`GRACE`], so a push right after one that timed out waits for that helper to end.
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// How often a running command is looked at.
 const TICK: Duration = Duration::from_millis(20);
@@ -78,12 +84,16 @@ impl Bounded for Command {
         let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
         let started = Instant::now();
+        let mut abandoned_at = None;
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break status;
             }
             let overran = started.elapsed() >= deadline;
-            let abandoned = !gone_before && OPERATOR_GONE.load(Ordering::SeqCst);
+            if abandoned_at.is_none() && !gone_before && OPERATOR_GONE.load(Ordering::SeqCst) {
+                abandoned_at = Some(Instant::now());
+            }
+            let abandoned = abandoned_at.is_some_and(|at| at.elapsed() >= GRACE);
             if overran || abandoned {
                 let _ = rustix::process::kill_process_group(
                     rustix::process::Pid::from_child(&child),
@@ -97,8 +107,10 @@ impl Bounded for Command {
                     )
                 } else {
                     format!(
-                        "was killed after {} s: the operator went away (its connection closed)",
-                        started.elapsed().as_secs()
+                        "was killed after {} s: the operator went away (its connection closed) \
+                         and it did not end within {} s",
+                        started.elapsed().as_secs(),
+                        GRACE.as_secs()
                     )
                 };
                 return Err(io::Error::new(io::ErrorKind::TimedOut, why));

@@ -55,8 +55,7 @@ pub(crate) enum SeatCommand {
 
 /// Splits `INSTANCE@NODE`.
 fn at(text: &str) -> Result<(&str, &str)> {
-    text.split_once('@')
-        .filter(|(i, n)| !i.is_empty() && !n.is_empty())
+    crate::inventory::export::holder(text)
         .ok_or_else(|| anyhow::anyhow!("{text:?} is not INSTANCE@NODE"))
 }
 

@@ -187,6 +187,7 @@ impl Document {
             reason: reason.to_string(),
         };
         let mut names = BTreeSet::new();
+        let mut machines = BTreeMap::new();
         for n in &self.nodes {
             let what = format!("node {:?}", n.name);
             if !nodes::valid_name(&n.name) {
@@ -198,6 +199,16 @@ impl Document {
             if !valid_address(&n.address) {
                 return Err(invalid(what, "`address` is not a host name or IP address"));
             }
+            // one machine is one node, as `node add` and `node set` keep it
+            if let Some(other) = machines.insert((n.address.as_str(), n.port), n.name.as_str()) {
+                return Err(invalid(
+                    what,
+                    &format!(
+                        "it reaches {}:{}, as the node {other} does; one machine is one node",
+                        n.address, n.port
+                    ),
+                ));
+            }
             if !valid_user(&n.user) {
                 return Err(invalid(what, "`user` is not a user name"));
             }
@@ -207,7 +218,7 @@ impl Document {
                     &format!("the tag {tag:?} is not a valid tag"),
                 ));
             }
-            if let Some(key) = n.ports.keys().find(|k| !k.contains('.')) {
+            if let Some(key) = n.ports.keys().find(|k| port_key(k).is_none()) {
                 return Err(invalid(
                     what,
                     &format!("the port {key:?} is not INSTANCE.NAME"),
@@ -223,7 +234,7 @@ impl Document {
             if !assigned.insert((a.node.as_str(), a.instance.as_str())) {
                 return Err(invalid(what, "listed twice"));
             }
-            if let Some(pin) = a.pins.values().find(|p| !is_holder(p)) {
+            if let Some(pin) = a.pins.values().find(|p| holder(p).is_none()) {
                 return Err(invalid(
                     what,
                     &format!("the pin {pin:?} is not INSTANCE@NODE"),
@@ -244,9 +255,16 @@ impl Document {
     }
 }
 
-fn is_holder(text: &str) -> bool {
+/// `INSTANCE@NODE` split in two, both named.
+pub fn holder(text: &str) -> Option<(&str, &str)> {
     text.split_once('@')
-        .is_some_and(|(i, n)| !i.is_empty() && !n.is_empty())
+        .filter(|(i, n)| !i.is_empty() && !n.is_empty())
+}
+
+/// A port's key `INSTANCE.NAME` split in two (an instance may hold a dot, a requirement not).
+pub(super) fn port_key(key: &str) -> Option<(&str, &str)> {
+    key.rsplit_once('.')
+        .filter(|(i, n)| !i.is_empty() && !n.is_empty())
 }
 
 /// `value` with every object's keys in order (a setting's object value is stored as it was set).

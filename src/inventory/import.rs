@@ -8,7 +8,7 @@ use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::export::{Changes, Document, LayerEntry, NodeEntry};
+use super::export::{self, Changes, Document, LayerEntry, NodeEntry};
 use super::{Inventory, InventoryError, Node};
 
 impl Inventory {
@@ -57,7 +57,7 @@ impl Inventory {
                 key,
             )?;
             for (requirement, holder) in &a.pins {
-                let (instance, node) = holder.split_once('@').unwrap_or((holder, ""));
+                let (instance, node) = export::holder(holder).unwrap_or((holder, ""));
                 tx.execute(
                     "INSERT INTO pins (node, instance, requirement, provider_instance, provider_node)
                      VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -188,7 +188,7 @@ fn put_node(tx: &rusqlite::Transaction<'_>, entry: &NodeEntry) -> Result<(), Inv
     }
     tx.execute("DELETE FROM ports WHERE node = ?1", [&n.name])?;
     for (key, port) in &entry.ports {
-        let (instance, name) = key.split_once('.').unwrap_or((key, ""));
+        let (instance, name) = export::port_key(key).unwrap_or((key, ""));
         tx.execute(
             "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
             params![n.name, instance, name, port],

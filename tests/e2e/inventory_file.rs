@@ -214,6 +214,10 @@ fn a_malformed_or_newer_document_is_refused_naming_the_field() {
             good.replacen("\"192.0.2.1\"", "\"not an address!\"", 1),
             "node \"n1\": `address` is not a host name or IP address",
         ),
+        (
+            good.replacen("\"192.0.2.2\"", "\"192.0.2.1\"", 1),
+            "node \"n2\": it reaches 192.0.2.1:22, as the node n1 does; one machine is one node",
+        ),
     ] {
         std::fs::write(&file, text).unwrap();
         let run = mesh
