@@ -13,6 +13,7 @@
 
 mod adopt;
 mod apply;
+mod child;
 mod files;
 mod owners;
 mod record;
@@ -56,6 +57,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // from here a step that hangs is ended when the operator goes away, not only at its deadline
+    child::watch_operator();
     let report = match apply::run(&declaration, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {
@@ -64,7 +67,8 @@ fn main() -> ExitCode {
             if let apply::Error::Refused(refusal) = &e
                 && let Ok(json) = serde_json::to_string(refusal)
             {
-                println!("{json}");
+                // nobody may be reading any more (the operator went away): not a panic
+                let _ = writeln!(std::io::stdout(), "{json}");
             }
             return ExitCode::from(e.exit_code());
         }

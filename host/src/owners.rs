@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+use crate::child::{self, Bounded as _};
+
 /// The uid and gid a resource's owner and group name.
 pub(crate) fn ids(owner: &str, group: &str) -> Result<(u32, u32), String> {
     Ok((id_of("passwd", owner)?, id_of("group", group)?))
@@ -25,7 +27,7 @@ fn id_of(database: &str, name: &str) -> Result<u32, String> {
     let out = Command::new("getent")
         .arg(database)
         .arg(name)
-        .output()
+        .output_within(child::LOOKUP)
         .map_err(|e| format!("cannot run getent to look up {database} {name:?}: {e}"))?;
     if !out.status.success() {
         let what = if database == "passwd" {
@@ -50,7 +52,7 @@ pub(crate) fn name_of(database: &str, id: u32) -> String {
     Command::new("getent")
         .arg(database)
         .arg(id.to_string())
-        .output()
+        .output_within(child::LOOKUP)
         .ok()
         .filter(|out| out.status.success())
         .and_then(|out| {

@@ -16,6 +16,7 @@ use std::process::Command;
 use mesh_wire::{RecordRefusal, STATE_DIR};
 
 use crate::apply::{self, Error};
+use crate::child::{self, Bounded as _};
 use crate::record::Paths;
 
 /// How a unit file the mesh wrote begins.
@@ -152,7 +153,7 @@ pub(crate) fn mesh_containers(paths: &Paths) -> Vec<String> {
     let filter = format!("label={}", apply::INSTANCE_LABEL);
     let out = Command::new("docker")
         .args(["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"])
-        .output();
+        .output_within(child::LOOKUP);
     match out {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use mesh_wire::Cost;
 
+use crate::child::{self, Bounded as _};
+
 /// A unit as systemd reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UnitState {
@@ -77,7 +79,7 @@ pub(crate) fn settled(unit: &str) -> Result<(), String> {
 fn show(unit: &str, properties: &str) -> Result<String, String> {
     let out = Command::new("systemctl")
         .args(["show", &format!("--property={properties}"), "--", unit])
-        .output()
+        .output_within(child::SYSTEMCTL)
         .map_err(|e| format!("cannot run systemctl show {unit}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
@@ -114,7 +116,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         .join(" ");
     let out = Command::new("systemctl")
         .args(args)
-        .output()
+        .output_within(child::SYSTEMCTL)
         .map_err(|e| format!("cannot run systemctl {shown}: {e}"))?;
     if out.status.success() {
         Ok(())

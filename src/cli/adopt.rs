@@ -61,7 +61,7 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
             report,
         });
         if let Err(e) = recorded {
-            eprintln!(
+            err!(
                 "{}: the inventory {} could not record this adopt (what the machine said is \
                  above): {e}; the next push works from the machine's record all the same",
                 r.node,

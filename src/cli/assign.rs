@@ -43,7 +43,9 @@ pub(crate) struct PlaceArgs {
 pub(crate) enum SeatCommand {
     /// Give a seat (the mesh's one answer for a provision) to an instance.
     Set {
+        /// The seat: a provision a module delivers by seat.
         seat: String,
+        /// The instance that holds it, and its node.
         #[arg(value_name = "INSTANCE@NODE")]
         holder: String,
     },
@@ -53,8 +55,7 @@ pub(crate) enum SeatCommand {
 
 /// Splits `INSTANCE@NODE`.
 fn at(text: &str) -> Result<(&str, &str)> {
-    text.split_once('@')
-        .filter(|(i, n)| !i.is_empty() && !n.is_empty())
+    crate::inventory::export::holder(text)
         .ok_or_else(|| anyhow::anyhow!("{text:?} is not INSTANCE@NODE"))
 }
 

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 
 use super::{Context, exit, print_json, render};
-use crate::inventory::Inventory;
+use crate::inventory::{Inventory, Scope};
 use crate::push;
 use crate::wire::Mode;
 
@@ -13,10 +13,14 @@ use crate::wire::Mode;
 pub(crate) struct HistoryArgs {
     #[command(subcommand)]
     command: Option<HistoryCommand>,
-    /// Only this node's pushes.
-    node: Option<String>,
-    /// How many to show.
-    #[arg(long, default_value_t = 20)]
+    /// Only these nodes' pushes: names, globs (`web*`) or `@TAG` [default: every node's].
+    #[arg(value_name = "SELECTOR")]
+    nodes: Vec<String>,
+    /// Leave out the nodes this selects. Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    exclude: Vec<String>,
+    /// How many pushes to show, the latest first.
+    #[arg(long, default_value_t = 20, value_name = "N")]
     limit: i64,
 }
 
@@ -34,10 +38,19 @@ pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
     if let Some(HistoryCommand::Show { id }) = &a.command {
         return history_show(&inv, id, ctx);
     }
-    if let Some(n) = &a.node {
-        inv.node(n)?;
-    }
-    let rows = inv.push_history(a.node.as_deref(), a.limit)?;
+    // a selector that names no node is refused, as everywhere
+    let rows = if a.nodes.is_empty() && a.exclude.is_empty() {
+        inv.push_history(None, a.limit)?
+    } else {
+        let scope = if a.nodes.is_empty() {
+            Scope::All
+        } else {
+            Scope::Only(&a.nodes)
+        };
+        let nodes = inv.select(scope, &a.exclude)?;
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        inv.push_history(Some(&names), a.limit)?
+    };
     if ctx.json {
         print_json(&rows)?;
     } else if rows.is_empty() {

@@ -11,13 +11,22 @@ use crate::lab::{Lab, LabNode};
 #[derive(Subcommand, Debug)]
 pub(crate) enum LabCommand {
     /// Boot N machines (node1..nodeN) and add them to the inventory; running ones are kept.
-    Up { n: u32 },
+    Up {
+        /// How many machines.
+        n: u32,
+    },
     /// Stop and delete every lab machine (they stay in the inventory until `node remove`).
     Down,
     /// Power one machine off (its disk is kept).
-    Stop { name: String },
+    Stop {
+        /// The machine (node1, node2, …).
+        name: String,
+    },
     /// Boot a stopped machine again.
-    Start { name: String },
+    Start {
+        /// The machine (node1, node2, …).
+        name: String,
+    },
     /// Every lab machine and whether it runs.
     Status,
 }

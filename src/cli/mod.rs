@@ -14,10 +14,24 @@ macro_rules! out_raw {
     ($($arg:tt)*) => { $crate::cli::out(format_args!($($arg)*)) };
 }
 
+/// Prints a line on stderr through [`err`]: a closed stderr (`2>&-`) loses the line, nothing else.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::cli::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Like [`err!`], without the newline.
+macro_rules! err_raw {
+    ($($arg:tt)*) => { $crate::cli::err(format_args!($($arg)*)) };
+}
+
 mod adopt;
 mod assign;
+mod complete;
+mod examples;
 mod history;
+mod inventory;
 mod lab;
+mod man;
 mod modules;
 mod nodes;
 mod progress;
@@ -140,11 +154,28 @@ enum Command {
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     #[command(subcommand)]
     Lab(lab::LabCommand),
-    /// Print a shell completion script.
+    /// Export the inventory as a reviewable text document, or import one.
+    #[command(subcommand)]
+    Inventory(inventory::InventoryCommand),
+    /// Print a shell completion script (node and module names too, for bash, zsh and fish).
     Completions {
         /// bash, zsh, fish, elvish or powershell
         shell: clap_complete::Shell,
     },
+    /// Print mesh's manual page (roff) on stdout.
+    Man,
+    /// The names a completion script offers: `nodes`, `tags` or `modules`, one a line.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// nodes, tags or modules
+        kind: String,
+    },
+}
+
+/// The command line as `--help`, the man page and completions show it: every command with its
+/// examples.
+fn definition() -> clap::Command {
+    examples::with_examples(Cli::command())
 }
 
 /// What every command may need, opened only when asked for.
@@ -180,7 +211,7 @@ impl Context {
         let catalogue = Catalogue::load(&self.catalogue)?;
         self.warned.call_once(|| {
             for (name, reason) in catalogue.broken() {
-                eprintln!(
+                err!(
                     "mesh: warning: module {name} is broken and cannot be used: {}",
                     crate::plan::visible(reason)
                 );
@@ -210,7 +241,10 @@ impl Context {
 /// Runs the command line; returns the process's exit status.
 pub fn run() -> ExitCode {
     let json = std::env::args_os().any(|a| a == "--json");
-    let cli = match Cli::try_parse() {
+    let parsed = definition()
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e, json),
     };
@@ -252,7 +286,7 @@ pub fn run() -> ExitCode {
             } else {
                 for (n, line) in text.lines().enumerate() {
                     let prefix = if n == 0 { "mesh: " } else { "" };
-                    eprintln!("{prefix}{}", crate::plan::visible(line));
+                    err!("{prefix}{}", crate::plan::visible(line));
                 }
             }
             ExitCode::from(exit::ERROR)
@@ -320,9 +354,17 @@ pub(crate) fn out(args: std::fmt::Arguments<'_>) {
     if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
         STDOUT_GONE.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("mesh: cannot write to stdout, the rest of the output is lost: {e}");
+            err!("mesh: cannot write to stdout, the rest of the output is lost: {e}");
         }
     }
+}
+
+/// Writes to stderr. `eprintln!` panics when stderr is closed (`mesh push 2>&-`); a message
+/// nobody can read is dropped instead, and the command goes on to its own exit status.
+pub(crate) fn err(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_fmt(args).and_then(|()| stderr.flush());
 }
 
 fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
@@ -349,12 +391,16 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Push(a) => push::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
+        Command::Inventory(c) => inventory::run(c, ctx),
         Command::Completions { shell } => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "mesh", &mut script);
-            out_raw!("{}", String::from_utf8_lossy(&script));
+            out_raw!("{}", complete::script(shell, definition()));
             Ok(exit::OK)
         }
+        Command::Man => {
+            out_raw!("{}", man::page(definition())?);
+            Ok(exit::OK)
+        }
+        Command::Complete { kind } => complete::names(&kind, ctx),
     }
 }
 

@@ -15,9 +15,15 @@ pub(crate) enum ModuleCommand {
     /// Every module, with its version and what it is for.
     List,
     /// One module: its settings as a form (name, type, default, cost, meaning) and its resources.
-    Show { module: String },
+    Show {
+        /// The module's name.
+        module: String,
+    },
     /// Check a module folder (or a folder of them) the way the catalogue loads it.
-    Check { dir: PathBuf },
+    Check {
+        /// A module folder (with its module.json), or a folder of them.
+        dir: PathBuf,
+    },
 }
 
 pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {

@@ -23,24 +23,34 @@ pub(crate) enum NodeCommand {
     Set(set::SetArgs),
     /// Give a machine tags (groups), selected as `@TAG` wherever nodes are taken.
     Tag {
+        /// The node.
         name: String,
+        /// The tags (letters, digits, '-', '_' and '.', starting with a letter).
         #[arg(required = true)]
         tags: Vec<String>,
     },
     /// Take tags off a machine.
     Untag {
+        /// The node.
         name: String,
+        /// The tags to take off.
         #[arg(required = true)]
         tags: Vec<String>,
     },
     /// List the machines.
     List,
     /// Everything the inventory says of one machine.
-    Show { name: String },
+    Show {
+        /// The node.
+        name: String,
+    },
     /// Pin the host key a machine offers (asks first, unless --fingerprint says which).
     Trust(TrustArgs),
     /// Remove a machine, its assignments and its node layers (the machine itself is not touched).
-    Remove { name: String },
+    Remove {
+        /// The node.
+        name: String,
+    },
     /// Take a machine whose helper record was lost as it is now (push refuses it until then),
     /// and hear what can no longer be given back.
     Adopt(super::adopt::AdoptArgs),
@@ -77,6 +87,7 @@ pub(crate) struct AddArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct TrustArgs {
+    /// The node.
     name: String,
     /// Pin only if the machine offers this key (`SHA256:…`, as `ssh-keygen -lf` prints it).
     #[arg(long, value_name = "SHA256:…")]
@@ -370,7 +381,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
     // goes to stderr
     let say = |text: String| {
         if ctx.json {
-            eprint!("{text}");
+            err_raw!("{text}");
         } else {
             out_raw!("{text}");
         }

@@ -55,16 +55,15 @@ impl Progress {
         let verbose = self.verbose;
         let begun: Mutex<BTreeMap<String, Instant>> = Mutex::new(BTreeMap::new());
         Arc::new(move |event: Event| {
-            let (node, msg) = match &event {
-                Event::Connecting(n) => (n, "connecting"),
-                Event::Uploading(n) => (n, "uploading the helper"),
-                Event::Applying(n) => (n, "applying"),
-                Event::Done(n) => (n, "done"),
-            };
+            let msg = event.step();
+            let (Event::Connecting(node)
+            | Event::Uploading(node)
+            | Event::Applying(node)
+            | Event::Done(node)) = &event;
             if verbose {
                 let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());
                 let since = *begun.entry(node.clone()).or_insert_with(Instant::now);
-                eprintln!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
+                err!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
             }
             if let Some((_, bar)) = bars.iter().find(|(name, _)| name == node) {
                 if matches!(event, Event::Done(_)) {

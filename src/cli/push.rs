@@ -46,6 +46,10 @@ pub(crate) struct Connect {
     /// Seconds to connect, verify the host key and log in, per node.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     connect_timeout: u64,
+    /// Seconds one node's whole run may take (connecting, uploading, applying); a node past it
+    /// is reported FAILED (timeout) with the step it was in, and the others go on.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    timeout: u64,
 }
 
 #[derive(Args, Debug)]
@@ -141,6 +145,7 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
         connect_timeout: Duration::from_secs(c.connect_timeout.max(1)),
+        timeout: Duration::from_secs(c.timeout.max(1)),
         mode,
     }
 }
@@ -258,7 +263,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         out_raw!("{}", render::summary(&results, Mode::DryRun));
     }
     for (node, e) in &unrecorded {
-        eprintln!(
+        err!(
             "{node}: its last push was interrupted and what the machine has could not be \
              recorded in the inventory {}: {e}; `mesh plan` still shows it unconfirmed",
             inv.path().display()
@@ -400,7 +405,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     }
     if !unrecorded.is_empty() {
         unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        eprint!("{}", unrecorded_message(&inv, &unrecorded));
+        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
         return Ok(exit::SOME_FAILED);
     }
     let failed = results

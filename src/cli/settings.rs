@@ -16,7 +16,9 @@ use crate::resolve::{self, Effective};
 pub(crate) enum SettingsCommand {
     /// Read a layer: the mesh-wide one, or a node's with --node.
     Show {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
         /// Also every layer it replaced, oldest first.
@@ -26,18 +28,23 @@ pub(crate) enum SettingsCommand {
     /// Replace a layer whole with KEY=VALUE pairs (values by the setting's type; JSON for lists
     /// and objects). Removing a key that is set needs --replace.
     Set {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
         /// Allow the new layer to drop keys the old one set.
         #[arg(long)]
         replace: bool,
+        /// The layer's values, each a setting the module declares.
         #[arg(required = true, value_name = "KEY=VALUE")]
         pairs: Vec<String>,
     },
     /// Remove a layer (it is kept in the history).
     Clear {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
+        /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
     },
@@ -47,6 +54,7 @@ pub(crate) enum SettingsCommand {
 pub(crate) struct ConfigArgs {
     /// The instance (by default, the module's name).
     instance: String,
+    /// The node it is assigned to.
     #[arg(long)]
     node: String,
 }
@@ -157,17 +165,16 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             let new = parse_pairs(&m, &pairs)?;
             let old = inv.layer(&key, node.as_deref())?.unwrap_or_default();
             let (added, changed, removed) = compare(&old, &new);
-            if !removed.is_empty() && !replace {
-                bail!(
-                    "refused: {} sets {} and this would remove {}; nothing was stored. Repeat {} to keep {}, or say --replace to remove {}",
+            refuse_removal(
+                &format!(
+                    "{} sets {}",
                     layer_name(&key, node.as_deref()),
-                    list(&old.keys().cloned().collect::<Vec<_>>()),
-                    list(&removed),
-                    if removed.len() == 1 { "it" } else { "them" },
-                    if removed.len() == 1 { "it" } else { "them" },
-                    if removed.len() == 1 { "it" } else { "them" },
-                );
-            }
+                    list(&old.keys().cloned().collect::<Vec<_>>())
+                ),
+                &removed,
+                &|them| format!("Repeat {them}"),
+                replace,
+            )?;
             let moved = reach(&inv, &m, &key, node.as_deref(), &new)?;
             inv.set_layer(&key, node.as_deref(), &new)?;
             answer(
@@ -276,6 +283,27 @@ fn reach(
         }
     }
     Ok(moved)
+}
+
+/// Nothing is removed unseen (seed 003): a change that would drop what is there is refused,
+/// naming what would go, unless the operator said `--replace`. `has` says what is there now;
+/// `keep` says how to keep it, given "it" or "them".
+pub(super) fn refuse_removal(
+    has: &str,
+    removed: &[String],
+    keep: &dyn Fn(&str) -> String,
+    replace: bool,
+) -> Result<()> {
+    if removed.is_empty() || replace {
+        return Ok(());
+    }
+    let them = if removed.len() == 1 { "it" } else { "them" };
+    bail!(
+        "refused: {has} and this would remove {}; nothing was stored. {} to keep {them}, \
+         or say --replace to remove {them}",
+        list(removed),
+        keep(them)
+    )
 }
 
 fn list(keys: &[String]) -> String {

@@ -270,7 +270,7 @@ mod tests {
         .unwrap();
         assert_eq!(inv.confirmed("n").unwrap().unwrap().resources, vec![b]);
         let outcomes: Vec<String> = inv
-            .push_history(Some("n"), 10)
+            .push_history(Some(&["n"]), 10)
             .unwrap()
             .into_iter()
             .map(|r| r.outcome)

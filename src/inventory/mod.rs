@@ -9,6 +9,8 @@
 mod answers;
 mod assignments;
 mod confirmed;
+pub mod export;
+pub mod import;
 mod layers;
 mod nodes;
 mod pushes;

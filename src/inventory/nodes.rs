@@ -163,31 +163,7 @@ impl Inventory {
 
     /// Adds a node or replaces what the inventory says of it (assignments are kept).
     pub fn put_node(&self, node: &Node) -> Result<(), InventoryError> {
-        self.conn.execute(
-            "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root,
-                 jump, port_given, user_given)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-             ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
-                 sudo = ?6, host_key = ?7, lab = ?8, root = ?9, jump = ?10, port_given = ?11,
-                 user_given = ?12",
-            params![
-                node.name,
-                node.address,
-                node.port,
-                node.user,
-                node.identity
-                    .as_ref()
-                    .map(|p| p.to_string_lossy().into_owned()),
-                node.sudo,
-                node.host_key,
-                node.lab,
-                node.root,
-                node.jump,
-                node.port_given,
-                node.user_given
-            ],
-        )?;
-        Ok(())
+        write_node(&self.conn, node)
     }
 
     /// Every node, by name.
@@ -249,6 +225,36 @@ impl Inventory {
         )?;
         Ok(())
     }
+}
+
+/// Adds a node or replaces its row (assignments, secrets and confirmed state stay): the one
+/// statement that writes a node, for commands and for an import's transaction.
+pub(super) fn write_node(conn: &rusqlite::Connection, node: &Node) -> Result<(), InventoryError> {
+    conn.execute(
+        "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root,
+             jump, port_given, user_given)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+         ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
+             sudo = ?6, host_key = ?7, lab = ?8, root = ?9, jump = ?10, port_given = ?11,
+             user_given = ?12",
+        params![
+            node.name,
+            node.address,
+            node.port,
+            node.user,
+            node.identity
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            node.sudo,
+            node.host_key,
+            node.lab,
+            node.root,
+            node.jump,
+            node.port_given,
+            node.user_given
+        ],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

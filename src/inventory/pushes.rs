@@ -164,17 +164,19 @@ impl Inventory {
             .optional()?)
     }
 
-    /// The push history, newest first (of one node, or of all).
+    /// The push history, newest first (of these nodes, or of all).
     pub fn push_history(
         &self,
-        node: Option<&str>,
+        nodes: Option<&[&str]>,
         limit: i64,
     ) -> Result<Vec<PushRow>, InventoryError> {
         let mut stmt = self.conn.prepare(
             "SELECT id, node, started_at, finished_at, outcome, reason, digest FROM pushes
-             WHERE ?1 IS NULL OR node = ?1 ORDER BY id DESC LIMIT ?2",
+             WHERE ?1 IS NULL OR node IN (SELECT value FROM json_each(?1))
+             ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![node, limit], push_row)?;
+        let nodes = nodes.map(|n| serde_json::json!(n).to_string());
+        let rows = stmt.query_map(params![nodes, limit], push_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -52,6 +52,16 @@ pub enum PushError {
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
+        "{node}: did not finish within {seconds} s (--timeout) while {step}; on the machine the \
+         helper ends the step it was running and lets go of its lock; push again once the cause \
+         is fixed"
+    )]
+    Timeout {
+        node: String,
+        seconds: u64,
+        step: &'static str,
+    },
+    #[error(
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
@@ -64,6 +74,7 @@ impl PushError {
             PushError::Ssh(e) => e.kind(),
             PushError::PinnedKey { .. } => "host-key",
             PushError::Platform { .. } => "platform",
+            PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
             PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
                 "helper"
@@ -102,6 +113,18 @@ pub enum Event {
     Done(String),
 }
 
+impl Event {
+    /// What the node is doing from this event on, in a few words.
+    pub fn step(&self) -> &'static str {
+        match self {
+            Event::Connecting(_) => "connecting",
+            Event::Uploading(_) => "uploading the helper",
+            Event::Applying(_) => "applying",
+            Event::Done(_) => "done",
+        }
+    }
+}
+
 /// How to push.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -109,6 +132,9 @@ pub struct Options {
     pub parallel: usize,
     /// Limit for connecting, verifying and authenticating.
     pub connect_timeout: Duration,
+    /// Limit for one node's whole run (connecting, uploading, applying), from when its turn
+    /// comes.
+    pub timeout: Duration,
     /// Apply, or only ask what would change.
     pub mode: Mode,
 }
@@ -141,7 +167,23 @@ pub async fn run(
         let task = tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
             let node = job.node.name.clone();
-            let result = push_one(&job, &helper, &reach, &options, &*events).await;
+            let step = std::sync::Mutex::new("waiting");
+            let noted = |event: Event| {
+                *step.lock().unwrap_or_else(|p| p.into_inner()) = event.step();
+                events(event);
+            };
+            let bounded = tokio::time::timeout(
+                options.timeout,
+                push_one(&job, &helper, &reach, &options, &noted),
+            );
+            // an overrun drops the connection: the helper hears its operator went away
+            let result = bounded.await.unwrap_or_else(|_| {
+                Err(PushError::Timeout {
+                    node: node.clone(),
+                    seconds: options.timeout.as_secs(),
+                    step: *step.lock().unwrap_or_else(|p| p.into_inner()),
+                })
+            });
             events(Event::Done(node.clone()));
             NodeResult { node, result }
         });

@@ -10,6 +10,7 @@ use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 use serde_json::Value;
 
 use super::{Run, env, outcome};
+use crate::child::{self, Bounded as _};
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Record};
 
@@ -304,7 +305,7 @@ impl Found {
 fn inspect(name: &str) -> Result<Option<Found>, String> {
     let out = Command::new("docker")
         .args(["container", "inspect", "--", name])
-        .output()
+        .output_within(child::LOOKUP)
         .map_err(|e| {
             format!(
                 "cannot run docker ({e}); Docker must be installed (the container-runtime module)"
@@ -389,7 +390,7 @@ fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), String> {
     let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
     let out = Command::new("docker")
         .args(&args)
-        .output()
+        .output_within(child::DOCKER)
         .map_err(|e| format!("cannot run docker: {e}"))?;
     if out.status.success() {
         Ok(())

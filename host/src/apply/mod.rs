@@ -256,15 +256,22 @@ pub(crate) fn hostname() -> String {
 
 /// Takes the machine's lock (one helper applies at a time), making the state directory first:
 /// root's and closed to others (its root stays traversable, 0711, for the bundles a process runs
-/// as its own user), the kept originals 0700.
+/// as its own user), the kept originals 0700. A helper that is ending (its operator went away) is
+/// waited for, up to `child::LOCK_WAIT`.
 pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
     files::private_dir(&paths.root, 0o711)?;
     files::private_dir(&paths.originals(), 0o700)?;
     let file = files::open_lock(&paths.lock())?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Busy),
-        Err(fs::TryLockError::Error(e)) => Err(Error::Record(e)),
+    let asked = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if asked.elapsed() < crate::child::LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            Err(fs::TryLockError::WouldBlock) => return Err(Error::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::Record(e)),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::process::Command;
 use mesh_wire::{Outcome, PackageSpec, Resource, State};
 
 use super::{Run, outcome};
+use crate::child::{self, Bounded as _};
 use crate::record::{Entry, PackageEntry, Record};
 
 impl Run<'_> {
@@ -62,7 +63,7 @@ impl Run<'_> {
 fn installed(name: &str) -> Result<bool, String> {
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", "--", name])
-        .output()
+        .output_within(child::LOOKUP)
         .map_err(|e| {
             format!(
                 "this machine has no package manager mesh knows (apt-get and dpkg on Debian): {e}"
@@ -84,9 +85,8 @@ fn install(name: &str) -> Result<(), String> {
             name,
         ])
         .env("DEBIAN_FRONTEND", "noninteractive")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run apt-get: {e}"))?;
+        .output_within(child::PACKAGES)
+        .map_err(|e| format!("cannot run apt-get install {name}: {e}"))?;
     if out.status.success() {
         return Ok(());
     }

@@ -6,10 +6,12 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use mesh_wire::State;
 
 use super::{Error, Run, outcome};
+use crate::child::{self, Bounded as _};
 use crate::files;
 use crate::record::{Entry, Record};
 
@@ -37,7 +39,11 @@ impl Run<'_> {
             let refused: Vec<(&Written, String)> = group
                 .iter()
                 .map(|&i| &written[i])
-                .filter_map(|w| validate(&w.validate, w.secret).err().map(|e| (w, e)))
+                .filter_map(|w| {
+                    validate(&w.validate, w.secret, child::CHECK)
+                        .err()
+                        .map(|e| (w, e))
+                })
                 .collect();
             if refused.is_empty() {
                 continue;
@@ -137,14 +143,17 @@ fn put_back(w: &Written) -> Result<(), String> {
 
 /// Runs a file's check command; an empty one checks nothing. The check's own words are passed on,
 /// except for a secret file: a checker may quote the line it refuses.
-fn validate(argv: &[String], secret: bool) -> Result<(), String> {
+fn validate(argv: &[String], secret: bool, deadline: Duration) -> Result<(), String> {
     let Some((program, args)) = argv.split_first() else {
         return Ok(());
     };
     let out = Command::new(program)
         .args(args)
-        .output()
-        .map_err(|e| format!("cannot run the check `{}`: {e}", argv.join(" ")))?;
+        .output_within(deadline)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::TimedOut => format!("the check `{}` {e}", argv.join(" ")),
+            _ => format!("cannot run the check `{}`: {e}", argv.join(" ")),
+        })?;
     if out.status.success() {
         Ok(())
     } else {
@@ -185,6 +194,18 @@ mod tests {
             f.validate = validate.iter().map(|v| v.to_string()).collect();
         }
         r
+    }
+
+    #[test]
+    fn a_check_past_its_deadline_is_killed_and_refuses() {
+        let started = std::time::Instant::now();
+        let argv = ["sleep".to_string(), "100000".to_string()];
+        let e = super::validate(&argv, false, std::time::Duration::from_secs(1)).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(
+            e,
+            "the check `sleep 100000` did not finish within its deadline of 1 s and was killed"
+        );
     }
 
     #[test]
