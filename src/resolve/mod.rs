@@ -5,6 +5,7 @@
 
 #[cfg(test)]
 mod checked;
+pub mod identity;
 pub mod requirements;
 pub mod settings;
 

@@ -28,31 +28,7 @@ pub struct Answers {
     pub providers: BTreeMap<String, String>,
 }
 
-/// The longest login a backend takes (ADR 0049).
-pub const LOGIN_MAX: usize = 20;
-
-/// The instance's login: `<instance>-<node>` when that fits, else a short form of the instance
-/// and a digest of both, so every party derives the same one and two never collide.
-pub fn login(instance: &str, node: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect()
-    };
-    let full = format!("{}-{}", clean(instance), clean(node));
-    if full.len() <= LOGIN_MAX {
-        return full;
-    }
-    let digest = crate::catalogue::digest(&[instance.as_bytes(), node.as_bytes()]);
-    let short: String = clean(instance).chars().take(LOGIN_MAX - 9).collect();
-    format!("{short}-{}", &digest[..8])
-}
+pub use super::identity::login;
 
 /// Resolves the settings, host and mesh requirements and own provisions of `a` on `node`: all an
 /// assignment can answer by itself. Problems are pushed; what could not be answered is left out.
@@ -399,18 +375,4 @@ fn providers(
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{LOGIN_MAX, login};
-
-    #[test]
-    fn a_login_fits_twenty_characters_and_differs_per_instance() {
-        assert_eq!(login("kv", "node1"), "kv-node1");
-        let long = login("analytics-warehouse", "storage-node-17");
-        assert_eq!(long.len(), LOGIN_MAX, "{long}");
-        assert!(long.starts_with("analytics-w"));
-        assert_ne!(long, login("analytics-warehouse", "storage-node-18"));
-    }
 }

@@ -89,7 +89,7 @@ fn a_consumer_on_one_machine_talks_to_its_provider_on_another_with_the_password_
     // and it talks to kv-a on node1 (the heartbeat arrives within a few beats), not to kv-b
     let mut beat = String::new();
     for _ in 0..20 {
-        beat = redis("node1", a, &pa, "GET heartbeat:kv-client-node2");
+        beat = redis("node1", a, &pa, "GET heartbeat:kv-client_node2");
         if !beat.is_empty() {
             break;
         }
@@ -100,7 +100,7 @@ fn a_consumer_on_one_machine_talks_to_its_provider_on_another_with_the_password_
         "no heartbeat in kv-a: {beat:?}"
     );
     assert_eq!(
-        redis("node1", b, &pb, "EXISTS heartbeat:kv-client-node2"),
+        redis("node1", b, &pb, "EXISTS heartbeat:kv-client_node2"),
         "0"
     );
 

@@ -292,8 +292,8 @@ fn a_module_runs_twice_on_one_node_under_two_instances_and_what_must_stay_single
     for line in [
         "+ app-blue:directory:/srv/mesh/app-blue/data",
         "+ app-green:directory:/srv/mesh/app-green/data",
-        "+login=app-blue-n2",
-        "+login=app-green-n2",
+        "+login=app-blue_n2",
+        "+login=app-green_n2",
     ] {
         assert!(plan.contains(line), "{line:?} not in {plan}");
     }
