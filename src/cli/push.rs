@@ -13,7 +13,7 @@ use crate::catalogue::Catalogue;
 use crate::inventory::{Inventory, InventoryError, Node, PushRecord, Scope};
 use crate::plan;
 use crate::push::{self, Job};
-use crate::resolve::{self, ResolveError};
+use crate::resolve::{self, Composed, Held, ResolveError};
 use crate::ssh::{self, Credentials};
 use crate::wire::{Declaration, Mode};
 
@@ -88,17 +88,19 @@ fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>
     Ok(inv.select(Scope::Only(&select.nodes), &select.exclude)?)
 }
 
-/// Composes every node's declaration, or refuses with every node's problems at once.
+/// Composes every node's declaration, or refuses with every node's problems at once. An
+/// assignment held back (its provider gone or not ready) does not refuse its node: it keeps what
+/// it has, and says so.
 pub(crate) fn compose_all(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
-) -> Result<Vec<(Node, Declaration)>> {
+) -> Result<Vec<(Node, Composed)>> {
     let mut out = Vec::new();
     let mut refusals = Vec::new();
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
-            Ok(d) => out.push((node, d)),
+            Ok(c) => out.push((node, c)),
             // the resolve layer's own message lists every problem of the node
             Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
             Err(e) => return Err(e.into()),
@@ -118,11 +120,12 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let cat = ctx.catalogue()?;
     let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
     let mut plans = Vec::new();
-    for (node, declaration) in &composed {
+    for (node, c) in &composed {
         let confirmed = inv.confirmed(&node.name)?;
         let report = inv.last_report(&node.name)?;
-        let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
+        let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
         p.unconfirmed = inv.in_flight(&node.name)?;
+        p.held = c.held.clone();
         plans.push(p);
     }
     if ctx.json {
@@ -131,12 +134,19 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         // -q: only the nodes a push would change
         for p in plans
             .iter()
-            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed)
+            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed || !p.held.is_empty())
         {
             out_raw!("{}", render::plan(p, a.diff, ctx.color()));
+            for h in &p.held {
+                out!("{}", crate::plan::visible(&h.line(&p.node)));
+            }
         }
     }
-    Ok(exit::OK)
+    Ok(if plans.iter().any(|p| !p.held.is_empty()) {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
 }
 
 /// Loads every key file the nodes need, once each, before any connection (a passphrase prompt
@@ -256,9 +266,9 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     // a node whose last push was interrupted is reconciled from this dry run, unless a push is
     // running now (then its own result will say)
     let mut in_flight = BTreeMap::new();
-    for (node, declaration) in &composed {
+    for (node, c) in &composed {
         if inv.in_flight(&node.name)? {
-            in_flight.insert(node.name.clone(), declaration.clone());
+            in_flight.insert(node.name.clone(), c.declaration.clone());
         }
     }
     let lock = if in_flight.is_empty() {
@@ -271,7 +281,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     }
     let jobs: Vec<Job> = composed
         .into_iter()
-        .map(|(node, declaration)| job(&inv, node, declaration))
+        .map(|(node, c)| job(&inv, node, c.declaration))
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
@@ -322,16 +332,17 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut composed = compose_all(&inv, &cat, nodes)?;
     if a.behind {
         let mut behind = Vec::new();
-        for (node, declaration) in composed {
+        for (node, c) in composed {
             let confirmed = inv.confirmed(&node.name)?;
             let failed = inv
                 .last_outcome(&node.name)?
                 .is_some_and(|o| o != "applied");
             if failed
                 || confirmed.is_none()
-                || !plan::plan(&declaration, confirmed.as_ref(), None).is_empty()
+                || !c.held.is_empty()
+                || !plan::plan(&c.declaration, confirmed.as_ref(), None).is_empty()
             {
-                behind.push((node, declaration));
+                behind.push((node, c));
             }
         }
         composed = behind;
@@ -348,7 +359,11 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     // A node whose push would move a running container's data is held, unless told --move.
     let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    for (node, declaration) in composed {
+    // assignments held back, by node: their nodes are pushed, they keep what they have
+    let mut kept: Vec<(String, Held)> = Vec::new();
+    for (node, c) in composed {
+        kept.extend(c.held.into_iter().map(|h| (node.name.clone(), h)));
+        let declaration = c.declaration;
         let confirmed = inv.confirmed(&node.name)?;
         let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
             .into_iter()
@@ -374,6 +389,11 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
                 "{node}: HELD: {}",
                 crate::plan::visible(&render::held_reason(moves))
             );
+        }
+    }
+    if !ctx.json {
+        for (node, h) in &kept {
+            out!("{}", crate::plan::visible(&h.line(node)));
         }
     }
     // every node is in flight before anything is sent: a push cut short is never forgotten
@@ -434,6 +454,9 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
                     "reason": render::held_reason(moves)}),
                 );
             }
+            for (node, h) in &kept {
+                list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
+            }
         }
         print_json(&all)?;
     } else if !ctx.quiet {
@@ -449,7 +472,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
     Ok(if failed {
         exit::SOME_FAILED
-    } else if !held.is_empty() {
+    } else if !held.is_empty() || !kept.is_empty() {
         exit::SOME_HELD
     } else {
         exit::OK

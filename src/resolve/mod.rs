@@ -5,6 +5,8 @@
 
 #[cfg(test)]
 mod checked;
+pub mod consumers;
+pub mod held;
 pub mod identity;
 pub mod requirements;
 pub mod settings;
@@ -19,6 +21,7 @@ use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
     PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
+pub use held::Held;
 pub use settings::{Effective, Source, effective};
 
 /// Why a declaration could not be composed.
@@ -71,14 +74,23 @@ pub fn answers(
     Ok((answers, problems))
 }
 
+/// What a node should be, and the assignments held back from it (they keep what they have).
+#[derive(Debug)]
+pub struct Composed {
+    pub declaration: Declaration,
+    pub held: Vec<Held>,
+}
+
 /// Composes what `node` should be.
 pub fn compose(
     inventory: &Inventory,
     catalogue: &Catalogue,
     node: &Node,
-) -> Result<Declaration, ResolveError> {
+) -> Result<Composed, ResolveError> {
     let mut resources: Vec<Resource> = Vec::new();
     let mut problems = Vec::new();
+    let mut holds = Vec::new();
+    let confirmed = inventory.confirmed(&node.name)?;
     for a in inventory.assignments(Some(&node.name))? {
         let module = match catalogue.module(&a.module) {
             Ok(m) => m,
@@ -89,6 +101,7 @@ pub fn compose(
         };
         let before = problems.len();
         let mut answers = requirements::own(inventory, module, node, &a, &mut problems)?;
+        let mut unanswered = Vec::new();
         requirements::modules(
             inventory,
             catalogue,
@@ -96,8 +109,30 @@ pub fn compose(
             node,
             &a,
             &mut answers,
-            &mut problems,
+            &mut unanswered,
         )?;
+        if problems.len() == before
+            && !unanswered.is_empty()
+            && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
+        {
+            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            holds.push(Held {
+                instance: a.instance.clone(),
+                module: module.name.clone(),
+                waiting_for: None,
+                reason: format!(
+                    "{}; unassign it (`mesh unassign {} {}`) or pin it to another provider                      (`mesh assign {} {} --as {} --pin REQ=INSTANCE@NODE`)",
+                    unanswered.join("; "),
+                    a.instance,
+                    node.name,
+                    module.name,
+                    node.name,
+                    a.instance
+                ),
+            });
+            continue;
+        }
+        problems.append(&mut unanswered);
         if problems.len() > before {
             continue;
         }
@@ -150,11 +185,14 @@ pub fn compose(
             problems,
         });
     }
-    Ok(Declaration {
-        version: wire::VERSION,
-        node: node.name.clone(),
-        resources,
-        expects_record: false,
+    Ok(Composed {
+        declaration: Declaration {
+            version: wire::VERSION,
+            node: node.name.clone(),
+            resources,
+            expects_record: false,
+        },
+        held: holds,
     })
 }
 

@@ -19,6 +19,7 @@ mod helper;
 mod honesty;
 mod hostile;
 mod nodes;
+mod orphans;
 mod paths;
 mod provider;
 mod push;
