@@ -4,6 +4,7 @@
 
 mod folder;
 mod module;
+pub mod per_consumer;
 pub mod requirement;
 mod resources;
 mod rules;

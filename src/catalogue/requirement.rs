@@ -112,6 +112,9 @@ pub struct Provision {
     /// Delivered by a mesh seat: consumers are answered by whoever holds the seat of this name.
     pub seat: bool,
     pub fields: Vec<ProvidedField>,
+    /// Answered once per consumer, with what the provider makes for each (see
+    /// [`super::per_consumer`]).
+    pub per_consumer: Option<super::per_consumer::PerConsumer>,
 }
 
 /// One field a provider answers with.
@@ -174,6 +177,8 @@ pub(super) struct RawProvision {
     seat: bool,
     #[serde(default)]
     fields: BTreeMap<String, RawField>,
+    #[serde(rename = "per-consumer")]
+    pub(super) per_consumer: Option<String>,
 }
 
 /// A refusal: the field it names (under `requires[i]` or `provides[i]`) and why.
@@ -328,6 +333,8 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
         name,
         seat: raw.seat,
         fields,
+        // read by the module's parser, which has its folder's files
+        per_consumer: None,
     })
 }
 
@@ -392,10 +399,14 @@ pub(super) fn fields_of(
     if let Some(r) = requirements.iter().find(|q| q.name == name) {
         return Some((r.need.fields(), matches!(r.need, Need::Module { .. })));
     }
-    provisions
-        .iter()
-        .find(|p| p.name == name)
-        .map(|p| (p.fields.iter().map(|f| f.field.clone()).collect(), true))
+    provisions.iter().find(|p| p.name == name).map(|p| {
+        let fields = match p.per_consumer {
+            // its fields are each consumer's: the provider reads them all at once
+            Some(_) => vec![super::per_consumer::consumers_field()],
+            None => p.fields.iter().map(|f| f.field.clone()).collect(),
+        };
+        (fields, true)
+    })
 }
 
 /// Whether `key` (`name.field`) reads a secret field.

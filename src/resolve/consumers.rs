@@ -15,6 +15,8 @@ pub struct Consumer {
     pub instance: String,
     pub module: String,
     pub requirement: String,
+    /// The provision it requires.
+    pub provision: String,
     /// Pinned to the provider (`--pin`), rather than resolved to it by the rules.
     pub pinned: bool,
 }
@@ -51,9 +53,9 @@ pub fn consumers_of(
         };
         let mut resolved = None;
         for r in &module.requires {
-            if !matches!(r.need, Need::Module { .. }) {
+            let Need::Module { provision, .. } = &r.need else {
                 continue;
-            }
+            };
             let pin = inventory.pin(&a.node, &a.instance, &r.name)?;
             let pinned = pin.is_some_and(|(pi, pn)| pi == instance && pn == node);
             let answered = pinned || {
@@ -72,6 +74,7 @@ pub fn consumers_of(
                     instance: a.instance.clone(),
                     module: module.name.clone(),
                     requirement: r.name.clone(),
+                    provision: provision.clone(),
                     pinned,
                 });
             }

@@ -8,6 +8,9 @@ mod checked;
 pub mod consumers;
 pub mod held;
 pub mod identity;
+pub mod provisions;
+#[cfg(test)]
+mod provisions_tests;
 pub mod requirements;
 pub mod settings;
 
@@ -136,6 +139,19 @@ pub fn compose(
         if problems.len() > before {
             continue;
         }
+        if let Some(provider) =
+            provisions::waiting_for(inventory, catalogue, module, node, &a, &answers.providers)?
+        {
+            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            holds.push(Held {
+                instance: a.instance.clone(),
+                module: module.name.clone(),
+                reason: format!("{provider} has not yet made what {} needs", a.instance),
+                waiting_for: Some(provider),
+            });
+            continue;
+        }
+        provisions::made(inventory, catalogue, module, node, &a, &mut answers.values)?;
         for (name, d) in answers.directories {
             let spec = Spec::Directory(d);
             if let Err(e) = spec.check() {

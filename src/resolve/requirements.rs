@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision};
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::DirectorySpec;
 
@@ -125,9 +125,17 @@ pub(super) fn own(
             Need::Module { .. } => {}
         }
     }
-    for p in &module.provides {
+    // a per-consumer provision is answered for each consumer (`provisions`), never here
+    for p in module.provides.iter().filter(|p| p.per_consumer.is_none()) {
         for f in &p.fields {
-            let value = field_value(inventory, &node.name, &a.instance, p, f, &answers.values)?;
+            let value = field_value(
+                inventory,
+                &node.name,
+                &a.instance,
+                &p.name,
+                f,
+                &answers.values,
+            )?;
             answers
                 .values
                 .insert(format!("{}.{}", p.name, f.field.name), value);
@@ -137,12 +145,13 @@ pub(super) fn own(
 }
 
 /// A provision's field as its provider answers it: rendered from the provider's own values, or a
-/// secret generated once and kept in the inventory.
-fn field_value(
+/// secret generated once and kept in the inventory under `provision` (for a per-consumer
+/// provision, its name and the consumer's login).
+pub(super) fn field_value(
     inventory: &Inventory,
     node: &str,
     instance: &str,
-    provision: &Provision,
+    provision: &str,
     field: &ProvidedField,
     values: &BTreeMap<String, Value>,
 ) -> Result<Value, InventoryError> {
@@ -150,7 +159,7 @@ fn field_value(
         return Ok(Value::String(inventory.secret(
             node,
             instance,
-            &provision.name,
+            provision,
             &field.field.name,
         )?));
     };
@@ -314,11 +323,21 @@ pub(super) fn modules(
             ));
             continue;
         }
+        let theirs = match provided.per_consumer {
+            Some(_) => super::provisions::answer_for(
+                inventory,
+                (&provider.assignment.instance, &provider.node.name),
+                provided,
+                &theirs.values,
+                &super::provisions::ConsumerId::of(&a.instance, &node.name),
+            )?,
+            None => theirs.values,
+        };
         for f in fields {
             let answered = provided.fields.iter().find(|p| p.field.name == f.name);
             match answered {
                 Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
-                    match theirs.values.get(&format!("{provision}.{}", f.name)) {
+                    match theirs.get(&format!("{provision}.{}", f.name)) {
                         Some(v) if f.kind.admits(v) => {
                             answers
                                 .values
