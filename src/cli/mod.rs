@@ -15,6 +15,7 @@ macro_rules! out_raw {
 }
 
 mod adopt;
+mod apply;
 mod assign;
 mod history;
 mod lab;
@@ -135,7 +136,7 @@ enum Command {
     /// What a push would change on the machines now (the helper's dry run, so drift shows).
     Check(push::CheckArgs),
     /// Apply each node's declaration on the machine.
-    Push(push::PushArgs),
+    Push(apply::PushArgs),
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
@@ -347,7 +348,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),
-        Command::Push(a) => push::push(a, ctx),
+        Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Completions { shell } => {

@@ -8,6 +8,7 @@ mod checked;
 pub mod consumers;
 pub mod held;
 pub mod identity;
+pub mod order;
 pub mod provisions;
 #[cfg(test)]
 mod provisions_tests;
@@ -35,6 +36,12 @@ pub enum ResolveError {
     /// Everything that stops a node, all at once.
     #[error("{node} cannot be planned:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
     Unresolved { node: String, problems: Vec<String> },
+    /// Nodes that provide to each other: none can go first.
+    #[error("{} provide to each other in a cycle, so none can be pushed first; nothing was sent:\n{}\nmove one of these assignments to another node, or pin it to a provider outside the cycle", nodes.join(", "), why.iter().map(|w| format!("  - {w}")).collect::<Vec<_>>().join("\n"))]
+    Cycle {
+        nodes: Vec<String>,
+        why: Vec<String>,
+    },
 }
 
 /// The effective settings of one assignment: the module's mesh-wide layer, then the node layer of
