@@ -162,8 +162,12 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         _ => Vec::new(),
                     },
                 };
+                // compared as sent, not as shown: a secret file's shown content never differs
                 if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
-                    && content(&old.spec) != content(&r.spec)
+                    && match (&old.spec, &r.spec) {
+                        (Spec::File(a), Spec::File(b)) => a.content != b.content,
+                        (a, b) => content(a) != content(b),
+                    }
                 {
                     let cost = change_cost(Some((was.source.as_str(), &was.settings)), now, false);
                     let because = if moved.is_empty() {

@@ -22,6 +22,7 @@ mod nodes;
 mod orphans;
 mod paths;
 mod provider;
+mod provisions;
 mod push;
 mod record;
 mod removal;
