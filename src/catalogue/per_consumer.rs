@@ -103,3 +103,67 @@ pub(super) fn load(
         template,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::catalogue::parse_module;
+
+    /// A provider whose provision is made per consumer from `file` (`acl` holds `text`), its
+    /// login field reading `login`.
+    fn provider(per_consumer: Option<&str>, login: &str, text: &str) -> Result<(), String> {
+        let per = per_consumer
+            .map(|f| format!(r#""per-consumer": "{f}","#))
+            .unwrap_or_default();
+        let json = format!(
+            r#"{{"name": "p", "version": "1", "description": "A provider.",
+                "provides": [{{"name": "db", {per} "fields": {{
+                  "login": {{"type": "string", "value": "{login}"}},
+                  "password": {{"type": "string", "secret": true, "generate": true}}}}}}],
+                "resources": [{{"kind": "file", "path": "/etc/p.acl", "template": "all",
+                                "secret": true, "mode": "0600"}}]}}"#
+        );
+        let mut shipped = BTreeMap::new();
+        shipped.insert("acl".to_string(), text.as_bytes().to_vec());
+        let all = if per_consumer.is_some() {
+            "${db.consumers}"
+        } else {
+            "none"
+        };
+        shipped.insert("all".to_string(), all.as_bytes().to_vec());
+        parse_module("p", json.as_bytes(), &shipped)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_per_consumer_provision_is_checked_by_file_and_field() {
+        provider(
+            Some("acl"),
+            "${consumer.login}",
+            "user ${db.login} >${db.password} ${consumer.node}\n",
+        )
+        .unwrap();
+        let missing = provider(Some("nope"), "${consumer.login}", "").unwrap_err();
+        assert!(
+            missing.contains("p/module.json")
+                && missing.contains("provides[0].per-consumer")
+                && missing.contains("\"nope\" is not a file"),
+            "{missing}"
+        );
+        let unknown = provider(Some("acl"), "${consumer.login}", "${db.host}").unwrap_err();
+        assert!(
+            unknown.contains("acl reads ${db.host}, but db answers no field \"host\""),
+            "{unknown}"
+        );
+        let odd = provider(Some("acl"), "${consumer.login}", "${consumer.uid}").unwrap_err();
+        assert!(odd.contains("a consumer has no field \"uid\""), "{odd}");
+        let shared = provider(None, "${consumer.login}", "").unwrap_err();
+        assert!(
+            shared.contains("provides[0].fields.login")
+                && shared.contains("only a provision made per consumer"),
+            "{shared}"
+        );
+    }
+}
