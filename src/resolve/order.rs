@@ -71,8 +71,7 @@ pub fn waves(
 
 #[cfg(test)]
 mod tests {
-    use crate::catalogue::Catalogue;
-    use crate::inventory::{Inventory, Node};
+    use crate::inventory::Node;
 
     use super::{ResolveError, waves};
 
@@ -85,41 +84,30 @@ mod tests {
 
     #[test]
     fn providers_go_before_their_consumers_and_a_cycle_is_refused_by_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
-        let cat = Catalogue::load(&[]).unwrap();
-        for (n, address) in [
-            ("n1", "192.0.2.1"),
-            ("n2", "192.0.2.2"),
-            ("n3", "192.0.2.3"),
-        ] {
-            inv.add_node(&Node::new(n, address)).unwrap();
-        }
-        inv.assign("n3", "kv", "kv").unwrap();
-        inv.assign("n1", "kv-client", "kv-client").unwrap();
-        inv.assign("n2", "kv-client", "kv-client").unwrap();
+        let m = super::super::provisions_tests::mesh();
+        let (inv, cat) = (&m.inv, &m.cat);
         let all = inv.nodes().unwrap();
-        let w = waves(&inv, &cat, all.clone()).unwrap();
-        assert_eq!(names(&w), vec![vec!["n3"], vec!["n1", "n2"]]);
+        let w = waves(inv, cat, all.clone()).unwrap();
+        assert_eq!(names(&w), vec![vec!["n1"], vec!["n2", "n3"]]);
 
-        // n1 now provides to n3, which provides to n1
-        inv.assign("n1", "kv", "kv").unwrap();
-        inv.set_pin("n1", "kv-client", "store", ("kv", "n3"))
-            .unwrap();
-        inv.assign("n3", "kv-client", "kv-client").unwrap();
-        inv.set_pin("n3", "kv-client", "store", ("kv", "n1"))
+        // n2 now provides to n1, which provides to n2
+        inv.assign("n2", "kv", "kv").unwrap();
+        inv.assign("n1", "kv-client", "kv-client").unwrap();
+        inv.set_pin("n1", "kv-client", "store", ("kv", "n2"))
             .unwrap();
         inv.set_pin("n2", "kv-client", "store", ("kv", "n1"))
             .unwrap();
-        match waves(&inv, &cat, all) {
+        inv.set_pin("n3", "kv-client", "store", ("kv", "n1"))
+            .unwrap();
+        match waves(inv, cat, all) {
             Err(e @ ResolveError::Cycle { .. }) => {
                 let said = e.to_string();
                 assert!(
                     said.starts_with("n1, n2, n3 cannot be ordered: some of them provide to each other in a cycle"),
                     "{said}"
                 );
-                assert!(said.contains("kv-client@n1 needs kv@n3"), "{said}");
-                assert!(said.contains("kv-client@n3 needs kv@n1"), "{said}");
+                assert!(said.contains("kv-client@n1 needs kv@n2"), "{said}");
+                assert!(said.contains("kv-client@n2 needs kv@n1"), "{said}");
             }
             other => panic!("no cycle: {other:?}"),
         }

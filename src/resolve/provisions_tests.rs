@@ -6,13 +6,14 @@ use crate::wire::Spec;
 
 use super::compose;
 
-struct Mesh {
+pub(super) struct Mesh {
     _dir: tempfile::TempDir,
-    inv: Inventory,
-    cat: Catalogue,
+    pub(super) inv: Inventory,
+    pub(super) cat: Catalogue,
 }
 
-fn mesh() -> Mesh {
+/// Three nodes: `kv` on n1, a `kv-client` on n2 and on n3.
+pub(super) fn mesh() -> Mesh {
     let dir = tempfile::tempdir().unwrap();
     let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
     for (n, address) in [

@@ -28,13 +28,7 @@ fn mesh() -> Mesh {
     mesh.module("store", STORE, &[("store.conf", "store\n")]);
     mesh.module("app", APP, &[("app.conf", "db=${db.host}\n")]);
     mesh.module("plain", PLAIN, &[("plain.conf", "plain\n")]);
-    for (n, address) in [
-        ("n1", "192.0.2.1"),
-        ("n2", "192.0.2.2"),
-        ("n3", "192.0.2.3"),
-    ] {
-        mesh.run(&["node", "add", n, "--address", address]).ok();
-    }
+    mesh.add_offline_nodes();
     mesh
 }
 

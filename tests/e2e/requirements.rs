@@ -61,13 +61,7 @@ fn mesh() -> Mesh {
     );
     mesh.module("queue", QUEUE, &[]);
     mesh.module("worker", WORKER, &[("worker.conf", "queue=${jobs.host}\n")]);
-    for (n, address) in [
-        ("n1", "192.0.2.1"),
-        ("n2", "192.0.2.2"),
-        ("n3", "192.0.2.3"),
-    ] {
-        mesh.run(&["node", "add", n, "--address", address]).ok();
-    }
+    mesh.add_offline_nodes();
     mesh
 }
 
