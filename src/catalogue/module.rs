@@ -36,6 +36,15 @@ pub struct Module {
 }
 
 impl Module {
+    /// The module.json it was read from, for messages.
+    pub fn file(&self) -> String {
+        if self.origin == "built-in" {
+            format!("catalogue/{}/module.json", self.name)
+        } else {
+            format!("{}/module.json", self.origin)
+        }
+    }
+
     /// The declared setting called `name`.
     pub fn setting(&self, name: &str) -> Option<&Setting> {
         self.settings.iter().find(|s| s.name == name)

@@ -43,6 +43,7 @@ pub fn consumers_field() -> Field {
         name: CONSUMERS.to_string(),
         kind: SettingType::String,
         secret: true,
+        min_length: None,
     }
 }
 

@@ -76,6 +76,7 @@ impl Need {
             name: name.to_string(),
             kind,
             secret: false,
+            min_length: None,
         };
         match self {
             Need::Module { fields, .. } => fields.clone(),
@@ -102,6 +103,8 @@ pub struct Field {
     pub kind: SettingType,
     /// A secret reaches a process only as a file, and is never printed.
     pub secret: bool,
+    /// The fewest characters a string must have: a consumer narrowing its contract.
+    pub min_length: Option<usize>,
 }
 
 /// What a module provides to others.
@@ -167,6 +170,8 @@ pub(super) struct RawField {
     value: Option<String>,
     #[serde(default)]
     generate: bool,
+    #[serde(rename = "min-length")]
+    min_length: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -239,10 +244,18 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
                         "a consumer's field has no value: the provider answers it".into(),
                     ));
                 }
+                let kind = field_type(&here, rf)?;
+                if rf.min_length.is_some() && kind != SettingType::String {
+                    return Err((
+                        format!("{here}.min-length"),
+                        "only a string has a length".into(),
+                    ));
+                }
                 fields.push(Field {
                     name: f.clone(),
-                    kind: field_type(&here, rf)?,
+                    kind,
                     secret: rf.secret,
+                    min_length: rf.min_length,
                 });
             }
             Need::Module { provision, fields }
@@ -300,6 +313,12 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
     for (f, rf) in &raw.fields {
         let here = at(&format!("fields.{f}"));
         let kind = field_type(&here, rf)?;
+        if rf.min_length.is_some() {
+            return Err((
+                format!("{here}.min-length"),
+                "a provider honours its contract's lengths (catalogue/contracts/NAME.json); a consumer may narrow them".into(),
+            ));
+        }
         let value = match (&rf.value, rf.generate) {
             (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
             (None, true) if rf.secret && kind == SettingType::String => None,
@@ -325,6 +344,7 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 name: f.clone(),
                 kind,
                 secret: rf.secret,
+                min_length: None,
             },
             value,
         });

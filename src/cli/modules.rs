@@ -54,6 +54,7 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         }
         ModuleCommand::Check { dir } => {
             let modules = catalogue::load_dir(&dir)?;
+            catalogue::check_contracts(&modules, &dir)?;
             for m in &modules {
                 ctx.answer(
                     json!({"module": m.name, "version": m.version, "ok": true,

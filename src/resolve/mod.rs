@@ -6,6 +6,8 @@
 #[cfg(test)]
 mod checked;
 pub mod consumers;
+#[cfg(test)]
+mod contract_tests;
 pub mod held;
 pub mod identity;
 pub mod order;
@@ -167,7 +169,7 @@ pub fn compose(
                      place it elsewhere with `mesh place {} {} {name}=PATH`",
                     a.instance,
                     module.name,
-                    definition_file(module),
+                    module.file(),
                     a.instance,
                     node.name
                 ));
@@ -191,7 +193,7 @@ pub fn compose(
                          nothing is sent until the module or its settings change",
                         a.instance,
                         module.name,
-                        definition_file(module),
+                        module.file(),
                         e.field,
                         e.value,
                         e.reason
@@ -217,15 +219,6 @@ pub fn compose(
         },
         held: holds,
     })
-}
-
-/// The module.json a module was read from, for messages.
-fn definition_file(module: &Module) -> String {
-    if module.origin == "built-in" {
-        format!("catalogue/{}/module.json", module.name)
-    } else {
-        format!("{}/module.json", module.origin)
-    }
 }
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one

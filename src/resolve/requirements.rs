@@ -338,6 +338,18 @@ pub(super) fn modules(
             match answered {
                 Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
                     match theirs.get(&format!("{provision}.{}", f.name)) {
+                        // a consumer that narrowed its contract: never the value, only its want
+                        Some(Value::String(v))
+                            if f.min_length.is_some_and(|n| v.chars().count() < n) =>
+                        {
+                            problems.push(format!(
+                                "{what}: {} answers the field {:?} with fewer than the {} characters {} asks for",
+                                provider.named(),
+                                f.name,
+                                f.min_length.unwrap_or_default(),
+                                module.name
+                            ));
+                        }
                         Some(v) if f.kind.admits(v) => {
                             answers
                                 .values

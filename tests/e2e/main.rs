@@ -10,6 +10,7 @@ mod check;
 mod cli;
 mod confirmed;
 mod container;
+mod contracts;
 mod corpus;
 mod cost;
 mod costs_every_cause;
