@@ -10,30 +10,36 @@ use crate::inventory::{Inventory, Node};
 use super::ResolveError;
 
 /// `nodes` in waves: each node after every node (of `nodes`) that provides to one of its
-/// assignments. Nodes that provide to each other in a cycle are refused, by name.
+/// assignments. Only a per-consumer provision makes a consumer wait (a shared one is answered
+/// from the inventory alone), so a cycle of shared provisions is broken where it stalls, and only
+/// nodes that would wait for each other in a cycle are refused, by name.
 pub fn waves(
     inventory: &Inventory,
     catalogue: &Catalogue,
     nodes: Vec<Node>,
 ) -> Result<Vec<Vec<Node>>, ResolveError> {
     let selected: BTreeSet<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    // consumer node → provider node → why (`consumer needs provider`)
-    let mut after: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    // consumer node → provider node → (whether the consumer waits for it, why)
+    let mut after: BTreeMap<String, BTreeMap<String, (bool, String)>> = BTreeMap::new();
     for node in &nodes {
-        let mut needs = BTreeMap::new();
+        let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
         for a in inventory.assignments(Some(&node.name))? {
             // an assignment that cannot be resolved orders nothing: compose says why
             let Ok((answers, _)) = super::answers(inventory, catalogue, node, &a) else {
                 continue;
             };
             for provider in answers.providers.values() {
-                let Some((_, pn)) = provider.split_once('@') else {
+                let Some((pi, pn)) = provider.split_once('@') else {
                     continue;
                 };
-                if pn != node.name && selected.contains(pn) {
-                    needs.entry(pn.to_string()).or_insert_with(|| {
-                        format!("{}@{} needs {provider}", a.instance, node.name)
-                    });
+                if pn == node.name || !selected.contains(pn) {
+                    continue;
+                }
+                let waits = per_consumer(inventory, catalogue, pi, pn)?;
+                let why = format!("{}@{} needs {provider}", a.instance, node.name);
+                let entry = needs.entry(pn.to_string()).or_insert((waits, why.clone()));
+                if waits && !entry.0 {
+                    *entry = (true, why);
                 }
             }
         }
@@ -43,16 +49,23 @@ pub fn waves(
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::new();
     while !left.is_empty() {
-        let (ready, rest): (Vec<Node>, Vec<Node>) = left.into_iter().partition(|n| {
-            after
-                .get(&n.name)
-                .is_none_or(|needs| needs.keys().all(|p| done.contains(p)))
-        });
+        let free = |n: &Node, waiting_only: bool| {
+            after.get(&n.name).is_none_or(|needs| {
+                needs
+                    .iter()
+                    .all(|(p, (waits, _))| done.contains(p) || (waiting_only && !waits))
+            })
+        };
+        let (mut ready, mut rest): (Vec<Node>, Vec<Node>) =
+            left.into_iter().partition(|n| free(n, false));
+        if ready.is_empty() {
+            (ready, rest) = rest.into_iter().partition(|n| free(n, true));
+        }
         if ready.is_empty() {
             let mut why: Vec<String> = Vec::new();
             for n in &rest {
-                for (p, reason) in after.get(&n.name).into_iter().flatten() {
-                    if !done.contains(p) {
+                for (p, (waits, reason)) in after.get(&n.name).into_iter().flatten() {
+                    if *waits && !done.contains(p) {
                         why.push(reason.clone());
                     }
                 }
@@ -67,6 +80,21 @@ pub fn waves(
         left = rest;
     }
     Ok(out)
+}
+
+/// Whether `instance` on `node` makes what it provides per consumer (then its consumers wait).
+fn per_consumer(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    instance: &str,
+    node: &str,
+) -> Result<bool, ResolveError> {
+    Ok(inventory
+        .assignments(Some(node))?
+        .iter()
+        .find(|a| a.instance == instance)
+        .and_then(|a| catalogue.module(&a.module).ok())
+        .is_some_and(|m| m.provides.iter().any(|p| p.per_consumer.is_some())))
 }
 
 #[cfg(test)]
