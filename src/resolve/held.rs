@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::catalogue::{Module, Need};
-use crate::inventory::{Assignment, Inventory, InventoryError};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::{Declaration, Resource};
 
 /// An assignment held back from this push, and why.
@@ -24,6 +24,35 @@ pub struct Held {
 }
 
 impl Held {
+    /// `a` on `node`, whose provider is gone: `unanswered` says how.
+    pub(super) fn gone(a: &Assignment, node: &Node, unanswered: &[String]) -> Held {
+        Held {
+            instance: a.instance.clone(),
+            module: a.module.clone(),
+            waiting_for: None,
+            reason: format!(
+                "{}; unassign it (`mesh unassign {} {}`) or pin it to another provider \
+                 (`mesh assign {} {} --as {} --pin REQ=INSTANCE@NODE`)",
+                unanswered.join("; "),
+                a.instance,
+                node.name,
+                a.module,
+                node.name,
+                a.instance
+            ),
+        }
+    }
+
+    /// `a`, waiting for `provider` (`INSTANCE@NODE`) to make what it needs.
+    pub(super) fn waiting(a: &Assignment, provider: String) -> Held {
+        Held {
+            instance: a.instance.clone(),
+            module: a.module.clone(),
+            reason: format!("{provider} has not yet made what {} needs", a.instance),
+            waiting_for: Some(provider),
+        }
+    }
+
     /// One line for an operator.
     pub fn line(&self, node: &str) -> String {
         match &self.waiting_for {

@@ -128,20 +128,7 @@ pub fn compose(
             && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
         {
             resources.extend(held::kept(confirmed.as_ref(), &a.instance));
-            holds.push(Held {
-                instance: a.instance.clone(),
-                module: module.name.clone(),
-                waiting_for: None,
-                reason: format!(
-                    "{}; unassign it (`mesh unassign {} {}`) or pin it to another provider                      (`mesh assign {} {} --as {} --pin REQ=INSTANCE@NODE`)",
-                    unanswered.join("; "),
-                    a.instance,
-                    node.name,
-                    module.name,
-                    node.name,
-                    a.instance
-                ),
-            });
+            holds.push(Held::gone(&a, node, &unanswered));
             continue;
         }
         problems.append(&mut unanswered);
@@ -152,12 +139,7 @@ pub fn compose(
             provisions::waiting_for(inventory, catalogue, module, node, &a, &answers.providers)?
         {
             resources.extend(held::kept(confirmed.as_ref(), &a.instance));
-            holds.push(Held {
-                instance: a.instance.clone(),
-                module: module.name.clone(),
-                reason: format!("{provider} has not yet made what {} needs", a.instance),
-                waiting_for: Some(provider),
-            });
+            holds.push(Held::waiting(&a, provider));
             continue;
         }
         provisions::made(inventory, catalogue, module, node, &a, &mut answers.values)?;
