@@ -4,6 +4,7 @@
 
 mod folder;
 mod module;
+pub mod per_consumer;
 pub mod requirement;
 mod resources;
 mod rules;
@@ -11,7 +12,7 @@ pub mod setting;
 pub mod template;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use folder::{load_dir, load_module};
 pub use module::parse_bytes as parse_module;
@@ -25,6 +26,7 @@ pub use resources::{
 pub use setting::{Setting, SettingType};
 pub use template::Template;
 
+pub mod contract;
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 }
@@ -74,6 +76,8 @@ pub enum CatalogueError {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     modules: BTreeMap<String, Module>,
+    /// What each provision promises, by provision name (a later folder's overrides).
+    contracts: BTreeMap<String, contract::Contract>,
     /// Modules of the operator's folders that did not load, by folder name, with why: only
     /// what uses them is refused.
     broken: BTreeMap<String, String>,
@@ -86,8 +90,17 @@ impl Catalogue {
     pub fn load(dirs: &[PathBuf]) -> Result<Catalogue, CatalogueError> {
         let mut modules = BTreeMap::new();
         let mut broken = BTreeMap::new();
+        let mut contracts = BTreeMap::new();
         for m in builtin_modules()? {
             modules.insert(m.name.clone(), m);
+        }
+        for c in builtin_contracts()? {
+            contracts.insert(c.name.clone(), c);
+        }
+        for dir in dirs {
+            for c in contract::load_dir(dir)? {
+                contracts.insert(c.name.clone(), c);
+            }
         }
         for dir in dirs {
             for (name, loaded) in folder::scan(dir)? {
@@ -105,7 +118,25 @@ impl Catalogue {
                 }
             }
         }
-        Ok(Catalogue { modules, broken })
+        // a module that breaks a contract is broken like one that does not parse; a built-in one
+        // fails the build's own tests
+        let mut kept = BTreeMap::new();
+        for (name, m) in modules {
+            match contract::check(&m, &m.file(), &contracts) {
+                Ok(()) => {
+                    kept.insert(name, m);
+                }
+                Err(e) if m.origin == "built-in" => return Err(e),
+                Err(e) => {
+                    broken.insert(name, e.to_string());
+                }
+            }
+        }
+        Ok(Catalogue {
+            modules: kept,
+            broken,
+            contracts,
+        })
     }
 
     /// Modules that did not load, by name, with why.
@@ -133,6 +164,41 @@ impl Catalogue {
     pub fn modules(&self) -> impl Iterator<Item = &Module> {
         self.modules.values()
     }
+
+    /// The contract of a provision, if it has one.
+    pub fn contract(&self, provision: &str) -> Option<&contract::Contract> {
+        self.contracts.get(provision)
+    }
+}
+
+/// Checks `modules` (as `mesh module check DIR` loaded them) against the built-in contracts and
+/// those of `dir`.
+pub fn check_contracts(modules: &[Module], dir: &Path) -> Result<(), CatalogueError> {
+    let mut contracts = BTreeMap::new();
+    for c in builtin_contracts()?
+        .into_iter()
+        .chain(contract::load_dir(dir)?)
+    {
+        contracts.insert(c.name.clone(), c);
+    }
+    for m in modules {
+        contract::check(m, &m.file(), &contracts)?;
+    }
+    Ok(())
+}
+
+/// The built-in catalogue's `contracts/NAME.json`.
+fn builtin_contracts() -> Result<Vec<contract::Contract>, CatalogueError> {
+    let mut out = Vec::new();
+    for (path, bytes) in builtin::FILES {
+        if let Some(name) = path
+            .strip_prefix("contracts/")
+            .and_then(|f| f.strip_suffix(".json"))
+        {
+            out.push(contract::parse(&format!("catalogue/{path}"), name, bytes)?);
+        }
+    }
+    Ok(out)
 }
 
 fn builtin_modules() -> Result<Vec<Module>, CatalogueError> {

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::CatalogueError;
+use super::per_consumer;
 use super::requirement::{
     self, Provision, RawProvision, RawRequirement, Reading, Requirement, Scope,
 };
@@ -35,6 +36,15 @@ pub struct Module {
 }
 
 impl Module {
+    /// The module.json it was read from, for messages.
+    pub fn file(&self) -> String {
+        if self.origin == "built-in" {
+            format!("catalogue/{}/module.json", self.name)
+        } else {
+            format!("{}/module.json", self.origin)
+        }
+    }
+
     /// The declared setting called `name`.
     pub fn setting(&self, name: &str) -> Option<&Setting> {
         self.settings.iter().find(|s| s.name == name)
@@ -216,7 +226,9 @@ pub(super) fn parse(
         requires.push(r);
     }
     let mut provides: Vec<Provision> = Vec::new();
-    for (i, p) in raw.provides.into_iter().enumerate() {
+    let mut per_consumer = Vec::new();
+    for (i, mut p) in raw.provides.into_iter().enumerate() {
+        per_consumer.push(p.per_consumer.take());
         let p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
         if settings.iter().any(|s| s.name == p.name)
             || requires.iter().any(|q| q.name == p.name)
@@ -237,20 +249,51 @@ pub(super) fn parse(
         requirements: &requires,
         provisions: &provides,
     };
-    for (i, p) in provides.iter().enumerate() {
+    let mut templates = Vec::new();
+    for (i, (p, file)) in provides.iter().zip(&per_consumer).enumerate() {
         for f in &p.fields {
             if let Some(v) = &f.value {
-                scope
-                    .check(v.references(), Reading::ProvisionValue)
-                    .map_err(|m| {
-                        invalid(
-                            &format!("provides[{i}].fields.{}", f.field.name),
-                            format!("{} {m}", v.source_text()),
-                        )
+                let mut refs = Vec::new();
+                for r in v.references() {
+                    let of_consumer = per_consumer::reads_consumer(r).map_err(|m| {
+                        invalid(&format!("provides[{i}].fields.{}", f.field.name), m)
                     })?;
+                    if of_consumer && file.is_none() {
+                        return Err(invalid(
+                            &format!("provides[{i}].fields.{}", f.field.name),
+                            format!(
+                                "reads ${{{r}}}: only a provision made per consumer \
+                                 (\"per-consumer\": \"FILE\") knows its consumer"
+                            ),
+                        ));
+                    }
+                    if !of_consumer {
+                        refs.push(r);
+                    }
+                }
+                scope.check(refs, Reading::ProvisionValue).map_err(|m| {
+                    invalid(
+                        &format!("provides[{i}].fields.{}", f.field.name),
+                        format!("{} {m}", v.source_text()),
+                    )
+                })?;
             }
         }
+        templates.push(
+            file.as_deref()
+                .map(|name| per_consumer::load(i, &p.name, &p.fields, name, shipped, &scope))
+                .transpose()
+                .map_err(|(f, m)| invalid(&f, m))?,
+        );
     }
+    for (p, t) in provides.iter_mut().zip(templates) {
+        p.per_consumer = t;
+    }
+    let scope = Scope {
+        settings: &settings,
+        requirements: &requires,
+        provisions: &provides,
+    };
     let mut parser = Parser {
         file,
         module: &name,

@@ -76,6 +76,7 @@ impl Need {
             name: name.to_string(),
             kind,
             secret: false,
+            min_length: None,
         };
         match self {
             Need::Module { fields, .. } => fields.clone(),
@@ -102,6 +103,8 @@ pub struct Field {
     pub kind: SettingType,
     /// A secret reaches a process only as a file, and is never printed.
     pub secret: bool,
+    /// The fewest characters a string must have: a consumer narrowing its contract.
+    pub min_length: Option<usize>,
 }
 
 /// What a module provides to others.
@@ -112,6 +115,9 @@ pub struct Provision {
     /// Delivered by a mesh seat: consumers are answered by whoever holds the seat of this name.
     pub seat: bool,
     pub fields: Vec<ProvidedField>,
+    /// Answered once per consumer, with what the provider makes for each (see
+    /// [`super::per_consumer`]).
+    pub per_consumer: Option<super::per_consumer::PerConsumer>,
 }
 
 /// One field a provider answers with.
@@ -164,6 +170,8 @@ pub(super) struct RawField {
     value: Option<String>,
     #[serde(default)]
     generate: bool,
+    #[serde(rename = "min-length")]
+    min_length: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -174,6 +182,8 @@ pub(super) struct RawProvision {
     seat: bool,
     #[serde(default)]
     fields: BTreeMap<String, RawField>,
+    #[serde(rename = "per-consumer")]
+    pub(super) per_consumer: Option<String>,
 }
 
 /// A refusal: the field it names (under `requires[i]` or `provides[i]`) and why.
@@ -234,10 +244,18 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
                         "a consumer's field has no value: the provider answers it".into(),
                     ));
                 }
+                let kind = field_type(&here, rf)?;
+                if rf.min_length.is_some() && kind != SettingType::String {
+                    return Err((
+                        format!("{here}.min-length"),
+                        "only a string has a length".into(),
+                    ));
+                }
                 fields.push(Field {
                     name: f.clone(),
-                    kind: field_type(&here, rf)?,
+                    kind,
                     secret: rf.secret,
+                    min_length: rf.min_length,
                 });
             }
             Need::Module { provision, fields }
@@ -295,6 +313,12 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
     for (f, rf) in &raw.fields {
         let here = at(&format!("fields.{f}"));
         let kind = field_type(&here, rf)?;
+        if rf.min_length.is_some() {
+            return Err((
+                format!("{here}.min-length"),
+                "a provider honours its contract's lengths (catalogue/contracts/NAME.json); a consumer may narrow them".into(),
+            ));
+        }
         let value = match (&rf.value, rf.generate) {
             (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
             (None, true) if rf.secret && kind == SettingType::String => None,
@@ -320,6 +344,7 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 name: f.clone(),
                 kind,
                 secret: rf.secret,
+                min_length: None,
             },
             value,
         });
@@ -328,6 +353,8 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
         name,
         seat: raw.seat,
         fields,
+        // read by the module's parser, which has its folder's files
+        per_consumer: None,
     })
 }
 
@@ -392,10 +419,14 @@ pub(super) fn fields_of(
     if let Some(r) = requirements.iter().find(|q| q.name == name) {
         return Some((r.need.fields(), matches!(r.need, Need::Module { .. })));
     }
-    provisions
-        .iter()
-        .find(|p| p.name == name)
-        .map(|p| (p.fields.iter().map(|f| f.field.clone()).collect(), true))
+    provisions.iter().find(|p| p.name == name).map(|p| {
+        let fields = match p.per_consumer {
+            // its fields are each consumer's: the provider reads them all at once
+            Some(_) => vec![super::per_consumer::consumers_field()],
+            None => p.fields.iter().map(|f| f.field.clone()).collect(),
+        };
+        (fields, true)
+    })
 }
 
 /// Whether `key` (`name.field`) reads a secret field.

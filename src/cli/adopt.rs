@@ -29,7 +29,10 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     let _lock = inv.lock_pushes()?;
     let jobs: Vec<Job> = compose_all(&inv, &cat, vec![node])?
         .into_iter()
-        .map(|(node, declaration)| Job { node, declaration })
+        .map(|(node, composed)| Job {
+            node,
+            declaration: composed.declaration,
+        })
         .collect();
     let digests: Vec<String> = jobs
         .iter()

@@ -88,6 +88,10 @@ pub(crate) struct UnassignArgs {
     /// Leave out the nodes this selects. Repeatable.
     #[arg(long, value_name = "SELECTOR")]
     exclude: Vec<String>,
+    /// Take away a provider even though consumers depend on it: they are held, keeping what they
+    /// have, until they are unassigned or pinned to another provider.
+    #[arg(long)]
+    force: bool,
 }
 
 pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
@@ -194,6 +198,40 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
             "{} is not assigned to {}; nothing was unassigned (leave them out with --exclude)",
             a.instance,
             missing.join(", ")
+        );
+    }
+    // a provider is never taken away silently: the consumers it answers are named first
+    let cat = ctx.catalogue()?;
+    let mut orphans = Vec::new();
+    for node in nodes.iter().map(|n| &n.name) {
+        orphans.extend(
+            crate::resolve::consumers::consumers_of(&inv, &cat, &a.instance, node)?
+                .into_iter()
+                // a consumer taken off in the same command is no orphan
+                .filter(|c| !(c.instance == a.instance && nodes.iter().any(|n| n.name == c.node)))
+                .map(|c| (node.clone(), c)),
+        );
+    }
+    if !orphans.is_empty() {
+        let list: Vec<String> = orphans
+            .iter()
+            .map(|(node, c)| format!("  - {}@{node} answers {}", a.instance, c.describe()))
+            .collect();
+        if !a.force {
+            bail!(
+                "{} answers consumers; nothing was unassigned:\n{}\nunassign them first \
+                 (`mesh unassign INSTANCE NODE`), pin them to another provider (`mesh assign \
+                 MODULE NODE --as INSTANCE --pin REQ=INSTANCE@NODE`), or say --force to leave \
+                 them held, keeping what they have, until one of those is done",
+                a.instance,
+                list.join("\n")
+            );
+        }
+        err!(
+            "{} answered consumers; they are held, keeping what they have, until they are \
+             unassigned or pinned to another provider:\n{}",
+            a.instance,
+            list.join("\n")
         );
     }
     for node in nodes.iter().map(|n| &n.name) {

@@ -25,6 +25,7 @@ macro_rules! err_raw {
 }
 
 mod adopt;
+mod apply;
 mod assign;
 mod complete;
 mod examples;
@@ -55,7 +56,8 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
     pub const SOME_FAILED: u8 = 2;
-    /// Some nodes were held (a container's data would move) and none failed.
+    /// Some nodes were held (a container's data would move) or some assignments (a consumer
+    /// whose provider is gone or not ready), and none failed.
     pub const SOME_HELD: u8 = 3;
     pub const CHANGES: u8 = 4;
     /// The command line itself was wrong (EX_USAGE of sysexits.h).
@@ -69,7 +71,8 @@ Exit status:
   1   refused or failed before any machine was touched
   2   some nodes failed (the others went ahead), or machines were touched and the inventory
       could not record it
-  3   some nodes were held (their container data would move) and none failed
+  3   some nodes or assignments were held and none failed: a container's data would move, or
+      a consumer's provider is gone or has not yet made what it needs (`plan` too)
   4   `check` found changes
   64  the command line is wrong (unknown command or option, missing argument)
 
@@ -148,7 +151,7 @@ enum Command {
     /// What a push would change on the machines now (the helper's dry run, so drift shows).
     Check(push::CheckArgs),
     /// Apply each node's declaration on the machine.
-    Push(push::PushArgs),
+    Push(apply::PushArgs),
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
@@ -388,7 +391,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),
-        Command::Push(a) => push::push(a, ctx),
+        Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Inventory(c) => inventory::run(c, ctx),

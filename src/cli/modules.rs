@@ -60,6 +60,7 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         }
         ModuleCommand::Check { dir } => {
             let modules = catalogue::load_dir(&dir)?;
+            catalogue::check_contracts(&modules, &dir)?;
             for m in &modules {
                 ctx.answer(
                     json!({"module": m.name, "version": m.version, "ok": true,
@@ -107,6 +108,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             "requires": m.requires.iter().map(|r| json!({"name": r.name, "kind": r.need.kind(),
                 "fields": r.need.fields().iter().map(|f| json!({"name": f.name, "type": f.kind.as_str(), "secret": f.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
             "provides": m.provides.iter().map(|p| json!({"name": p.name, "seat": p.seat,
+                "per-consumer": p.per_consumer.as_ref().map(|pc| &pc.file),
                 "fields": p.fields.iter().map(|f| json!({"name": f.field.name, "type": f.field.kind.as_str(), "secret": f.field.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
             "resources": resources}),
         );
@@ -174,6 +176,14 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
                     ""
                 }
             );
+            if let Some(pc) = &p.per_consumer {
+                out!(
+                    "  {:<16} made per consumer: {} for each, read as ${{{}.consumers}}",
+                    "",
+                    visible(&pc.file),
+                    p.name
+                );
+            }
         }
     }
     out!();

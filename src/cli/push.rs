@@ -1,4 +1,4 @@
-//! `mesh plan`, `mesh check` and `mesh push`.
+//! `mesh plan` and `mesh check`, and what `mesh push` shares with them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,10 +9,10 @@ use clap::Args;
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, InventoryError, Node, PushRecord, Scope};
+use crate::inventory::{Inventory, Node, Scope};
 use crate::plan;
 use crate::push::{self, Job};
-use crate::resolve::{self, ResolveError};
+use crate::resolve::{self, Composed, ResolveError};
 use crate::wire::{Declaration, Mode};
 
 /// Which nodes a command is about.
@@ -64,23 +64,7 @@ pub(crate) struct CheckArgs {
     connect: Connect,
 }
 
-#[derive(Args, Debug)]
-pub(crate) struct PushArgs {
-    #[command(flatten)]
-    select: Selection,
-    /// Only the selected nodes whose declaration differs from what their helper confirmed, or
-    /// whose last push failed or was interrupted (with --all: every such node).
-    #[arg(long)]
-    behind: bool,
-    /// Send a push that moves this instance's container data (a mount's directory on the machine
-    /// changes); without it such a node is held. Repeatable.
-    #[arg(long = "move", value_name = "INSTANCE")]
-    moves: Vec<String>,
-    #[command(flatten)]
-    connect: Connect,
-}
-
-fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
+pub(crate) fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
     if select.all {
         return Ok(inv.select(Scope::All, &select.exclude)?);
     }
@@ -90,17 +74,19 @@ fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>
     Ok(inv.select(Scope::Only(&select.nodes), &select.exclude)?)
 }
 
-/// Composes every node's declaration, or refuses with every node's problems at once.
+/// Composes every node's declaration, or refuses with every node's problems at once. An
+/// assignment held back (its provider gone or not ready) does not refuse its node: it keeps what
+/// it has, and says so.
 pub(crate) fn compose_all(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
-) -> Result<Vec<(Node, Declaration)>> {
+) -> Result<Vec<(Node, Composed)>> {
     let mut out = Vec::new();
     let mut refusals = Vec::new();
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
-            Ok(d) => out.push((node, d)),
+            Ok(c) => out.push((node, c)),
             // the resolve layer's own message lists every problem of the node
             Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
             Err(e) => return Err(e.into()),
@@ -120,11 +106,12 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let cat = ctx.catalogue()?;
     let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
     let mut plans = Vec::new();
-    for (node, declaration) in &composed {
+    for (node, c) in &composed {
         let confirmed = inv.confirmed(&node.name)?;
         let report = inv.last_report(&node.name)?;
-        let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
+        let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
         p.unconfirmed = inv.in_flight(&node.name)?;
+        p.held = c.held.clone();
         plans.push(p);
     }
     if ctx.json {
@@ -133,12 +120,19 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         // -q: only the nodes a push would change
         for p in plans
             .iter()
-            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed)
+            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed || !p.held.is_empty())
         {
             out_raw!("{}", render::plan(p, a.diff, ctx.color()));
+            for h in &p.held {
+                out!("{}", crate::plan::visible(&h.line(&p.node)));
+            }
         }
     }
-    Ok(exit::OK)
+    Ok(if plans.iter().any(|p| !p.held.is_empty()) {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
 }
 
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
@@ -194,7 +188,7 @@ pub(crate) fn fan_out(
 }
 
 /// A node that answered and changed nothing: `-q` does not show it.
-fn unchanged(r: &push::NodeResult) -> bool {
+pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
     r.result
         .as_ref()
         .is_ok_and(|a| !a.report.failed() && !a.report.changed())
@@ -202,7 +196,7 @@ fn unchanged(r: &push::NodeResult) -> bool {
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
 /// record, so a machine that lost its whole state directory is refused, not taken for new.
-fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
+pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
     let expects_record = inv.answered(&node.name)?;
     Ok(Job {
         node,
@@ -220,9 +214,9 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     // a node whose last push was interrupted is reconciled from this dry run, unless a push is
     // running now (then its own result will say)
     let mut in_flight = BTreeMap::new();
-    for (node, declaration) in &composed {
+    for (node, c) in &composed {
         if inv.in_flight(&node.name)? {
-            in_flight.insert(node.name.clone(), declaration.clone());
+            in_flight.insert(node.name.clone(), c.declaration.clone());
         }
     }
     let lock = if in_flight.is_empty() {
@@ -235,7 +229,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     }
     let jobs: Vec<Job> = composed
         .into_iter()
-        .map(|(node, declaration)| job(&inv, node, declaration))
+        .map(|(node, c)| job(&inv, node, c.declaration))
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
@@ -276,167 +270,4 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     } else {
         exit::OK
     })
-}
-
-pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
-    let mut inv = ctx.inventory()?;
-    let cat = ctx.catalogue()?;
-    let nodes = selected(&inv, &a.select, "push")?;
-    let _lock = inv.lock_pushes()?;
-    let mut composed = compose_all(&inv, &cat, nodes)?;
-    if a.behind {
-        let mut behind = Vec::new();
-        for (node, declaration) in composed {
-            let confirmed = inv.confirmed(&node.name)?;
-            let failed = inv
-                .last_outcome(&node.name)?
-                .is_some_and(|o| o != "applied");
-            if failed
-                || confirmed.is_none()
-                || !plan::plan(&declaration, confirmed.as_ref(), None).is_empty()
-            {
-                behind.push((node, declaration));
-            }
-        }
-        composed = behind;
-        if composed.is_empty() {
-            if ctx.json {
-                print_json(&render::results_json(&[], Mode::Apply))?;
-            } else if !ctx.quiet {
-                out!("every node has confirmed what it would be sent; nothing to push");
-            }
-            return Ok(exit::OK);
-        }
-    }
-    let started = inv.now()?;
-    // A node whose push would move a running container's data is held, unless told --move.
-    let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
-    let mut jobs: Vec<Job> = Vec::new();
-    for (node, declaration) in composed {
-        let confirmed = inv.confirmed(&node.name)?;
-        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
-            .into_iter()
-            .filter(|m| !a.moves.contains(&m.instance))
-            .collect();
-        if unacknowledged.is_empty() {
-            jobs.push(job(&inv, node, declaration)?);
-        } else {
-            held.push((node.name, unacknowledged));
-        }
-    }
-    for (node, moves) in &held {
-        inv.record_push(&PushRecord {
-            node: node.clone(),
-            started_at: started.clone(),
-            digest: String::new(),
-            outcome: "held".into(),
-            reason: Some(render::held_reason(moves)),
-            report: None,
-        })?;
-        if !ctx.json {
-            out!(
-                "{node}: HELD: {}",
-                crate::plan::visible(&render::held_reason(moves))
-            );
-        }
-    }
-    // every node is in flight before anything is sent: a push cut short is never forgotten
-    let digests: Vec<String> = jobs
-        .iter()
-        .map(|j| resolve::declaration_digest(&j.declaration))
-        .collect();
-    let ids = inv.begin_pushes(
-        &started,
-        &jobs
-            .iter()
-            .zip(&digests)
-            .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
-            .collect::<Vec<_>>(),
-    )?;
-    let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
-        .iter()
-        .zip(ids)
-        .zip(digests)
-        .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
-        .collect();
-    let mut unrecorded: Vec<(String, InventoryError)> = Vec::new();
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
-        if let Some((id, digest, sent)) = flights.get(&r.node) {
-            let (record, answered) = match &r.result {
-                Ok(answer) => (
-                    PushRecord::answered(&r.node, &started, digest, &answer.report),
-                    Some(sent),
-                ),
-                Err(e) => (
-                    PushRecord {
-                        node: r.node.clone(),
-                        started_at: started.clone(),
-                        digest: digest.clone(),
-                        outcome: "failed".into(),
-                        reason: Some(e.to_string()),
-                        report: None,
-                    },
-                    None,
-                ),
-            };
-            if let Err(e) = inv.finish_push(*id, &record, answered) {
-                unrecorded.push((r.node.clone(), e));
-            }
-        }
-        if ctx.json || (ctx.quiet && unchanged(r)) {
-            String::new()
-        } else {
-            render::node(r, Mode::Apply, None)
-        }
-    })?;
-    if ctx.json {
-        let mut all = render::results_json(&results, Mode::Apply);
-        if let Some(list) = all.as_array_mut() {
-            for (node, moves) in &held {
-                list.push(
-                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": render::held_reason(moves)}),
-                );
-            }
-        }
-        print_json(&all)?;
-    } else if !ctx.quiet {
-        out_raw!("{}", render::summary(&results, Mode::Apply));
-    }
-    if !unrecorded.is_empty() {
-        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
-        return Ok(exit::SOME_FAILED);
-    }
-    let failed = results
-        .iter()
-        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
-    Ok(if failed {
-        exit::SOME_FAILED
-    } else if !held.is_empty() {
-        exit::SOME_HELD
-    } else {
-        exit::OK
-    })
-}
-
-/// The machines went ahead but the inventory did not follow: what happened, and the way back.
-fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) -> String {
-    let mut out = String::new();
-    for (node, e) in unrecorded {
-        out.push_str(&format!(
-            "{node}: the push ran (its report is above) and the machine may have changed, but the \
-             inventory {} could not record it: {e}\n",
-            inv.path().display()
-        ));
-    }
-    let nodes: Vec<&str> = unrecorded.iter().map(|(n, _)| n.as_str()).collect();
-    out.push_str(&format!(
-        "until it is recorded, `mesh plan` shows {} unconfirmed; once the inventory can be written \
-         again, `mesh check {}` or the next `mesh push` asks the machines and records what they \
-         have (nothing already done is done again)\n",
-        nodes.join(", "),
-        nodes.join(" ")
-    ));
-    out
 }

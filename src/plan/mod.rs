@@ -28,6 +28,10 @@ pub struct Plan {
     /// ahead of what this plan compares with, until the next push or check asks the machine.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
+    /// Assignments held back from the push (their provider gone or not ready): they keep what
+    /// the node has of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<crate::resolve::Held>,
     pub changes: Vec<Change>,
     /// Units that would reload or restart, with the resources that cause it.
     pub units: Vec<UnitChange>,
@@ -158,8 +162,12 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         _ => Vec::new(),
                     },
                 };
+                // compared as sent, not as shown: a secret file's shown content never differs
                 if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
-                    && content(&old.spec) != content(&r.spec)
+                    && match (&old.spec, &r.spec) {
+                        (Spec::File(a), Spec::File(b)) => a.content != b.content,
+                        (a, b) => content(a) != content(b),
+                    }
                 {
                     let cost = change_cost(Some((was.source.as_str(), &was.settings)), now, false);
                     let because = if moved.is_empty() {
@@ -252,6 +260,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
         node: next.node.clone(),
         first_send: last.is_none(),
         unconfirmed: false,
+        held: Vec::new(),
         changes,
         units: units
             .into_iter()

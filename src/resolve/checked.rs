@@ -31,8 +31,8 @@ fn problems(prepare: impl FnOnce(&mut Inventory)) -> Vec<String> {
     prepare(&mut inv);
     let node = inv.node("n1").unwrap();
     match compose(&inv, &catalogue, &node) {
-        Ok(d) => {
-            assert!(!d.resources.is_empty());
+        Ok(c) => {
+            assert!(!c.declaration.resources.is_empty());
             Vec::new()
         }
         Err(ResolveError::Unresolved { problems, .. }) => problems,

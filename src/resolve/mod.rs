@@ -5,6 +5,15 @@
 
 #[cfg(test)]
 mod checked;
+pub mod consumers;
+#[cfg(test)]
+mod contract_tests;
+pub mod held;
+pub mod identity;
+pub mod order;
+pub mod provisions;
+#[cfg(test)]
+mod provisions_tests;
 pub mod requirements;
 pub mod settings;
 
@@ -18,6 +27,7 @@ use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, Declaration, FileSpec, Key, KeysSpec, Mount,
     PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
 };
+pub use held::Held;
 pub use settings::{Effective, Source, effective};
 
 /// Why a declaration could not be composed.
@@ -28,6 +38,12 @@ pub enum ResolveError {
     /// Everything that stops a node, all at once.
     #[error("{node} cannot be planned:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
     Unresolved { node: String, problems: Vec<String> },
+    /// Nodes that provide to each other: none can go first.
+    #[error("{} cannot be ordered: some of them provide to each other in a cycle, so none can be pushed first; nothing was sent:\n{}\nmove one of these assignments to another node, or pin it to a provider outside the cycle", nodes.join(", "), why.iter().map(|w| format!("  - {w}")).collect::<Vec<_>>().join("\n"))]
+    Cycle {
+        nodes: Vec<String>,
+        why: Vec<String>,
+    },
 }
 
 /// The effective settings of one assignment: the module's mesh-wide layer, then the node layer of
@@ -70,14 +86,23 @@ pub fn answers(
     Ok((answers, problems))
 }
 
+/// What a node should be, and the assignments held back from it (they keep what they have).
+#[derive(Debug)]
+pub struct Composed {
+    pub declaration: Declaration,
+    pub held: Vec<Held>,
+}
+
 /// Composes what `node` should be.
 pub fn compose(
     inventory: &Inventory,
     catalogue: &Catalogue,
     node: &Node,
-) -> Result<Declaration, ResolveError> {
+) -> Result<Composed, ResolveError> {
     let mut resources: Vec<Resource> = Vec::new();
     let mut problems = Vec::new();
+    let mut holds = Vec::new();
+    let confirmed = inventory.confirmed(&node.name)?;
     for a in inventory.assignments(Some(&node.name))? {
         let module = match catalogue.module(&a.module) {
             Ok(m) => m,
@@ -88,6 +113,7 @@ pub fn compose(
         };
         let before = problems.len();
         let mut answers = requirements::own(inventory, module, node, &a, &mut problems)?;
+        let mut unanswered = Vec::new();
         requirements::modules(
             inventory,
             catalogue,
@@ -95,11 +121,28 @@ pub fn compose(
             node,
             &a,
             &mut answers,
-            &mut problems,
+            &mut unanswered,
         )?;
+        if problems.len() == before
+            && !unanswered.is_empty()
+            && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
+        {
+            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            holds.push(Held::gone(&a, node, &unanswered));
+            continue;
+        }
+        problems.append(&mut unanswered);
         if problems.len() > before {
             continue;
         }
+        if let Some(provider) =
+            provisions::waiting_for(inventory, catalogue, module, node, &a, &answers.providers)?
+        {
+            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            holds.push(Held::waiting(&a, provider));
+            continue;
+        }
+        provisions::made(inventory, catalogue, module, node, &a, &mut answers.values)?;
         for (name, d) in answers.directories {
             let spec = Spec::Directory(d);
             if let Err(e) = spec.check() {
@@ -108,7 +151,7 @@ pub fn compose(
                      place it elsewhere with `mesh place {} {} {name}=PATH`",
                     a.instance,
                     module.name,
-                    definition_file(module),
+                    module.file(),
                     a.instance,
                     node.name
                 ));
@@ -132,7 +175,7 @@ pub fn compose(
                          nothing is sent until the module or its settings change",
                         a.instance,
                         module.name,
-                        definition_file(module),
+                        module.file(),
                         e.field,
                         e.value,
                         e.reason
@@ -149,21 +192,15 @@ pub fn compose(
             problems,
         });
     }
-    Ok(Declaration {
-        version: wire::VERSION,
-        node: node.name.clone(),
-        resources,
-        expects_record: false,
+    Ok(Composed {
+        declaration: Declaration {
+            version: wire::VERSION,
+            node: node.name.clone(),
+            resources,
+            expects_record: false,
+        },
+        held: holds,
     })
-}
-
-/// The module.json a module was read from, for messages.
-fn definition_file(module: &Module) -> String {
-    if module.origin == "built-in" {
-        format!("catalogue/{}/module.json", module.name)
-    } else {
-        format!("{}/module.json", module.origin)
-    }
 }
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one

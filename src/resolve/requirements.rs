@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision};
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::DirectorySpec;
 
@@ -28,31 +28,7 @@ pub struct Answers {
     pub providers: BTreeMap<String, String>,
 }
 
-/// The longest login a backend takes (ADR 0049).
-pub const LOGIN_MAX: usize = 20;
-
-/// The instance's login: `<instance>-<node>` when that fits, else a short form of the instance
-/// and a digest of both, so every party derives the same one and two never collide.
-pub fn login(instance: &str, node: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect()
-    };
-    let full = format!("{}-{}", clean(instance), clean(node));
-    if full.len() <= LOGIN_MAX {
-        return full;
-    }
-    let digest = crate::catalogue::digest(&[instance.as_bytes(), node.as_bytes()]);
-    let short: String = clean(instance).chars().take(LOGIN_MAX - 9).collect();
-    format!("{short}-{}", &digest[..8])
-}
+pub use super::identity::login;
 
 /// Resolves the settings, host and mesh requirements and own provisions of `a` on `node`: all an
 /// assignment can answer by itself. Problems are pushed; what could not be answered is left out.
@@ -149,9 +125,17 @@ pub(super) fn own(
             Need::Module { .. } => {}
         }
     }
-    for p in &module.provides {
+    // a per-consumer provision is answered for each consumer (`provisions`), never here
+    for p in module.provides.iter().filter(|p| p.per_consumer.is_none()) {
         for f in &p.fields {
-            let value = field_value(inventory, &node.name, &a.instance, p, f, &answers.values)?;
+            let value = field_value(
+                inventory,
+                &node.name,
+                &a.instance,
+                &p.name,
+                f,
+                &answers.values,
+            )?;
             answers
                 .values
                 .insert(format!("{}.{}", p.name, f.field.name), value);
@@ -161,12 +145,13 @@ pub(super) fn own(
 }
 
 /// A provision's field as its provider answers it: rendered from the provider's own values, or a
-/// secret generated once and kept in the inventory.
-fn field_value(
+/// secret generated once and kept in the inventory under `provision` (for a per-consumer
+/// provision, its name and the consumer's login).
+pub(super) fn field_value(
     inventory: &Inventory,
     node: &str,
     instance: &str,
-    provision: &Provision,
+    provision: &str,
     field: &ProvidedField,
     values: &BTreeMap<String, Value>,
 ) -> Result<Value, InventoryError> {
@@ -174,7 +159,7 @@ fn field_value(
         return Ok(Value::String(inventory.secret(
             node,
             instance,
-            &provision.name,
+            provision,
             &field.field.name,
         )?));
     };
@@ -338,11 +323,33 @@ pub(super) fn modules(
             ));
             continue;
         }
+        let theirs = match provided.per_consumer {
+            Some(_) => super::provisions::answer_for(
+                inventory,
+                (&provider.assignment.instance, &provider.node.name),
+                provided,
+                &theirs.values,
+                &super::provisions::ConsumerId::of(&a.instance, &node.name),
+            )?,
+            None => theirs.values,
+        };
         for f in fields {
             let answered = provided.fields.iter().find(|p| p.field.name == f.name);
             match answered {
                 Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
-                    match theirs.values.get(&format!("{provision}.{}", f.name)) {
+                    match theirs.get(&format!("{provision}.{}", f.name)) {
+                        // a consumer that narrowed its contract: never the value, only its want
+                        Some(Value::String(v))
+                            if f.min_length.is_some_and(|n| v.chars().count() < n) =>
+                        {
+                            problems.push(format!(
+                                "{what}: {} answers the field {:?} with fewer than the {} characters {} asks for",
+                                provider.named(),
+                                f.name,
+                                f.min_length.unwrap_or_default(),
+                                module.name
+                            ));
+                        }
                         Some(v) if f.kind.admits(v) => {
                             answers
                                 .values
@@ -399,18 +406,4 @@ fn providers(
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{LOGIN_MAX, login};
-
-    #[test]
-    fn a_login_fits_twenty_characters_and_differs_per_instance() {
-        assert_eq!(login("kv", "node1"), "kv-node1");
-        let long = login("analytics-warehouse", "storage-node-17");
-        assert_eq!(long.len(), LOGIN_MAX, "{long}");
-        assert!(long.starts_with("analytics-w"));
-        assert_ne!(long, login("analytics-warehouse", "storage-node-18"));
-    }
 }

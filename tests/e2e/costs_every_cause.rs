@@ -52,9 +52,11 @@ fn a_provider_moved_to_another_node_restarts_the_consumers_that_read_its_address
     mesh.run(&["push", "--all"]).ok();
     let before = invocation("node2", "mesh-addr.service");
 
-    // the provider moves: the consumer's file names another address, and its reader restarts
-    mesh.run(&["unassign", "addr-src", "node1"]).ok();
+    // the provider moves (the new one first: the old one, answering a consumer, is not taken
+    // away until another is there): the consumer's file names another address, and its reader
+    // restarts
     mesh.run(&["assign", "addr-src", "node3"]).ok();
+    mesh.run(&["unassign", "addr-src", "node1"]).ok();
     let plan = mesh.run(&["plan", "node2"]).ok().stdout;
     for said in [
         "settings moved: src.host",

@@ -60,7 +60,15 @@ fn fleet() -> Mesh {
     for args in [
         &["node", "tag", "n2", "web", "eu"][..],
         &["node", "tag", "n3", "web"],
-        &["node", "set", "n3", "--jump", "ops@bastion:2222,n1", "--port", "2200"],
+        &[
+            "node",
+            "set",
+            "n3",
+            "--jump",
+            "ops@bastion:2222,n1",
+            "--port",
+            "2200",
+        ],
         &["assign", "store", "n1"],
         &["assign", "store", "n2"],
         &["assign", "app", "@web", "--pin", "db=store@n1"],

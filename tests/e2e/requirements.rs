@@ -61,13 +61,7 @@ fn mesh() -> Mesh {
     );
     mesh.module("queue", QUEUE, &[]);
     mesh.module("worker", WORKER, &[("worker.conf", "queue=${jobs.host}\n")]);
-    for (n, address) in [
-        ("n1", "192.0.2.1"),
-        ("n2", "192.0.2.2"),
-        ("n3", "192.0.2.3"),
-    ] {
-        mesh.run(&["node", "add", n, "--address", address]).ok();
-    }
+    mesh.add_offline_nodes();
     mesh
 }
 
@@ -292,8 +286,8 @@ fn a_module_runs_twice_on_one_node_under_two_instances_and_what_must_stay_single
     for line in [
         "+ app-blue:directory:/srv/mesh/app-blue/data",
         "+ app-green:directory:/srv/mesh/app-green/data",
-        "+login=app-blue-n2",
-        "+login=app-green-n2",
+        "+login=app-blue_n2",
+        "+login=app-green_n2",
     ] {
         assert!(plan.contains(line), "{line:?} not in {plan}");
     }

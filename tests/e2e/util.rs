@@ -114,6 +114,18 @@ impl Mesh {
         cat
     }
 
+    /// Adds n1, n2 and n3 at documentation addresses (192.0.2.x): for tests that only plan,
+    /// which never reach a machine.
+    pub fn add_offline_nodes(&self) {
+        for (n, address) in [
+            ("n1", "192.0.2.1"),
+            ("n2", "192.0.2.2"),
+            ("n3", "192.0.2.3"),
+        ] {
+            self.run(&["node", "add", n, "--address", address]).ok();
+        }
+    }
+
     /// Takes the machines for this test (one test at a time pushes to them), boots the lab if it
     /// is not up, and puts its machines into this inventory with their host keys pinned.
     pub fn with_lab(&self) -> MutexGuard<'static, ()> {

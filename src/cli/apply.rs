@@ -1,0 +1,250 @@
+//! `mesh push`: the nodes in waves, providers before their consumers (parallel within a wave);
+//! every node recorded as it happens, held ones included.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::push::{Connect, Selection, compose_all, fan_out, job, options, selected, unchanged};
+use super::{Context, exit, print_json, render};
+use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
+use crate::plan;
+use crate::push::{self, Job};
+use crate::resolve::{self, Composed, Held};
+use crate::wire::{Declaration, Mode};
+
+#[derive(Args, Debug)]
+pub(crate) struct PushArgs {
+    #[command(flatten)]
+    select: Selection,
+    /// Only the selected nodes whose declaration differs from what their helper confirmed, or
+    /// whose last push failed or was interrupted (with --all: every such node).
+    #[arg(long)]
+    behind: bool,
+    /// Send a push that moves this instance's container data (a mount's directory on the machine
+    /// changes); without it such a node is held. Repeatable.
+    #[arg(long = "move", value_name = "INSTANCE")]
+    moves: Vec<String>,
+    #[command(flatten)]
+    connect: Connect,
+}
+
+/// What every wave of one push came to.
+#[derive(Default)]
+struct Outcome {
+    results: Vec<push::NodeResult>,
+    /// Nodes held because a running container's data would move.
+    held: Vec<(String, Vec<plan::Move>)>,
+    /// Assignments held back (provider gone or not ready), by node.
+    kept: Vec<(String, Held)>,
+    unrecorded: Vec<(String, InventoryError)>,
+}
+
+pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
+    let mut inv = ctx.inventory()?;
+    let cat = ctx.catalogue()?;
+    let nodes = selected(&inv, &a.select, "push")?;
+    let _lock = inv.lock_pushes()?;
+    // every node's problems are refused at once, before anything is sent
+    compose_all(&inv, &cat, nodes.clone())?;
+    let waves = resolve::order::waves(&inv, &cat, nodes)?;
+    let started = inv.now()?;
+    let mut out = Outcome::default();
+    for wave in waves {
+        // composed again: what the wave before confirmed may have ended a consumer's wait
+        let mut composed = compose_all(&inv, &cat, wave)?;
+        if a.behind {
+            composed = behind(&inv, composed)?;
+        }
+        push_wave(&mut inv, &a, ctx, &started, composed, &mut out)?;
+    }
+    if a.behind && out.results.is_empty() && out.held.is_empty() && out.kept.is_empty() {
+        if ctx.json {
+            print_json(&render::results_json(&[], Mode::Apply))?;
+        } else if !ctx.quiet {
+            out!("every node has confirmed what it would be sent; nothing to push");
+        }
+        return Ok(exit::OK);
+    }
+    let Outcome {
+        results,
+        held,
+        kept,
+        mut unrecorded,
+    } = out;
+    if ctx.json {
+        let mut all = render::results_json(&results, Mode::Apply);
+        if let Some(list) = all.as_array_mut() {
+            for (node, moves) in &held {
+                list.push(
+                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
+                    "reason": render::held_reason(moves)}),
+                );
+            }
+            for (node, h) in &kept {
+                list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
+            }
+        }
+        print_json(&all)?;
+    } else if !ctx.quiet {
+        out_raw!("{}", render::summary(&results, Mode::Apply));
+    }
+    if !unrecorded.is_empty() {
+        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
+        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
+        return Ok(exit::SOME_FAILED);
+    }
+    let failed = results
+        .iter()
+        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
+    Ok(if failed {
+        exit::SOME_FAILED
+    } else if !held.is_empty() || !kept.is_empty() {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
+}
+
+/// Only the nodes whose declaration differs from what their helper confirmed, whose last push
+/// failed, or that hold an assignment back.
+fn behind(inv: &Inventory, composed: Vec<(Node, Composed)>) -> Result<Vec<(Node, Composed)>> {
+    let mut out = Vec::new();
+    for (node, c) in composed {
+        let confirmed = inv.confirmed(&node.name)?;
+        let failed = inv
+            .last_outcome(&node.name)?
+            .is_some_and(|o| o != "applied");
+        if failed
+            || confirmed.is_none()
+            || !c.held.is_empty()
+            || !plan::plan(&c.declaration, confirmed.as_ref(), None).is_empty()
+        {
+            out.push((node, c));
+        }
+    }
+    Ok(out)
+}
+
+/// Pushes one wave's nodes in parallel, recording each.
+fn push_wave(
+    inv: &mut Inventory,
+    a: &PushArgs,
+    ctx: &Context,
+    started: &str,
+    composed: Vec<(Node, Composed)>,
+    out: &mut Outcome,
+) -> Result<()> {
+    // A node whose push would move a running container's data is held, unless told --move.
+    let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    for (node, c) in composed {
+        for h in &c.held {
+            if !ctx.json {
+                out!("{}", crate::plan::visible(&h.line(&node.name)));
+            }
+            out.kept.push((node.name.clone(), h.clone()));
+        }
+        let declaration = c.declaration;
+        let confirmed = inv.confirmed(&node.name)?;
+        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
+            .into_iter()
+            .filter(|m| !a.moves.contains(&m.instance))
+            .collect();
+        if unacknowledged.is_empty() {
+            jobs.push(job(inv, node, declaration)?);
+        } else {
+            held.push((node.name, unacknowledged));
+        }
+    }
+    for (node, moves) in &held {
+        inv.record_push(&PushRecord {
+            node: node.clone(),
+            started_at: started.to_string(),
+            digest: String::new(),
+            outcome: "held".into(),
+            reason: Some(render::held_reason(moves)),
+            report: None,
+        })?;
+        if !ctx.json {
+            out!(
+                "{node}: HELD: {}",
+                crate::plan::visible(&render::held_reason(moves))
+            );
+        }
+    }
+    out.held.extend(held);
+    // every node is in flight before anything is sent: a push cut short is never forgotten
+    let digests: Vec<String> = jobs
+        .iter()
+        .map(|j| resolve::declaration_digest(&j.declaration))
+        .collect();
+    let ids = inv.begin_pushes(
+        started,
+        &jobs
+            .iter()
+            .zip(&digests)
+            .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
+            .collect::<Vec<_>>(),
+    )?;
+    let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
+        .iter()
+        .zip(ids)
+        .zip(digests)
+        .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
+        .collect();
+    let unrecorded = &mut out.unrecorded;
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
+        if let Some((id, digest, sent)) = flights.get(&r.node) {
+            let (record, answered) = match &r.result {
+                Ok(answer) => (
+                    PushRecord::answered(&r.node, started, digest, &answer.report),
+                    Some(sent),
+                ),
+                Err(e) => (
+                    PushRecord {
+                        node: r.node.clone(),
+                        started_at: started.to_string(),
+                        digest: digest.clone(),
+                        outcome: "failed".into(),
+                        reason: Some(e.to_string()),
+                        report: None,
+                    },
+                    None,
+                ),
+            };
+            if let Err(e) = inv.finish_push(*id, &record, answered) {
+                unrecorded.push((r.node.clone(), e));
+            }
+        }
+        if ctx.json || (ctx.quiet && unchanged(r)) {
+            String::new()
+        } else {
+            render::node(r, Mode::Apply, None)
+        }
+    })?;
+    out.results.extend(results);
+    Ok(())
+}
+
+/// The machines went ahead but the inventory did not follow: what happened, and the way back.
+fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) -> String {
+    let mut out = String::new();
+    for (node, e) in unrecorded {
+        out.push_str(&format!(
+            "{node}: the push ran (its report is above) and the machine may have changed, but the \
+             inventory {} could not record it: {e}\n",
+            inv.path().display()
+        ));
+    }
+    let nodes: Vec<&str> = unrecorded.iter().map(|(n, _)| n.as_str()).collect();
+    out.push_str(&format!(
+        "until it is recorded, `mesh plan` shows {} unconfirmed; once the inventory can be written \
+         again, `mesh check {}` or the next `mesh push` asks the machines and records what they \
+         have (nothing already done is done again)\n",
+        nodes.join(", "),
+        nodes.join(" ")
+    ));
+    out
+}

@@ -1,0 +1,195 @@
+//! Per-consumer provisions, resolved: what a provider makes for each consumer, how each consumer
+//! is answered, and whether the provider's machine has made it yet.
+//!
+//! The provider's declaration is composed with its consumers known: `${NAME.consumers}` holds
+//! what its per-consumer template says for each consumer that resolves to it. A consumer is
+//! answered with the fields made for it alone. A consumer on another node waits until that
+//! node's helper has confirmed what was made for it ([`waiting_for`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::catalogue::per_consumer::{CONSUMER, CONSUMERS};
+use crate::catalogue::{Catalogue, Module, Need, Provision};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node};
+use crate::wire::Spec;
+
+use super::ResolveError;
+use super::consumers::consumers_of;
+use super::requirements::{self, field_value, login};
+
+/// Who a per-consumer provision is made for: its mesh identity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConsumerId {
+    pub login: String,
+    pub instance: String,
+    pub node: String,
+}
+
+impl ConsumerId {
+    pub fn of(instance: &str, node: &str) -> ConsumerId {
+        ConsumerId {
+            login: login(instance, node),
+            instance: instance.to_string(),
+            node: node.to_string(),
+        }
+    }
+}
+
+/// The provider's values with `provision`'s fields as answered for `consumer` (and the
+/// consumer's identity), each generated secret generated for that consumer alone.
+pub(super) fn answer_for(
+    inventory: &Inventory,
+    provider: (&str, &str),
+    provision: &Provision,
+    values: &BTreeMap<String, Value>,
+    consumer: &ConsumerId,
+) -> Result<BTreeMap<String, Value>, InventoryError> {
+    let (instance, node) = provider;
+    let mut v = values.clone();
+    for (field, value) in [
+        ("instance", &consumer.instance),
+        ("node", &consumer.node),
+        ("login", &consumer.login),
+    ] {
+        v.insert(format!("{CONSUMER}.{field}"), Value::String(value.clone()));
+    }
+    // a consumer's secrets are kept under the provision and its login: never another's
+    let key = format!("{}/{}", provision.name, consumer.login);
+    for f in &provision.fields {
+        let value = field_value(inventory, node, instance, &key, f, &v)?;
+        v.insert(format!("{}.{}", provision.name, f.field.name), value);
+    }
+    Ok(v)
+}
+
+/// What the provider's per-consumer template says for `consumer`.
+fn section(
+    inventory: &Inventory,
+    provider: (&str, &str),
+    provision: &Provision,
+    values: &BTreeMap<String, Value>,
+    consumer: &ConsumerId,
+) -> Result<String, InventoryError> {
+    let Some(pc) = &provision.per_consumer else {
+        return Ok(String::new());
+    };
+    let v = answer_for(inventory, provider, provision, values, consumer)?;
+    Ok(pc.template.fill(&v))
+}
+
+/// Fills `${NAME.consumers}` of each per-consumer provision `a` (on `node`) makes: every
+/// consumer's section, ordered by login.
+pub(super) fn made(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    node: &Node,
+    a: &Assignment,
+    values: &mut BTreeMap<String, Value>,
+) -> Result<(), ResolveError> {
+    let per_consumer: Vec<&Provision> = module
+        .provides
+        .iter()
+        .filter(|p| p.per_consumer.is_some())
+        .collect();
+    if per_consumer.is_empty() {
+        return Ok(());
+    }
+    let consumers = consumers_of(inventory, catalogue, &a.instance, &node.name)?;
+    for p in per_consumer {
+        let mut ids: Vec<ConsumerId> = consumers
+            .iter()
+            .filter(|c| c.provision == p.name)
+            .map(|c| ConsumerId::of(&c.instance, &c.node))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        let mut text = String::new();
+        for id in &ids {
+            text.push_str(&section(
+                inventory,
+                (&a.instance, &node.name),
+                p,
+                values,
+                id,
+            )?);
+        }
+        values.insert(format!("{}.{CONSUMERS}", p.name), Value::String(text));
+    }
+    Ok(())
+}
+
+/// The provider (`INSTANCE@NODE`) `a` on `node` still waits for: one on another node whose
+/// helper has not confirmed what its per-consumer provision makes for `a`. A shared provision
+/// is answered from the inventory alone (an address, a port, a password kept there), so nothing
+/// waits for it. `providers` is what resolution chose, requirement → provider.
+pub(super) fn waiting_for(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    node: &Node,
+    a: &Assignment,
+    providers: &BTreeMap<String, String>,
+) -> Result<Option<String>, ResolveError> {
+    for r in &module.requires {
+        let Need::Module { provision, .. } = &r.need else {
+            continue;
+        };
+        let Some(named) = providers.get(&r.name) else {
+            continue;
+        };
+        let Some((pi, pn)) = named.split_once('@') else {
+            continue;
+        };
+        // one push makes both: the helper applies a provider and its consumer together
+        if pn == node.name {
+            continue;
+        }
+        let Some(pa) = inventory
+            .assignments(Some(pn))?
+            .into_iter()
+            .find(|x| x.instance == pi)
+        else {
+            continue;
+        };
+        let Ok(pm) = catalogue.module(&pa.module) else {
+            continue;
+        };
+        let Some(provided) = pm
+            .provides
+            .iter()
+            .find(|p| &p.name == provision && p.per_consumer.is_some())
+        else {
+            continue;
+        };
+        let theirs: Vec<Spec> = inventory
+            .confirmed(pn)?
+            .map(|d| {
+                d.resources
+                    .into_iter()
+                    .filter(|x| x.instance == pi)
+                    .map(|x| x.spec)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let provider_node = inventory.node(pn)?;
+        let mut problems = Vec::new();
+        let own = requirements::own(inventory, pm, &provider_node, &pa, &mut problems)?;
+        let mine = section(
+            inventory,
+            (pi, pn),
+            provided,
+            &own.values,
+            &ConsumerId::of(&a.instance, &node.name),
+        )?;
+        let ready = theirs
+            .iter()
+            .any(|s| matches!(s, Spec::File(f) if f.content.contains(&mine)));
+        if !ready {
+            return Ok(Some(named.clone()));
+        }
+    }
+    Ok(None)
+}

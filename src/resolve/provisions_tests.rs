@@ -1,0 +1,100 @@
+//! The built-in `kv` makes a login and a password for each consumer (issue 14, item 2).
+
+use crate::catalogue::Catalogue;
+use crate::inventory::{Inventory, Node};
+use crate::wire::Spec;
+
+use super::compose;
+
+pub(super) struct Mesh {
+    _dir: tempfile::TempDir,
+    pub(super) inv: Inventory,
+    pub(super) cat: Catalogue,
+}
+
+/// Three nodes: `kv` on n1, a `kv-client` on n2 and on n3.
+pub(super) fn mesh() -> Mesh {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+    for (n, address) in [
+        ("n1", "192.0.2.1"),
+        ("n2", "192.0.2.2"),
+        ("n3", "192.0.2.3"),
+    ] {
+        inv.add_node(&Node::new(n, address)).unwrap();
+    }
+    inv.assign("n1", "kv", "kv").unwrap();
+    inv.assign("n2", "kv-client", "kv-client").unwrap();
+    inv.assign("n3", "kv-client", "kv-client").unwrap();
+    Mesh {
+        _dir: dir,
+        inv,
+        cat: Catalogue::load(&[]).unwrap(),
+    }
+}
+
+/// What `node`'s file at a path ending in `end` would hold.
+fn file(m: &Mesh, node: &str, end: &str) -> String {
+    let n = m.inv.node(node).unwrap();
+    let c = compose(&m.inv, &m.cat, &n).unwrap();
+    c.declaration
+        .resources
+        .iter()
+        .find_map(|r| match &r.spec {
+            Spec::File(f) if f.path.ends_with(end) => Some(f.content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{node} has no file *{end}"))
+}
+
+/// The password a consumer is answered with.
+fn password(m: &Mesh, node: &str) -> String {
+    let n = m.inv.node(node).unwrap();
+    let a = m.inv.assignments(Some(node)).unwrap().remove(0);
+    let (answers, problems) = super::answers(&m.inv, &m.cat, &n, &a).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    answers.values["store.password"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn each_consumer_gets_its_own_login_and_password_reaching_only_its_own_keys() {
+    let m = mesh();
+    let acl = file(&m, "n1", "/auth.conf");
+    let (p2, p3) = (password(&m, "n2"), password(&m, "n3"));
+    assert_ne!(p2, p3);
+    assert_eq!(p2.len(), 32);
+    assert!(acl.contains("user default off"), "{acl}");
+    for (login, p) in [("kv-client_n2", &p2), ("kv-client_n3", &p3)] {
+        let line = format!("user {login} on >{p} ~{login}:* &{login}:* +@all -@dangerous\n");
+        assert!(acl.contains(&line), "no {line:?} in the provider's file");
+    }
+    // the same answer every time
+    assert_eq!(password(&m, "n2"), p2);
+
+    // a consumer taken away is withdrawn from the provider's declaration
+    m.inv.unassign("n3", "kv-client").unwrap();
+    let acl = file(&m, "n1", "/auth.conf");
+    assert!(!acl.contains("kv-client_n3"), "n3's login stays");
+    assert!(acl.contains("kv-client_n2"));
+}
+
+#[test]
+fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
+    let m = mesh();
+    let n2 = m.inv.node("n2").unwrap();
+    let c = compose(&m.inv, &m.cat, &n2).unwrap();
+    assert_eq!(c.held.len(), 1, "{:?}", c.held);
+    assert_eq!(c.held[0].waiting_for.as_deref(), Some("kv@n1"));
+    // nothing of it is delivered
+    assert!(
+        c.declaration.resources.is_empty(),
+        "{:?}",
+        c.declaration.resources
+    );
+    // the provider itself waits for nobody
+    let n1 = m.inv.node("n1").unwrap();
+    assert!(compose(&m.inv, &m.cat, &n1).unwrap().held.is_empty());
+}
