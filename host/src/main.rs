@@ -13,6 +13,7 @@
 
 mod adopt;
 mod apply;
+mod confirm;
 mod files;
 mod owners;
 mod record;
@@ -35,12 +36,29 @@ fn main() -> ExitCode {
         ["apply"] => Mode::Apply,
         ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
         ["adopt"] => Mode::Adopt,
+        ["confirm", id] if mesh_wire::Awaiting::valid_id(id) => {
+            return ExitCode::from(confirm::confirm(id, &record::Paths::default()));
+        }
+        ["await-confirm", id, "--deadline", seconds] if mesh_wire::Awaiting::valid_id(id) => {
+            let Ok(seconds) = seconds.parse::<u64>() else {
+                eprintln!("mesh-host: --deadline takes whole seconds, not {seconds:?}");
+                return ExitCode::from(2);
+            };
+            return ExitCode::from(confirm::await_confirm(
+                id,
+                seconds,
+                &record::Paths::default(),
+            ));
+        }
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         _ => {
-            eprintln!("usage: mesh-host apply [--dry-run] | adopt < declaration.json");
+            eprintln!(
+                "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS"
+            );
             return ExitCode::from(2);
         }
     };
@@ -56,7 +74,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = match apply::run(&declaration, mode, &record::Paths::default()) {
+    let report = match confirm::run(&declaration, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");

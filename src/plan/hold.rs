@@ -73,6 +73,7 @@ mod tests {
             version: VERSION,
             node: "n".into(),
             expects_record: false,
+            confirm_within: None,
             resources: vec![Resource {
                 id: "web:container:web".into(),
                 instance: "web".into(),

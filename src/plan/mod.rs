@@ -547,6 +547,7 @@ mod tests {
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         }
     }
 
@@ -607,6 +608,8 @@ mod tests {
             }],
             units: vec![],
             adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
         };
         assert!(
             plan(&decl(vec![]), Some(&old), Some(&report))
@@ -647,6 +650,7 @@ mod tests {
             id: "m:process:m.service".into(),
             instance: "m".into(),
             module: module.into(),
+            confirm: false,
             spec: Spec::Process(crate::wire::ProcessSpec {
                 unit: "m.service".into(),
                 description: "d".into(),

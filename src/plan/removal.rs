@@ -92,6 +92,7 @@ mod tests {
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         };
         let report = Report {
             version: VERSION,
@@ -110,6 +111,8 @@ mod tests {
             }],
             units: vec![],
             adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

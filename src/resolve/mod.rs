@@ -118,6 +118,7 @@ pub fn compose(
                 id: format!("{}:directory:{}", a.instance, spec.target()),
                 instance: a.instance.clone(),
                 module: format!("{}@{}", module.name, module.version),
+                confirm: false,
                 spec,
             });
         }
@@ -154,6 +155,7 @@ pub fn compose(
         node: node.name.clone(),
         resources,
         expects_record: false,
+        confirm_within: None,
     })
 }
 
@@ -370,6 +372,7 @@ fn resource(
         id,
         instance: instance.to_string(),
         module: format!("{}@{}", module.name, module.version),
+        confirm: false,
         spec,
     })
 }

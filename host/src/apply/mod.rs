@@ -49,6 +49,9 @@ pub(crate) enum Error {
     Record(io::Error),
     /// Another helper is applying on this machine.
     Busy,
+    /// A change on this machine awaits its confirmation (by its id): nothing else is applied
+    /// until it is confirmed or reverted.
+    Awaiting(String),
     /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
     Refused(RecordRefusal),
 }
@@ -57,7 +60,7 @@ impl Error {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Error::Record(_) => 3,
-            Error::Busy => 4,
+            Error::Busy | Error::Awaiting(_) => 4,
             Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
         }
     }
@@ -70,6 +73,11 @@ impl fmt::Display for Error {
             Error::Busy => write!(
                 f,
                 "another mesh-host is applying on this machine; try again when it is done"
+            ),
+            Error::Awaiting(id) => write!(
+                f,
+                "change {id} on this machine awaits its confirmation (unit mesh-confirm-{id}); \
+                 try again once it is confirmed or reverted, at its deadline"
             ),
             Error::Refused(r @ RecordRefusal::UnknownVersion { .. }) => write!(
                 f,
@@ -244,6 +252,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         resources: run.outcomes,
         units,
         adoption: None,
+        awaiting: None,
+        reverted: Vec::new(),
     })
 }
 
@@ -605,6 +615,7 @@ pub(crate) mod testkit {
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         }
     }
 
