@@ -64,6 +64,16 @@ impl ResourceDef {
         }
     }
 
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    pub fn confirm(&self) -> bool {
+        match self {
+            ResourceDef::File(f) => f.confirm,
+            ResourceDef::Keys(k) => k.confirm,
+            ResourceDef::Service(sv) => sv.confirm,
+            ResourceDef::Package(_) | ResourceDef::Process(_) | ResourceDef::Container(_) => false,
+        }
+    }
+
     /// One line saying what it puts on a machine, for `mesh module show`.
     pub fn describe(&self) -> String {
         let read_by = |units: &[String]| {
@@ -196,6 +206,9 @@ pub struct KeysDef {
     pub cost: Cost,
     /// Units that read the file.
     pub units: Vec<String>,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 /// A value in a keys resource, with every string a template.
@@ -282,6 +295,9 @@ pub struct ServiceDef {
     pub running: Option<bool>,
     /// Enabled at boot, disabled, or left as it is.
     pub enabled: Option<bool>,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 /// A file resource.
@@ -309,6 +325,9 @@ pub struct FileDef {
     pub validate: Vec<String>,
     /// It holds secrets: never shown in a plan or diff.
     pub secret: bool,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -333,6 +352,9 @@ struct RawFile {
     /// It holds secrets: mode 0600 or stricter, its content never shown.
     #[serde(default)]
     secret: bool,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -352,6 +374,9 @@ struct RawKeys {
     cost: Option<String>,
     #[serde(default)]
     units: Vec<String>,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -451,6 +476,9 @@ struct RawService {
     unit: Option<String>,
     state: Option<String>,
     enabled: Option<bool>,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 fn root() -> String {
@@ -719,6 +747,7 @@ impl Parser<'_> {
             units: f.units,
             validate: f.validate,
             secret: f.secret,
+            confirm: f.confirm,
         }))
     }
 
@@ -768,6 +797,7 @@ impl Parser<'_> {
             source,
             cost,
             units: k.units,
+            confirm: k.confirm,
         }))
     }
 
@@ -800,6 +830,7 @@ impl Parser<'_> {
             unit,
             running,
             enabled: sv.enabled,
+            confirm: sv.confirm,
         }))
     }
 

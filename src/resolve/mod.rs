@@ -372,7 +372,7 @@ fn resource(
         id,
         instance: instance.to_string(),
         module: format!("{}@{}", module.name, module.version),
-        confirm: false,
+        confirm: def.confirm(),
         spec,
     })
 }
