@@ -91,6 +91,14 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         );
         let _ = writeln!(out, "{}", visible(&line));
     }
+    if !p.needs_confirmation.is_empty() {
+        let line = format!(
+            "  needs confirmation: {} (confirmed over a new connection after the push, else the \
+             machine reverts it)",
+            p.needs_confirmation.join(", ")
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
     out
 }
 

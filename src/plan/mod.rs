@@ -31,6 +31,10 @@ pub struct Plan {
     pub changes: Vec<Change>,
     /// Units that would reload or restart, with the resources that cause it.
     pub units: Vec<UnitChange>,
+    /// The resources whose change must be confirmed over a new connection, else the machine
+    /// reverts it by itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_confirmation: Vec<String>,
 }
 
 /// One resource that differs.
@@ -248,10 +252,16 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
             });
         }
     }
+    let needs_confirmation = changes
+        .iter()
+        .filter(|c| c.new.as_ref().is_some_and(|r| r.confirm))
+        .map(|c| c.id.clone())
+        .collect();
     Plan {
         node: next.node.clone(),
         first_send: last.is_none(),
         unconfirmed: false,
+        needs_confirmation,
         changes,
         units: units
             .into_iter()

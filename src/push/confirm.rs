@@ -51,10 +51,14 @@ pub(super) async fn confirm(
     awaiting: &Awaiting,
 ) -> Confirmation {
     let deadline = Instant::now() + Duration::from_secs(awaiting.deadline);
-    let command = Awaiting::valid_id(&awaiting.id).then(|| helper.confirm_command(&awaiting.id, sudo));
+    let command =
+        Awaiting::valid_id(&awaiting.id).then(|| helper.confirm_command(&awaiting.id, sudo));
     let mut last = match command {
         Some(_) => "no try finished".to_string(),
-        None => format!("the helper named the change {:?}, which is not an id", awaiting.id),
+        None => format!(
+            "the helper named the change {:?}, which is not an id",
+            awaiting.id
+        ),
     };
     while let Some(command) = &command {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -642,7 +642,9 @@ impl Awaiting {
     /// Whether `id` can name a change: lower-case hex only, so it goes into a unit name and a
     /// command line as it is.
     pub fn valid_id(id: &str) -> bool {
-        !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        !id.is_empty()
+            && id.len() <= 32
+            && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     }
 }
 

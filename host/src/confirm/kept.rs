@@ -122,7 +122,8 @@ impl Kept {
                 Entry::File(f) => {
                     add_readers(&mut touched, &f.path, &f.readers.units, f.readers.cost);
                     dirs.extend(f.parents_made.iter().cloned());
-                    kept.originals.extend(f.original.iter().map(|o| o.blob.clone()));
+                    kept.originals
+                        .extend(f.original.iter().map(|o| o.blob.clone()));
                 }
                 Entry::Keys(k) => {
                     add_readers(&mut touched, &k.path, &k.readers.units, k.readers.cost);
@@ -156,7 +157,12 @@ impl Kept {
         }
         for blob in &kept.originals {
             if let Some(found) = files::read(&paths.original(blob))? {
-                files::write_atomically(&dir.join(format!("original-{blob}")), &found.bytes, None, 0o600)?;
+                files::write_atomically(
+                    &dir.join(format!("original-{blob}")),
+                    &found.bytes,
+                    None,
+                    0o600,
+                )?;
             }
         }
         let json = serde_json::to_vec_pretty(&kept).map_err(io::Error::other)?;
@@ -249,7 +255,9 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
         Ok(()) => done
             .restored
             .push(format!("{}: as before the push", paths.record().display())),
-        Err(e) => done.failed.push(format!("{}: {e}", paths.record().display())),
+        Err(e) => done
+            .failed
+            .push(format!("{}: {e}", paths.record().display())),
     }
     for unit in &kept.units {
         put_back_unit(unit, &mut done);
@@ -299,8 +307,12 @@ fn put_back_dir(d: &KeptDir) -> io::Result<Option<String>> {
     let now = files::dir_meta(path)?;
     match (d.was, now) {
         (None, Some(_)) => match files::dir_is_empty(path, &Default::default())? {
-            Some(true) => files::remove_dir(path).map(|()| Some("removed (it was not there)".into())),
-            _ => Ok(Some("kept: the push made it, and something is in it now".into())),
+            Some(true) => {
+                files::remove_dir(path).map(|()| Some("removed (it was not there)".into()))
+            }
+            _ => Ok(Some(
+                "kept: the push made it, and something is in it now".into(),
+            )),
         },
         (Some(was), Some(now)) if was != now => {
             files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
@@ -316,7 +328,9 @@ fn put_back_unit(unit: &KeptUnit, done: &mut Reverted) {
         Err(e) => return done.failed.push(e),
     };
     let mut step = |verb: &str, said: &str| match units::systemctl(verb, &unit.unit) {
-        Ok(()) => done.restored.push(format!("{}: {said} again, as it was", unit.unit)),
+        Ok(()) => done
+            .restored
+            .push(format!("{}: {said} again, as it was", unit.unit)),
         Err(e) => done.failed.push(e),
     };
     match (unit.enabled, now.enabled) {
