@@ -129,6 +129,7 @@ mod tests {
             id: format!("m:package:{name}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::Package(PackageSpec { name: name.into() }),
         }
     }

@@ -78,6 +78,7 @@ mod tests {
                 id: "web:container:web".into(),
                 instance: "web".into(),
                 module: "web@1".into(),
+                confirm: false,
                 spec: Spec::Container(ContainerSpec {
                     name: "web".into(),
                     image: image.into(),

@@ -533,6 +533,7 @@ mod tests {
             id: format!("m:file:{path}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: path.into(),
                 owner: "root".into(),
@@ -634,6 +635,7 @@ mod tests {
             id: format!("m:service:{unit}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::Service(crate::wire::ServiceSpec {
                 unit: unit.into(),
                 running: Some(running),

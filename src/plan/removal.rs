@@ -71,6 +71,7 @@ mod tests {
             id: "m:file:/a".into(),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: "/a".into(),
                 owner: "root".into(),

@@ -146,6 +146,7 @@ mod tests {
             id: format!("t:directory:{}", path.display()),
             instance: "t".into(),
             module: "t@1".into(),
+            confirm: false,
             spec: Spec::Directory(DirectorySpec {
                 path: path.display().to_string(),
                 owner: ids().0.to_string(),

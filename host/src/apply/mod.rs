@@ -591,6 +591,7 @@ pub(crate) mod testkit {
             id: format!("t:file:{}", path.display()),
             instance: "t".into(),
             module: "t@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: path.display().to_string(),
                 owner: ids().0.to_string(),
