@@ -9,6 +9,8 @@
 //! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
 
 mod kept;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 use std::io;
@@ -35,12 +37,14 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .filter(|r| r.confirm)
         .map(|r| r.id.as_str())
         .collect();
+    if mode == Mode::Apply
+        && let Some(id) = awaiting(paths)?
+    {
+        return Err(Error::Awaiting(id));
+    }
     if mode != Mode::Apply || asks.is_empty() {
         let report = apply::run(declaration, mode, paths)?;
         return Ok(with_notes(report, mode, paths));
-    }
-    if let Some(id) = awaiting(paths)? {
-        return Err(Error::Awaiting(id));
     }
     // only a push that would change what asks for confirmation waits for one
     if changed(&apply::run(declaration, Mode::DryRun, paths)?, &asks).is_empty() {

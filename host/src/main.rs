@@ -10,6 +10,11 @@
 //! holds the lock; `mesh_wire::EXIT_RECORD_LOST` and `EXIT_RECORD_UNREADABLE` when the record is
 //! lost (signs of the mesh but no record) or cannot be trusted: then a `RecordRefusal` is printed
 //! on stdout, and nothing on the machine was changed. `adopt` takes such a machine as it is now.
+//!
+//! A push that changes a resource asking for confirmation is kept, applied, and reverted by the
+//! helper itself unless `mesh-host confirm ID` comes over a new connection in time (see
+//! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late, 2 for an
+//! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs.
 
 mod adopt;
 mod apply;

@@ -682,4 +682,34 @@ mod tests {
         let p = plan(&decl(vec![process("m@2", "/bin/b")]), Some(&old), None);
         assert_eq!(p.units[0].verb, "restart");
     }
+
+    #[test]
+    fn the_plan_names_the_changes_that_need_confirmation_and_no_other() {
+        let drop_in = |content: &str| {
+            let mut r = file("/etc/ssh/sshd_config.d/50-mesh.conf", content, "1", &[]);
+            r.confirm = true;
+            r
+        };
+        let motd = |content: &str| file("/etc/motd", content, "1", &[]);
+        let was = decl(vec![drop_in("AllowUsers *\n"), motd("hi\n")]);
+        let p = plan(
+            &decl(vec![drop_in("AllowUsers ops\n"), motd("hi\n")]),
+            Some(&was),
+            None,
+        );
+        assert_eq!(
+            p.needs_confirmation,
+            vec!["m:file:/etc/ssh/sshd_config.d/50-mesh.conf"]
+        );
+        let p = plan(
+            &decl(vec![drop_in("AllowUsers *\n"), motd("hello\n")]),
+            Some(&was),
+            None,
+        );
+        assert!(
+            p.needs_confirmation.is_empty(),
+            "{:?}",
+            p.needs_confirmation
+        );
+    }
 }
