@@ -83,7 +83,7 @@ impl ResourceDef {
                 format!(", read by {}", units.join(", "))
             }
         };
-        match self {
+        let said = match self {
             ResourceDef::File(f) => {
                 let check = if f.validate.is_empty() {
                     String::new()
@@ -160,6 +160,11 @@ impl ResourceDef {
                     )
                 }
             ),
+        };
+        if self.confirm() {
+            format!("{said}; a change is confirmed over a new connection, else reverted")
+        } else {
+            said
         }
     }
 }
@@ -1131,6 +1136,22 @@ mod tests {
             Ok(_) => panic!("accepted: {resource}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn confirm_is_taken_on_files_keys_and_services_and_sshd_asks_for_it() {
+        let said = refused(
+            r#"{"kind":"process","description":"d","command":["/bin/true"],"confirm":true}"#,
+        );
+        assert!(
+            said.contains("resources[0]") && said.contains("confirm"),
+            "{said}"
+        );
+        let catalogue = super::super::Catalogue::load(&[]).unwrap();
+        let sshd = catalogue.module("sshd").unwrap();
+        assert!(sshd.resources.iter().all(super::ResourceDef::confirm));
+        let motd = catalogue.module("motd").unwrap();
+        assert!(!motd.resources.iter().any(super::ResourceDef::confirm));
     }
 
     #[test]
