@@ -6,7 +6,7 @@
 //! Processes, containers and packages are not kept: a revert leaves them as the push made them
 //! (the README says so). What can cut the operator off is files, keys and units.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use mesh_wire::{Cost, Declaration, Reverted, Spec};
 use serde::{Deserialize, Serialize};
 
 use crate::files;
-use crate::record::{Entry, Paths, Record};
+use crate::record::{Entry, LoadError, Paths, Record};
 use crate::units;
 
 /// Everything kept for one push, as `pending/<id>/kept.json` says it.
@@ -100,6 +100,8 @@ impl Kept {
         for resource in &declaration.resources {
             match &resource.spec {
                 Spec::File(_) | Spec::Keys(_) => {
+                    // directories writing it would make
+                    dirs.extend(files::missing_ancestors(Path::new(resource.spec.target())));
                     if let Some(c) = resource.spec.costing() {
                         let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
                         add_readers(&mut touched, resource.spec.target(), &c.units, cost);
@@ -204,6 +206,10 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
         restored: Vec::new(),
         failed: Vec::new(),
     };
+    // a directory that was there comes back before the files in it, shallowest first
+    for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
+        note(&mut done, &d.path, put_back_dir(d));
+    }
     let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
     for file in &kept.files {
         match put_back_file(file, dir) {
@@ -221,13 +227,9 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
             Err(e) => done.failed.push(format!("{}: {e}", file.path)),
         }
     }
-    // deepest first: a directory the push made inside another it made goes before it
-    for d in kept.dirs.iter().rev() {
-        match put_back_dir(d) {
-            Ok(Some(said)) => done.restored.push(format!("{}: {said}", d.path)),
-            Ok(None) => {}
-            Err(e) => done.failed.push(format!("{}: {e}", d.path)),
-        }
+    // one the push made goes once the files are out of it, deepest first
+    for d in kept.dirs.iter().rev().filter(|d| d.was.is_none()) {
+        note(&mut done, &d.path, put_back_dir(d));
     }
     for blob in &kept.originals {
         let kept_copy = dir.join(format!("original-{blob}"));
@@ -242,19 +244,15 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
             done.failed.push(format!("kept original {blob}: {e}"));
         }
     }
-    let record = match &kept.record {
-        Some(blob) => files::read(&dir.join(blob)).and_then(|found| {
-            let bytes = found.map(|f| f.bytes).unwrap_or_default();
-            files::write_atomically(&paths.record(), &bytes, None, 0o600)
-        }),
-        // a machine the mesh had never applied: an empty record, not none (its lock is a sign
-        // of the mesh, and a missing record would then be taken as lost)
-        None => Record::new().save(paths),
-    };
-    match record {
-        Ok(()) => done
-            .restored
-            .push(format!("{}: as before the push", paths.record().display())),
+    match put_back_record(kept, dir, paths) {
+        Ok(left) => {
+            done.restored
+                .push(format!("{}: as before the push", paths.record().display()));
+            done.restored.extend(
+                left.into_iter()
+                    .map(|id| format!("{id}: left as the push made it (not reverted)")),
+            );
+        }
         Err(e) => done
             .failed
             .push(format!("{}: {e}", paths.record().display())),
@@ -269,6 +267,61 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
         }
     }
     done
+}
+
+fn note(done: &mut Reverted, path: &str, result: io::Result<Option<String>>) {
+    match result {
+        Ok(Some(said)) => done.restored.push(format!("{path}: {said}")),
+        Ok(None) => {}
+        Err(e) => done.failed.push(format!("{path}: {e}")),
+    }
+}
+
+/// Puts the record back as it was before the push, but for what a revert does not undo
+/// (packages, processes, containers): those keep what the push made of them, so the record stays
+/// true to the machine. Says the ids of those the push had changed. A machine the mesh had never
+/// applied gets an empty record, not none (its lock is a sign of the mesh, and a missing record
+/// would then be taken for a lost one).
+fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<String>> {
+    let unreadable = |e: LoadError| match e {
+        LoadError::Io(e) => e,
+        LoadError::Refused(r) => io::Error::other(r.to_string()),
+    };
+    let mut before = match &kept.record {
+        Some(blob) => {
+            let found = files::read(&dir.join(blob))?
+                .ok_or_else(|| io::Error::other(format!("its kept copy {blob} is gone")))?;
+            Record::parse(&found.bytes, "the record kept before the push").map_err(unreadable)?
+        }
+        None => Record::new(),
+    };
+    let now = Record::load(paths)
+        .map_err(unreadable)?
+        .unwrap_or_else(Record::new);
+    let not_reverted = |e: &Entry| {
+        matches!(
+            e,
+            Entry::Package(_) | Entry::Process(_) | Entry::Container(_)
+        )
+    };
+    let as_json = |e: Option<&Entry>| e.and_then(|e| serde_json::to_value(e).ok());
+    let ids: BTreeSet<String> = (before.resources.iter().chain(now.resources.iter()))
+        .filter(|(_, e)| not_reverted(e))
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut left = Vec::new();
+    for id in ids {
+        let made = now.resources.get(&id);
+        if as_json(made) != as_json(before.resources.get(&id)) {
+            left.push(id.clone());
+        }
+        match made {
+            Some(entry) => before.resources.insert(id, entry.clone()),
+            None => before.resources.remove(&id),
+        };
+    }
+    before.save(paths)?;
+    Ok(left)
 }
 
 /// Puts one file back; `true` when it had to change.
@@ -314,6 +367,11 @@ fn put_back_dir(d: &KeptDir) -> io::Result<Option<String>> {
                 "kept: the push made it, and something is in it now".into(),
             )),
         },
+        (Some(was), None) => {
+            files::make_dir(path)?;
+            files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
+            Ok(Some("made again, as it was".into()))
+        }
         (Some(was), Some(now)) if was != now => {
             files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
             Ok(Some("owner and mode put back".into()))

@@ -1,11 +1,11 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use mesh_wire::{EXIT_ALREADY_REVERTED, Mode};
+use mesh_wire::{DirectorySpec, EXIT_ALREADY_REVERTED, Mode, Resource, Spec};
 
 use super::kept::{self, Kept};
 use super::{claim, confirm};
-use crate::apply::testkit::{decl, file, run, sandbox};
+use crate::apply::testkit::{decl, file, ids, run, sandbox};
 use crate::record::Record;
 
 #[test]
@@ -81,4 +81,44 @@ fn confirming_and_reverting_race_for_one_rename_and_the_loser_hears_it() {
         "reverting: too late to confirm"
     );
     assert_eq!(confirm("ef", &paths), 2, "no such change");
+}
+
+#[test]
+fn a_directory_the_push_made_goes_after_the_files_in_it() {
+    let (dir, paths) = sandbox();
+    let made = dir.path().join("made");
+    let directory = Resource {
+        id: format!("t:directory:{}", made.display()),
+        instance: "t".into(),
+        module: "t@1".into(),
+        confirm: false,
+        spec: Spec::Directory(DirectorySpec {
+            path: made.display().to_string(),
+            owner: ids().0.to_string(),
+            group: ids().1.to_string(),
+            mode: 0o750,
+        }),
+    };
+    let push = decl(vec![directory, file(&made.join("x.conf"), "x\n")]);
+    let pending = kept::dir(&paths, "ef56");
+    let kept = Kept::take(&push, None, &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert!(made.join("x.conf").exists());
+    let reverted = kept::revert(&kept, &pending, &paths, "ef56", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert!(!made.exists(), "{reverted:?}");
+}
+
+#[test]
+fn the_directories_a_file_needed_go_with_it() {
+    let (dir, paths) = sandbox();
+    let deep = dir.path().join("a").join("b");
+    let push = decl(vec![file(&deep.join("x.conf"), "x\n")]);
+    let pending = kept::dir(&paths, "ab78");
+    let kept = Kept::take(&push, None, &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert!(deep.join("x.conf").exists());
+    let reverted = kept::revert(&kept, &pending, &paths, "ab78", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert!(!dir.path().join("a").exists(), "{reverted:?}");
 }
