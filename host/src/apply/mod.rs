@@ -610,6 +610,22 @@ pub(crate) mod testkit {
         }
     }
 
+    /// A directory at `path`, ours, mode 0750, declared by instance `t`.
+    pub(crate) fn directory(path: &std::path::Path) -> Resource {
+        Resource {
+            id: format!("t:directory:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            confirm: false,
+            spec: Spec::Directory(mesh_wire::DirectorySpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o750,
+            }),
+        }
+    }
+
     pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         Declaration {
             version: VERSION,

@@ -1,11 +1,11 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use mesh_wire::{DirectorySpec, EXIT_ALREADY_REVERTED, Mode, Resource, Spec};
+use mesh_wire::{EXIT_ALREADY_REVERTED, Mode};
 
 use super::kept::{self, Kept};
 use super::{claim, confirm};
-use crate::apply::testkit::{decl, file, ids, run, sandbox};
+use crate::apply::testkit::{decl, directory, file, run, sandbox};
 use crate::record::Record;
 
 #[test]
@@ -87,19 +87,7 @@ fn confirming_and_reverting_race_for_one_rename_and_the_loser_hears_it() {
 fn a_directory_the_push_made_goes_after_the_files_in_it() {
     let (dir, paths) = sandbox();
     let made = dir.path().join("made");
-    let directory = Resource {
-        id: format!("t:directory:{}", made.display()),
-        instance: "t".into(),
-        module: "t@1".into(),
-        confirm: false,
-        spec: Spec::Directory(DirectorySpec {
-            path: made.display().to_string(),
-            owner: ids().0.to_string(),
-            group: ids().1.to_string(),
-            mode: 0o750,
-        }),
-    };
-    let push = decl(vec![directory, file(&made.join("x.conf"), "x\n")]);
+    let push = decl(vec![directory(&made), file(&made.join("x.conf"), "x\n")]);
     let pending = kept::dir(&paths, "ef56");
     let kept = Kept::take(&push, None, &pending, &paths).unwrap();
     run(&push, Mode::Apply, &paths).unwrap();
