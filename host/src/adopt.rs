@@ -377,6 +377,8 @@ impl Adopt<'_> {
             resources: self.outcomes,
             units: Vec::new(),
             adoption: Some(self.adoption),
+            awaiting: None,
+            reverted: Vec::new(),
         }
     }
 }

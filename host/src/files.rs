@@ -251,9 +251,14 @@ fn set_on_handle(fd: &OwnedFd, uid: u32, gid: u32, mode: u32) -> io::Result<()> 
 
 /// A temp file's name no one can guess: `.mesh-` and 128 random bits.
 fn temp_name() -> io::Result<String> {
+    Ok(format!(".mesh-{}.tmp", random_hex()?))
+}
+
+/// 128 random bits in lower-case hex: a name no one can guess.
+pub(crate) fn random_hex() -> io::Result<String> {
     let mut random = [0u8; 16];
     rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
-    Ok(format!(".mesh-{}.tmp", hex(&random)))
+    Ok(hex(&random))
 }
 
 #[cfg(test)]

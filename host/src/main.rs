@@ -10,10 +10,16 @@
 //! holds the lock; `mesh_wire::EXIT_RECORD_LOST` and `EXIT_RECORD_UNREADABLE` when the record is
 //! lost (signs of the mesh but no record) or cannot be trusted: then a `RecordRefusal` is printed
 //! on stdout, and nothing on the machine was changed. `adopt` takes such a machine as it is now.
+//!
+//! A push that changes a resource asking for confirmation is kept, applied, and reverted by the
+//! helper itself unless `mesh-host confirm ID` comes over a new connection in time (see
+//! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late, 2 for an
+//! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs.
 
 mod adopt;
 mod apply;
 mod child;
+mod confirm;
 mod files;
 mod owners;
 mod record;
@@ -36,12 +42,29 @@ fn main() -> ExitCode {
         ["apply"] => Mode::Apply,
         ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
         ["adopt"] => Mode::Adopt,
+        ["confirm", id] if mesh_wire::Awaiting::valid_id(id) => {
+            return ExitCode::from(confirm::confirm(id, &record::Paths::default()));
+        }
+        ["await-confirm", id, "--deadline", seconds] if mesh_wire::Awaiting::valid_id(id) => {
+            let Ok(seconds) = seconds.parse::<u64>() else {
+                eprintln!("mesh-host: --deadline takes whole seconds, not {seconds:?}");
+                return ExitCode::from(2);
+            };
+            return ExitCode::from(confirm::await_confirm(
+                id,
+                seconds,
+                &record::Paths::default(),
+            ));
+        }
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         _ => {
-            eprintln!("usage: mesh-host apply [--dry-run] | adopt < declaration.json");
+            eprintln!(
+                "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS"
+            );
             return ExitCode::from(2);
         }
     };
@@ -59,7 +82,7 @@ fn main() -> ExitCode {
     };
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
-    let report = match apply::run(&declaration, mode, &record::Paths::default()) {
+    let report = match confirm::run(&declaration, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");

@@ -64,6 +64,16 @@ impl ResourceDef {
         }
     }
 
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    pub fn confirm(&self) -> bool {
+        match self {
+            ResourceDef::File(f) => f.confirm,
+            ResourceDef::Keys(k) => k.confirm,
+            ResourceDef::Service(sv) => sv.confirm,
+            ResourceDef::Package(_) | ResourceDef::Process(_) | ResourceDef::Container(_) => false,
+        }
+    }
+
     /// One line saying what it puts on a machine, for `mesh module show`.
     pub fn describe(&self) -> String {
         let read_by = |units: &[String]| {
@@ -73,7 +83,7 @@ impl ResourceDef {
                 format!(", read by {}", units.join(", "))
             }
         };
-        match self {
+        let said = match self {
             ResourceDef::File(f) => {
                 let check = if f.validate.is_empty() {
                     String::new()
@@ -150,6 +160,11 @@ impl ResourceDef {
                     )
                 }
             ),
+        };
+        if self.confirm() {
+            format!("{said}; a change is confirmed over a new connection, else reverted")
+        } else {
+            said
         }
     }
 }
@@ -196,6 +211,9 @@ pub struct KeysDef {
     pub cost: Cost,
     /// Units that read the file.
     pub units: Vec<String>,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 /// A value in a keys resource, with every string a template.
@@ -282,6 +300,9 @@ pub struct ServiceDef {
     pub running: Option<bool>,
     /// Enabled at boot, disabled, or left as it is.
     pub enabled: Option<bool>,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 /// A file resource.
@@ -309,6 +330,9 @@ pub struct FileDef {
     pub validate: Vec<String>,
     /// It holds secrets: never shown in a plan or diff.
     pub secret: bool,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -333,6 +357,9 @@ struct RawFile {
     /// It holds secrets: mode 0600 or stricter, its content never shown.
     #[serde(default)]
     secret: bool,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -352,6 +379,9 @@ struct RawKeys {
     cost: Option<String>,
     #[serde(default)]
     units: Vec<String>,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 #[derive(Deserialize)]
@@ -451,6 +481,9 @@ struct RawService {
     unit: Option<String>,
     state: Option<String>,
     enabled: Option<bool>,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
 }
 
 fn root() -> String {
@@ -719,6 +752,7 @@ impl Parser<'_> {
             units: f.units,
             validate: f.validate,
             secret: f.secret,
+            confirm: f.confirm,
         }))
     }
 
@@ -768,6 +802,7 @@ impl Parser<'_> {
             source,
             cost,
             units: k.units,
+            confirm: k.confirm,
         }))
     }
 
@@ -800,6 +835,7 @@ impl Parser<'_> {
             unit,
             running,
             enabled: sv.enabled,
+            confirm: sv.confirm,
         }))
     }
 
@@ -1100,6 +1136,22 @@ mod tests {
             Ok(_) => panic!("accepted: {resource}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn confirm_is_taken_on_files_keys_and_services_and_sshd_asks_for_it() {
+        let said = refused(
+            r#"{"kind":"process","description":"d","command":["/bin/true"],"confirm":true}"#,
+        );
+        assert!(
+            said.contains("resources[0]") && said.contains("confirm"),
+            "{said}"
+        );
+        let catalogue = super::super::Catalogue::load(&[]).unwrap();
+        let sshd = catalogue.module("sshd").unwrap();
+        assert!(sshd.resources.iter().all(super::ResourceDef::confirm));
+        let motd = catalogue.module("motd").unwrap();
+        assert!(!motd.resources.iter().any(super::ResourceDef::confirm));
     }
 
     #[test]

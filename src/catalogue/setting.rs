@@ -39,17 +39,21 @@ pub enum SettingType {
     /// `yes` or `no`, as sshd and many daemons spell a switch in their files.
     #[serde(rename = "yes-no")]
     YesNo,
+    /// One line of text: a value a configuration file reads up to the end of its line, where a
+    /// newline would start a directive of its own.
+    Line,
 }
 
 impl SettingType {
     /// Every type, for messages that list them.
-    pub const ALL: [SettingType; 6] = [
+    pub const ALL: [SettingType; 7] = [
         SettingType::String,
         SettingType::Integer,
         SettingType::Boolean,
         SettingType::List,
         SettingType::Object,
         SettingType::YesNo,
+        SettingType::Line,
     ];
 
     /// The type's name as module.json spells it.
@@ -61,6 +65,7 @@ impl SettingType {
             SettingType::List => "list",
             SettingType::Object => "object",
             SettingType::YesNo => "yes-no",
+            SettingType::Line => "line",
         }
     }
 
@@ -78,6 +83,7 @@ impl SettingType {
             SettingType::List => value.is_array(),
             SettingType::Object => value.is_object(),
             SettingType::YesNo => matches!(value.as_str(), Some("yes" | "no")),
+            SettingType::Line => value.as_str().is_some_and(|s| !s.contains('\n')),
         }
     }
 
@@ -87,7 +93,9 @@ impl SettingType {
     /// sequence speaks to whoever reads it.
     pub fn parse_value(self, text: &str) -> Result<Value, String> {
         let value = match self {
-            SettingType::String | SettingType::YesNo => Value::String(text.to_string()),
+            SettingType::String | SettingType::YesNo | SettingType::Line => {
+                Value::String(text.to_string())
+            }
             _ => serde_json::from_str(text).map_err(|_| self.expected())?,
         };
         if let Some(c) = control_character(&value) {
@@ -112,6 +120,7 @@ impl SettingType {
             SettingType::List => "a JSON list, e.g. [\"a\",\"b\"]".into(),
             SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
             SettingType::YesNo => "yes or no".into(),
+            SettingType::Line => "one line of text (no newline)".into(),
         }
     }
 }
@@ -164,6 +173,14 @@ mod tests {
         assert!(SettingType::List.parse_value("{}").is_err());
         assert_eq!(SettingType::YesNo.parse_value("no"), Ok(json!("no")));
         assert!(SettingType::YesNo.parse_value("false").is_err());
+        assert_eq!(
+            SettingType::Line.parse_value("ops admin"),
+            Ok(json!("ops admin"))
+        );
+        let said = SettingType::Line
+            .parse_value("ops\nPermitRootLogin yes")
+            .unwrap_err();
+        assert!(said.contains("one line"), "{said}");
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub(crate) struct PushArgs {
     /// changes); without it such a node is held. Repeatable.
     #[arg(long = "move", value_name = "INSTANCE")]
     moves: Vec<String>,
+    /// Seconds a change that can cut you off (sshd, network, firewall) waits to be confirmed
+    /// over a new connection before the machine reverts it by itself.
+    #[arg(long, default_value_t = crate::wire::CONFIRM_WITHIN, value_name = "SECONDS")]
+    confirm_timeout: u64,
     #[command(flatten)]
     connect: Connect,
 }
@@ -97,7 +101,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     }
     let failed = results
         .iter()
-        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
+        .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
     Ok(if failed {
         exit::SOME_FAILED
     } else if !held.is_empty() || !kept.is_empty() {
@@ -153,7 +157,11 @@ fn push_wave(
             .filter(|m| !a.moves.contains(&m.instance))
             .collect();
         if unacknowledged.is_empty() {
-            jobs.push(job(inv, node, declaration)?);
+            let mut job = job(inv, node, declaration)?;
+            if job.declaration.resources.iter().any(|r| r.confirm) {
+                job.declaration.confirm_within = Some(a.confirm_timeout.max(1));
+            }
+            jobs.push(job);
         } else {
             held.push((node.name, unacknowledged));
         }
@@ -198,6 +206,16 @@ fn push_wave(
     let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
+                // reverted on the machine: what it has is what it had, the inventory keeps
+                // what it confirmed before, and the plan shows the change still pending
+                Ok(answer) if answer.reverted() => (
+                    PushRecord {
+                        outcome: "reverted".into(),
+                        reason: answer.confirmation.as_ref().map(push::Confirmation::said),
+                        ..PushRecord::answered(&r.node, started, digest, &answer.report)
+                    },
+                    None,
+                ),
                 Ok(answer) => (
                     PushRecord::answered(&r.node, started, digest, &answer.report),
                     Some(sent),

@@ -108,6 +108,7 @@ fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
                 result: Ok(push::Answer {
                     report,
                     uploaded: false,
+                    confirmation: None,
                 }),
             };
             out_raw!("{}", render::node(&result, mode, None));

@@ -191,7 +191,7 @@ pub(crate) fn fan_out(
 pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
     r.result
         .as_ref()
-        .is_ok_and(|a| !a.report.failed() && !a.report.changed())
+        .is_ok_and(|a| !a.failed() && !a.report.changed())
 }
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a

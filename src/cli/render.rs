@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::plan::{Action, Plan, content, visible};
-use crate::push::NodeResult;
+use crate::push::{self, NodeResult};
 use crate::wire::{Mode, Spec, State};
 
 /// One node's plan as text; an unchanged node is one line saying so.
@@ -88,6 +88,14 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             u.unit,
             u.verb,
             u.because.join(", ")
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
+    if !p.needs_confirmation.is_empty() {
+        let line = format!(
+            "  needs confirmation: {} (confirmed over a new connection after the push, else the \
+             machine reverts it)",
+            p.needs_confirmation.join(", ")
         );
         let _ = writeln!(out, "{}", visible(&line));
     }
@@ -219,7 +227,9 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     };
     let report = &answer.report;
     let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
-    let verdict = if report.failed() {
+    let verdict = if answer.reverted() {
+        "FAILED (reverted)"
+    } else if report.failed() {
         "FAILED (resources)"
     } else if mode == Mode::DryRun {
         "checked"
@@ -241,6 +251,21 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
             ""
         }
     );
+    if let Some(confirmation) = &answer.confirmation {
+        let line = format!("  {}", confirmation.said());
+        let _ = writeln!(out, "{}", visible(&line));
+    }
+    for r in &report.reverted {
+        let mut line = format!(
+            "  reverted on the machine earlier (change {}, not confirmed in time): {}",
+            r.id,
+            r.restored.join("; ")
+        );
+        if !r.failed.is_empty() {
+            line.push_str(&format!("; NOT put back: {}", r.failed.join("; ")));
+        }
+        let _ = writeln!(out, "{}", visible(&line));
+    }
     for o in report
         .resources
         .iter()
@@ -275,7 +300,7 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
 pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
     let failed = results
         .iter()
-        .filter(|r| r.result.as_ref().map_or(true, |a| a.report.failed()))
+        .filter(|r| r.result.as_ref().map_or(true, push::Answer::failed))
         .count();
     format!(
         "{} nodes: {} {}, {failed} failed\n",
@@ -317,9 +342,15 @@ pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
         results
             .iter()
             .map(|r| match &r.result {
-                Ok(a) => json!({"node": r.node, "mode": mode_name,
-                    "outcome": if a.report.failed() { "failed" } else { done },
-                    "uploaded": a.uploaded, "report": a.report}),
+                Ok(a) => {
+                    let mut node = json!({"node": r.node, "mode": mode_name,
+                        "outcome": if a.reverted() { "reverted" } else if a.failed() { "failed" } else { done },
+                        "uploaded": a.uploaded, "report": a.report});
+                    if let Some(c) = &a.confirmation {
+                        node["confirmation"] = json!(c.said());
+                    }
+                    node
+                }
                 Err(e) => json!({"node": r.node, "mode": mode_name, "outcome": "failed",
                     "kind": e.kind(), "reason": e.to_string()}),
             })

@@ -33,6 +33,7 @@ impl Inventory {
             node: node.to_string(),
             resources,
             expects_record: false,
+            confirm_within: None,
         }))
     }
 }
@@ -128,6 +129,7 @@ mod tests {
             id: format!("m:package:{name}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::Package(PackageSpec { name: name.into() }),
         }
     }
@@ -138,6 +140,7 @@ mod tests {
             node: "n".into(),
             resources: resources.to_vec(),
             expects_record: false,
+            confirm_within: None,
         }
     }
 
@@ -158,6 +161,8 @@ mod tests {
                 .collect(),
             units: vec![],
             adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
         }
     }
 
@@ -293,6 +298,7 @@ mod tests {
             node: "n".into(),
             resources: vec![resource.clone()],
             expects_record: false,
+            confirm_within: None,
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

@@ -140,10 +140,12 @@ impl Inventory {
     /// The helper's report from the last push to `node` that it answered: it says what undoing
     /// each resource would do now, which the plan shows for resources about to be undeclared.
     pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {
+        // a reverted push's report tells of changes the machine put back: not what it has
         let text: Option<String> = self
             .conn
             .query_row(
-                "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
+                "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL
+                   AND outcome != 'reverted' ORDER BY id DESC LIMIT 1",
                 [node],
                 |r| r.get(0),
             )

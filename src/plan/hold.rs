@@ -73,10 +73,12 @@ mod tests {
             version: VERSION,
             node: "n".into(),
             expects_record: false,
+            confirm_within: None,
             resources: vec![Resource {
                 id: "web:container:web".into(),
                 instance: "web".into(),
                 module: "web@1".into(),
+                confirm: false,
                 spec: Spec::Container(ContainerSpec {
                     name: "web".into(),
                     image: image.into(),

@@ -35,6 +35,10 @@ pub struct Plan {
     pub changes: Vec<Change>,
     /// Units that would reload or restart, with the resources that cause it.
     pub units: Vec<UnitChange>,
+    /// The resources whose change must be confirmed over a new connection, else the machine
+    /// reverts it by itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_confirmation: Vec<String>,
 }
 
 /// One resource that differs.
@@ -256,11 +260,17 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
             });
         }
     }
+    let needs_confirmation = changes
+        .iter()
+        .filter(|c| c.new.as_ref().is_some_and(|r| r.confirm))
+        .map(|c| c.id.clone())
+        .collect();
     Plan {
         node: next.node.clone(),
         first_send: last.is_none(),
         unconfirmed: false,
         held: Vec::new(),
+        needs_confirmation,
         changes,
         units: units
             .into_iter()
@@ -532,6 +542,7 @@ mod tests {
             id: format!("m:file:{path}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: path.into(),
                 owner: "root".into(),
@@ -556,6 +567,7 @@ mod tests {
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         }
     }
 
@@ -616,6 +628,8 @@ mod tests {
             }],
             units: vec![],
             adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
         };
         assert!(
             plan(&decl(vec![]), Some(&old), Some(&report))
@@ -630,6 +644,7 @@ mod tests {
             id: format!("m:service:{unit}"),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::Service(crate::wire::ServiceSpec {
                 unit: unit.into(),
                 running: Some(running),
@@ -656,6 +671,7 @@ mod tests {
             id: "m:process:m.service".into(),
             instance: "m".into(),
             module: module.into(),
+            confirm: false,
             spec: Spec::Process(crate::wire::ProcessSpec {
                 unit: "m.service".into(),
                 description: "d".into(),
@@ -674,5 +690,35 @@ mod tests {
         assert!(p.units.is_empty(), "{:?}", p.units);
         let p = plan(&decl(vec![process("m@2", "/bin/b")]), Some(&old), None);
         assert_eq!(p.units[0].verb, "restart");
+    }
+
+    #[test]
+    fn the_plan_names_the_changes_that_need_confirmation_and_no_other() {
+        let drop_in = |content: &str| {
+            let mut r = file("/etc/ssh/sshd_config.d/50-mesh.conf", content, "1", &[]);
+            r.confirm = true;
+            r
+        };
+        let motd = |content: &str| file("/etc/motd", content, "1", &[]);
+        let was = decl(vec![drop_in("AllowUsers *\n"), motd("hi\n")]);
+        let p = plan(
+            &decl(vec![drop_in("AllowUsers ops\n"), motd("hi\n")]),
+            Some(&was),
+            None,
+        );
+        assert_eq!(
+            p.needs_confirmation,
+            vec!["m:file:/etc/ssh/sshd_config.d/50-mesh.conf"]
+        );
+        let p = plan(
+            &decl(vec![drop_in("AllowUsers *\n"), motd("hello\n")]),
+            Some(&was),
+            None,
+        );
+        assert!(
+            p.needs_confirmation.is_empty(),
+            "{:?}",
+            p.needs_confirmation
+        );
     }
 }

@@ -71,6 +71,7 @@ mod tests {
             id: "m:file:/a".into(),
             instance: "m".into(),
             module: "m@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: "/a".into(),
                 owner: "root".into(),
@@ -92,6 +93,7 @@ mod tests {
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         };
         let report = Report {
             version: VERSION,
@@ -110,6 +112,8 @@ mod tests {
             }],
             units: vec![],
             adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

@@ -1,6 +1,6 @@
-//! The helper on the machine: where it lives, and the only two commands mesh ever runs there.
+//! The helper on the machine: where it lives, and the only commands mesh ever runs there.
 //!
-//! Both commands are constants but for the helper's content hash (hex): nothing an operator or a
+//! They are constants but for the helper's content hash and a change's id (both hex): nothing an operator or a
 //! module writes is ever pasted into them. Everything else reaches the machine as data on the
 //! helper's stdin.
 
@@ -52,6 +52,16 @@ impl Helper {
         };
         let script = format!(
             "P={}; if [ -x \"$P\" ]; then exec \"$P\" {verb}; else exit {EXIT_HELPER_MISSING}; fi",
+            self.remote_path()
+        );
+        wrap(&script, sudo)
+    }
+
+    /// Confirms change `id` (lower-case hex, checked by the caller: it is pasted as it is).
+    pub fn confirm_command(&self, id: &str, sudo: bool) -> String {
+        debug_assert!(crate::wire::Awaiting::valid_id(id));
+        let script = format!(
+            "P={}; if [ -x \"$P\" ]; then exec \"$P\" confirm {id}; else exit {EXIT_HELPER_MISSING}; fi",
             self.remote_path()
         );
         wrap(&script, sudo)

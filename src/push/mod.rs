@@ -5,6 +5,7 @@
 //! This layer does no I/O on the inventory and prints nothing: it takes jobs and hands results
 //! and progress events back, so the CLI decides how they look and what is recorded.
 
+pub mod confirm;
 pub mod helper;
 pub mod route;
 
@@ -21,6 +22,7 @@ use crate::wire::{
     Declaration, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
     EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
 };
+pub use confirm::Confirmation;
 pub use helper::Helper;
 pub use route::Reach;
 
@@ -95,6 +97,20 @@ pub struct Job {
 pub struct Answer {
     pub report: Report,
     pub uploaded: bool,
+    /// How a change that awaited confirmation ended; `None`: nothing awaited it.
+    pub confirmation: Option<Confirmation>,
+}
+
+impl Answer {
+    /// Whether the node failed: a resource or unit failed, or its change was reverted.
+    pub fn failed(&self) -> bool {
+        self.report.failed() || self.reverted()
+    }
+
+    /// Whether the change was reverted because no new connection could confirm it.
+    pub fn reverted(&self) -> bool {
+        matches!(self.confirmation, Some(Confirmation::Reverted { .. }))
+    }
 }
 
 /// One node's result.
@@ -281,7 +297,30 @@ async fn push_one(
         node: name.clone(),
         reason: e.to_string(),
     })?;
-    Ok(Answer { report, uploaded })
+    let confirmation = match &report.awaiting {
+        Some(awaiting) => {
+            if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
+                std::process::exit(9);
+            }
+            Some(
+                confirm::confirm(
+                    target,
+                    sudo,
+                    helper,
+                    &reach.credentials,
+                    options.connect_timeout,
+                    awaiting,
+                )
+                .await,
+            )
+        }
+        None => None,
+    };
+    Ok(Answer {
+        report,
+        uploaded,
+        confirmation,
+    })
 }
 
 /// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.

@@ -161,6 +161,7 @@ pub fn compose(
                 id: format!("{}:directory:{}", a.instance, spec.target()),
                 instance: a.instance.clone(),
                 module: format!("{}@{}", module.name, module.version),
+                confirm: false,
                 spec,
             });
         }
@@ -198,6 +199,7 @@ pub fn compose(
             node: node.name.clone(),
             resources,
             expects_record: false,
+            confirm_within: None,
         },
         held: holds,
     })
@@ -442,6 +444,7 @@ fn resource(
         id,
         instance: instance.to_string(),
         module: format!("{}@{}", module.name, module.version),
+        confirm: def.confirm(),
         spec,
     })
 }

@@ -8,6 +8,7 @@
 
 mod check;
 mod cli;
+mod confirm;
 mod confirmed;
 mod container;
 mod contracts;

@@ -37,6 +37,13 @@ pub const EXIT_RECORD_LOST: u32 = 20;
 /// its version is one this helper does not know. It prints a [`RecordRefusal`] on stdout.
 pub const EXIT_RECORD_UNREADABLE: u32 = 21;
 
+/// Seconds a helper waits for a confirmation when the declaration does not say.
+pub const CONFIRM_WITHIN: u64 = 30;
+
+/// Exit status of the helper's `confirm ID` when the change was already reverted (the deadline
+/// passed): the operator reports the revert.
+pub const EXIT_ALREADY_REVERTED: u32 = 30;
+
 /// Why a helper refused to touch a machine: it cannot trust what it knows of the machine, and
 /// applying anyway would take the mesh's own work for the host's (and lose the real originals).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +118,10 @@ pub struct Declaration {
     /// gone), and is refused until adopted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expects_record: bool,
+    /// Seconds the helper waits for the operator's confirmation over a new connection when the
+    /// push changes a resource that asks for it; `None`: [`CONFIRM_WITHIN`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm_within: Option<u64>,
 }
 
 /// One thing on a machine, with an id that stays the same from push to push.
@@ -122,6 +133,11 @@ pub struct Resource {
     pub instance: String,
     /// The module (and its version) that declares it, for reports.
     pub module: String,
+    /// A change to it can cut the operator off (sshd, network, firewall): the helper keeps what
+    /// it needs to put the machine back, applies, and reverts by itself unless the operator
+    /// confirms over a new connection within [`Declaration::confirm_within`] seconds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm: bool,
     /// What kind of resource, and its details.
     #[serde(flatten)]
     pub spec: Spec,
@@ -601,6 +617,48 @@ pub struct Report {
     /// In an adopt run: what the helper took, kept and could not give back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adoption: Option<Adoption>,
+    /// The change waits for the operator's confirmation over a new connection, else it is
+    /// reverted by the helper itself at the deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Awaiting>,
+    /// Earlier pushes the helper reverted because no confirmation came in time (said once, by
+    /// the next apply; a dry run says them too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverted: Vec<Reverted>,
+}
+
+/// A change waiting to be confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Awaiting {
+    /// Names the change (lower-case hex): `mesh-host confirm <id>` confirms it.
+    pub id: String,
+    /// Seconds from the apply's end after which the helper reverts it.
+    pub deadline: u64,
+    /// The resources that asked for the confirmation.
+    pub resources: Vec<String>,
+}
+
+impl Awaiting {
+    /// Whether `id` can name a change: lower-case hex only, so it goes into a unit name and a
+    /// command line as it is.
+    pub fn valid_id(id: &str) -> bool {
+        !id.is_empty()
+            && id.len() <= 32
+            && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+}
+
+/// A change the helper reverted because it was not confirmed in time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reverted {
+    pub id: String,
+    /// Seconds since the epoch when it was put back.
+    pub at: u64,
+    /// What was put back, in words (each names a path or unit).
+    pub restored: Vec<String>,
+    /// What could not be put back, in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 /// What an adopt run found: the losses an operator must know of, and what it kept.

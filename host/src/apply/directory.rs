@@ -137,23 +137,11 @@ fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use mesh_wire::{DirectorySpec, Mode, Resource, Spec, State};
+    use mesh_wire::{Mode, State};
 
-    use super::super::testkit::{decl, file, ids, run, sandbox, states};
+    use super::super::testkit::{decl, file, run, sandbox, states};
 
-    fn dir(path: &std::path::Path) -> Resource {
-        Resource {
-            id: format!("t:directory:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            spec: Spec::Directory(DirectorySpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o750,
-            }),
-        }
-    }
+    use super::super::testkit::directory as dir;
 
     #[test]
     fn a_directory_the_mesh_made_goes_when_empty_and_stays_while_it_holds_data() {

@@ -369,6 +369,7 @@ mod tests {
             id: format!("t:keys:{}", path.display()),
             instance: "t".into(),
             module: "t@1".into(),
+            confirm: false,
             spec: Spec::Keys(KeysSpec {
                 path: path.display().to_string(),
                 owner: ids().0.to_string(),

@@ -49,6 +49,9 @@ pub(crate) enum Error {
     Record(io::Error),
     /// Another helper is applying on this machine.
     Busy,
+    /// A change on this machine awaits its confirmation (by its id): nothing else is applied
+    /// until it is confirmed or reverted.
+    Awaiting(String),
     /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
     Refused(RecordRefusal),
 }
@@ -57,7 +60,7 @@ impl Error {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Error::Record(_) => 3,
-            Error::Busy => 4,
+            Error::Busy | Error::Awaiting(_) => 4,
             Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
         }
     }
@@ -70,6 +73,11 @@ impl fmt::Display for Error {
             Error::Busy => write!(
                 f,
                 "another mesh-host is applying on this machine; try again when it is done"
+            ),
+            Error::Awaiting(id) => write!(
+                f,
+                "change {id} on this machine awaits its confirmation (unit mesh-confirm-{id}); \
+                 try again once it is confirmed or reverted, at its deadline"
             ),
             Error::Refused(r @ RecordRefusal::UnknownVersion { .. }) => write!(
                 f,
@@ -244,6 +252,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         resources: run.outcomes,
         units,
         adoption: None,
+        awaiting: None,
+        reverted: Vec::new(),
     })
 }
 
@@ -588,6 +598,7 @@ pub(crate) mod testkit {
             id: format!("t:file:{}", path.display()),
             instance: "t".into(),
             module: "t@1".into(),
+            confirm: false,
             spec: Spec::File(FileSpec {
                 path: path.display().to_string(),
                 owner: ids().0.to_string(),
@@ -606,12 +617,29 @@ pub(crate) mod testkit {
         }
     }
 
+    /// A directory at `path`, ours, mode 0750, declared by instance `t`.
+    pub(crate) fn directory(path: &std::path::Path) -> Resource {
+        Resource {
+            id: format!("t:directory:{}", path.display()),
+            instance: "t".into(),
+            module: "t@1".into(),
+            confirm: false,
+            spec: Spec::Directory(mesh_wire::DirectorySpec {
+                path: path.display().to_string(),
+                owner: ids().0.to_string(),
+                group: ids().1.to_string(),
+                mode: 0o750,
+            }),
+        }
+    }
+
     pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         Declaration {
             version: VERSION,
             node: "n".into(),
             resources,
             expects_record: false,
+            confirm_within: None,
         }
     }
 

@@ -538,6 +538,7 @@ mod tests {
             id: "t:process:x".into(),
             instance: "t".into(),
             module: "t@1".into(),
+            confirm: false,
             spec: Spec::Process(s),
         }]);
         let report = run(&d, Mode::Apply, &paths).unwrap();

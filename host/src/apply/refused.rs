@@ -13,6 +13,7 @@ fn resource(spec: Spec) -> Resource {
         id: format!("t:{}:{}", spec.kind(), spec.target()),
         instance: "t".into(),
         module: "t@1".into(),
+        confirm: false,
         spec,
     }
 }

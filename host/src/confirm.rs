@@ -1,0 +1,300 @@
+//! Confirm or revert: a push that changes a resource asking for confirmation (sshd, network,
+//! firewall: what can cut the operator off) is undone by the helper itself unless the operator
+//! confirms it over a new SSH connection in time.
+//!
+//! Before applying, the helper keeps what it needs to put the machine back ([`kept`]) in
+//! `pending/<id>/`; after applying, it starts a waiter as a transient systemd unit
+//! (`mesh-confirm-<id>`), so the SSH session dying does not stop it. `confirm <id>` and the
+//! waiter's deadline race for the one rename that claims `pending/<id>`: whichever wins, the
+//! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
+
+mod kept;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mesh_wire::{
+    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, Mode, Report, Reverted, State,
+};
+
+use crate::apply::{self, Error};
+use crate::files;
+use crate::record::{Paths, Record};
+use crate::units;
+use kept::Kept;
+
+/// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
+/// resource that asks for confirmation, and says earlier reverts.
+pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    let asks: BTreeSet<&str> = declaration
+        .resources
+        .iter()
+        .filter(|r| r.confirm)
+        .map(|r| r.id.as_str())
+        .collect();
+    if mode == Mode::Apply
+        && let Some(id) = awaiting(paths)?
+    {
+        return Err(Error::Awaiting(id));
+    }
+    if mode != Mode::Apply || asks.is_empty() {
+        let report = apply::run(declaration, mode, paths)?;
+        return Ok(with_notes(report, mode, paths));
+    }
+    // only a push that would change what asks for confirmation waits for one
+    if changed(&apply::run(declaration, Mode::DryRun, paths)?, &asks).is_empty() {
+        let report = apply::run(declaration, Mode::Apply, paths)?;
+        return Ok(with_notes(report, mode, paths));
+    }
+    let id = files::random_hex()?;
+    let dir = kept::dir(paths, &id);
+    let record = Record::load(paths)?;
+    if let Err(e) = Kept::take(declaration, record.as_ref(), &dir, paths) {
+        let _ = files::remove_tree(&dir);
+        return Err(Error::Record(io::Error::other(format!(
+            "cannot keep what the push would change, so nothing was changed: {e}"
+        ))));
+    }
+    let mut report = match apply::run(declaration, Mode::Apply, paths) {
+        Ok(report) => report,
+        Err(e) => {
+            let _ = files::remove_tree(&dir);
+            return Err(e);
+        }
+    };
+    let resources = changed(&report, &asks);
+    if resources.is_empty() {
+        // what asked for confirmation failed or was put back: nothing to confirm
+        let _ = files::remove_tree(&dir);
+        return Ok(with_notes(report, mode, paths));
+    }
+    let deadline = declaration.confirm_within.unwrap_or(CONFIRM_WITHIN);
+    if let Err(e) = start_waiter(&id, deadline, paths) {
+        let reverted = claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed));
+        return Err(Error::Record(io::Error::other(format!(
+            "cannot start the waiter that reverts the change unless it is confirmed ({e}), so \
+             it was reverted now: {}",
+            reverted.map(|r| r.restored.join("; ")).unwrap_or_default()
+        ))));
+    }
+    report.awaiting = Some(Awaiting {
+        id,
+        deadline,
+        resources,
+    });
+    Ok(with_notes(report, mode, paths))
+}
+
+/// `mesh-host confirm <id>`: the change stays. Exit 0 confirmed, [`EXIT_ALREADY_REVERTED`] when
+/// its deadline passed first, 2 when no such change is known.
+pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
+    let dir = kept::dir(paths, id);
+    let done = dir.with_extension("confirmed");
+    match std::fs::rename(&dir, &done) {
+        Ok(()) => {
+            let _ = files::remove_tree(&done);
+            println!("confirmed {id}");
+            0
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let reverting = dir.with_extension("reverting");
+            if note(paths, id).exists() || reverting.exists() {
+                eprintln!("mesh-host: change {id} was already reverted: its deadline passed");
+                u8::try_from(EXIT_ALREADY_REVERTED).unwrap_or(2)
+            } else {
+                eprintln!("mesh-host: no change {id} awaits confirmation on this machine");
+                2
+            }
+        }
+        Err(e) => {
+            eprintln!("mesh-host: cannot confirm change {id}: {e}");
+            3
+        }
+    }
+}
+
+/// `mesh-host await-confirm <id> --deadline <seconds>`, run by the waiter unit: returns as soon
+/// as the change is confirmed, or reverts it at the deadline.
+pub(crate) fn await_confirm(id: &str, deadline: u64, paths: &Paths) -> u8 {
+    let started = Instant::now();
+    let dir = kept::dir(paths, id);
+    while started.elapsed() < Duration::from_secs(deadline) {
+        if !dir.exists() {
+            return 0;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    match claim(paths, id) {
+        Ok(Some(claimed)) => {
+            let reverted = revert_claimed(paths, id, &claimed);
+            eprintln!(
+                "mesh-host: change {id} was not confirmed within {deadline} s: reverted: {}",
+                reverted.restored.join("; ")
+            );
+            u8::from(!reverted.failed.is_empty())
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            eprintln!("mesh-host: cannot revert change {id}: {e}");
+            3
+        }
+    }
+}
+
+/// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
+/// rebooted) is reverted now, as its waiter would have.
+fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
+    let pending = paths.root.join("pending");
+    let entries = match std::fs::read_dir(&pending) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !Awaiting::valid_id(&name) {
+            continue;
+        }
+        let waiting = units::state(&waiter_unit(&name)).is_ok_and(|s| s.running == Some(true));
+        if waiting {
+            return Ok(Some(name));
+        }
+        if let Some(claimed) = claim(paths, &name)? {
+            revert_claimed(paths, &name, &claimed);
+        }
+    }
+    Ok(None)
+}
+
+/// The resources in `asks` that `report` says changed (or would).
+fn changed(report: &Report, asks: &BTreeSet<&str>) -> Vec<String> {
+    report
+        .resources
+        .iter()
+        .filter(|o| asks.contains(o.id.as_str()))
+        .filter(|o| matches!(o.state, State::Created | State::Changed | State::Removed))
+        .map(|o| o.id.clone())
+        .collect()
+}
+
+fn waiter_unit(id: &str) -> String {
+    format!("mesh-confirm-{id}.service")
+}
+
+/// Starts the waiter, detached from this session: argv words, no shell.
+fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
+    let helper = std::env::current_exe().map_err(|e| format!("cannot find the helper: {e}"))?;
+    let mut command = Command::new("systemd-run");
+    command
+        .arg(format!("--unit={}", waiter_unit(id)))
+        .arg("--collect")
+        .arg("--quiet")
+        .arg("--property=Type=exec")
+        .arg(format!(
+            "--description=mesh: reverts change {id} unless it is confirmed within {deadline} s"
+        ));
+    if std::env::var_os("MESH_HOST_STATE").is_some() {
+        command.arg(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
+    }
+    let out = command
+        .arg("--")
+        .arg(helper)
+        .args(["await-confirm", id, "--deadline", &deadline.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run systemd-run: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "systemd-run failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Takes change `id` to revert it: the one rename `confirm` races with. `None` when it is gone
+/// (confirmed, or already taken).
+fn claim(paths: &Paths, id: &str) -> io::Result<Option<PathBuf>> {
+    let dir = kept::dir(paths, id);
+    let claimed = dir.with_extension("reverting");
+    match std::fs::rename(&dir, &claimed) {
+        Ok(()) => Ok(Some(claimed)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reverts a claimed change under the helper's lock, notes it for the next report, and drops
+/// what was kept.
+fn revert_claimed(paths: &Paths, id: &str, claimed: &Path) -> Reverted {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // another helper may be applying (it refuses to while this change waits, but one may have
+    // begun just before): wait for it, for a bounded time
+    let started = Instant::now();
+    let lock = loop {
+        match apply::lock(paths) {
+            Err(Error::Busy) if started.elapsed() < Duration::from_secs(300) => {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            other => break other,
+        }
+    };
+    let reverted = match (lock, Kept::load(claimed)) {
+        (Ok(_lock), Ok(kept)) => kept::revert(&kept, claimed, paths, id, at),
+        (Err(e), _) => failure(id, at, format!("cannot take the helper's lock: {e}")),
+        (_, Err(e)) => failure(id, at, format!("what was kept cannot be read: {e}")),
+    };
+    let saved = serde_json::to_vec_pretty(&reverted)
+        .map_err(io::Error::other)
+        .and_then(|json| {
+            files::private_dir(&paths.root.join("reverted"), 0o700)?;
+            files::write_atomically(&note(paths, id), &json, None, 0o600)
+        });
+    if saved.is_ok() {
+        let _ = files::remove_tree(claimed);
+    }
+    reverted
+}
+
+fn failure(id: &str, at: u64, why: String) -> Reverted {
+    Reverted {
+        id: id.to_string(),
+        at,
+        restored: Vec::new(),
+        failed: vec![why],
+    }
+}
+
+fn note(paths: &Paths, id: &str) -> PathBuf {
+    paths.root.join("reverted").join(format!("{id}.json"))
+}
+
+/// `report` with the reverts noted since the last apply; an apply says them once.
+fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
+    let Ok(entries) = std::fs::read_dir(paths.root.join("reverted")) else {
+        return report;
+    };
+    let mut notes: Vec<(Reverted, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let found = files::read(&entry.path()).ok()??;
+            let reverted = serde_json::from_slice(&found.bytes).ok()?;
+            Some((reverted, entry.path()))
+        })
+        .collect();
+    notes.sort_by_key(|(r, _)| r.at);
+    for (reverted, path) in notes {
+        if mode == Mode::Apply {
+            let _ = files::remove(&path);
+        }
+        report.reverted.push(reverted);
+    }
+    report
+}

@@ -1,0 +1,404 @@
+//! What a push awaiting confirmation keeps to put the machine back as it was before it: the
+//! record, every file, keys file and directory the push may touch (bytes, owner and mode, or that
+//! nothing was there), the state of every service it declares, and which units read what. Kept in
+//! `pending/<id>/` (root's, 0700) before the push changes anything; put back by [`revert`].
+//!
+//! Processes, containers and packages are not kept: a revert leaves them as the push made them
+//! (the README says so). What can cut the operator off is files, keys and units.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use mesh_wire::{Cost, Declaration, Reverted, Spec};
+use serde::{Deserialize, Serialize};
+
+use crate::files;
+use crate::record::{Entry, LoadError, Paths, Record};
+use crate::units;
+
+/// Everything kept for one push, as `pending/<id>/kept.json` says it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Kept {
+    /// The record's bytes before the push (blob name); `None`: there was none.
+    record: Option<String>,
+    /// Every file and keys file the push may write or give back.
+    files: Vec<KeptFile>,
+    /// Every directory the push may make or set.
+    dirs: Vec<KeptDir>,
+    /// Every service the push may start, stop, enable or disable, as it was.
+    units: Vec<KeptUnit>,
+    /// Kept originals the record named before the push (a give-back deletes them), by blob.
+    originals: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptFile {
+    path: String,
+    /// What was there; `None`: nothing.
+    was: Option<Was>,
+    /// Units that read it, and what putting it back costs them.
+    readers: Vec<String>,
+    cost: Cost,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Was {
+    blob: String,
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptDir {
+    path: String,
+    /// Owner, group and mode; `None`: it was not there.
+    was: Option<(u32, u32, u32)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptUnit {
+    unit: String,
+    running: Option<bool>,
+    enabled: Option<bool>,
+}
+
+/// The pending-undo directory of change `id`.
+pub(crate) fn dir(paths: &Paths, id: &str) -> PathBuf {
+    paths.root.join("pending").join(id)
+}
+
+fn manifest(dir: &Path) -> PathBuf {
+    dir.join("kept.json")
+}
+
+impl Kept {
+    /// Keeps, in `dir`, what `declaration` may change on this machine, which `record` (the
+    /// record before the push, if any) describes.
+    pub(crate) fn take(
+        declaration: &Declaration,
+        record: Option<&Record>,
+        dir: &Path,
+        paths: &Paths,
+    ) -> io::Result<Kept> {
+        files::private_dir(&paths.root.join("pending"), 0o700)?;
+        files::private_dir(dir, 0o700)?;
+        let mut kept = Kept::default();
+        let mut blobs = 0usize;
+        let mut keep_bytes = |bytes: &[u8]| -> io::Result<String> {
+            let name = format!("blob-{blobs}");
+            blobs += 1;
+            files::write_atomically(&dir.join(&name), bytes, None, 0o600)?;
+            Ok(name)
+        };
+        if let Some(found) = files::read(&paths.record())? {
+            kept.record = Some(keep_bytes(&found.bytes)?);
+        }
+        let mut touched: BTreeMap<String, (Vec<String>, Cost)> = BTreeMap::new();
+        let mut dirs: Vec<String> = Vec::new();
+        for resource in &declaration.resources {
+            match &resource.spec {
+                Spec::File(_) | Spec::Keys(_) => {
+                    // directories writing it would make
+                    dirs.extend(files::missing_ancestors(Path::new(resource.spec.target())));
+                    if let Some(c) = resource.spec.costing() {
+                        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
+                        add_readers(&mut touched, resource.spec.target(), &c.units, cost);
+                    }
+                }
+                Spec::Directory(d) => dirs.push(d.path.clone()),
+                Spec::Service(s) => {
+                    let now = units::state(&s.unit).map_err(io::Error::other)?;
+                    kept.units.push(KeptUnit {
+                        unit: s.unit.clone(),
+                        running: now.running,
+                        enabled: now.enabled,
+                    });
+                }
+                Spec::Package(_) | Spec::Process(_) | Spec::Container(_) => {}
+            }
+        }
+        for entry in record.iter().flat_map(|r| r.resources.values()) {
+            match entry {
+                Entry::File(f) => {
+                    add_readers(&mut touched, &f.path, &f.readers.units, f.readers.cost);
+                    dirs.extend(f.parents_made.iter().cloned());
+                    kept.originals
+                        .extend(f.original.iter().map(|o| o.blob.clone()));
+                }
+                Entry::Keys(k) => {
+                    add_readers(&mut touched, &k.path, &k.readers.units, k.readers.cost);
+                }
+                Entry::Directory(d) => dirs.push(d.path.clone()),
+                _ => {}
+            }
+        }
+        for (path, (readers, cost)) in touched {
+            let was = match files::read(Path::new(&path))? {
+                Some(found) => Some(Was {
+                    blob: keep_bytes(&found.bytes)?,
+                    uid: found.uid,
+                    gid: found.gid,
+                    mode: found.mode,
+                }),
+                None => None,
+            };
+            kept.files.push(KeptFile {
+                path,
+                was,
+                readers,
+                cost,
+            });
+        }
+        dirs.sort();
+        dirs.dedup();
+        for path in dirs {
+            let was = files::dir_meta(Path::new(&path))?;
+            kept.dirs.push(KeptDir { path, was });
+        }
+        for blob in &kept.originals {
+            if let Some(found) = files::read(&paths.original(blob))? {
+                files::write_atomically(
+                    &dir.join(format!("original-{blob}")),
+                    &found.bytes,
+                    None,
+                    0o600,
+                )?;
+            }
+        }
+        let json = serde_json::to_vec_pretty(&kept).map_err(io::Error::other)?;
+        files::write_atomically(&manifest(dir), &json, None, 0o600)?;
+        Ok(kept)
+    }
+
+    /// Reads what was kept in `dir`.
+    pub(crate) fn load(dir: &Path) -> io::Result<Kept> {
+        let found = files::read(&manifest(dir))?.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is missing", manifest(dir).display()),
+            )
+        })?;
+        serde_json::from_slice(&found.bytes).map_err(io::Error::other)
+    }
+}
+
+fn add_readers(
+    touched: &mut BTreeMap<String, (Vec<String>, Cost)>,
+    path: &str,
+    readers: &[String],
+    cost: Cost,
+) {
+    let (units, owed) = touched.entry(path.to_string()).or_default();
+    units.extend(readers.iter().cloned());
+    units.sort();
+    units.dedup();
+    *owed = (*owed).max(cost);
+}
+
+/// Puts the machine back as `kept` (read from `dir`) says it was, then says what it did. The
+/// caller holds the helper's lock. Each step that fails is said and the others still run.
+pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) -> Reverted {
+    let mut done = Reverted {
+        id: id.to_string(),
+        at,
+        restored: Vec::new(),
+        failed: Vec::new(),
+    };
+    // a directory that was there comes back before the files in it, shallowest first
+    for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
+        note(&mut done, &d.path, put_back_dir(d));
+    }
+    let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
+    for file in &kept.files {
+        match put_back_file(file, dir) {
+            Ok(false) => {}
+            Ok(true) => {
+                done.restored.push(match &file.was {
+                    Some(_) => format!("{}: put back as it was", file.path),
+                    None => format!("{}: removed (it was not there)", file.path),
+                });
+                for unit in &file.readers {
+                    let cost = owed.entry(unit.clone()).or_default();
+                    *cost = (*cost).max(file.cost);
+                }
+            }
+            Err(e) => done.failed.push(format!("{}: {e}", file.path)),
+        }
+    }
+    // one the push made goes once the files are out of it, deepest first
+    for d in kept.dirs.iter().rev().filter(|d| d.was.is_none()) {
+        note(&mut done, &d.path, put_back_dir(d));
+    }
+    for blob in &kept.originals {
+        let kept_copy = dir.join(format!("original-{blob}"));
+        let result = match (files::read(&paths.original(blob)), files::read(&kept_copy)) {
+            (Ok(None), Ok(Some(found))) => {
+                files::write_atomically(&paths.original(blob), &found.bytes, None, 0o600)
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            done.failed.push(format!("kept original {blob}: {e}"));
+        }
+    }
+    match put_back_record(kept, dir, paths) {
+        Ok(left) => {
+            done.restored
+                .push(format!("{}: as before the push", paths.record().display()));
+            done.restored.extend(
+                left.into_iter()
+                    .map(|id| format!("{id}: left as the push made it (not reverted)")),
+            );
+        }
+        Err(e) => done
+            .failed
+            .push(format!("{}: {e}", paths.record().display())),
+    }
+    for unit in &kept.units {
+        put_back_unit(unit, &mut done);
+    }
+    for (unit, cost) in owed {
+        match units::pay(&unit, cost, false) {
+            Ok(said) => done.restored.push(format!("{unit}: {said}")),
+            Err(e) => done.failed.push(e),
+        }
+    }
+    done
+}
+
+fn note(done: &mut Reverted, path: &str, result: io::Result<Option<String>>) {
+    match result {
+        Ok(Some(said)) => done.restored.push(format!("{path}: {said}")),
+        Ok(None) => {}
+        Err(e) => done.failed.push(format!("{path}: {e}")),
+    }
+}
+
+/// Puts the record back as it was before the push, but for what a revert does not undo
+/// (packages, processes, containers): those keep what the push made of them, so the record stays
+/// true to the machine. Says the ids of those the push had changed. A machine the mesh had never
+/// applied gets an empty record, not none (its lock is a sign of the mesh, and a missing record
+/// would then be taken for a lost one).
+fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<String>> {
+    let unreadable = |e: LoadError| match e {
+        LoadError::Io(e) => e,
+        LoadError::Refused(r) => io::Error::other(r.to_string()),
+    };
+    let mut before = match &kept.record {
+        Some(blob) => {
+            let found = files::read(&dir.join(blob))?
+                .ok_or_else(|| io::Error::other(format!("its kept copy {blob} is gone")))?;
+            Record::parse(&found.bytes, "the record kept before the push").map_err(unreadable)?
+        }
+        None => Record::new(),
+    };
+    let now = Record::load(paths)
+        .map_err(unreadable)?
+        .unwrap_or_else(Record::new);
+    let not_reverted = |e: &Entry| {
+        matches!(
+            e,
+            Entry::Package(_) | Entry::Process(_) | Entry::Container(_)
+        )
+    };
+    let as_json = |e: Option<&Entry>| e.and_then(|e| serde_json::to_value(e).ok());
+    let ids: BTreeSet<String> = (before.resources.iter().chain(now.resources.iter()))
+        .filter(|(_, e)| not_reverted(e))
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut left = Vec::new();
+    for id in ids {
+        let made = now.resources.get(&id);
+        if as_json(made) != as_json(before.resources.get(&id)) {
+            left.push(id.clone());
+        }
+        match made {
+            Some(entry) => before.resources.insert(id, entry.clone()),
+            None => before.resources.remove(&id),
+        };
+    }
+    before.save(paths)?;
+    Ok(left)
+}
+
+/// Puts one file back; `true` when it had to change.
+fn put_back_file(file: &KeptFile, dir: &Path) -> io::Result<bool> {
+    let path = Path::new(&file.path);
+    let now = files::read(path)?;
+    match &file.was {
+        None => {
+            if now.is_none() {
+                return Ok(false);
+            }
+            files::remove(path)?;
+            Ok(true)
+        }
+        Some(was) => {
+            let bytes = files::read(&dir.join(&was.blob))?
+                .map(|f| f.bytes)
+                .ok_or_else(|| io::Error::other(format!("its kept copy {} is gone", was.blob)))?;
+            let same = now.as_ref().is_some_and(|n| {
+                (n.bytes.as_slice(), n.uid, n.gid, n.mode)
+                    == (bytes.as_slice(), was.uid, was.gid, was.mode)
+            });
+            if same {
+                return Ok(false);
+            }
+            files::write_atomically(path, &bytes, Some((was.uid, was.gid)), was.mode)?;
+            Ok(true)
+        }
+    }
+}
+
+/// Puts one directory back: removed if the push made it and it is empty, else its owner and
+/// mode as they were; what was done, if anything.
+fn put_back_dir(d: &KeptDir) -> io::Result<Option<String>> {
+    let path = Path::new(&d.path);
+    let now = files::dir_meta(path)?;
+    match (d.was, now) {
+        (None, Some(_)) => match files::dir_is_empty(path, &Default::default())? {
+            Some(true) => {
+                files::remove_dir(path).map(|()| Some("removed (it was not there)".into()))
+            }
+            _ => Ok(Some(
+                "kept: the push made it, and something is in it now".into(),
+            )),
+        },
+        (Some(was), None) => {
+            files::make_dir(path)?;
+            files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
+            Ok(Some("made again, as it was".into()))
+        }
+        (Some(was), Some(now)) if was != now => {
+            files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
+            Ok(Some("owner and mode put back".into()))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn put_back_unit(unit: &KeptUnit, done: &mut Reverted) {
+    let now = match units::state(&unit.unit) {
+        Ok(now) => now,
+        Err(e) => return done.failed.push(e),
+    };
+    let mut step = |verb: &str, said: &str| match units::systemctl(verb, &unit.unit) {
+        Ok(()) => done
+            .restored
+            .push(format!("{}: {said} again, as it was", unit.unit)),
+        Err(e) => done.failed.push(e),
+    };
+    match (unit.enabled, now.enabled) {
+        (Some(true), Some(false)) => step("enable", "enabled"),
+        (Some(false), Some(true)) => step("disable", "disabled"),
+        _ => {}
+    }
+    match (unit.running, now.running) {
+        (Some(true), Some(false)) => step("start", "started"),
+        (Some(false), Some(true)) => step("stop", "stopped"),
+        _ => {}
+    }
+}

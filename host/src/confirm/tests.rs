@@ -1,0 +1,112 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use mesh_wire::{EXIT_ALREADY_REVERTED, Mode};
+
+use super::kept::{self, Kept};
+use super::{claim, confirm};
+use crate::apply::testkit::{decl, directory, file, run, sandbox};
+use crate::record::Record;
+
+#[test]
+fn a_revert_puts_back_files_their_modes_the_record_and_a_spent_original() {
+    let (dir, paths) = sandbox();
+    let (a, b) = (dir.path().join("a.conf"), dir.path().join("b.conf"));
+    fs::write(&a, "the host's a\n").unwrap();
+    run(&decl(vec![file(&a, "mesh a\n")]), Mode::Apply, &paths).unwrap();
+    fs::set_permissions(&a, fs::Permissions::from_mode(0o600)).unwrap();
+    let record_before = fs::read(paths.record()).unwrap();
+
+    // the push gives a back (its kept original is spent) and makes b
+    let push = decl(vec![file(&b, "mesh b\n")]);
+    let pending = kept::dir(&paths, "ab12");
+    let record = Record::load(&paths).unwrap();
+    let kept = Kept::take(&push, record.as_ref(), &pending, &paths).unwrap();
+    assert_eq!(
+        fs::metadata(&pending).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert_eq!(fs::read_to_string(&a).unwrap(), "the host's a\n");
+    assert!(b.exists());
+
+    let reverted = kept::revert(&kept, &pending, &paths, "ab12", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "mesh a\n");
+    assert_eq!(
+        fs::metadata(&a).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+    assert!(!b.exists(), "b was not there before the push");
+    assert_eq!(fs::read(paths.record()).unwrap(), record_before);
+
+    // the machine is as before the push: undeclaring a still gives the host's a back
+    run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+    assert_eq!(fs::read_to_string(&a).unwrap(), "the host's a\n");
+}
+
+#[test]
+fn a_revert_of_a_first_push_leaves_an_empty_record_not_none() {
+    let (dir, paths) = sandbox();
+    let a = dir.path().join("a.conf");
+    let push = decl(vec![file(&a, "mesh a\n")]);
+    let pending = kept::dir(&paths, "cd34");
+    let kept = Kept::take(&push, None, &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    let reverted = kept::revert(&kept, &pending, &paths, "cd34", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert!(!a.exists());
+    let record = Record::load(&paths).unwrap().unwrap();
+    assert!(record.resources.is_empty());
+    // and the next push is not refused as a machine that lost its record
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert_eq!(fs::read_to_string(&a).unwrap(), "mesh a\n");
+}
+
+#[test]
+fn confirming_and_reverting_race_for_one_rename_and_the_loser_hears_it() {
+    let (_dir, paths) = sandbox();
+    fs::create_dir_all(kept::dir(&paths, "ab")).unwrap();
+    assert_eq!(confirm("ab", &paths), 0);
+    assert!(
+        claim(&paths, "ab").unwrap().is_none(),
+        "confirmed: nothing to revert"
+    );
+
+    fs::create_dir_all(kept::dir(&paths, "cd")).unwrap();
+    assert!(claim(&paths, "cd").unwrap().is_some());
+    assert_eq!(
+        u32::from(confirm("cd", &paths)),
+        EXIT_ALREADY_REVERTED,
+        "reverting: too late to confirm"
+    );
+    assert_eq!(confirm("ef", &paths), 2, "no such change");
+}
+
+#[test]
+fn a_directory_the_push_made_goes_after_the_files_in_it() {
+    let (dir, paths) = sandbox();
+    let made = dir.path().join("made");
+    let push = decl(vec![directory(&made), file(&made.join("x.conf"), "x\n")]);
+    let pending = kept::dir(&paths, "ef56");
+    let kept = Kept::take(&push, None, &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert!(made.join("x.conf").exists());
+    let reverted = kept::revert(&kept, &pending, &paths, "ef56", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert!(!made.exists(), "{reverted:?}");
+}
+
+#[test]
+fn the_directories_a_file_needed_go_with_it() {
+    let (dir, paths) = sandbox();
+    let deep = dir.path().join("a").join("b");
+    let push = decl(vec![file(&deep.join("x.conf"), "x\n")]);
+    let pending = kept::dir(&paths, "ab78");
+    let kept = Kept::take(&push, None, &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert!(deep.join("x.conf").exists());
+    let reverted = kept::revert(&kept, &pending, &paths, "ab78", 0);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    assert!(!dir.path().join("a").exists(), "{reverted:?}");
+}

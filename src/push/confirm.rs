@@ -1,0 +1,97 @@
+//! Confirming a change that can cut the operator off: after the helper applied it and said it
+//! awaits confirmation, the operator opens a **new** connection (the same host-key check and
+//! login as any), and runs the helper's `confirm`. A new connection that works is the proof the
+//! change did not lock the operator out; if none can be made before the deadline, the helper on
+//! the machine reverts the change by itself, and the push says so as a failure.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Helper;
+use crate::ssh::{self, Credentials, Target};
+use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED};
+
+/// Environment variable for the end-to-end tests only: the operator exits right after the
+/// helper's answer, before it confirms, as if it were killed there.
+pub const STOP_BEFORE_CONFIRMING: &str = "MESH_TEST_STOP_BEFORE_CONFIRMING";
+
+/// How a change awaiting confirmation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Confirmed over a new connection: it stays.
+    Confirmed,
+    /// No new connection could confirm it within `seconds`: the helper reverts it at its
+    /// deadline. `last` says why the last try failed.
+    Reverted { seconds: u64, last: String },
+}
+
+impl Confirmation {
+    /// In words, for the report.
+    pub fn said(&self) -> String {
+        match self {
+            Confirmation::Confirmed => "confirmed".into(),
+            Confirmation::Reverted { seconds, last } => {
+                format!("reverted: could not reconnect within {seconds} s ({last})")
+            }
+        }
+    }
+}
+
+/// Pause between two tries to reconnect.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Confirms `awaiting` over new connections, tried until its deadline.
+pub(super) async fn confirm(
+    target: &Target,
+    sudo: bool,
+    helper: &Helper,
+    credentials: &Credentials,
+    connect_timeout: Duration,
+    awaiting: &Awaiting,
+) -> Confirmation {
+    let deadline = Instant::now() + Duration::from_secs(awaiting.deadline);
+    let command =
+        Awaiting::valid_id(&awaiting.id).then(|| helper.confirm_command(&awaiting.id, sudo));
+    let mut last = match command {
+        Some(_) => "no try finished".to_string(),
+        None => format!(
+            "the helper named the change {:?}, which is not an id",
+            awaiting.id
+        ),
+    };
+    while let Some(command) = &command {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let attempt = tokio::time::timeout(left, async {
+            let session = ssh::connect(target, credentials, connect_timeout.min(left)).await?;
+            let out = session.exec(command, b"").await;
+            session.close().await;
+            out
+        })
+        .await;
+        match attempt {
+            Ok(Ok(out)) if out.status == Some(0) => return Confirmation::Confirmed,
+            Ok(Ok(out)) if out.status == Some(EXIT_ALREADY_REVERTED) => {
+                last = "the helper had reverted it already".into();
+                break;
+            }
+            Ok(Ok(out)) => {
+                last = format!(
+                    "the helper's confirm failed (exit {}): {}",
+                    out.status.map_or("none".into(), |s| s.to_string()),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            Ok(Err(e)) => last = e.to_string(),
+            Err(_) => break,
+        }
+        tokio::time::sleep(RETRY.min(deadline.saturating_duration_since(Instant::now()))).await;
+    }
+    Confirmation::Reverted {
+        seconds: awaiting.deadline,
+        last,
+    }
+}

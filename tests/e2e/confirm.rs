@@ -1,0 +1,217 @@
+//! Confirm or revert: a change to sshd is confirmed over a new SSH connection, or the machine
+//! puts it back by itself; a revert is a failure (exit 2), kept in the history, and the plan
+//! shows the change still pending.
+
+use std::time::{Duration, Instant};
+
+use crate::util::{Mesh, node_result, on, ssh};
+
+const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-mesh.conf";
+const ID: &str = "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf";
+
+/// What `script` prints on `node` once the machine lets the operator in again, polled for at most
+/// `seconds`.
+fn once_reachable(node: &str, script: &str, seconds: u64) -> String {
+    let started = Instant::now();
+    loop {
+        let out = ssh(node, script);
+        if out.status == 0 {
+            return out.stdout;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(seconds),
+            "{node} did not let root in again within {seconds} s: {}",
+            out.stderr
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// No waiter is left on the machine (it ends a moment after what it did is visible).
+fn no_waiter(node: &str) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        let units = on(
+            node,
+            "systemctl list-units --all --plain --no-legend 'mesh-confirm-*' | wc -l",
+        );
+        if units.trim() == "0" {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    false
+}
+
+fn take_sshd_off(mesh: &Mesh, nodes: &[&str]) {
+    for node in nodes {
+        mesh.run(&["unassign", "sshd", node]).ok();
+    }
+    let mut args = vec!["push"];
+    args.extend(nodes);
+    mesh.run(&args).ok();
+}
+
+#[test]
+fn an_sshd_change_that_locks_the_operator_out_is_reverted_by_the_machine_and_exits_2() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    mesh.run(&["assign", "sshd", "node1", "node2"]).ok();
+    mesh.run(&["push", "node1", "node2"]).ok();
+    let before = on("node1", &format!("cat {DROP_IN}"));
+
+    // node1 would let in only a user that does not exist: root is locked out
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "--node",
+        "node1",
+        "allow-users=nobody-here",
+    ])
+    .ok();
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "--node",
+        "node2",
+        "max-auth-tries=5",
+    ])
+    .ok();
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(
+        plan.contains(&format!("needs confirmation: {ID}")),
+        "{plan}"
+    );
+    let planned = mesh.run(&["--json", "plan", "node1"]).ok().json();
+    assert_eq!(planned[0]["needs_confirmation"][0], ID, "{planned}");
+
+    let push = mesh
+        .run(&[
+            "--json",
+            "push",
+            "node1",
+            "node2",
+            "--confirm-timeout",
+            "10",
+        ])
+        .code(2)
+        .json();
+    let node1 = node_result(&push, "node1");
+    assert_eq!(node1["outcome"], "reverted", "{node1}");
+    let said = node1["confirmation"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("reverted: could not reconnect within 10 s"),
+        "{said}"
+    );
+    // the other node is confirmed on its own
+    let node2 = node_result(&push, "node2");
+    assert_eq!(node2["outcome"], "applied", "{node2}");
+    assert_eq!(node2["confirmation"], "confirmed", "{node2}");
+
+    // the machine puts itself back: root gets in again, the drop-in byte for byte as before
+    let after = once_reachable("node1", &format!("cat {DROP_IN}"), 25);
+    assert_eq!(after, before);
+    assert!(on("node1", "sshd -T").contains("allowusers *"));
+    assert!(no_waiter("node1"));
+    assert!(on("node2", "sshd -T").contains("maxauthtries 5"));
+
+    let history = mesh.run(&["history", "node1"]).ok().stdout;
+    assert!(history.contains("reverted"), "{history}");
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(
+        plan.contains(ID),
+        "the reverted change is still pending: {plan}"
+    );
+    let check = mesh.run(&["check", "node1"]).code(4).stdout;
+    assert!(check.contains(ID), "{check}");
+
+    // the next push says what the machine did
+    mesh.run(&["settings", "clear", "sshd", "--node", "node1"])
+        .ok();
+    let next = mesh.run(&["push", "node1"]).ok().stdout;
+    assert!(next.contains("reverted on the machine earlier"), "{next}");
+    take_sshd_off(&mesh, &["node1", "node2"]);
+}
+
+#[test]
+fn a_good_sshd_change_is_confirmed_and_stays() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    mesh.run(&["assign", "sshd", "node1"]).ok();
+    mesh.run(&["settings", "set", "sshd", "max-auth-tries=4"])
+        .ok();
+    let push = mesh
+        .run(&["--json", "push", "node1", "--confirm-timeout", "5"])
+        .ok()
+        .json();
+    let node1 = node_result(&push, "node1");
+    assert_eq!(node1["confirmation"], "confirmed", "{node1}");
+    assert_eq!(node1["outcome"], "applied", "{node1}");
+    mesh.run(&["settings", "set", "sshd", "max-auth-tries=3"])
+        .ok();
+    let out = mesh
+        .run(&["push", "node1", "--confirm-timeout", "5"])
+        .ok()
+        .stdout;
+    assert!(out.contains("  confirmed"), "{out}");
+    // past the deadline, it is still there
+    std::thread::sleep(Duration::from_secs(8));
+    assert!(on("node1", &format!("cat {DROP_IN}")).contains("MaxAuthTries 3"));
+    assert!(on("node1", "sshd -T").contains("maxauthtries 3"));
+    assert!(no_waiter("node1"));
+    assert!(
+        mesh.run(&["plan", "node1"])
+            .ok()
+            .stdout
+            .contains("no changes")
+    );
+    take_sshd_off(&mesh, &["node1"]);
+}
+
+#[test]
+fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    on("node3", &format!("rm -f {DROP_IN}"));
+    mesh.run(&["assign", "sshd", "node3"]).ok();
+    mesh.run(&["settings", "set", "sshd", "max-auth-tries=2"])
+        .ok();
+    // the operator dies right after the helper's answer, before it confirms
+    let out = mesh
+        .command(&["push", "node3", "--confirm-timeout", "8"])
+        .env("MESH_TEST_STOP_BEFORE_CONFIRMING", "1")
+        .output()
+        .expect("mesh runs");
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    assert!(on("node3", &format!("cat {DROP_IN}")).contains("MaxAuthTries 2"));
+
+    // nobody confirms: the drop-in goes again, as it was not there
+    let started = Instant::now();
+    while on(
+        "node3",
+        &format!("test -e {DROP_IN} && echo there || echo gone"),
+    )
+    .trim()
+        != "gone"
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(8 + 15),
+            "node3 did not revert by itself"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(on("node3", "sshd -T").contains("maxauthtries 6"));
+    assert!(no_waiter("node3"));
+    let record = on("node3", "cat /var/lib/mesh/record.json");
+    assert!(!record.contains(DROP_IN), "{record}");
+    // the next check reports the revert, and the change is still to be made
+    let check = mesh.run(&["check", "node3"]).code(4).stdout;
+    assert!(check.contains("reverted on the machine earlier"), "{check}");
+    assert!(check.contains(ID), "{check}");
+    take_sshd_off(&mesh, &["node3"]);
+}
