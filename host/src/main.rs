@@ -16,6 +16,7 @@ mod apply;
 mod files;
 mod owners;
 mod record;
+mod sealed;
 mod signs;
 mod units;
 

@@ -328,10 +328,17 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
     match command {
         Command::Init => {
             let path = ctx.inventory_path()?;
-            Inventory::init(&path)?;
+            let inventory = Inventory::init(&path)?;
+            let made = inventory.ensure_operator_key()?;
+            let key = inventory.operator_key_path();
             ctx.answer(
-                serde_json::json!({"created": "inventory", "path": path}),
-                format_args!("created the inventory {}", path.display()),
+                serde_json::json!({"created": "inventory", "path": path, "operator_key": key, "operator_key_made": made}),
+                format_args!(
+                    "created the inventory {}; its secrets are sealed to the operator's key {} ({}: keep a copy of it apart from the inventory)",
+                    path.display(),
+                    key.display(),
+                    if made { "made now, mode 0600" } else { "already there" }
+                ),
             );
             Ok(exit::OK)
         }

@@ -171,7 +171,8 @@ impl Inventory {
     }
 
     /// A provider's generated secret field, made the first time it is asked for and the same ever
-    /// after. It is only ever read to be delivered; nothing prints it.
+    /// after, kept sealed to the operator's key. It is only ever read to be delivered; nothing
+    /// prints it.
     pub fn secret(
         &self,
         node: &str,
@@ -189,12 +190,21 @@ impl Inventory {
             )
             .optional()?;
         if let Some(v) = known {
+            if Self::is_sealed(&v) {
+                return self.unseal(&v);
+            }
+            // kept in clear by an older mesh: sealed now
+            self.conn.execute(
+                "UPDATE secrets SET value = ?5
+                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+                params![node, instance, provision, field, self.seal(&v)?],
+            )?;
             return Ok(v);
         }
         let value = generate_password()?;
         self.conn.execute(
             "INSERT INTO secrets (node, instance, provision, field, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![node, instance, provision, field, value],
+            params![node, instance, provision, field, self.seal(&value)?],
         )?;
         Ok(value)
     }

@@ -12,6 +12,7 @@ mod confirmed;
 mod layers;
 mod nodes;
 mod pushes;
+mod sealed;
 mod select;
 mod tags;
 
@@ -40,6 +41,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0003_confirmed.sql"),
     ),
     ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
+    (
+        "0005_sealed.sql",
+        include_str!("../../state/0005_sealed.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -105,6 +110,12 @@ pub enum InventoryError {
     },
     #[error("{selectors} leave no node once {excluded} are excluded; nothing was done")]
     NoneLeft { selectors: String, excluded: String },
+    #[error(
+        "cannot open the inventory's secrets with the operator's key {}: {why}; put the key back \
+         (or point MESH_OPERATOR_KEY at it); nothing secret was read or sent",
+        path.display()
+    )]
+    OperatorKey { path: PathBuf, why: String },
     #[error("another mesh push is running against this inventory (lock {}); try again when it is done", path.display())]
     Busy { path: PathBuf },
 }
@@ -113,6 +124,7 @@ pub enum InventoryError {
 pub struct Inventory {
     conn: Connection,
     path: PathBuf,
+    operator: sealed::OperatorKey,
 }
 
 impl Inventory {
@@ -179,6 +191,7 @@ impl Inventory {
         Ok(Inventory {
             conn,
             path: path.to_path_buf(),
+            operator: sealed::OperatorKey::at(sealed::OperatorKey::default_path()),
         })
     }
 

@@ -285,7 +285,14 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
 pub fn content(spec: &Spec) -> String {
     match spec {
         // a secret never reaches a plan: only that it changes
-        Spec::File(f) if f.secret => "(secret: content not shown)\n".to_string(),
+        Spec::File(f) if f.secret => match &f.sealed {
+            // the keyed digest, so that a changed secret shows as changed, and nothing of it
+            Some(s) => format!(
+                "(secret: content not shown; sealed, digest {})\n",
+                s.digest.get(..12).unwrap_or(&s.digest)
+            ),
+            None => "(secret: content not shown)\n".to_string(),
+        },
         Spec::File(f) => f.content.clone(),
         Spec::Keys(k) => k
             .keys
@@ -418,7 +425,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
     let mut out = Vec::new();
     match (&old.spec, &new.spec) {
         (Spec::File(a), Spec::File(b)) => {
-            if a.content != b.content {
+            if a.content != b.content || a.sealed != b.sealed {
                 out.push("content".to_string());
             }
             if a.owner != b.owner || a.group != b.group {
@@ -531,6 +538,7 @@ mod tests {
                 content: content.into(),
                 validate: vec![],
                 secret: false,
+                sealed: None,
                 costing: Costing {
                     source: "s".into(),
                     settings,

@@ -6,6 +6,7 @@
 #[cfg(test)]
 mod checked;
 pub mod requirements;
+mod sealed;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -143,6 +144,7 @@ pub fn compose(
         }
     }
     problems.extend(collisions(&resources));
+    sealed::seal(inventory, node, &mut resources, &mut problems)?;
     if !problems.is_empty() {
         return Err(ResolveError::Unresolved {
             node: node.name.clone(),
@@ -210,6 +212,7 @@ fn resource(
                 Spec::File(FileSpec {
                     path,
                     secret: f.secret,
+                    sealed: None,
                     owner: f.owner.clone(),
                     group: f.group.clone(),
                     mode: f.mode,
@@ -423,9 +426,10 @@ fn used(
         .collect()
 }
 
-/// A digest of a whole declaration: two equal declarations have equal digests.
+/// A digest of a whole declaration: two equal declarations have equal digests (a sealed file
+/// counts by its digest: sealing it again changes nothing).
 pub fn declaration_digest(declaration: &Declaration) -> String {
-    let json = serde_json::to_vec(declaration).unwrap_or_default();
+    let json = serde_json::to_vec(&declaration.without_ciphertext()).unwrap_or_default();
     digest(&[&json])
 }
 

@@ -392,11 +392,13 @@ fn secrets_are_never_printed_and_reach_a_process_only_as_a_file() {
     );
 }
 
-/// The generated password as the inventory keeps it (the test's own window onto the file).
+/// The generated password the inventory keeps, opened with the test's operator key.
 pub fn inventory_secret(mesh: &Mesh) -> String {
     let db = rusqlite::Connection::open(mesh.inventory()).expect("the inventory opens");
-    db.query_row("SELECT value FROM secrets", [], |r| r.get(0))
-        .expect("one secret")
+    let sealed: String = db
+        .query_row("SELECT value FROM secrets", [], |r| r.get(0))
+        .expect("one secret");
+    mesh.unseal(&sealed)
 }
 
 #[test]

@@ -439,8 +439,56 @@ pub struct FileSpec {
     /// never reports it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret: bool,
+    /// A secret file's content, sealed to the machine's own host key: then `content` is empty
+    /// and only the helper on that machine can read what it writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<Sealed>,
     #[serde(flatten)]
     pub costing: Costing,
+}
+
+/// Content sealed to one machine (age, to its `ssh-ed25519` host key), with a digest the
+/// operator compares by. Sealing is random, so two sealings of one content are equal when their
+/// digests are: what a plan compares and what the inventory keeps is the digest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sealed {
+    /// The age-encrypted content, ASCII-armored; empty in what the inventory keeps.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub age: String,
+    /// A digest of the content keyed by the operator's key (never a plain hash, which would
+    /// let a guessed secret be checked against it).
+    pub digest: String,
+}
+
+impl PartialEq for Sealed {
+    fn eq(&self, other: &Sealed) -> bool {
+        self.digest == other.digest
+    }
+}
+
+impl Eq for Sealed {}
+
+impl Declaration {
+    /// The declaration as compared and kept: every sealed content reduced to its digest.
+    pub fn without_ciphertext(&self) -> Declaration {
+        let mut out = self.clone();
+        for r in &mut out.resources {
+            r.drop_ciphertext();
+        }
+        out
+    }
+}
+
+impl Resource {
+    /// Drops a sealed content's ciphertext, keeping its digest.
+    pub fn drop_ciphertext(&mut self) {
+        if let Spec::File(FileSpec {
+            sealed: Some(s), ..
+        }) = &mut self.spec
+        {
+            s.age.clear();
+        }
+    }
 }
 
 /// Keys merged into a shared JSON file. Keys the mesh does not own are left as they are; the

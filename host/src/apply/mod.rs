@@ -589,6 +589,7 @@ pub(crate) mod testkit {
                 content: content.into(),
                 validate: vec![],
                 secret: false,
+                sealed: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: std::collections::BTreeMap::new(),

@@ -1,0 +1,146 @@
+//! Secret files leave the operator sealed: each one's rendered content is encrypted (age) to the
+//! pinned `ssh-ed25519` host key of the node that receives it, as agenix does, so only that
+//! machine's helper can open it, and neither the wire nor the inventory ever carries it in clear.
+//! What a plan compares, and what the inventory keeps of it, is a digest keyed by the operator's
+//! key.
+
+use std::str::FromStr;
+
+use crate::inventory::{Inventory, InventoryError, Node};
+use crate::wire::{Resource, Sealed, Spec};
+
+/// Seals every secret file of `resources` to `node`'s host key. A node without a pinned
+/// `ssh-ed25519` key is a problem named for the operator, as is a key the sealing cannot use.
+pub(super) fn seal(
+    inventory: &Inventory,
+    node: &Node,
+    resources: &mut [Resource],
+    problems: &mut Vec<String>,
+) -> Result<(), InventoryError> {
+    let mut recipient = None;
+    for r in resources.iter_mut() {
+        let Spec::File(f) = &mut r.spec else {
+            continue;
+        };
+        if !f.secret || f.sealed.is_some() {
+            continue;
+        }
+        if recipient.is_none() {
+            match host_recipient(node) {
+                Ok(to) => recipient = Some(to),
+                Err(problem) => {
+                    problems.push(format!("{}: {problem}", r.id));
+                    return Ok(());
+                }
+            }
+        }
+        let Some(to) = &recipient else {
+            continue;
+        };
+        let age = age::encrypt_and_armor(to, f.content.as_bytes()).map_err(|e| {
+            InventoryError::Corrupt(format!(
+                "{}: cannot seal the file to {}: {e}",
+                r.id, node.name
+            ))
+        })?;
+        f.sealed = Some(Sealed {
+            age,
+            digest: inventory.secret_digest(f.content.as_bytes())?,
+        });
+        f.content.clear();
+        // what the file reads is compared by digest; a secret's plain digest could be tested
+        // against guesses, a keyed one cannot
+        for used in f.costing.settings.values_mut() {
+            used.digest = inventory.secret_digest(used.digest.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// The age recipient of `node`'s pinned host key.
+fn host_recipient(node: &Node) -> Result<age::ssh::Recipient, String> {
+    let name = &node.name;
+    let Some(key) = node
+        .host_key
+        .as_deref()
+        .filter(|k| k.starts_with("ssh-ed25519 "))
+    else {
+        return Err(format!(
+            "a secret file is sealed to the node's ssh-ed25519 host key, and {name} has none \
+             pinned{}: pin it with `mesh node trust {name}`",
+            match &node.host_key {
+                Some(k) => format!(" (its pinned key is {})", k.split(' ').next().unwrap_or("")),
+                None => String::new(),
+            }
+        ));
+    };
+    age::ssh::Recipient::from_str(key).map_err(|e| {
+        format!("{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with `mesh node trust {name}`")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seal;
+    use crate::inventory::{Inventory, Node};
+    use crate::wire::{Cost, Costing, FileSpec, Resource, Spec};
+
+    fn secret_file(content: &str) -> Resource {
+        Resource {
+            id: "kv:file:/srv/auth.conf".into(),
+            instance: "kv".into(),
+            module: "kv@1".into(),
+            spec: Spec::File(FileSpec {
+                path: "/srv/auth.conf".into(),
+                owner: "root".into(),
+                group: "root".into(),
+                mode: 0o600,
+                content: content.into(),
+                validate: vec![],
+                secret: true,
+                sealed: None,
+                costing: Costing {
+                    source: "s".into(),
+                    settings: Default::default(),
+                    cost: Cost::Restart,
+                    units: vec![],
+                },
+            }),
+        }
+    }
+
+    #[test]
+    fn a_secret_file_is_sealed_to_the_pinned_host_key_and_compared_by_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.use_operator_key(&dir.path().join("operator.key"));
+        let mut node = Node::new("n", "127.0.0.1");
+        let mut problems = vec![];
+        let mut rs = vec![secret_file("requirepass s3cret\n")];
+        seal(&inv, &node, &mut rs, &mut problems).unwrap();
+        assert!(problems[0].contains("mesh node trust n"), "{problems:?}");
+
+        node.host_key = Some(
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN"
+                .into(),
+        );
+        let mut problems = vec![];
+        let mut twice = vec![secret_file("requirepass s3cret\n")];
+        seal(&inv, &node, &mut rs, &mut problems).unwrap();
+        seal(&inv, &node, &mut twice, &mut problems).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let text = serde_json::to_string(&rs).unwrap();
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("BEGIN AGE ENCRYPTED FILE"));
+        // two sealings differ, and are the same resource
+        assert_ne!(
+            serde_json::to_string(&twice).unwrap(),
+            text,
+            "sealing is random"
+        );
+        assert_eq!(rs, twice);
+        let mut other = vec![secret_file("requirepass other\n")];
+        seal(&inv, &node, &mut other, &mut problems).unwrap();
+        assert_ne!(rs, other);
+    }
+}
