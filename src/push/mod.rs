@@ -50,6 +50,10 @@ pub enum PushError {
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
+        "{node}: {id} is a secret file, sent only sealed to the node's ssh-ed25519 host key, and {node} has no such key pinned: pin it with `mesh node trust {node}`; nothing was sent"
+    )]
+    Unsealed { node: String, id: String },
+    #[error(
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
@@ -63,7 +67,8 @@ impl PushError {
                 SshError::Resolve { .. } | SshError::Unreachable { .. } | SshError::Timeout { .. },
             ) => "unreachable",
             PushError::Ssh(SshError::KeyChanged { .. } | SshError::NotPinned { .. })
-            | PushError::PinnedKey { .. } => "host-key",
+            | PushError::PinnedKey { .. }
+            | PushError::Unsealed { .. } => "host-key",
             PushError::Ssh(SshError::Auth { .. } | SshError::Identity { .. }) => "auth",
             PushError::Ssh(SshError::Protocol { .. }) => "ssh",
             PushError::Platform { .. } => "platform",
@@ -203,6 +208,12 @@ async fn push_one(
 ) -> Result<Answer, PushError> {
     let name = job.node.name.clone();
     let sudo = job.node.sudo;
+    if let Some(r) = job.declaration.unsealed_secret() {
+        return Err(PushError::Unsealed {
+            node: name,
+            id: r.id.clone(),
+        });
+    }
     let target = target(&job.node)?;
     events(Event::Connecting(name.clone()));
     let session = ssh::connect(&target, credentials, options.connect_timeout).await?;

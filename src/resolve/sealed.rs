@@ -9,15 +9,33 @@ use std::str::FromStr;
 use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{Resource, Sealed, Spec};
 
-/// Seals every secret file of `resources` to `node`'s host key. A node without a pinned
-/// `ssh-ed25519` key is a problem named for the operator, as is a key the sealing cannot use.
+/// Seals every secret file of `resources` to `node`'s host key. A node with no `ssh-ed25519`
+/// key pinned gets only the digest, which is enough to plan: a push refuses to send it
+/// (`Declaration::unsealed_secret`). A pinned key the sealing cannot use is a problem named for
+/// the operator.
 pub(super) fn seal(
     inventory: &Inventory,
     node: &Node,
     resources: &mut [Resource],
     problems: &mut Vec<String>,
 ) -> Result<(), InventoryError> {
-    let mut recipient = None;
+    let name = &node.name;
+    let recipient = match node
+        .host_key
+        .as_deref()
+        .filter(|k| k.starts_with("ssh-ed25519 "))
+        .map(age::ssh::Recipient::from_str)
+    {
+        None => None,
+        Some(Ok(to)) => Some(to),
+        Some(Err(e)) => {
+            problems.push(format!(
+                "{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with \
+                 `mesh node trust {name}`"
+            ));
+            return Ok(());
+        }
+    };
     for r in resources.iter_mut() {
         let Spec::File(f) = &mut r.spec else {
             continue;
@@ -25,24 +43,12 @@ pub(super) fn seal(
         if !f.secret || f.sealed.is_some() {
             continue;
         }
-        if recipient.is_none() {
-            match host_recipient(node) {
-                Ok(to) => recipient = Some(to),
-                Err(problem) => {
-                    problems.push(format!("{}: {problem}", r.id));
-                    return Ok(());
-                }
-            }
-        }
-        let Some(to) = &recipient else {
-            continue;
+        let age = match &recipient {
+            Some(to) => age::encrypt_and_armor(to, f.content.as_bytes()).map_err(|e| {
+                InventoryError::Corrupt(format!("{}: cannot seal the file to {name}: {e}", r.id))
+            })?,
+            None => String::new(),
         };
-        let age = age::encrypt_and_armor(to, f.content.as_bytes()).map_err(|e| {
-            InventoryError::Corrupt(format!(
-                "{}: cannot seal the file to {}: {e}",
-                r.id, node.name
-            ))
-        })?;
         f.sealed = Some(Sealed {
             age,
             digest: inventory.secret_digest(f.content.as_bytes())?,
@@ -55,28 +61,6 @@ pub(super) fn seal(
         }
     }
     Ok(())
-}
-
-/// The age recipient of `node`'s pinned host key.
-fn host_recipient(node: &Node) -> Result<age::ssh::Recipient, String> {
-    let name = &node.name;
-    let Some(key) = node
-        .host_key
-        .as_deref()
-        .filter(|k| k.starts_with("ssh-ed25519 "))
-    else {
-        return Err(format!(
-            "a secret file is sealed to the node's ssh-ed25519 host key, and {name} has none \
-             pinned{}: pin it with `mesh node trust {name}`",
-            match &node.host_key {
-                Some(k) => format!(" (its pinned key is {})", k.split(' ').next().unwrap_or("")),
-                None => String::new(),
-            }
-        ));
-    };
-    age::ssh::Recipient::from_str(key).map_err(|e| {
-        format!("{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with `mesh node trust {name}`")
-    })
 }
 
 #[cfg(test)]
@@ -117,8 +101,18 @@ mod tests {
         let mut node = Node::new("n", "127.0.0.1");
         let mut problems = vec![];
         let mut rs = vec![secret_file("requirepass s3cret\n")];
+        // no host key pinned: a digest to plan with, nothing a push would send
         seal(&inv, &node, &mut rs, &mut problems).unwrap();
-        assert!(problems[0].contains("mesh node trust n"), "{problems:?}");
+        assert!(problems.is_empty(), "{problems:?}");
+        let unsealed = crate::wire::Declaration {
+            version: crate::wire::VERSION,
+            node: "n".into(),
+            resources: rs.clone(),
+            expects_record: false,
+        };
+        assert!(unsealed.unsealed_secret().is_some());
+        assert!(!serde_json::to_string(&rs).unwrap().contains("s3cret"));
+        let mut rs = vec![secret_file("requirepass s3cret\n")];
 
         node.host_key = Some(
             "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN"

@@ -28,6 +28,7 @@ mod requirements;
 mod resolver;
 mod runtime;
 mod scripting;
+mod sealed;
 mod secrets;
 mod sshd;
 mod takeover;

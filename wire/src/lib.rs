@@ -477,6 +477,14 @@ impl Declaration {
         }
         out
     }
+
+    /// The first secret file that is not sealed to its machine: such a declaration is never sent.
+    pub fn unsealed_secret(&self) -> Option<&Resource> {
+        self.resources.iter().find(|r| match &r.spec {
+            Spec::File(f) => f.secret && f.sealed.as_ref().is_none_or(|s| s.age.is_empty()),
+            _ => false,
+        })
+    }
 }
 
 impl Resource {
