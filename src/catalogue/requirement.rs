@@ -119,8 +119,11 @@ pub struct Provision {
 pub struct ProvidedField {
     pub field: Field,
     /// Its value from the provider's own settings, host and mesh requirements; `None` for a
-    /// secret the mesh generates once for the provider.
+    /// secret the mesh generates once for the provider, or that the operator sets.
     pub value: Option<Template>,
+    /// A secret the operator delivers (`"from": "operator"`, set with `mesh secret set`), never
+    /// generated.
+    pub from_operator: bool,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +167,7 @@ pub(super) struct RawField {
     value: Option<String>,
     #[serde(default)]
     generate: bool,
+    from: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -284,6 +288,27 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
     Ok(Requirement { name, need })
 }
 
+/// Whether a provided field is the operator's secret (`"from": "operator"`): a secret string,
+/// with neither a value nor `generate`.
+fn operator_field(here: &str, rf: &RawField, kind: SettingType) -> Result<bool, Refusal> {
+    match rf.from.as_deref() {
+        None => Ok(false),
+        Some("operator") if rf.secret && kind == SettingType::String && rf.value.is_none() && !rf.generate => {
+            Ok(true)
+        }
+        Some("operator") => Err((
+            here.to_string(),
+            "\"from\": \"operator\" is for a secret string the operator sets with `mesh secret set` \
+             (\"secret\": true, \"type\": \"string\", and neither \"value\" nor \"generate\")"
+                .into(),
+        )),
+        Some(other) => Err((
+            here.to_string(),
+            format!("\"from\": {other:?} is not a source; the only one is \"operator\""),
+        )),
+    }
+}
+
 /// Parses `provides[i]`.
 pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusal> {
     let at = |f: &str| format!("provides[{i}].{f}");
@@ -295,7 +320,9 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
     for (f, rf) in &raw.fields {
         let here = at(&format!("fields.{f}"));
         let kind = field_type(&here, rf)?;
+        let from_operator = operator_field(&here, rf, kind)?;
         let value = match (&rf.value, rf.generate) {
+            _ if from_operator => None,
             (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
             (None, true) if rf.secret && kind == SettingType::String => None,
             (None, true) => {
@@ -311,7 +338,8 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
             (None, false) => {
                 return Err((
                     here,
-                    "missing: a \"value\", or \"generate\": true for a secret".into(),
+                    "missing: a \"value\", or for a secret \"generate\": true or \"from\": \"operator\""
+                        .into(),
                 ));
             }
         };
@@ -322,6 +350,7 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 secret: rf.secret,
             },
             value,
+            from_operator,
         });
     }
     Ok(Provision {

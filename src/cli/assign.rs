@@ -59,7 +59,7 @@ fn at(text: &str) -> Result<(&str, &str)> {
 }
 
 /// The module of `instance` on `node`, or a refusal naming what runs there.
-fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
+pub(super) fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
     let here = inv.assignments(Some(node))?;
     match here.iter().find(|a| a.instance == instance) {
         Some(a) => Ok(a.module.clone()),

@@ -23,6 +23,7 @@ mod nodes;
 mod progress;
 mod push;
 mod render;
+mod secret;
 mod settings;
 
 use std::io::IsTerminal;
@@ -126,6 +127,9 @@ enum Command {
     /// Read and change a module's settings layers.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// Secrets: set the operator's own (read from a terminal or stdin), rotate generated ones.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
     /// Every setting of an assignment with its effective value and where it came from.
     Config(settings::ConfigArgs),
     /// What a push would change: compared with what each node's helper confirmed it has.
@@ -349,6 +353,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Place(a) => assign::place(a, ctx),
         Command::Seat(c) => assign::seat(c, ctx),
         Command::Settings(c) => settings::run(c, ctx),
+        Command::Secret(c) => secret::run(c, ctx),
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),

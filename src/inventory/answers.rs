@@ -211,7 +211,7 @@ impl Inventory {
 }
 
 /// 32 characters from [A-Za-z0-9], from the kernel's random source (about 190 bits).
-fn generate_password() -> Result<String, InventoryError> {
+pub(super) fn generate_password() -> Result<String, InventoryError> {
     use std::io::Read;
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut out = String::new();

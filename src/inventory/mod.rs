@@ -11,6 +11,7 @@ mod assignments;
 mod confirmed;
 mod layers;
 mod nodes;
+mod operator_secrets;
 mod pushes;
 mod sealed;
 mod select;

@@ -151,6 +151,20 @@ pub(super) fn own(
     }
     for p in &module.provides {
         for f in &p.fields {
+            if f.from_operator {
+                let name = format!("{}.{}", p.name, f.field.name);
+                match inventory.operator_secret(&node.name, &a.instance, &p.name, &f.field.name)? {
+                    Some(v) => {
+                        answers.values.insert(name, Value::String(v));
+                    }
+                    None => problems.push(format!(
+                        "{} on {}: the secret {name} is the operator's and was never set: \
+                         `mesh secret set {} {name} --node {}` (it reads the value from a terminal or stdin)",
+                        a.instance, node.name, a.instance, node.name
+                    )),
+                }
+                continue;
+            }
             let value = field_value(inventory, &node.name, &a.instance, p, f, &answers.values)?;
             answers
                 .values

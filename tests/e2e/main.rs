@@ -19,6 +19,7 @@ mod helper;
 mod honesty;
 mod hostile;
 mod nodes;
+mod operator_secrets;
 mod paths;
 mod provider;
 mod push;
