@@ -45,6 +45,10 @@ pub enum Need {
     Fact,
     /// The instance's identity: its name, its node and a login of at most 20 characters.
     Mesh,
+    /// Access to the operator's own data: a path the operator names on the assignment (`mesh
+    /// place`), never created, owned or removed by the mesh; a process gets it read-only unless
+    /// `write`.
+    Access { write: bool },
 }
 
 impl Need {
@@ -54,6 +58,7 @@ impl Need {
             Need::Module { .. } => "module",
             Need::Directory { .. } | Need::Port | Need::Fact => "host",
             Need::Mesh => "mesh",
+            Need::Access { .. } => "operator",
         }
     }
 
@@ -67,6 +72,10 @@ impl Need {
             Need::Port => "a port".to_string(),
             Need::Fact => "facts of its node".to_string(),
             Need::Mesh => "its identity".to_string(),
+            Need::Access { write: false } => "read access to a path the operator names".into(),
+            Need::Access { write: true } => {
+                "read-write access to a path the operator names".into()
+            }
         }
     }
 
@@ -79,7 +88,9 @@ impl Need {
         };
         match self {
             Need::Module { fields, .. } => fields.clone(),
-            Need::Directory { .. } => vec![plain("path", SettingType::String)],
+            Need::Directory { .. } | Need::Access { .. } => {
+                vec![plain("path", SettingType::String)]
+            }
             Need::Port => vec![plain("port", SettingType::Integer)],
             Need::Fact => vec![
                 plain("name", SettingType::String),
@@ -137,6 +148,7 @@ pub(super) struct RawRequirement {
     directory: Option<RawDirectory>,
     port: Option<serde_json::Map<String, Value>>,
     fact: Option<serde_json::Map<String, Value>>,
+    access: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -264,12 +276,24 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
             }
         },
         "mesh" => Need::Mesh,
-        "operator" => {
-            return Err((
-                at("kind"),
-                "an operator requirement is a setting: declare it under \"settings\"".into(),
-            ));
-        }
+        "operator" => match raw.access.as_deref() {
+            Some("read") => Need::Access { write: false },
+            Some("read-write") => Need::Access { write: true },
+            Some(other) => {
+                return Err((
+                    at("access"),
+                    format!("{other:?} is not an access: \"read\" or \"read-write\""),
+                ));
+            }
+            None => {
+                return Err((
+                    at("kind"),
+                    "an operator requirement is a setting (declare it under \"settings\") or \
+                     access to the operator's data (\"access\": \"read\" or \"read-write\")"
+                        .into(),
+                ));
+            }
+        },
         "" => {
             return Err((
                 at("kind"),

@@ -288,7 +288,7 @@ pub fn content(spec: &Spec) -> String {
         Spec::File(f) if f.secret => match &f.sealed {
             // the keyed digest, so that a changed secret shows as changed, and nothing of it
             Some(s) => format!(
-                "(secret: content not shown; sealed, digest {})\n",
+                "(secret: content not shown)\n(sealed; its digest {})\n",
                 s.digest.get(..12).unwrap_or(&s.digest)
             ),
             None => "(secret: content not shown)\n".to_string(),
@@ -480,6 +480,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                     a.working_directory != b.working_directory,
                 ),
                 ("restart", a.restart != b.restart),
+                ("access", a.access != b.access),
                 (
                     "bundle",
                     !a.bundle
@@ -666,6 +667,7 @@ mod tests {
                 restart: "always".into(),
                 bundle_dir: "/var/lib/mesh/bundles/m.service".into(),
                 bundle: vec![],
+                access: vec![],
             }),
         };
         let old = decl(vec![process("m@1", "/bin/a")]);

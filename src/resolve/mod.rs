@@ -126,7 +126,7 @@ pub fn compose(
             match resource(&a.instance, module, def, &answers.values) {
                 // every path is checked as rendered: a setting or a placement can make a path
                 // leave its place that the definition kept
-                Ok(r) => match r.spec.check() {
+                Ok(mut r) => match with_access(&mut r, &answers.access).check() {
                     Ok(()) => resources.push(r),
                     Err(e) => problems.push(format!(
                         "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
@@ -157,6 +157,14 @@ pub fn compose(
         resources,
         expects_record: false,
     })
+}
+
+/// A process reaches every path of the operator's data its module requires access to.
+fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
+    if let Spec::Process(p) = &mut r.spec {
+        p.access = access.to_vec();
+    }
+    &r.spec
 }
 
 /// The module.json a module was read from, for messages.
@@ -301,6 +309,8 @@ fn resource(
                             settings: used(module, t.references(), values, Cost::Restart),
                         })
                         .collect(),
+                    // the operator's data: filled in by `compose` from the module's accesses
+                    access: vec![],
                 }),
             )
         }

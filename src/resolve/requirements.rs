@@ -26,6 +26,8 @@ pub struct Answers {
     pub directories: Vec<(String, DirectorySpec)>,
     /// Which provider answers each module requirement: requirement → `instance@node`.
     pub providers: BTreeMap<String, String>,
+    /// The operator's data the module's processes reach.
+    pub access: Vec<crate::wire::Access>,
 }
 
 /// The longest login a backend takes (ADR 0049).
@@ -146,6 +148,27 @@ pub(super) fn own(
                     .values
                     .insert(key("login"), Value::String(login(&a.instance, &node.name)));
             }
+            Need::Access { write } => match inventory.placement(&node.name, &a.instance, &r.name)? {
+                Some(path) => {
+                    answers.values.insert(key("path"), Value::String(path.clone()));
+                    answers.access.push(crate::wire::Access {
+                        name: r.name.clone(),
+                        path,
+                        write: *write,
+                    });
+                }
+                None => problems.push(format!(
+                    "{} on {}: it requires {} access to the operator's data as {}: name the path \
+                     with `mesh place {} {} {}=PATH` (the mesh never creates, owns or removes it)",
+                    a.instance,
+                    node.name,
+                    if *write { "read-write" } else { "read" },
+                    r.name,
+                    a.instance,
+                    node.name,
+                    r.name
+                )),
+            },
             Need::Module { .. } => {}
         }
     }

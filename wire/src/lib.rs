@@ -243,6 +243,22 @@ pub struct ProcessSpec {
     pub bundle_dir: String,
     /// The files it runs, relative to the bundle directory.
     pub bundle: Vec<BundleFile>,
+    /// The operator's data it may reach: paths the mesh never creates, owns or removes; one not
+    /// on the machine fails the process, and one read-only is mounted so for it alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<Access>,
+}
+
+/// Access to a path the operator named (`mesh place`): the mesh only checks that it is there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    /// The requirement's name, for messages.
+    pub name: String,
+    /// Absolute path on the machine.
+    pub path: String,
+    /// Read-write; otherwise the process sees it read-only (systemd `BindReadOnlyPaths=`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write: bool,
 }
 
 /// One file of a process's bundle.
@@ -897,6 +913,7 @@ mod tests {
             restart: "always".into(),
             bundle_dir: "/var/lib/mesh/bundles/p".into(),
             bundle: vec![bundle],
+            access: vec![],
         };
         let old = process(file("t1", "1", "1", "a"), "/bin/sh");
         assert_eq!(

@@ -352,6 +352,7 @@ mod tests {
             restart: "no".into(),
             bundle_dir: "/var/lib/mesh/bundles/a-w".into(),
             bundle: vec![],
+            access: vec![],
         };
         assert!(spec("nobody", false).check().is_ok());
         assert!(spec("kv", true).check().is_ok());

@@ -9,6 +9,7 @@
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 
+mod access;
 mod container;
 mod directory;
 mod env;

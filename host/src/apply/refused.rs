@@ -98,6 +98,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
                 source: String::new(),
                 settings: Default::default(),
             }],
+            access: vec![],
         }))
     };
     let container = resource(Spec::Container(ContainerSpec {
