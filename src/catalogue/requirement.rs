@@ -73,9 +73,7 @@ impl Need {
             Need::Fact => "facts of its node".to_string(),
             Need::Mesh => "its identity".to_string(),
             Need::Access { write: false } => "read access to a path the operator names".into(),
-            Need::Access { write: true } => {
-                "read-write access to a path the operator names".into()
-            }
+            Need::Access { write: true } => "read-write access to a path the operator names".into(),
         }
     }
 

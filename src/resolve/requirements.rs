@@ -150,7 +150,9 @@ pub(super) fn own(
             }
             Need::Access { write } => match inventory.placement(&node.name, &a.instance, &r.name)? {
                 Some(path) => {
-                    answers.values.insert(key("path"), Value::String(path.clone()));
+                    answers
+                        .values
+                        .insert(key("path"), Value::String(path.clone()));
                     answers.access.push(crate::wire::Access {
                         name: r.name.clone(),
                         path,

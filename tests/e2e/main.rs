@@ -6,6 +6,7 @@
 // test support code panics on purpose: a failed step is a failed test
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod access;
 mod check;
 mod cli;
 mod confirmed;

@@ -10,8 +10,7 @@ use mesh_wire::Access;
 pub(super) fn present(access: &[Access]) -> Result<(), String> {
     for a in access {
         // systemd splits these settings on spaces and colons and unquotes them
-        if a
-            .path
+        if a.path
             .chars()
             .any(|c| c.is_whitespace() || matches!(c, ':' | '"' | '\'' | '\\'))
         {
