@@ -180,25 +180,7 @@ impl Inventory {
         provision: &str,
         field: &str,
     ) -> Result<String, InventoryError> {
-        let known: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM secrets
-                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
-                params![node, instance, provision, field],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(v) = known {
-            if Self::is_sealed(&v) {
-                return self.unseal(&v);
-            }
-            // kept in clear by an older mesh: sealed now
-            self.conn.execute(
-                "UPDATE secrets SET value = ?5
-                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
-                params![node, instance, provision, field, self.seal(&v)?],
-            )?;
+        if let Some(v) = self.kept_secret(node, instance, provision, field)? {
             return Ok(v);
         }
         let value = generate_password()?;

@@ -11,9 +11,9 @@ mod assignments;
 mod confirmed;
 mod layers;
 mod nodes;
-mod operator_secrets;
 mod pushes;
 mod sealed;
+mod secrets;
 mod select;
 mod tags;
 
@@ -121,6 +121,25 @@ pub enum InventoryError {
     Busy { path: PathBuf },
 }
 
+/// Makes the folder `path` goes in, the operator's alone (0700), if it is missing.
+fn private_parent(path: &Path) -> Result<(), InventoryError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| InventoryError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
 /// An open inventory.
 pub struct Inventory {
     conn: Connection,
@@ -141,21 +160,12 @@ impl Inventory {
 
     /// Creates a new inventory file (mode 0600) with the current schema.
     pub fn init(path: &Path) -> Result<Inventory, InventoryError> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::os::unix::fs::OpenOptionsExt;
         let io = |source| InventoryError::Io {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-        {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io)?;
-        }
+        private_parent(path)?;
         match fs::OpenOptions::new()
             .write(true)
             .create_new(true)

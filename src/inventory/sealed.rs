@@ -158,21 +158,12 @@ impl Inventory {
 
 /// Writes the key, 0600 from its first byte, in a folder of mode 0700 made if missing.
 fn write_key(path: &Path, text: &str) -> Result<(), InventoryError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let io = |source| InventoryError::Io {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-    {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io)?;
-    }
+    super::private_parent(path)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -178,7 +178,7 @@ pub(super) fn own(
         for f in &p.fields {
             if f.from_operator {
                 let name = format!("{}.{}", p.name, f.field.name);
-                match inventory.operator_secret(&node.name, &a.instance, &p.name, &f.field.name)? {
+                match inventory.kept_secret(&node.name, &a.instance, &p.name, &f.field.name)? {
                     Some(v) => {
                         answers.values.insert(name, Value::String(v));
                     }

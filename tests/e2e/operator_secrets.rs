@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use crate::sealed::{assert_nowhere_in_clear, secrets};
+use crate::sealed::{assert_nowhere_in_clear, kv_and_its_client, secrets};
 use crate::util::{Mesh, Run, on};
 
 /// Takes an API token from the operator and writes it into a root-only file.
@@ -118,12 +118,7 @@ fn an_operator_secret_is_read_from_stdin_sealed_delivered_as_a_file_and_never_pr
 fn rotating_a_generated_secret_shows_every_file_and_unit_it_costs_then_delivers_it() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    mesh.run(&["push", "--all"]).ok();
-    on("node1", "rm -rf /srv/mesh/kv");
-    on("node2", "rm -rf /srv/mesh/kv-client");
-    mesh.run(&["assign", "kv", "node1"]).ok();
-    mesh.run(&["assign", "kv-client", "node2"]).ok();
-    mesh.run(&["push", "--all"]).ok();
+    kv_and_its_client(&mesh);
     let old = secrets(&mesh).remove(0);
 
     let wrong = with_stdin(&mesh, &["secret", "set", "kv", "kv.password"], "mine\n")

@@ -67,16 +67,21 @@ pub fn assert_nowhere_in_clear(mesh: &Mesh, secrets: &[String]) {
     }
 }
 
-#[test]
-fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
-    let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+/// From clean machines, `kv` on node1 and a `kv-client` on node2, pushed: the push's `--json`.
+pub fn kv_and_its_client(mesh: &Mesh) -> String {
     mesh.run(&["push", "--all"]).ok();
     on("node1", "rm -rf /srv/mesh/kv");
     on("node2", "rm -rf /srv/mesh/kv-client");
     mesh.run(&["assign", "kv", "node1"]).ok();
     mesh.run(&["assign", "kv-client", "node2"]).ok();
-    let push = mesh.run(&["push", "--all", "--json"]).ok().stdout;
+    mesh.run(&["push", "--all", "--json"]).ok().stdout
+}
+
+#[test]
+fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let push = kv_and_its_client(&mesh);
 
     let secrets = secrets(&mesh);
     assert!(!secrets.is_empty());

@@ -1,13 +1,15 @@
-//! Secrets the operator sets (`mesh secret set`) and rotates (`mesh secret rotate`): kept, like a
-//! generated one, sealed to the operator's key in the secrets table.
+//! Secret fields as the inventory keeps them, sealed to the operator's key: read back (one an
+//! older mesh kept in clear is sealed on the way), set by the operator (`mesh secret set`) and
+//! rotated (`mesh secret rotate`).
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Inventory, InventoryError};
 
 impl Inventory {
-    /// A secret field the operator set, opened; `None` when it was never set.
-    pub fn operator_secret(
+    /// A kept secret field, opened; `None` when there is none (a generated one not made yet, or
+    /// an operator's never set).
+    pub fn kept_secret(
         &self,
         node: &str,
         instance: &str,
@@ -23,7 +25,19 @@ impl Inventory {
                 |r| r.get(0),
             )
             .optional()?;
-        kept.map(|v| self.unseal(&v)).transpose()
+        let Some(v) = kept else {
+            return Ok(None);
+        };
+        if Self::is_sealed(&v) {
+            return self.unseal(&v).map(Some);
+        }
+        // kept in clear by an older mesh: sealed now
+        self.conn.execute(
+            "UPDATE secrets SET value = ?5
+             WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+            params![node, instance, provision, field, self.seal(&v)?],
+        )?;
+        Ok(Some(v))
     }
 
     /// Keeps `value` (sealed) as the secret field, replacing what was there; `true` when there
