@@ -431,6 +431,45 @@ mod tests {
                 .is_err()
         );
     }
+
+    #[test]
+    fn the_operators_data_is_read_or_read_write_access() {
+        let r = req(r#"{"name":"media","kind":"operator","access":"read"}"#).unwrap();
+        assert!(matches!(r.need, Need::Access { write: false }));
+        assert_eq!(r.need.kind(), "operator");
+        assert_eq!(r.need.fields()[0].name, "path");
+        let r = req(r#"{"name":"up","kind":"operator","access":"read-write"}"#).unwrap();
+        assert!(matches!(r.need, Need::Access { write: true }));
+        let (field, why) = req(r#"{"name":"m","kind":"operator","access":"rw"}"#)
+            .err()
+            .unwrap();
+        assert_eq!(field, "requires[0].access");
+        assert!(why.contains("\"read\" or \"read-write\""), "{why}");
+    }
+
+    #[test]
+    fn an_operator_secret_is_a_secret_string_with_no_value() {
+        let parse = |field: &str| {
+            let raw = format!(r#"{{"name":"api","fields":{{"token":{field}}}}}"#);
+            provision(0, serde_json::from_str(&raw).unwrap())
+        };
+        let p = parse(r#"{"type":"string","secret":true,"from":"operator"}"#).unwrap();
+        assert!(p.fields[0].from_operator && p.fields[0].value.is_none());
+        for wrong in [
+            r#"{"type":"string","from":"operator"}"#,
+            r#"{"type":"integer","secret":true,"from":"operator"}"#,
+            r#"{"type":"string","secret":true,"from":"operator","generate":true}"#,
+            r#"{"type":"string","secret":true,"from":"operator","value":"x"}"#,
+        ] {
+            let (field, why) = parse(wrong).err().unwrap();
+            assert_eq!(field, "provides[0].fields.token", "{wrong}");
+            assert!(why.contains("`mesh secret set`"), "{wrong}: {why}");
+        }
+        let (_, why) = parse(r#"{"type":"string","secret":true,"from":"vault"}"#)
+            .err()
+            .unwrap();
+        assert!(why.contains("the only one is \"operator\""), "{why}");
+    }
 }
 
 /// The fields a definition may read under `name`: a requirement's, or one of the module's own
