@@ -50,13 +50,17 @@ fn main() -> ExitCode {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
         return ExitCode::from(2);
     }
-    let declaration = match mesh_wire::read::declaration(input.as_bytes()) {
+    let mut declaration = match mesh_wire::read::declaration(input.as_bytes()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("mesh-host: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = sealed::open_environments(&mut declaration) {
+        eprintln!("mesh-host: {e}");
+        return ExitCode::from(2);
+    }
     let report = match apply::run(&declaration, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {

@@ -1,11 +1,12 @@
 //! Sealed content: a secret file's content arrives encrypted (age) to this machine's
 //! `ssh-ed25519` host key, and is opened here, with the host's private key, only to be written.
-//! So a secret crosses the wire, and sits in the operator's inventory, only sealed.
+//! The same goes for the value of a secret environment variable. So a secret crosses the wire,
+//! and sits in the operator's inventory, only sealed.
 
 use std::io::BufReader;
 use std::path::Path;
 
-use mesh_wire::Sealed;
+use mesh_wire::{Declaration, Sealed, Spec};
 
 /// The private half of the host key every secret is sealed to.
 pub(crate) const HOST_KEY: &str = "/etc/ssh/ssh_host_ed25519_key";
@@ -31,6 +32,23 @@ pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, String> {
     let bytes =
         age::decrypt(&identity, sealed.age.as_bytes()).map_err(|e| cannot(e.to_string()))?;
     String::from_utf8(bytes).map_err(|_| cannot("its content is not UTF-8 text".into()))
+}
+
+/// Puts every sealed environment value of `declaration` back in its place, opened with the
+/// host's key, before anything is checked or applied.
+pub(crate) fn open_environments(declaration: &mut Declaration) -> Result<(), String> {
+    for r in &mut declaration.resources {
+        let (environment, sealed) = match &mut r.spec {
+            Spec::Process(p) => (&mut p.environment, &mut p.sealed_environment),
+            Spec::Container(c) => (&mut c.environment, &mut c.sealed_environment),
+            _ => continue,
+        };
+        for (name, s) in std::mem::take(sealed) {
+            let value = open(&s).map_err(|e| format!("{}: {name}: {e}", r.id))?;
+            environment.insert(name, value);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -474,7 +474,10 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             for (field, differs) in [
                 ("command", a.command != b.command),
                 ("user", a.user != b.user),
-                ("environment", a.environment != b.environment),
+                (
+                    "environment",
+                    a.environment != b.environment || a.sealed_environment != b.sealed_environment,
+                ),
                 (
                     "working directory",
                     a.working_directory != b.working_directory,
@@ -663,6 +666,7 @@ mod tests {
                 user: "root".into(),
                 environment: BTreeMap::new(),
                 secret_environment: vec![],
+                sealed_environment: Default::default(),
                 working_directory: None,
                 restart: "always".into(),
                 bundle_dir: "/var/lib/mesh/bundles/m.service".into(),

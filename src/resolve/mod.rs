@@ -295,6 +295,7 @@ fn resource(
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
                     secret_environment: p.secret_environment.clone(),
+                    sealed_environment: Default::default(),
                     working_directory: p.working_directory.as_ref().map(text),
                     restart: p.restart.clone(),
                     bundle_dir: format!("{}/bundles/{base}", wire::STATE_DIR),
@@ -331,6 +332,7 @@ fn resource(
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
                     secret_environment: c.secret_environment.clone(),
+                    sealed_environment: Default::default(),
                     mounts: c
                         .mounts
                         .iter()

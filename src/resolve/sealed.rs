@@ -1,4 +1,5 @@
-//! Secret files leave the operator sealed: each one's rendered content is encrypted (age) to the
+//! Secrets leave the operator sealed: a secret file's rendered content, and the value of a secret
+//! environment variable, is encrypted (age) to the
 //! pinned `ssh-ed25519` host key of the node that receives it, as agenix does, so only that
 //! machine's helper can open it, and neither the wire nor the inventory ever carries it in clear.
 //! What a plan compares, and what the inventory keeps of it, is a digest keyed by the operator's
@@ -36,28 +37,53 @@ pub(super) fn seal(
             return Ok(());
         }
     };
-    for r in resources.iter_mut() {
-        let Spec::File(f) = &mut r.spec else {
-            continue;
-        };
-        if !f.secret || f.sealed.is_some() {
-            continue;
-        }
+    let seal_text = |id: &str, text: &str| -> Result<Sealed, InventoryError> {
         let age = match &recipient {
-            Some(to) => age::encrypt_and_armor(to, f.content.as_bytes()).map_err(|e| {
-                InventoryError::Corrupt(format!("{}: cannot seal the file to {name}: {e}", r.id))
+            Some(to) => age::encrypt_and_armor(to, text.as_bytes()).map_err(|e| {
+                InventoryError::Corrupt(format!("{id}: cannot seal a secret to {name}: {e}"))
             })?,
             None => String::new(),
         };
-        f.sealed = Some(Sealed {
+        Ok(Sealed {
             age,
-            digest: inventory.secret_digest(f.content.as_bytes())?,
-        });
-        f.content.clear();
-        // what the file reads is compared by digest; a secret's plain digest could be tested
-        // against guesses, a keyed one cannot
-        for used in f.costing.settings.values_mut() {
-            used.digest = inventory.secret_digest(used.digest.as_bytes())?;
+            digest: inventory.secret_digest(text.as_bytes())?,
+        })
+    };
+    for r in resources.iter_mut() {
+        let (secret_environment, environment, sealed) = match &mut r.spec {
+            Spec::File(f) => {
+                if !f.secret || f.sealed.is_some() {
+                    continue;
+                }
+                f.sealed = Some(seal_text(&r.id, &f.content)?);
+                f.content.clear();
+                // what the file reads is compared by digest; a secret's plain digest could be
+                // tested against guesses, a keyed one cannot
+                for used in f.costing.settings.values_mut() {
+                    used.digest = inventory.secret_digest(used.digest.as_bytes())?;
+                }
+                continue;
+            }
+            Spec::Process(p) => (
+                &p.secret_environment,
+                &mut p.environment,
+                &mut p.sealed_environment,
+            ),
+            Spec::Container(c) => (
+                &c.secret_environment,
+                &mut c.environment,
+                &mut c.sealed_environment,
+            ),
+            _ => continue,
+        };
+        // a secret variable's value travels sealed; its place in the environment stays, empty
+        for var in secret_environment {
+            if let Some(value) = environment.get_mut(var)
+                && !sealed.contains_key(var)
+            {
+                sealed.insert(var.clone(), seal_text(&r.id, value)?);
+                value.clear();
+            }
         }
     }
     Ok(())

@@ -235,6 +235,10 @@ pub struct ProcessSpec {
     /// values are never shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_environment: Vec<String>,
+    /// The values of the secret variables, sealed to the machine's host key: each one's value in
+    /// `environment` is then empty, and only the helper on that machine opens it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sealed_environment: BTreeMap<String, Sealed>,
     /// The working directory; the bundle's directory when not said.
     pub working_directory: Option<String>,
     /// systemd's Restart= policy: `no`, `on-failure`, `always`.
@@ -331,6 +335,10 @@ pub struct ContainerSpec {
     /// The variables among them that carry a secret: their values are never shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_environment: Vec<String>,
+    /// The values of the secret variables, sealed to the machine's host key: each one's value in
+    /// `environment` is then empty, and only the helper on that machine opens it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sealed_environment: BTreeMap<String, Sealed>,
     pub mounts: Vec<Mount>,
     pub ports: Vec<Port>,
     /// Docker's restart policy: `no`, `on-failure`, `always`, `unless-stopped`.
@@ -343,7 +351,11 @@ impl ContainerSpec {
         [
             ("image", self.image != other.image),
             ("command", self.command != other.command),
-            ("environment", self.environment != other.environment),
+            (
+                "environment",
+                self.environment != other.environment
+                    || self.sealed_environment != other.sealed_environment,
+            ),
             ("mounts", self.mounts != other.mounts),
             ("ports", self.ports != other.ports),
             ("restart", self.restart != other.restart),
@@ -494,10 +506,17 @@ impl Declaration {
         out
     }
 
-    /// The first secret file that is not sealed to its machine: such a declaration is never sent.
+    /// The first secret file or secret variable that is not sealed to its machine: such a
+    /// declaration is never sent.
     pub fn unsealed_secret(&self) -> Option<&Resource> {
+        let unsealed = |s: Option<&Sealed>| s.is_none_or(|s| s.age.is_empty());
+        let env = |names: &[String], sealed: &BTreeMap<String, Sealed>| {
+            names.iter().any(|n| unsealed(sealed.get(n)))
+        };
         self.resources.iter().find(|r| match &r.spec {
-            Spec::File(f) => f.secret && f.sealed.as_ref().is_none_or(|s| s.age.is_empty()),
+            Spec::File(f) => f.secret && unsealed(f.sealed.as_ref()),
+            Spec::Process(p) => env(&p.secret_environment, &p.sealed_environment),
+            Spec::Container(c) => env(&c.secret_environment, &c.sealed_environment),
             _ => false,
         })
     }
@@ -506,10 +525,13 @@ impl Declaration {
 impl Resource {
     /// Drops a sealed content's ciphertext, keeping its digest.
     pub fn drop_ciphertext(&mut self) {
-        if let Spec::File(FileSpec {
-            sealed: Some(s), ..
-        }) = &mut self.spec
-        {
+        let sealed: Vec<&mut Sealed> = match &mut self.spec {
+            Spec::File(f) => f.sealed.iter_mut().collect(),
+            Spec::Process(p) => p.sealed_environment.values_mut().collect(),
+            Spec::Container(c) => c.sealed_environment.values_mut().collect(),
+            _ => vec![],
+        };
+        for s in sealed {
             s.age.clear();
         }
     }
@@ -909,6 +931,7 @@ mod tests {
             user: "root".into(),
             environment: BTreeMap::new(),
             secret_environment: vec![],
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "always".into(),
             bundle_dir: "/var/lib/mesh/bundles/p".into(),

@@ -348,6 +348,7 @@ mod tests {
             } else {
                 vec![]
             },
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "no".into(),
             bundle_dir: "/var/lib/mesh/bundles/a-w".into(),

@@ -461,6 +461,7 @@ mod tests {
             user: "daemon".into(),
             environment: [("DB_PASSWORD".to_string(), "s3cret-value".to_string())].into(),
             secret_environment: vec!["DB_PASSWORD".into()],
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "on-failure".into(),
             bundle_dir: "/var/lib/mesh/bundles/app".into(),

@@ -88,6 +88,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
             user: "root".into(),
             environment: BTreeMap::new(),
             secret_environment: vec![],
+            sealed_environment: Default::default(),
             working_directory: working.map(str::to_string),
             restart: "no".into(),
             bundle_dir: bundle_dir.into(),
@@ -107,6 +108,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
         command: vec![],
         environment: BTreeMap::new(),
         secret_environment: vec![],
+        sealed_environment: Default::default(),
         mounts: vec![Mount {
             source: "/srv/mesh/t/data/../../../etc".into(),
             target: "/data".into(),
