@@ -254,11 +254,9 @@ fn a_host_directory_is_placed_on_its_own_node_only() {
         elsewhere.stderr
     );
     let unknown = mesh.run(&["place", "app", "n2", "cache=/mnt/big"]).code(1);
-    assert!(
-        unknown
-            .stderr
-            .contains("requires no directory \"cache\" (its directories: data)")
-    );
+    assert!(unknown.stderr.contains(
+        "requires no directory or access \"cache\" (its directories and accesses: data)"
+    ));
     mesh.run(&["place", "app", "n2", "data=/mnt/big/app"]).ok();
     let plan = mesh.run(&["plan", "n2"]).ok().stdout;
     assert!(plan.contains("+ app:directory:/mnt/big/app"), "{plan}");
