@@ -23,6 +23,7 @@ mod confirm;
 mod files;
 mod owners;
 mod record;
+mod sealed;
 mod signs;
 mod units;
 
@@ -73,13 +74,17 @@ fn main() -> ExitCode {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
         return ExitCode::from(2);
     }
-    let declaration = match mesh_wire::read::declaration(input.as_bytes()) {
+    let mut declaration = match mesh_wire::read::declaration(input.as_bytes()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("mesh-host: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = sealed::open_environments(&mut declaration) {
+        eprintln!("mesh-host: {e}");
+        return ExitCode::from(2);
+    }
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
     let report = match confirm::run(&declaration, mode, &record::Paths::default()) {

@@ -45,6 +45,10 @@ pub enum Need {
     Fact,
     /// The instance's identity: its name, its node and a login of at most 20 characters.
     Mesh,
+    /// Access to the operator's own data: a path the operator names on the assignment (`mesh
+    /// place`), never created, owned or removed by the mesh; a process gets it read-only unless
+    /// `write`.
+    Access { write: bool },
 }
 
 impl Need {
@@ -54,6 +58,7 @@ impl Need {
             Need::Module { .. } => "module",
             Need::Directory { .. } | Need::Port | Need::Fact => "host",
             Need::Mesh => "mesh",
+            Need::Access { .. } => "operator",
         }
     }
 
@@ -67,6 +72,8 @@ impl Need {
             Need::Port => "a port".to_string(),
             Need::Fact => "facts of its node".to_string(),
             Need::Mesh => "its identity".to_string(),
+            Need::Access { write: false } => "read access to a path the operator names".into(),
+            Need::Access { write: true } => "read-write access to a path the operator names".into(),
         }
     }
 
@@ -80,7 +87,9 @@ impl Need {
         };
         match self {
             Need::Module { fields, .. } => fields.clone(),
-            Need::Directory { .. } => vec![plain("path", SettingType::String)],
+            Need::Directory { .. } | Need::Access { .. } => {
+                vec![plain("path", SettingType::String)]
+            }
             Need::Port => vec![plain("port", SettingType::Integer)],
             Need::Fact => vec![
                 plain("name", SettingType::String),
@@ -125,8 +134,11 @@ pub struct Provision {
 pub struct ProvidedField {
     pub field: Field,
     /// Its value from the provider's own settings, host and mesh requirements; `None` for a
-    /// secret the mesh generates once for the provider.
+    /// secret the mesh generates once for the provider, or that the operator sets.
     pub value: Option<Template>,
+    /// A secret the operator delivers (`"from": "operator"`, set with `mesh secret set`), never
+    /// generated.
+    pub from_operator: bool,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +152,7 @@ pub(super) struct RawRequirement {
     directory: Option<RawDirectory>,
     port: Option<serde_json::Map<String, Value>>,
     fact: Option<serde_json::Map<String, Value>>,
+    access: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -172,6 +185,7 @@ pub(super) struct RawField {
     generate: bool,
     #[serde(rename = "min-length")]
     min_length: Option<usize>,
+    from: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -278,12 +292,24 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
             }
         },
         "mesh" => Need::Mesh,
-        "operator" => {
-            return Err((
-                at("kind"),
-                "an operator requirement is a setting: declare it under \"settings\"".into(),
-            ));
-        }
+        "operator" => match raw.access.as_deref() {
+            Some("read") => Need::Access { write: false },
+            Some("read-write") => Need::Access { write: true },
+            Some(other) => {
+                return Err((
+                    at("access"),
+                    format!("{other:?} is not an access: \"read\" or \"read-write\""),
+                ));
+            }
+            None => {
+                return Err((
+                    at("kind"),
+                    "an operator requirement is a setting (declare it under \"settings\") or \
+                     access to the operator's data (\"access\": \"read\" or \"read-write\")"
+                        .into(),
+                ));
+            }
+        },
         "" => {
             return Err((
                 at("kind"),
@@ -300,6 +326,27 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
         }
     };
     Ok(Requirement { name, need })
+}
+
+/// Whether a provided field is the operator's secret (`"from": "operator"`): a secret string,
+/// with neither a value nor `generate`.
+fn operator_field(here: &str, rf: &RawField, kind: SettingType) -> Result<bool, Refusal> {
+    match rf.from.as_deref() {
+        None => Ok(false),
+        Some("operator") if rf.secret && kind == SettingType::String && rf.value.is_none() && !rf.generate => {
+            Ok(true)
+        }
+        Some("operator") => Err((
+            here.to_string(),
+            "\"from\": \"operator\" is for a secret string the operator sets with `mesh secret set` \
+             (\"secret\": true, \"type\": \"string\", and neither \"value\" nor \"generate\")"
+                .into(),
+        )),
+        Some(other) => Err((
+            here.to_string(),
+            format!("\"from\": {other:?} is not a source; the only one is \"operator\""),
+        )),
+    }
 }
 
 /// Parses `provides[i]`.
@@ -319,7 +366,9 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 "a provider honours its contract's lengths (catalogue/contracts/NAME.json); a consumer may narrow them".into(),
             ));
         }
+        let from_operator = operator_field(&here, rf, kind)?;
         let value = match (&rf.value, rf.generate) {
+            _ if from_operator => None,
             (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
             (None, true) if rf.secret && kind == SettingType::String => None,
             (None, true) => {
@@ -335,7 +384,8 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
             (None, false) => {
                 return Err((
                     here,
-                    "missing: a \"value\", or \"generate\": true for a secret".into(),
+                    "missing: a \"value\", or for a secret \"generate\": true or \"from\": \"operator\""
+                        .into(),
                 ));
             }
         };
@@ -347,6 +397,7 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 min_length: None,
             },
             value,
+            from_operator,
         });
     }
     Ok(Provision {
@@ -406,6 +457,45 @@ mod tests {
             req(r#"{"name":"s","kind":"module","provision":"kv","fields":{"h":{"type":"string","value":"x"}}}"#)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn the_operators_data_is_read_or_read_write_access() {
+        let r = req(r#"{"name":"media","kind":"operator","access":"read"}"#).unwrap();
+        assert!(matches!(r.need, Need::Access { write: false }));
+        assert_eq!(r.need.kind(), "operator");
+        assert_eq!(r.need.fields()[0].name, "path");
+        let r = req(r#"{"name":"up","kind":"operator","access":"read-write"}"#).unwrap();
+        assert!(matches!(r.need, Need::Access { write: true }));
+        let (field, why) = req(r#"{"name":"m","kind":"operator","access":"rw"}"#)
+            .err()
+            .unwrap();
+        assert_eq!(field, "requires[0].access");
+        assert!(why.contains("\"read\" or \"read-write\""), "{why}");
+    }
+
+    #[test]
+    fn an_operator_secret_is_a_secret_string_with_no_value() {
+        let parse = |field: &str| {
+            let raw = format!(r#"{{"name":"api","fields":{{"token":{field}}}}}"#);
+            provision(0, serde_json::from_str(&raw).unwrap())
+        };
+        let p = parse(r#"{"type":"string","secret":true,"from":"operator"}"#).unwrap();
+        assert!(p.fields[0].from_operator && p.fields[0].value.is_none());
+        for wrong in [
+            r#"{"type":"string","from":"operator"}"#,
+            r#"{"type":"integer","secret":true,"from":"operator"}"#,
+            r#"{"type":"string","secret":true,"from":"operator","generate":true}"#,
+            r#"{"type":"string","secret":true,"from":"operator","value":"x"}"#,
+        ] {
+            let (field, why) = parse(wrong).err().unwrap();
+            assert_eq!(field, "provides[0].fields.token", "{wrong}");
+            assert!(why.contains("`mesh secret set`"), "{wrong}: {why}");
+        }
+        let (_, why) = parse(r#"{"type":"string","secret":true,"from":"vault"}"#)
+            .err()
+            .unwrap();
+        assert!(why.contains("the only one is \"operator\""), "{why}");
     }
 }
 

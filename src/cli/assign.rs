@@ -60,7 +60,7 @@ fn at(text: &str) -> Result<(&str, &str)> {
 }
 
 /// The module of `instance` on `node`, or a refusal naming what runs there.
-fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
+pub(super) fn module_of(inv: &Inventory, instance: &str, node: &str) -> Result<String> {
     let here = inv.assignments(Some(node))?;
     match here.iter().find(|a| a.instance == instance) {
         Some(a) => Ok(a.module.clone()),
@@ -255,19 +255,21 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
     // a host requirement is answered on the module's own node, nowhere else
     let module_name = module_of(&inv, &a.instance, &a.node)?;
     let module = ctx.catalogue()?.module(&module_name)?.clone();
+    // a directory the host makes there, or the operator's data it is given access to
+    let placeable = |need: &Need| matches!(need, Need::Directory { .. } | Need::Access { .. });
     let is_directory = module
         .requires
         .iter()
-        .any(|r| r.name == name && matches!(r.need, Need::Directory { .. }));
+        .any(|r| r.name == name && placeable(&r.need));
     if !is_directory {
         let dirs: Vec<&str> = module
             .requires
             .iter()
-            .filter(|r| matches!(r.need, Need::Directory { .. }))
+            .filter(|r| placeable(&r.need))
             .map(|r| r.name.as_str())
             .collect();
         bail!(
-            "{} requires no directory {name:?} (its directories: {})",
+            "{} requires no directory or access {name:?} (its directories and accesses: {})",
             module.name,
             if dirs.is_empty() {
                 "none".to_string()

@@ -39,6 +39,7 @@ mod progress;
 mod push;
 mod reach;
 mod render;
+mod secret;
 mod settings;
 
 use std::io::IsTerminal;
@@ -144,6 +145,9 @@ enum Command {
     /// Read and change a module's settings layers.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// Secrets: set the operator's own (read from a terminal or stdin), rotate generated ones.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
     /// Every setting of an assignment with its effective value and where it came from.
     Config(settings::ConfigArgs),
     /// What a push would change: compared with what each node's helper confirmed it has.
@@ -374,10 +378,17 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
     match command {
         Command::Init => {
             let path = ctx.inventory_path()?;
-            Inventory::init(&path)?;
+            let inventory = Inventory::init(&path)?;
+            let made = inventory.ensure_operator_key()?;
+            let key = inventory.operator_key_path();
             ctx.answer(
-                serde_json::json!({"created": "inventory", "path": path}),
-                format_args!("created the inventory {}", path.display()),
+                serde_json::json!({"created": "inventory", "path": path, "operator_key": key, "operator_key_made": made}),
+                format_args!(
+                    "created the inventory {}; its secrets are sealed to the operator's key {} ({}: keep a copy of it apart from the inventory)",
+                    path.display(),
+                    key.display(),
+                    if made { "made now, mode 0600" } else { "already there" }
+                ),
             );
             Ok(exit::OK)
         }
@@ -388,6 +399,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Place(a) => assign::place(a, ctx),
         Command::Seat(c) => assign::seat(c, ctx),
         Command::Settings(c) => settings::run(c, ctx),
+        Command::Secret(c) => secret::run(c, ctx),
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
         Command::Check(a) => push::check(a, ctx),

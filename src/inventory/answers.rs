@@ -171,7 +171,8 @@ impl Inventory {
     }
 
     /// A provider's generated secret field, made the first time it is asked for and the same ever
-    /// after. It is only ever read to be delivered; nothing prints it.
+    /// after, kept sealed to the operator's key. It is only ever read to be delivered; nothing
+    /// prints it.
     pub fn secret(
         &self,
         node: &str,
@@ -179,29 +180,20 @@ impl Inventory {
         provision: &str,
         field: &str,
     ) -> Result<String, InventoryError> {
-        let known: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM secrets
-                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
-                params![node, instance, provision, field],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(v) = known {
+        if let Some(v) = self.kept_secret(node, instance, provision, field)? {
             return Ok(v);
         }
         let value = generate_password()?;
         self.conn.execute(
             "INSERT INTO secrets (node, instance, provision, field, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![node, instance, provision, field, value],
+            params![node, instance, provision, field, self.seal(&value)?],
         )?;
         Ok(value)
     }
 }
 
 /// 32 characters from [A-Za-z0-9], from the kernel's random source (about 190 bits).
-fn generate_password() -> Result<String, InventoryError> {
+pub(super) fn generate_password() -> Result<String, InventoryError> {
     use std::io::Read;
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut out = String::new();

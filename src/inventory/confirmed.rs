@@ -2,8 +2,8 @@
 //! with. A resource counts as the machine's only once its helper said so; a refused or failed one
 //! keeps what was confirmed before (or nothing), so it stays in the next plan.
 //!
-//! The copy holds resources as sent, secrets included, like the declaration itself: it is read
-//! only to compare and is never printed (a plan shows only that a secret changes).
+//! The copy holds resources as sent, except that a sealed secret file keeps only its keyed
+//! digest, never its content: a plan shows only that a secret changes.
 
 use std::collections::BTreeMap;
 
@@ -65,7 +65,9 @@ pub(super) fn store(
     let now = confirm(read(tx, node)?, sent, report);
     tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
     for (position, r) in now.iter().enumerate() {
-        let text = serde_json::to_string(r)
+        let mut r = r.clone();
+        r.drop_ciphertext();
+        let text = serde_json::to_string(&r)
             .map_err(|e| InventoryError::Corrupt(format!("{}: {e}", r.id)))?;
         tx.execute(
             "INSERT INTO confirmed (node, id, position, push_id, resource)

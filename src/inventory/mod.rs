@@ -14,6 +14,8 @@ pub mod import;
 mod layers;
 mod nodes;
 mod pushes;
+mod sealed;
+mod secrets;
 mod select;
 mod tags;
 
@@ -43,6 +45,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     ),
     ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
     ("0005_jump.sql", include_str!("../../state/0005_jump.sql")),
+    (
+        "0006_sealed.sql",
+        include_str!("../../state/0006_sealed.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -108,14 +114,40 @@ pub enum InventoryError {
     },
     #[error("{selectors} leave no node once {excluded} are excluded; nothing was done")]
     NoneLeft { selectors: String, excluded: String },
+    #[error(
+        "cannot open the inventory's secrets with the operator's key {}: {why}; put the key back \
+         (or point MESH_OPERATOR_KEY at it); nothing secret was read or sent",
+        path.display()
+    )]
+    OperatorKey { path: PathBuf, why: String },
     #[error("another mesh push is running against this inventory (lock {}); try again when it is done", path.display())]
     Busy { path: PathBuf },
+}
+
+/// Makes the folder `path` goes in, the operator's alone (0700), if it is missing.
+fn private_parent(path: &Path) -> Result<(), InventoryError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| InventoryError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    }
+    Ok(())
 }
 
 /// An open inventory.
 pub struct Inventory {
     conn: Connection,
     path: PathBuf,
+    operator: sealed::OperatorKey,
 }
 
 impl Inventory {
@@ -131,21 +163,12 @@ impl Inventory {
 
     /// Creates a new inventory file (mode 0600) with the current schema.
     pub fn init(path: &Path) -> Result<Inventory, InventoryError> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::os::unix::fs::OpenOptionsExt;
         let io = |source| InventoryError::Io {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-        {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io)?;
-        }
+        private_parent(path)?;
         match fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -182,6 +205,7 @@ impl Inventory {
         Ok(Inventory {
             conn,
             path: path.to_path_buf(),
+            operator: sealed::OperatorKey::at(sealed::OperatorKey::default_path()),
         })
     }
 

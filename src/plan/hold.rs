@@ -85,6 +85,7 @@ mod tests {
                     command: vec![],
                     environment: BTreeMap::new(),
                     secret_environment: vec![],
+                    sealed_environment: Default::default(),
                     mounts: mounts
                         .iter()
                         .map(|(s, t)| Mount {

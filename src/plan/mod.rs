@@ -304,7 +304,14 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
 pub fn content(spec: &Spec) -> String {
     match spec {
         // a secret never reaches a plan: only that it changes
-        Spec::File(f) if f.secret => "(secret: content not shown)\n".to_string(),
+        Spec::File(f) if f.secret => match &f.sealed {
+            // the keyed digest, so that a changed secret shows as changed, and nothing of it
+            Some(s) => format!(
+                "(secret: content not shown)\n(sealed; its digest {})\n",
+                s.digest.get(..12).unwrap_or(&s.digest)
+            ),
+            None => "(secret: content not shown)\n".to_string(),
+        },
         Spec::File(f) => f.content.clone(),
         Spec::Keys(k) => k
             .keys
@@ -437,7 +444,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
     let mut out = Vec::new();
     match (&old.spec, &new.spec) {
         (Spec::File(a), Spec::File(b)) => {
-            if a.content != b.content {
+            if a.content != b.content || a.sealed != b.sealed {
                 out.push("content".to_string());
             }
             if a.owner != b.owner || a.group != b.group {
@@ -486,12 +493,16 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             for (field, differs) in [
                 ("command", a.command != b.command),
                 ("user", a.user != b.user),
-                ("environment", a.environment != b.environment),
+                (
+                    "environment",
+                    a.environment != b.environment || a.sealed_environment != b.sealed_environment,
+                ),
                 (
                     "working directory",
                     a.working_directory != b.working_directory,
                 ),
                 ("restart", a.restart != b.restart),
+                ("access", a.access != b.access),
                 (
                     "bundle",
                     !a.bundle
@@ -551,6 +562,7 @@ mod tests {
                 content: content.into(),
                 validate: vec![],
                 secret: false,
+                sealed: None,
                 costing: Costing {
                     source: "s".into(),
                     settings,
@@ -679,10 +691,12 @@ mod tests {
                 user: "root".into(),
                 environment: BTreeMap::new(),
                 secret_environment: vec![],
+                sealed_environment: Default::default(),
                 working_directory: None,
                 restart: "always".into(),
                 bundle_dir: "/var/lib/mesh/bundles/m.service".into(),
                 bundle: vec![],
+                access: vec![],
             }),
         };
         let old = decl(vec![process("m@1", "/bin/a")]);

@@ -80,6 +80,7 @@ mod tests {
                 content: "x".into(),
                 validate: vec![],
                 secret: false,
+                sealed: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: Default::default(),

@@ -64,6 +64,10 @@ pub enum PushError {
         step: &'static str,
     },
     #[error(
+        "{node}: {id} is a secret file, sent only sealed to the node's ssh-ed25519 host key, and {node} has no such key pinned: pin it with `mesh node trust {node}`; nothing was sent"
+    )]
+    Unsealed { node: String, id: String },
+    #[error(
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
@@ -74,7 +78,7 @@ impl PushError {
     pub fn kind(&self) -> &'static str {
         match self {
             PushError::Ssh(e) => e.kind(),
-            PushError::PinnedKey { .. } => "host-key",
+            PushError::PinnedKey { .. } | PushError::Unsealed { .. } => "host-key",
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
@@ -238,6 +242,12 @@ async fn push_one(
 ) -> Result<Answer, PushError> {
     let name = job.node.name.clone();
     let sudo = job.node.sudo;
+    if let Some(r) = job.declaration.unsealed_secret() {
+        return Err(PushError::Unsealed {
+            node: name,
+            id: r.id.clone(),
+        });
+    }
     let target = reach.targets.get(&name).ok_or_else(|| SshError::Config {
         node: name.clone(),
         reason: "it was not resolved before the push (a bug)".into(),

@@ -15,6 +15,7 @@ pub mod provisions;
 #[cfg(test)]
 mod provisions_tests;
 pub mod requirements;
+mod sealed;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -169,7 +170,7 @@ pub fn compose(
             match resource(&a.instance, module, def, &answers.values) {
                 // every path is checked as rendered: a setting or a placement can make a path
                 // leave its place that the definition kept
-                Ok(r) => match r.spec.check() {
+                Ok(mut r) => match with_access(&mut r, &answers.access).check() {
                     Ok(()) => resources.push(r),
                     Err(e) => problems.push(format!(
                         "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
@@ -187,6 +188,7 @@ pub fn compose(
         }
     }
     problems.extend(collisions(&resources));
+    sealed::seal(inventory, node, &mut resources, &mut problems)?;
     if !problems.is_empty() {
         return Err(ResolveError::Unresolved {
             node: node.name.clone(),
@@ -203,6 +205,14 @@ pub fn compose(
         },
         held: holds,
     })
+}
+
+/// A process reaches every path of the operator's data its module requires access to.
+fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
+    if let Spec::Process(p) = &mut r.spec {
+        p.access = access.to_vec();
+    }
+    &r.spec
 }
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one
@@ -284,6 +294,7 @@ fn resource(
                 Spec::File(FileSpec {
                     path,
                     secret: f.secret,
+                    sealed: None,
                     owner: f.owner.clone(),
                     group: f.group.clone(),
                     mode: f.mode,
@@ -358,6 +369,7 @@ fn resource(
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
                     secret_environment: p.secret_environment.clone(),
+                    sealed_environment: Default::default(),
                     working_directory: p.working_directory.as_ref().map(text),
                     restart: p.restart.clone(),
                     bundle_dir: format!("{}/bundles/{base}", wire::STATE_DIR),
@@ -372,6 +384,8 @@ fn resource(
                             settings: used(module, t.references(), values, Cost::Restart),
                         })
                         .collect(),
+                    // the operator's data: filled in by `compose` from the module's accesses
+                    access: vec![],
                 }),
             )
         }
@@ -392,6 +406,7 @@ fn resource(
                         .map(|(k, v)| (k.clone(), text(v)))
                         .collect(),
                     secret_environment: c.secret_environment.clone(),
+                    sealed_environment: Default::default(),
                     mounts: c
                         .mounts
                         .iter()
@@ -498,9 +513,10 @@ fn used(
         .collect()
 }
 
-/// A digest of a whole declaration: two equal declarations have equal digests.
+/// A digest of a whole declaration: two equal declarations have equal digests (a sealed file
+/// counts by its digest: sealing it again changes nothing).
 pub fn declaration_digest(declaration: &Declaration) -> String {
-    let json = serde_json::to_vec(declaration).unwrap_or_default();
+    let json = serde_json::to_vec(&declaration.without_ciphertext()).unwrap_or_default();
     digest(&[&json])
 }
 

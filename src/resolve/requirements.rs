@@ -26,6 +26,8 @@ pub struct Answers {
     pub directories: Vec<(String, DirectorySpec)>,
     /// Which provider answers each module requirement: requirement → `instance@node`.
     pub providers: BTreeMap<String, String>,
+    /// The operator's data the module's processes reach.
+    pub access: Vec<crate::wire::Access>,
 }
 
 pub use super::identity::login;
@@ -122,12 +124,49 @@ pub(super) fn own(
                     .values
                     .insert(key("login"), Value::String(login(&a.instance, &node.name)));
             }
+            Need::Access { write } => match inventory.placement(&node.name, &a.instance, &r.name)? {
+                Some(path) => {
+                    answers
+                        .values
+                        .insert(key("path"), Value::String(path.clone()));
+                    answers.access.push(crate::wire::Access {
+                        name: r.name.clone(),
+                        path,
+                        write: *write,
+                    });
+                }
+                None => problems.push(format!(
+                    "{} on {}: it requires {} access to the operator's data as {}: name the path \
+                     with `mesh place {} {} {}=PATH` (the mesh never creates, owns or removes it)",
+                    a.instance,
+                    node.name,
+                    if *write { "read-write" } else { "read" },
+                    r.name,
+                    a.instance,
+                    node.name,
+                    r.name
+                )),
+            },
             Need::Module { .. } => {}
         }
     }
     // a per-consumer provision is answered for each consumer (`provisions`), never here
     for p in module.provides.iter().filter(|p| p.per_consumer.is_none()) {
         for f in &p.fields {
+            if f.from_operator {
+                let name = format!("{}.{}", p.name, f.field.name);
+                match inventory.kept_secret(&node.name, &a.instance, &p.name, &f.field.name)? {
+                    Some(v) => {
+                        answers.values.insert(name, Value::String(v));
+                    }
+                    None => problems.push(format!(
+                        "{} on {}: the secret {name} is the operator's and was never set: \
+                         `mesh secret set {} {name} --node {}` (it reads the value from a terminal or stdin)",
+                        a.instance, node.name, a.instance, node.name
+                    )),
+                }
+                continue;
+            }
             let value = field_value(
                 inventory,
                 &node.name,

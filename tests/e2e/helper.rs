@@ -14,8 +14,10 @@ fn helper() -> PathBuf {
 fn the_helper_is_static_small_and_calls_no_nss() {
     let path = helper();
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // 1.7 MB before secrets were sealed; opening them with the host's ssh-ed25519 key (age, its
+    // `ssh` feature) adds about 0.45 MB
     assert!(
-        bytes.len() < 2 * 1024 * 1024,
+        bytes.len() < 5 * 1024 * 1024 / 2,
         "the helper is {} bytes",
         bytes.len()
     );

@@ -6,6 +6,7 @@
 // test support code panics on purpose: a failed step is a failed test
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod access;
 mod check;
 mod cli;
 mod confirm;
@@ -25,6 +26,7 @@ mod inventory_file;
 mod manual;
 mod nodes;
 mod openssh;
+mod operator_secrets;
 mod orphans;
 mod paths;
 mod provider;
@@ -37,6 +39,7 @@ mod resolver;
 mod runtime;
 mod scheduled;
 mod scripting;
+mod sealed;
 mod secrets;
 mod sshd;
 mod takeover;

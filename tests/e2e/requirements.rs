@@ -248,11 +248,9 @@ fn a_host_directory_is_placed_on_its_own_node_only() {
         elsewhere.stderr
     );
     let unknown = mesh.run(&["place", "app", "n2", "cache=/mnt/big"]).code(1);
-    assert!(
-        unknown
-            .stderr
-            .contains("requires no directory \"cache\" (its directories: data)")
-    );
+    assert!(unknown.stderr.contains(
+        "requires no directory or access \"cache\" (its directories and accesses: data)"
+    ));
     mesh.run(&["place", "app", "n2", "data=/mnt/big/app"]).ok();
     let plan = mesh.run(&["plan", "n2"]).ok().stdout;
     assert!(plan.contains("+ app:directory:/mnt/big/app"), "{plan}");
@@ -386,11 +384,13 @@ fn secrets_are_never_printed_and_reach_a_process_only_as_a_file() {
     );
 }
 
-/// The generated password as the inventory keeps it (the test's own window onto the file).
+/// The generated password the inventory keeps, opened with the test's operator key.
 pub fn inventory_secret(mesh: &Mesh) -> String {
     let db = rusqlite::Connection::open(mesh.inventory()).expect("the inventory opens");
-    db.query_row("SELECT value FROM secrets", [], |r| r.get(0))
-        .expect("one secret")
+    let sealed: String = db
+        .query_row("SELECT value FROM secrets", [], |r| r.get(0))
+        .expect("one secret");
+    mesh.unseal(&sealed)
 }
 
 #[test]

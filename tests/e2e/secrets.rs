@@ -105,6 +105,8 @@ fn nobody_on_the_machine_finds_an_excused_secret_anywhere() {
     // the generated password, as the inventory keeps it
     let secret = inventory_secret(&mesh);
     assert_eq!(secret.len(), 32, "{secret}");
+    // sealed in the inventory, environment values included (issue 14, item 8)
+    crate::sealed::assert_nowhere_in_clear(&mesh, std::slice::from_ref(&secret));
     assert_eq!(
         on("node1", "systemctl is-active excused.service").trim(),
         "active"

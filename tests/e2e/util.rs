@@ -81,6 +81,20 @@ impl Mesh {
         self.dir.path().join("inventory.db")
     }
 
+    /// This mesh's operator key (outside the inventory, as an operator's is).
+    pub fn operator_key(&self) -> PathBuf {
+        self.dir.path().join("keys").join("operator.key")
+    }
+
+    /// A secret the inventory keeps sealed, opened with this mesh's operator key.
+    pub fn unseal(&self, sealed: &str) -> String {
+        use std::str::FromStr;
+        let key = std::fs::read_to_string(self.operator_key()).expect("the operator's key");
+        let identity = age::x25519::Identity::from_str(key.trim()).expect("an age identity");
+        let plain = age::decrypt(&identity, sealed.as_bytes()).expect("sealed to this key");
+        String::from_utf8(plain).expect("text")
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh"));
         // a test that wrote modules (see `module`) gets them as its catalogue
@@ -90,6 +104,7 @@ impl Mesh {
         }
         cmd.args(args)
             .env("MESH_INVENTORY", self.inventory())
+            .env("MESH_OPERATOR_KEY", self.operator_key())
             .env("MESH_LAB_ID", lab_id())
             .env_remove("SSH_AUTH_SOCK")
             .env("NO_COLOR", "1")

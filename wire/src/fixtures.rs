@@ -10,6 +10,7 @@ pub(crate) fn container_mounting(source: &str) -> ContainerSpec {
         command: vec![],
         environment: Default::default(),
         secret_environment: vec![],
+        sealed_environment: Default::default(),
         mounts: vec![Mount {
             source: source.into(),
             target: "/data".into(),

@@ -251,6 +251,10 @@ pub struct ProcessSpec {
     /// values are never shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_environment: Vec<String>,
+    /// The values of the secret variables, sealed to the machine's host key: each one's value in
+    /// `environment` is then empty, and only the helper on that machine opens it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sealed_environment: BTreeMap<String, Sealed>,
     /// The working directory; the bundle's directory when not said.
     pub working_directory: Option<String>,
     /// systemd's Restart= policy: `no`, `on-failure`, `always`.
@@ -259,6 +263,22 @@ pub struct ProcessSpec {
     pub bundle_dir: String,
     /// The files it runs, relative to the bundle directory.
     pub bundle: Vec<BundleFile>,
+    /// The operator's data it may reach: paths the mesh never creates, owns or removes; one not
+    /// on the machine fails the process, and one read-only is mounted so for it alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<Access>,
+}
+
+/// Access to a path the operator named (`mesh place`): the mesh only checks that it is there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    /// The requirement's name, for messages.
+    pub name: String,
+    /// Absolute path on the machine.
+    pub path: String,
+    /// Read-write; otherwise the process sees it read-only (systemd `BindReadOnlyPaths=`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write: bool,
 }
 
 /// One file of a process's bundle.
@@ -331,6 +351,10 @@ pub struct ContainerSpec {
     /// The variables among them that carry a secret: their values are never shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_environment: Vec<String>,
+    /// The values of the secret variables, sealed to the machine's host key: each one's value in
+    /// `environment` is then empty, and only the helper on that machine opens it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sealed_environment: BTreeMap<String, Sealed>,
     pub mounts: Vec<Mount>,
     pub ports: Vec<Port>,
     /// Docker's restart policy: `no`, `on-failure`, `always`, `unless-stopped`.
@@ -343,7 +367,11 @@ impl ContainerSpec {
         [
             ("image", self.image != other.image),
             ("command", self.command != other.command),
-            ("environment", self.environment != other.environment),
+            (
+                "environment",
+                self.environment != other.environment
+                    || self.sealed_environment != other.sealed_environment,
+            ),
             ("mounts", self.mounts != other.mounts),
             ("ports", self.ports != other.ports),
             ("restart", self.restart != other.restart),
@@ -455,8 +483,74 @@ pub struct FileSpec {
     /// never reports it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret: bool,
+    /// A secret file's content, sealed to the machine's own host key: then `content` is empty
+    /// and only the helper on that machine can read what it writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<Sealed>,
     #[serde(flatten)]
     pub costing: Costing,
+}
+
+/// Content sealed to one machine (age, to its `ssh-ed25519` host key), with a digest the
+/// operator compares by. Sealing is random, so two sealings of one content are equal when their
+/// digests are: what a plan compares and what the inventory keeps is the digest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sealed {
+    /// The age-encrypted content, ASCII-armored; empty in what the inventory keeps.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub age: String,
+    /// A digest of the content keyed by the operator's key (never a plain hash, which would
+    /// let a guessed secret be checked against it).
+    pub digest: String,
+}
+
+impl PartialEq for Sealed {
+    fn eq(&self, other: &Sealed) -> bool {
+        self.digest == other.digest
+    }
+}
+
+impl Eq for Sealed {}
+
+impl Declaration {
+    /// The declaration as compared and kept: every sealed content reduced to its digest.
+    pub fn without_ciphertext(&self) -> Declaration {
+        let mut out = self.clone();
+        for r in &mut out.resources {
+            r.drop_ciphertext();
+        }
+        out
+    }
+
+    /// The first secret file or secret variable that is not sealed to its machine: such a
+    /// declaration is never sent.
+    pub fn unsealed_secret(&self) -> Option<&Resource> {
+        let unsealed = |s: Option<&Sealed>| s.is_none_or(|s| s.age.is_empty());
+        let env = |names: &[String], sealed: &BTreeMap<String, Sealed>| {
+            names.iter().any(|n| unsealed(sealed.get(n)))
+        };
+        self.resources.iter().find(|r| match &r.spec {
+            Spec::File(f) => f.secret && unsealed(f.sealed.as_ref()),
+            Spec::Process(p) => env(&p.secret_environment, &p.sealed_environment),
+            Spec::Container(c) => env(&c.secret_environment, &c.sealed_environment),
+            _ => false,
+        })
+    }
+}
+
+impl Resource {
+    /// Drops a sealed content's ciphertext, keeping its digest.
+    pub fn drop_ciphertext(&mut self) {
+        let sealed: Vec<&mut Sealed> = match &mut self.spec {
+            Spec::File(f) => f.sealed.iter_mut().collect(),
+            Spec::Process(p) => p.sealed_environment.values_mut().collect(),
+            Spec::Container(c) => c.sealed_environment.values_mut().collect(),
+            _ => vec![],
+        };
+        for s in sealed {
+            s.age.clear();
+        }
+    }
 }
 
 /// Keys merged into a shared JSON file. Keys the mesh does not own are left as they are; the
@@ -895,10 +989,12 @@ mod tests {
             user: "root".into(),
             environment: BTreeMap::new(),
             secret_environment: vec![],
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "always".into(),
             bundle_dir: "/var/lib/mesh/bundles/p".into(),
             bundle: vec![bundle],
+            access: vec![],
         };
         let old = process(file("t1", "1", "1", "a"), "/bin/sh");
         assert_eq!(

@@ -247,6 +247,9 @@ impl Spec {
                         Place::InBundle,
                     ));
                 }
+                for a in &p.access {
+                    out.push((a.name.clone(), a.path.as_str(), Place::Machine));
+                }
                 out
             }
             Spec::Container(c) => c

@@ -348,10 +348,12 @@ mod tests {
             } else {
                 vec![]
             },
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "no".into(),
             bundle_dir: "/var/lib/mesh/bundles/a-w".into(),
             bundle: vec![],
+            access: vec![],
         };
         assert!(spec("nobody", false).check().is_ok());
         assert!(spec("kv", true).check().is_ok());

@@ -417,6 +417,7 @@ mod tests {
             command: vec!["/usr/bin/sleep".into(), "infinity".into()],
             environment: [("GREETING".to_string(), "hi".to_string())].into(),
             secret_environment: vec![],
+            sealed_environment: Default::default(),
             mounts: vec![Mount {
                 source: "/srv/app".into(),
                 target: "/data".into(),

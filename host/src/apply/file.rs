@@ -21,7 +21,9 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = files::read(path).map_err(|e| e.to_string())?;
-        let want = spec.content.as_bytes();
+        // a secret arrives sealed to this machine's host key: opened here only to be written
+        let opened = spec.sealed.as_ref().map(crate::sealed::open).transpose()?;
+        let want = opened.as_deref().unwrap_or(&spec.content).as_bytes();
         let entry = record.resources.get(&resource.id).and_then(|e| match e {
             Entry::File(e) => Some(e.clone()),
             _ => None,
@@ -162,7 +164,7 @@ impl Run<'_> {
                 .insert(resource.id.clone(), Entry::File(entry));
         }
         let mut done = outcome(&resource.id, state, detail);
-        if !self.applying() && !spec.secret && !same_content {
+        if !self.applying() && !spec.secret && spec.sealed.is_none() && !same_content {
             done.seen.extend(mesh_wire::Seen::of(
                 &spec.path,
                 found.as_ref().map(|f| f.bytes.as_slice()),

@@ -9,6 +9,7 @@
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 
+mod access;
 mod container;
 mod directory;
 mod env;
@@ -607,6 +608,7 @@ pub(crate) mod testkit {
                 content: content.into(),
                 validate: vec![],
                 secret: false,
+                sealed: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: std::collections::BTreeMap::new(),

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use mesh_wire::{Cost, Outcome, ProcessSpec, Resource, State};
 
-use super::{Run, env, on_disk, outcome};
+use super::{Run, access, env, on_disk, outcome};
 use crate::files;
 use crate::owners;
 use crate::record::{Entry, Paths, ProcessEntry, ProcessMade, Record, Written};
@@ -29,6 +29,7 @@ impl Run<'_> {
         spec.check().map_err(|e| e.to_string())?;
         // a user the machine does not have fails here, before anything is written
         owners::user(&spec.user)?;
+        access::present(&spec.access)?;
         let unit_file = Path::new("/etc/systemd/system").join(&spec.unit);
         let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
         let digest = digest(&unit_text, env_text.as_deref(), spec);
@@ -260,6 +261,7 @@ fn unit_file_text(spec: &ProcessSpec, env_file: Option<&Path>) -> String {
             escape(&file.display().to_string())
         ));
     }
+    out.push_str(&access::unit_lines(&spec.access));
     out.push_str(&format!("Restart={}\n", spec.restart));
     out.push_str("\n[Install]\nWantedBy=multi-user.target\n");
     out
@@ -459,10 +461,12 @@ mod tests {
             user: "daemon".into(),
             environment: [("DB_PASSWORD".to_string(), "s3cret-value".to_string())].into(),
             secret_environment: vec!["DB_PASSWORD".into()],
+            sealed_environment: Default::default(),
             working_directory: None,
             restart: "on-failure".into(),
             bundle_dir: "/var/lib/mesh/bundles/app".into(),
             bundle: vec![],
+            access: vec![],
         }
     }
 

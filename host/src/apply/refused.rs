@@ -89,6 +89,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
             user: "root".into(),
             environment: BTreeMap::new(),
             secret_environment: vec![],
+            sealed_environment: Default::default(),
             working_directory: working.map(str::to_string),
             restart: "no".into(),
             bundle_dir: bundle_dir.into(),
@@ -99,6 +100,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
                 source: String::new(),
                 settings: Default::default(),
             }],
+            access: vec![],
         }))
     };
     let container = resource(Spec::Container(ContainerSpec {
@@ -107,6 +109,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
         command: vec![],
         environment: BTreeMap::new(),
         secret_environment: vec![],
+        sealed_environment: Default::default(),
         mounts: vec![Mount {
             source: "/srv/mesh/t/data/../../../etc".into(),
             target: "/data".into(),

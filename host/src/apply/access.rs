@@ -1,0 +1,75 @@
+//! The operator's data a process is given access to: a path the operator named, which the
+//! helper never creates, chowns, chmods or removes. It only checks that the path is there (a
+//! missing one fails the process, clearly, rather than being made), and has systemd mount it
+//! read-only for the process when only reading was asked (`BindReadOnlyPaths=`).
+
+use mesh_wire::Access;
+
+/// Fails, naming it, on the first path that is not on the machine or cannot be written into a
+/// unit file as it is.
+pub(super) fn present(access: &[Access]) -> Result<(), String> {
+    for a in access {
+        // systemd splits these settings on spaces and colons and unquotes them
+        if a.path
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, ':' | '"' | '\'' | '\\'))
+        {
+            return Err(format!(
+                "the operator's data {} at {:?}: a path with a space, colon, quote or backslash \
+                 cannot be given to a process; name another with `mesh place`",
+                a.name, a.path
+            ));
+        }
+        // looked at only, never opened for writing: following a link here changes nothing
+        if let Err(e) = std::fs::metadata(&a.path) {
+            return Err(format!(
+                "the operator's data {} at {} is not on this machine ({e}); the mesh never \
+                 creates it: make it there, or name another path with `mesh place`",
+                a.name, a.path
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The unit file's lines for `access`: read-only paths mounted so for this process alone.
+pub(super) fn unit_lines(access: &[Access]) -> String {
+    access
+        .iter()
+        .filter(|a| !a.write)
+        .map(|a| format!("BindReadOnlyPaths={}\n", a.path.replace('%', "%%")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{present, unit_lines};
+    use mesh_wire::Access;
+
+    fn access(path: &str, write: bool) -> Access {
+        Access {
+            name: "media".into(),
+            path: path.into(),
+            write,
+        }
+    }
+
+    #[test]
+    fn a_missing_path_fails_and_is_not_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("media");
+        let said = present(&[access(missing.to_str().unwrap(), false)]).unwrap_err();
+        assert!(said.contains("never creates it"), "{said}");
+        assert!(!missing.exists());
+        assert!(present(&[access(dir.path().to_str().unwrap(), false)]).is_ok());
+        assert!(present(&[access("/srv/a b", false)]).is_err());
+    }
+
+    #[test]
+    fn only_read_access_is_mounted_read_only() {
+        assert_eq!(
+            unit_lines(&[access("/srv/media", false), access("/srv/up", true)]),
+            "BindReadOnlyPaths=/srv/media\n"
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! The operator's own key, and the secrets the inventory keeps sealed with it.
+//!
+//! No secret is ever in the inventory in clear: each is sealed (age, X25519) to the operator's
+//! key, which lives outside the inventory (`~/.local/state/mesh/operator.key`, mode 0600, or
+//! `MESH_OPERATOR_KEY`), so a copy of the inventory alone, or an export of it in git, gives
+//! nothing away. mesh opens a secret only to render it, and the rendered file is sealed again to
+//! the host key of the machine that receives it (`crate::resolve::sealed`).
+
+use std::cell::OnceCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use age::secrecy::ExposeSecret;
+use age::x25519::Identity;
+
+use super::{Inventory, InventoryError};
+
+/// How a sealed value begins: anything else in the secrets table was written by an older mesh.
+const ARMOR: &str = "-----BEGIN AGE ENCRYPTED FILE-----";
+
+/// Where the operator's key is, and the key once read.
+pub(super) struct OperatorKey {
+    path: PathBuf,
+    identity: OnceCell<Identity>,
+}
+
+impl OperatorKey {
+    pub(super) fn at(path: PathBuf) -> OperatorKey {
+        OperatorKey {
+            path,
+            identity: OnceCell::new(),
+        }
+    }
+
+    /// `MESH_OPERATOR_KEY`, else `$XDG_STATE_HOME/mesh/operator.key`, else
+    /// `~/.local/state/mesh/operator.key`.
+    pub(super) fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("MESH_OPERATOR_KEY").filter(|v| !v.is_empty()) {
+            return PathBuf::from(p);
+        }
+        Inventory::default_path()
+            .and_then(|p| p.parent().map(|d| d.join("operator.key")))
+            .unwrap_or_else(|| PathBuf::from("operator.key"))
+    }
+}
+
+impl Inventory {
+    /// Where the operator's key is looked for.
+    pub fn operator_key_path(&self) -> &Path {
+        &self.operator.path
+    }
+
+    /// Points this inventory at another operator's key (tests, and `MESH_OPERATOR_KEY`).
+    pub fn use_operator_key(&mut self, path: &Path) {
+        self.operator = OperatorKey::at(path.to_path_buf());
+    }
+
+    /// Makes the operator's key if there is none; `true` when it was made now.
+    pub fn ensure_operator_key(&self) -> Result<bool, InventoryError> {
+        if self.operator.path.exists() || self.holds_secrets()? {
+            self.identity()?;
+            return Ok(false);
+        }
+        let made = self.make_key()?;
+        let _ = self.operator.identity.set(made);
+        Ok(true)
+    }
+
+    fn make_key(&self) -> Result<Identity, InventoryError> {
+        let made = Identity::generate();
+        write_key(&self.operator.path, made.to_string().expose_secret())?;
+        Ok(made)
+    }
+
+    /// The operator's key: read once; made (0600) the first time it is needed while the
+    /// inventory holds no secret yet. Missing while secrets are sealed to it: refused, since a
+    /// new key could open none of them.
+    fn identity(&self) -> Result<&Identity, InventoryError> {
+        if let Some(id) = self.operator.identity.get() {
+            return Ok(id);
+        }
+        let path = &self.operator.path;
+        let identity = match std::fs::read_to_string(path) {
+            Ok(text) => {
+                Identity::from_str(text.trim()).map_err(|e| InventoryError::OperatorKey {
+                    path: path.clone(),
+                    why: format!("it is not an age identity ({e})"),
+                })?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if self.holds_secrets()? {
+                    return Err(InventoryError::OperatorKey {
+                        path: path.clone(),
+                        why: "it is missing, and the inventory's secrets are sealed to it".into(),
+                    });
+                }
+                let made = self.make_key()?;
+                eprintln!(
+                    "mesh: made the operator's key {} (mode 0600): the inventory's secrets are \
+                     sealed to it; keep a copy of it apart from the inventory",
+                    path.display()
+                );
+                made
+            }
+            Err(e) => {
+                return Err(InventoryError::OperatorKey {
+                    path: path.clone(),
+                    why: e.to_string(),
+                });
+            }
+        };
+        Ok(self.operator.identity.get_or_init(|| identity))
+    }
+
+    fn holds_secrets(&self) -> Result<bool, InventoryError> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM secrets WHERE substr(value, 1, ?1) = ?2)",
+            rusqlite::params![ARMOR.len() as i64, ARMOR],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// `value` sealed to the operator's key, as the inventory keeps it.
+    pub(super) fn seal(&self, value: &str) -> Result<String, InventoryError> {
+        let recipient = self.identity()?.to_public();
+        age::encrypt_and_armor(&recipient, value.as_bytes())
+            .map_err(|e| InventoryError::Corrupt(format!("cannot seal a secret: {e}")))
+    }
+
+    /// A value the inventory keeps, opened with the operator's key.
+    pub(super) fn unseal(&self, sealed: &str) -> Result<String, InventoryError> {
+        let identity = self.identity()?;
+        let cannot = |why: String| InventoryError::OperatorKey {
+            path: self.operator.path.clone(),
+            why: format!("a secret sealed to another key cannot be opened with it ({why})"),
+        };
+        let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
+        String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))
+    }
+
+    /// Whether a kept value is sealed (an older mesh kept them in clear).
+    pub(super) fn is_sealed(value: &str) -> bool {
+        value.trim_start().starts_with(ARMOR)
+    }
+
+    /// A digest of secret content keyed by the operator's key: it tells whether a secret changed
+    /// without letting anyone who holds only the inventory test a guess against it.
+    pub fn secret_digest(&self, content: &[u8]) -> Result<String, InventoryError> {
+        let identity = self.identity()?.to_string();
+        Ok(crate::catalogue::digest(&[
+            b"mesh: a secret's digest",
+            identity.expose_secret().as_bytes(),
+            content,
+        ]))
+    }
+}
+
+/// Writes the key, 0600 from its first byte, in a folder of mode 0700 made if missing.
+fn write_key(path: &Path, text: &str) -> Result<(), InventoryError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| InventoryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    super::private_parent(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    file.write_all(format!("{text}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::Inventory;
+    use crate::inventory::{InventoryError, Node};
+
+    #[test]
+    fn a_secret_is_kept_sealed_and_opens_only_with_the_operators_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        let key = dir.path().join("keys/operator.key");
+        inv.use_operator_key(&key);
+        inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
+        let value = inv.secret("n", "kv", "kv", "password").unwrap();
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let kept: String = inv
+            .conn
+            .query_row("SELECT value FROM secrets", [], |r| r.get(0))
+            .unwrap();
+        assert!(Inventory::is_sealed(&kept) && !kept.contains(&value));
+        assert_eq!(inv.secret("n", "kv", "kv", "password").unwrap(), value);
+
+        // the same inventory without its key reveals nothing, and says which key and why
+        std::fs::remove_file(&key).unwrap();
+        inv.use_operator_key(&key);
+        let refused = inv.secret("n", "kv", "kv", "password").unwrap_err();
+        assert!(matches!(refused, InventoryError::OperatorKey { .. }));
+        let said = refused.to_string();
+        assert!(said.contains(&key.display().to_string()) && !said.contains(&value));
+        assert!(!key.exists(), "no new key is made over sealed secrets");
+    }
+
+    #[test]
+    fn a_secret_an_older_mesh_kept_in_clear_is_sealed_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.use_operator_key(&dir.path().join("operator.key"));
+        inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
+        inv.conn
+            .execute(
+                "INSERT INTO secrets (node, instance, provision, field, value)
+                 VALUES ('n', 'kv', 'kv', 'password', 'in-clear')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(inv.secret("n", "kv", "kv", "password").unwrap(), "in-clear");
+        let kept: String = inv
+            .conn
+            .query_row("SELECT value FROM secrets", [], |r| r.get(0))
+            .unwrap();
+        assert!(Inventory::is_sealed(&kept) && !kept.contains("in-clear"));
+    }
+}

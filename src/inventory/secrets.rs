@@ -1,0 +1,77 @@
+//! Secret fields as the inventory keeps them, sealed to the operator's key: read back (one an
+//! older mesh kept in clear is sealed on the way), set by the operator (`mesh secret set`) and
+//! rotated (`mesh secret rotate`).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Inventory, InventoryError};
+
+impl Inventory {
+    /// A kept secret field, opened; `None` when there is none (a generated one not made yet, or
+    /// an operator's never set).
+    pub fn kept_secret(
+        &self,
+        node: &str,
+        instance: &str,
+        provision: &str,
+        field: &str,
+    ) -> Result<Option<String>, InventoryError> {
+        let kept: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM secrets
+                 WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+                params![node, instance, provision, field],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(v) = kept else {
+            return Ok(None);
+        };
+        if Self::is_sealed(&v) {
+            return self.unseal(&v).map(Some);
+        }
+        // kept in clear by an older mesh: sealed now
+        self.conn.execute(
+            "UPDATE secrets SET value = ?5
+             WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+            params![node, instance, provision, field, self.seal(&v)?],
+        )?;
+        Ok(Some(v))
+    }
+
+    /// Keeps `value` (sealed) as the secret field, replacing what was there; `true` when there
+    /// was a value before.
+    pub fn set_secret(
+        &self,
+        node: &str,
+        instance: &str,
+        provision: &str,
+        field: &str,
+        value: &str,
+    ) -> Result<bool, InventoryError> {
+        let sealed = self.seal(value)?;
+        let before = self.conn.execute(
+            "DELETE FROM secrets WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
+            params![node, instance, provision, field],
+        )?;
+        self.conn.execute(
+            "INSERT INTO secrets (node, instance, provision, field, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![node, instance, provision, field, sealed],
+        )?;
+        Ok(before > 0)
+    }
+
+    /// Makes a new generated value for a generated secret field.
+    pub fn rotate_secret(
+        &self,
+        node: &str,
+        instance: &str,
+        provision: &str,
+        field: &str,
+    ) -> Result<(), InventoryError> {
+        let value = super::answers::generate_password()?;
+        self.set_secret(node, instance, provision, field, &value)?;
+        Ok(())
+    }
+}
