@@ -95,6 +95,21 @@ const EXAMPLES: &[(&str, &str)] = &[
         "mesh history show 12\nmesh --json history show '#12'",
     ),
     (
+        "secret",
+        "mesh secret set api api.token --node web1 < token.txt\nmesh secret rotate kv kv.password",
+    ),
+    (
+        "secret set",
+        "# asks without echo on a terminal; never give the value on the command line\n\
+         mesh secret set api api.token --node web1\n\
+         # or from a file or another program\n\
+         mesh secret set api api.token --node web1 < token.txt",
+    ),
+    (
+        "secret rotate",
+        "mesh secret rotate kv kv.password\nmesh plan --all",
+    ),
+    (
         "inventory",
         "mesh inventory export --output fleet.json\nmesh inventory import fleet.json --dry-run",
     ),
@@ -107,7 +122,7 @@ const EXAMPLES: &[(&str, &str)] = &[
         "# into a new inventory\n\
          mesh --inventory ./new.db inventory import fleet.json\n\
          # over an existing one: see the changes first, then remove what the file lacks\n\
-         mesh inventory import fleet.json --dry-run\nmesh inventory import fleet.json --prune",
+         mesh inventory import fleet.json --dry-run\nmesh inventory import fleet.json --replace",
     ),
     ("lab", "mesh lab up 3\nmesh lab status\nmesh lab down"),
     ("lab up", "mesh lab up 3"),
@@ -214,5 +229,27 @@ mod tests {
             .filter(|p| !all.iter().any(|a| a == p))
             .collect();
         assert!(stray.is_empty(), "examples of no command: {stray:?}");
+    }
+
+    /// An example that does not parse would teach a command line mesh refuses.
+    #[test]
+    fn every_example_parses() {
+        let mut wrong = Vec::new();
+        for (path, text) in EXAMPLES {
+            for line in text.lines().filter(|l| l.starts_with("mesh ")) {
+                // the command itself, without the shell's redirections and lists
+                let command = [" < ", " > ", " || ", " && ", " | "]
+                    .iter()
+                    .fold(line, |l, op| l.split(op).next().unwrap_or(l));
+                let words: Vec<&str> = command
+                    .split_whitespace()
+                    .map(|w| w.trim_matches('\''))
+                    .collect();
+                if let Err(e) = super::super::Cli::command().try_get_matches_from(&words) {
+                    wrong.push(format!("{path}: {line}: {}", e.kind()));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "examples that do not parse: {wrong:#?}");
     }
 }

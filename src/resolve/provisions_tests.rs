@@ -7,15 +7,22 @@ use crate::wire::Spec;
 use super::compose;
 
 pub(super) struct Mesh {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     pub(super) inv: Inventory,
     pub(super) cat: Catalogue,
+}
+
+impl Mesh {
+    /// The private half of the host key pinned for n1, which its secret files are sealed to.
+    fn n1_key(&self) -> std::path::PathBuf {
+        self.dir.path().join("n1_host_key")
+    }
 }
 
 /// Three nodes: `kv` on n1, a `kv-client` on n2 and on n3.
 pub(super) fn mesh() -> Mesh {
     let dir = tempfile::tempdir().unwrap();
-    let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+    let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
     for (n, address) in [
         ("n1", "192.0.2.1"),
         ("n2", "192.0.2.2"),
@@ -23,11 +30,30 @@ pub(super) fn mesh() -> Mesh {
     ] {
         inv.add_node(&Node::new(n, address)).unwrap();
     }
+    // n1's secret files are sealed to its host key: a key made here, so the test can open them
+    let key = dir.path().join("n1_host_key");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut n1 = inv.node("n1").unwrap();
+    n1.host_key = Some(
+        public
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    inv.put_node(&n1).unwrap();
+    inv.use_operator_key(&dir.path().join("operator.key"));
     inv.assign("n1", "kv", "kv").unwrap();
     inv.assign("n2", "kv-client", "kv-client").unwrap();
     inv.assign("n3", "kv-client", "kv-client").unwrap();
     Mesh {
-        _dir: dir,
+        dir,
         inv,
         cat: Catalogue::load(&[]).unwrap(),
     }
@@ -41,10 +67,20 @@ fn file(m: &Mesh, node: &str, end: &str) -> String {
         .resources
         .iter()
         .find_map(|r| match &r.spec {
-            Spec::File(f) if f.path.ends_with(end) => Some(f.content.clone()),
+            Spec::File(f) if f.path.ends_with(end) => Some(match &f.sealed {
+                Some(sealed) => open(m, &sealed.age),
+                None => f.content.clone(),
+            }),
             _ => None,
         })
         .unwrap_or_else(|| panic!("{node} has no file *{end}"))
+}
+
+/// A secret file sealed to n1, opened with its host key.
+fn open(m: &Mesh, armored: &str) -> String {
+    let key = std::fs::File::open(m.n1_key()).unwrap();
+    let identity = age::ssh::Identity::from_buffer(std::io::BufReader::new(key), None).unwrap();
+    String::from_utf8(age::decrypt(&identity, armored.as_bytes()).unwrap()).unwrap()
 }
 
 /// The password a consumer is answered with.
