@@ -116,15 +116,18 @@ pub(crate) fn compose_all(
 pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
-    let mut plans = Vec::new();
-    for (node, declaration) in &composed {
-        let confirmed = inv.confirmed(&node.name)?;
-        let report = inv.last_report(&node.name)?;
-        let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
-        p.unconfirmed = inv.in_flight(&node.name)?;
-        plans.push(p);
-    }
+    let select = selected(&inv, &a.select, "plan")?;
+    let plans = inv.batch(|inv| -> Result<Vec<plan::Plan>> {
+        let mut plans = Vec::new();
+        for (node, declaration) in &compose_all(inv, &cat, select)? {
+            let confirmed = inv.confirmed(&node.name)?;
+            let report = inv.last_report(&node.name)?;
+            let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
+            p.unconfirmed = inv.in_flight(&node.name)?;
+            plans.push(p);
+        }
+        Ok(plans)
+    })?;
     if ctx.json {
         print_json(&render::plans_json(&plans, a.diff)?)?;
     } else {

@@ -40,6 +40,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0003_confirmed.sql"),
     ),
     ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
+    (
+        "0005_indexes.sql",
+        include_str!("../../state/0005_indexes.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -173,6 +177,8 @@ impl Inventory {
     fn connect(path: &Path) -> Result<Inventory, InventoryError> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(10))?;
+        // a fleet-wide plan runs the same few dozen statements once per node
+        conn.set_prepared_statement_cache_capacity(64);
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
         migrate(&mut conn, path)?;
@@ -213,13 +219,27 @@ impl Inventory {
         }
     }
 
+    /// Runs `work` in one transaction: a command that reads (and allocates) for every node of the
+    /// fleet takes the file's lock once rather than once per statement. What `work` wrote is kept
+    /// when it returns, an error included (a port it allocated stays allocated, as it would have
+    /// outside a transaction); only a failure of the inventory itself rolls it back.
+    pub fn batch<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(InventoryError::from)?;
+        let out = work(self);
+        tx.commit().map_err(InventoryError::from)?;
+        out
+    }
+
     /// The current time as the inventory writes it (UTC, ISO 8601).
     pub fn now(&self) -> Result<String, InventoryError> {
         Ok(self
             .conn
-            .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')", [], |r| {
-                r.get(0)
-            })?)
+            .prepare_cached("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")?
+            .query_row([], |r| r.get(0))?)
     }
 }
 

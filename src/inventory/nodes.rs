@@ -46,9 +46,11 @@ impl Node {
     }
 }
 
-const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab, root";
+pub(super) const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab, root";
+/// How many columns [`COLUMNS`] names: a query's own columns come after them.
+pub(super) const COLUMN_COUNT: usize = 9;
 
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
+pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
         name: r.get(0)?,
         address: r.get(1)?,
@@ -127,8 +129,8 @@ impl Inventory {
     fn refuse_same_address(&self, node: &Node) -> Result<(), InventoryError> {
         let other: Option<String> = self
             .conn
+            .prepare_cached("SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name")?
             .query_row(
-                "SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name",
                 params![node.address, node.port, node.name],
                 |r| r.get(0),
             )
@@ -180,11 +182,8 @@ impl Inventory {
     fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"),
-                [name],
-                from_row,
-            )
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"))?
+            .query_row([name], from_row)
             .optional()?)
     }
 

@@ -117,11 +117,10 @@ impl Inventory {
     ) -> Result<(), InventoryError> {
         let tx = self.conn.transaction()?;
         let id: Option<i64> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id FROM pushes WHERE node = ?1 AND outcome = ?2 ORDER BY id DESC LIMIT 1",
-                params![node, IN_FLIGHT],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![node, IN_FLIGHT], |r| r.get(0))
             .optional()?;
         let Some(id) = id else {
             return Ok(());
@@ -142,8 +141,8 @@ impl Inventory {
     pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {
         let text: Option<String> = self
             .conn
+            .prepare_cached("SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1")?
             .query_row(
-                "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
                 [node],
                 |r| r.get(0),
             )
@@ -156,11 +155,8 @@ impl Inventory {
     pub fn last_outcome(&self, node: &str) -> Result<Option<String>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1",
-                [node],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1")?
+            .query_row([node], |r| r.get(0))
             .optional()?)
     }
 
@@ -183,12 +179,11 @@ impl Inventory {
     pub fn push_by_id(&self, id: i64) -> Result<Option<(PushRow, Option<Report>)>, InventoryError> {
         let row = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, node, started_at, finished_at, outcome, reason, digest, report
                  FROM pushes WHERE id = ?1",
-                [id],
-                |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)),
-            )
+            )?
+            .query_row([id], |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)))
             .optional()?;
         let Some((row, text)) = row else {
             return Ok(None);
