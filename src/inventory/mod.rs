@@ -117,6 +117,9 @@ pub enum InventoryError {
 pub struct Inventory {
     conn: Connection,
     path: PathBuf,
+    /// Every node's name, read once per [`Inventory::batch`]: the host's facts answer with it
+    /// once per assignment that requires them.
+    names: std::cell::RefCell<Option<std::rc::Rc<Vec<String>>>>,
 }
 
 impl Inventory {
@@ -185,6 +188,7 @@ impl Inventory {
         Ok(Inventory {
             conn,
             path: path.to_path_buf(),
+            names: std::cell::RefCell::new(None),
         })
     }
 
@@ -230,6 +234,7 @@ impl Inventory {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(InventoryError::from)?;
         let out = work(self);
+        self.names.replace(None);
         tx.commit().map_err(InventoryError::from)?;
         out
     }

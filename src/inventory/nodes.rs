@@ -179,6 +179,24 @@ impl Inventory {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Every node's name, in order. Inside a [`Inventory::batch`] they are read once; nothing
+    /// in a batch adds or removes a node.
+    pub fn node_names_list(&self) -> Result<std::rc::Rc<Vec<String>>, InventoryError> {
+        if let Some(names) = self.names.borrow().as_ref() {
+            return Ok(names.clone());
+        }
+        let names: Vec<String> = self
+            .conn
+            .prepare_cached("SELECT name FROM nodes ORDER BY name")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let names = std::rc::Rc::new(names);
+        if !self.conn.is_autocommit() {
+            self.names.replace(Some(names.clone()));
+        }
+        Ok(names)
+    }
+
     fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
         Ok(self
             .conn

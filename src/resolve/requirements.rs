@@ -129,9 +129,9 @@ pub(super) fn own(
                     .values
                     .insert(key("address"), Value::String(node.address.clone()));
                 let nodes: Vec<Value> = inventory
-                    .nodes()?
-                    .into_iter()
-                    .map(|n| Value::String(n.name))
+                    .node_names_list()?
+                    .iter()
+                    .map(|n| Value::String(n.clone()))
                     .collect();
                 answers.values.insert(key("nodes"), Value::Array(nodes));
             }
