@@ -95,10 +95,26 @@ pub(crate) fn compose_all(
     nodes: Vec<Node>,
 ) -> Result<Vec<(Node, Declaration)>> {
     let mut out = Vec::new();
+    compose_each(inv, cat, nodes, |node, d| {
+        out.push((node, d));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Composes every node's declaration and hands each to `each` as it is made, so a fleet's
+/// declarations are never all held at once; refuses with every node's problems at once after the
+/// last (what `each` made of the others is then not to be shown).
+fn compose_each(
+    inv: &Inventory,
+    cat: &Catalogue,
+    nodes: Vec<Node>,
+    mut each: impl FnMut(Node, Declaration) -> Result<()>,
+) -> Result<()> {
     let mut refusals = Vec::new();
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
-            Ok(d) => out.push((node, d)),
+            Ok(d) => each(node, d)?,
             // the resolve layer's own message lists every problem of the node
             Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
             Err(e) => return Err(e.into()),
@@ -110,34 +126,35 @@ pub(crate) fn compose_all(
             refusals.join("\n")
         );
     }
-    Ok(out)
+    Ok(())
 }
 
 pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
     let select = selected(&inv, &a.select, "plan")?;
-    let plans = inv.batch(|inv| -> Result<Vec<plan::Plan>> {
-        let mut plans = Vec::new();
-        for (node, declaration) in &compose_all(inv, &cat, select)? {
+    // in text, each node's plan is rendered as it is made: only the text is kept
+    let mut plans = Vec::new();
+    let mut text = String::new();
+    inv.batch(|inv| {
+        compose_each(inv, &cat, select, |node, declaration| {
             let confirmed = inv.confirmed(&node.name)?;
             let report = inv.last_report(&node.name)?;
-            let mut p = plan::plan(declaration, confirmed.as_ref(), report.as_ref());
+            let mut p = plan::plan(&declaration, confirmed.as_ref(), report.as_ref());
             p.unconfirmed = inv.in_flight(&node.name)?;
-            plans.push(p);
-        }
-        Ok(plans)
+            if ctx.json {
+                plans.push(p);
+            } else if !ctx.quiet || !p.changes.is_empty() || p.unconfirmed {
+                // -q: only the nodes a push would change
+                text.push_str(&render::plan(&p, a.diff, ctx.color()));
+            }
+            Ok(())
+        })
     })?;
     if ctx.json {
         print_json(&render::plans_json(&plans, a.diff)?)?;
     } else {
-        // -q: only the nodes a push would change
-        for p in plans
-            .iter()
-            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed)
-        {
-            out_raw!("{}", render::plan(p, a.diff, ctx.color()));
-        }
+        out_raw!("{text}");
     }
     Ok(exit::OK)
 }
