@@ -162,11 +162,7 @@ pub(crate) fn remove(path: &Path) -> io::Result<()> {
 
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    mesh_wire::hex(&Sha256::digest(bytes))
 }
 
 /// The ancestors of `path` that do not exist yet, deepest first: the directories writing it would
@@ -253,7 +249,7 @@ fn set_on_handle(fd: &OwnedFd, uid: u32, gid: u32, mode: u32) -> io::Result<()> 
 fn temp_name() -> io::Result<String> {
     let mut random = [0u8; 16];
     rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
-    Ok(format!(".mesh-{}.tmp", hex(&random)))
+    Ok(format!(".mesh-{}.tmp", mesh_wire::hex(&random)))
 }
 
 #[cfg(test)]

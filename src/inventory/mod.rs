@@ -182,6 +182,12 @@ impl Inventory {
         conn.busy_timeout(Duration::from_secs(10))?;
         // a fleet-wide plan runs the same few dozen statements once per node
         conn.set_prepared_statement_cache_capacity(64);
+        // one plan per statement whatever is bound: without it a statement whose parameter meets
+        // an index is compiled again each time it is bound, which a fleet-wide plan does per node
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
         migrate(&mut conn, path)?;
