@@ -15,6 +15,10 @@ pub struct Assignment {
     pub module: String,
 }
 
+/// One node's assignments.
+pub(super) const NODE_ASSIGNMENTS: &str =
+    "SELECT node, instance, module FROM assignments WHERE node = ?1 ORDER BY node, instance";
+
 impl Inventory {
     /// Assigns `module` to `node` as `instance`.
     pub fn assign(&self, node: &str, module: &str, instance: &str) -> Result<(), InventoryError> {
@@ -65,7 +69,7 @@ impl Inventory {
         // two statements rather than `?1 IS NULL OR`: that form keeps SQLite off the index, and
         // one node's assignments would cost a read of every node's
         let mut stmt = self.conn.prepare_cached(if node.is_some() {
-            "SELECT node, instance, module FROM assignments WHERE node = ?1 ORDER BY node, instance"
+            NODE_ASSIGNMENTS
         } else {
             "SELECT node, instance, module FROM assignments WHERE ?1 IS NULL ORDER BY node, instance"
         })?;

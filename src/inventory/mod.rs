@@ -281,6 +281,39 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
 mod tests {
     use super::*;
 
+    /// A plan of the whole fleet makes these reads once per node: each must find the node's rows
+    /// through an index, never by reading every node's (a plan of N nodes would cost N^2).
+    #[test]
+    fn what_a_plan_reads_per_node_it_finds_through_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        let per_node = [
+            ("assignments", assignments::NODE_ASSIGNMENTS),
+            ("answered", confirmed::ANSWERED),
+            ("confirmed", confirmed::CONFIRMED),
+            ("last_report", pushes::LAST_REPORT),
+            ("last_outcome", pushes::LAST_OUTCOME),
+        ];
+        for (name, sql) in per_node {
+            let mut stmt = inv
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let steps: Vec<String> = stmt
+                .query_map(["node1"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                // `SCAN CONSTANT ROW` is the one row of `SELECT EXISTS (…)`
+                steps
+                    .iter()
+                    .all(|s| !s.starts_with("SCAN") || s == "SCAN CONSTANT ROW"),
+                "{name} reads every node's rows: {steps:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_fresh_inventory_gets_every_migration_and_mode_0600() {
         use std::os::unix::fs::PermissionsExt;

@@ -49,6 +49,13 @@ pub struct PushRow {
     pub digest: String,
 }
 
+/// The helper's report from a node's last push it answered.
+pub(super) const LAST_REPORT: &str =
+    "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1";
+/// How a node's last push ended.
+pub(super) const LAST_OUTCOME: &str =
+    "SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1";
+
 impl Inventory {
     /// Records a push that ends where it starts (held, adopted).
     pub fn record_push(&mut self, r: &PushRecord) -> Result<(), InventoryError> {
@@ -141,11 +148,8 @@ impl Inventory {
     pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {
         let text: Option<String> = self
             .conn
-            .prepare_cached("SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL ORDER BY id DESC LIMIT 1")?
-            .query_row(
-                [node],
-                |r| r.get(0),
-            )
+            .prepare_cached(LAST_REPORT)?
+            .query_row([node], |r| r.get(0))
             .optional()?;
         // a report an older mesh wrote and this one cannot read only costs the plan its detail
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
@@ -155,7 +159,7 @@ impl Inventory {
     pub fn last_outcome(&self, node: &str) -> Result<Option<String>, InventoryError> {
         Ok(self
             .conn
-            .prepare_cached("SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1")?
+            .prepare_cached(LAST_OUTCOME)?
             .query_row([node], |r| r.get(0))
             .optional()?)
     }
