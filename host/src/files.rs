@@ -162,11 +162,7 @@ pub(crate) fn remove(path: &Path) -> io::Result<()> {
 
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    mesh_wire::hex(&Sha256::digest(bytes))
 }
 
 /// The ancestors of `path` that do not exist yet, deepest first: the directories writing it would
@@ -258,7 +254,7 @@ fn temp_name() -> io::Result<String> {
 pub(crate) fn random_hex() -> io::Result<String> {
     let mut random = [0u8; 16];
     rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
-    Ok(hex(&random))
+    Ok(mesh_wire::hex(&random))
 }
 
 #[cfg(test)]

@@ -327,7 +327,7 @@ pub(crate) fn digest(parts: &[&[u8]]) -> String {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::wire::hex(&h.finalize())
 }
 
 #[cfg(test)]

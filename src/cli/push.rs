@@ -83,10 +83,26 @@ pub(crate) fn compose_all(
     nodes: Vec<Node>,
 ) -> Result<Vec<(Node, Composed)>> {
     let mut out = Vec::new();
+    compose_each(inv, cat, nodes, |node, d| {
+        out.push((node, d));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Composes every node's declaration and hands each to `each` as it is made, so a fleet's
+/// declarations are never all held at once; refuses with every node's problems at once after the
+/// last (what `each` made of the others is then not to be shown).
+fn compose_each(
+    inv: &Inventory,
+    cat: &Catalogue,
+    nodes: Vec<Node>,
+    mut each: impl FnMut(Node, Composed) -> Result<()>,
+) -> Result<()> {
     let mut refusals = Vec::new();
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
-            Ok(c) => out.push((node, c)),
+            Ok(c) => each(node, c)?,
             // the resolve layer's own message lists every problem of the node
             Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
             Err(e) => return Err(e.into()),
@@ -98,41 +114,44 @@ pub(crate) fn compose_all(
             refusals.join("\n")
         );
     }
-    Ok(out)
+    Ok(())
 }
 
 pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "plan")?)?;
+    let select = selected(&inv, &a.select, "plan")?;
+    // in text, each node's plan is rendered as it is made: only the text is kept
     let mut plans = Vec::new();
-    for (node, c) in &composed {
-        let confirmed = inv.confirmed(&node.name)?;
-        let report = inv.last_report(&node.name)?;
-        let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
-        p.unconfirmed = inv.in_flight(&node.name)?;
-        p.held = c.held.clone();
-        plans.push(p);
-    }
+    let mut text = String::new();
+    let mut any_held = false;
+    inv.batch(|inv| {
+        compose_each(inv, &cat, select, |node, c| {
+            let confirmed = inv.confirmed(&node.name)?;
+            let report = inv.last_report(&node.name)?;
+            let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
+            p.unconfirmed = inv.in_flight(&node.name)?;
+            p.held = c.held;
+            any_held |= !p.held.is_empty();
+            if ctx.json {
+                plans.push(p);
+            } else if !ctx.quiet || !p.changes.is_empty() || p.unconfirmed || !p.held.is_empty() {
+                // -q: only the nodes a push would change, or that hold something back
+                text.push_str(&render::plan(&p, a.diff, ctx.color()));
+                for h in &p.held {
+                    text.push_str(&crate::plan::visible(&h.line(&p.node)));
+                    text.push('\n');
+                }
+            }
+            Ok(())
+        })
+    })?;
     if ctx.json {
         print_json(&render::plans_json(&plans, a.diff)?)?;
     } else {
-        // -q: only the nodes a push would change
-        for p in plans
-            .iter()
-            .filter(|p| !ctx.quiet || !p.changes.is_empty() || p.unconfirmed || !p.held.is_empty())
-        {
-            out_raw!("{}", render::plan(p, a.diff, ctx.color()));
-            for h in &p.held {
-                out!("{}", crate::plan::visible(&h.line(&p.node)));
-            }
-        }
+        out_raw!("{text}");
     }
-    Ok(if plans.iter().any(|p| !p.held.is_empty()) {
-        exit::SOME_HELD
-    } else {
-        exit::OK
-    })
+    Ok(if any_held { exit::SOME_HELD } else { exit::OK })
 }
 
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {

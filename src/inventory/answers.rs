@@ -28,11 +28,10 @@ impl Inventory {
     ) -> Result<Option<String>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT path FROM placements WHERE node = ?1 AND instance = ?2 AND name = ?3",
-                params![node, instance, name],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![node, instance, name], |r| r.get(0))
             .optional()?)
     }
 
@@ -57,11 +56,10 @@ impl Inventory {
     pub fn port(&self, node: &str, instance: &str, name: &str) -> Result<u16, InventoryError> {
         let known: Option<u16> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT port FROM ports WHERE node = ?1 AND instance = ?2 AND name = ?3",
-                params![node, instance, name],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![node, instance, name], |r| r.get(0))
             .optional()?;
         if let Some(p) = known {
             return Ok(p);
@@ -91,12 +89,13 @@ impl Inventory {
     ) -> Result<Option<(String, String)>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT provider_instance, provider_node FROM pins
                  WHERE node = ?1 AND instance = ?2 AND requirement = ?3",
-                params![node, instance, requirement],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            )?
+            .query_row(params![node, instance, requirement], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()?)
     }
 
@@ -122,18 +121,15 @@ impl Inventory {
     pub fn seat(&self, seat: &str) -> Result<Option<Seat>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT seat, instance, node, set_at FROM seats WHERE seat = ?1",
-                [seat],
-                |r| {
-                    Ok(Seat {
-                        seat: r.get(0)?,
-                        instance: r.get(1)?,
-                        node: r.get(2)?,
-                        set_at: r.get(3)?,
-                    })
-                },
-            )
+            .prepare_cached("SELECT seat, instance, node, set_at FROM seats WHERE seat = ?1")?
+            .query_row([seat], |r| {
+                Ok(Seat {
+                    seat: r.get(0)?,
+                    instance: r.get(1)?,
+                    node: r.get(2)?,
+                    set_at: r.get(3)?,
+                })
+            })
             .optional()?)
     }
 

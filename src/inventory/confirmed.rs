@@ -12,15 +12,21 @@ use rusqlite::{Transaction, params};
 use super::{Inventory, InventoryError};
 use crate::wire::{Declaration, Mode, Report, Resource, State, VERSION};
 
+/// Whether a node's helper ever answered a push.
+pub(super) const ANSWERED: &str =
+    "SELECT EXISTS (SELECT 1 FROM pushes WHERE node = ?1 AND report IS NOT NULL)";
+/// What a node's helper confirmed, in order.
+pub(super) const CONFIRMED: &str =
+    "SELECT resource FROM confirmed WHERE node = ?1 ORDER BY position, id";
+
 impl Inventory {
     /// Whether this node's helper has ever answered a push: then the machine keeps a record,
     /// and one without it has lost it.
     pub fn answered(&self, node: &str) -> Result<bool, InventoryError> {
-        Ok(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM pushes WHERE node = ?1 AND report IS NOT NULL)",
-            [node],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn
+            .prepare_cached(ANSWERED)?
+            .query_row([node], |r| r.get(0))?)
     }
 
     /// What `node`'s helper has confirmed, in the order it was declared; `None` when it never
@@ -39,8 +45,7 @@ impl Inventory {
 }
 
 fn read(conn: &rusqlite::Connection, node: &str) -> Result<Vec<Resource>, InventoryError> {
-    let mut stmt =
-        conn.prepare("SELECT resource FROM confirmed WHERE node = ?1 ORDER BY position, id")?;
+    let mut stmt = conn.prepare_cached(CONFIRMED)?;
     let rows = stmt.query_map([node], |r| r.get::<_, String>(0))?;
     let mut out = Vec::new();
     for text in rows {

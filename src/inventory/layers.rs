@@ -34,11 +34,8 @@ impl Inventory {
     pub fn layer(&self, module: &str, node: Option<&str>) -> Result<Option<Layer>, InventoryError> {
         let text: Option<String> = self
             .conn
-            .query_row(
-                "SELECT body FROM layers WHERE module = ?1 AND node = ?2",
-                params![module, node.unwrap_or("")],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT body FROM layers WHERE module = ?1 AND node = ?2")?
+            .query_row(params![module, node.unwrap_or("")], |r| r.get(0))
             .optional()?;
         text.map(|t| parse(&t)).transpose()
     }

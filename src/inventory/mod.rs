@@ -49,6 +49,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0006_sealed.sql",
         include_str!("../../state/0006_sealed.sql"),
     ),
+    (
+        "0007_indexes.sql",
+        include_str!("../../state/0007_indexes.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -148,6 +152,9 @@ pub struct Inventory {
     conn: Connection,
     path: PathBuf,
     operator: sealed::OperatorKey,
+    /// Every node's name, read once per [`Inventory::batch`]: the host's facts answer with it
+    /// once per assignment that requires them.
+    names: std::cell::RefCell<Option<std::rc::Rc<Vec<String>>>>,
 }
 
 impl Inventory {
@@ -199,6 +206,14 @@ impl Inventory {
     fn connect(path: &Path) -> Result<Inventory, InventoryError> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(10))?;
+        // a fleet-wide plan runs the same few dozen statements once per node
+        conn.set_prepared_statement_cache_capacity(64);
+        // one plan per statement whatever is bound: without it a statement whose parameter meets
+        // an index is compiled again each time it is bound, which a fleet-wide plan does per node
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
         migrate(&mut conn, path)?;
@@ -206,6 +221,7 @@ impl Inventory {
             conn,
             path: path.to_path_buf(),
             operator: sealed::OperatorKey::at(sealed::OperatorKey::default_path()),
+            names: std::cell::RefCell::new(None),
         })
     }
 
@@ -240,13 +256,28 @@ impl Inventory {
         }
     }
 
+    /// Runs `work` in one transaction: a command that reads (and allocates) for every node of the
+    /// fleet takes the file's lock once rather than once per statement. What `work` wrote is kept
+    /// when it returns, an error included (a port it allocated stays allocated, as it would have
+    /// outside a transaction); only a failure of the inventory itself rolls it back.
+    pub fn batch<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(InventoryError::from)?;
+        let out = work(self);
+        self.names.replace(None);
+        tx.commit().map_err(InventoryError::from)?;
+        out
+    }
+
     /// The current time as the inventory writes it (UTC, ISO 8601).
     pub fn now(&self) -> Result<String, InventoryError> {
         Ok(self
             .conn
-            .query_row("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')", [], |r| {
-                r.get(0)
-            })?)
+            .prepare_cached("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")?
+            .query_row([], |r| r.get(0))?)
     }
 }
 
@@ -276,6 +307,39 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plan of the whole fleet makes these reads once per node: each must find the node's rows
+    /// through an index, never by reading every node's (a plan of N nodes would cost N^2).
+    #[test]
+    fn what_a_plan_reads_per_node_it_finds_through_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        let per_node = [
+            ("assignments", assignments::NODE_ASSIGNMENTS),
+            ("answered", confirmed::ANSWERED),
+            ("confirmed", confirmed::CONFIRMED),
+            ("last_report", pushes::LAST_REPORT),
+            ("last_outcome", pushes::LAST_OUTCOME),
+        ];
+        for (name, sql) in per_node {
+            let mut stmt = inv
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let steps: Vec<String> = stmt
+                .query_map(["node1"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                // `SCAN CONSTANT ROW` is the one row of `SELECT EXISTS (…)`
+                steps
+                    .iter()
+                    .all(|s| !s.starts_with("SCAN") || s == "SCAN CONSTANT ROW"),
+                "{name} reads every node's rows: {steps:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_fresh_inventory_gets_every_migration_and_mode_0600() {

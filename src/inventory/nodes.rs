@@ -59,10 +59,12 @@ impl Node {
     }
 }
 
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "name, address, port, user, identity, sudo, host_key, lab, root, jump, port_given, user_given";
+/// How many columns [`COLUMNS`] names: a query's own columns come after them.
+pub(super) const COLUMN_COUNT: usize = 12;
 
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
+pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
         name: r.get(0)?,
         address: r.get(1)?,
@@ -144,8 +146,8 @@ impl Inventory {
     fn refuse_same_address(&self, node: &Node) -> Result<(), InventoryError> {
         let other: Option<String> = self
             .conn
+            .prepare_cached("SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name")?
             .query_row(
-                "SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name",
                 params![node.address, node.port, node.name],
                 |r| r.get(0),
             )
@@ -175,14 +177,29 @@ impl Inventory {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Every node's name, in order. Inside a [`Inventory::batch`] they are read once; nothing
+    /// in a batch adds or removes a node.
+    pub fn node_names_list(&self) -> Result<std::rc::Rc<Vec<String>>, InventoryError> {
+        if let Some(names) = self.names.borrow().as_ref() {
+            return Ok(names.clone());
+        }
+        let names: Vec<String> = self
+            .conn
+            .prepare_cached("SELECT name FROM nodes ORDER BY name")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let names = std::rc::Rc::new(names);
+        if !self.conn.is_autocommit() {
+            self.names.replace(Some(names.clone()));
+        }
+        Ok(names)
+    }
+
     fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"),
-                [name],
-                from_row,
-            )
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"))?
+            .query_row([name], from_row)
             .optional()?)
     }
 

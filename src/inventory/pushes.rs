@@ -49,6 +49,15 @@ pub struct PushRow {
     pub digest: String,
 }
 
+/// The helper's report from a node's last push it answered.
+/// (A reverted push's report is not what the machine kept.)
+pub(super) const LAST_REPORT: &str =
+    "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL
+       AND outcome != 'reverted' ORDER BY id DESC LIMIT 1";
+/// How a node's last push ended.
+pub(super) const LAST_OUTCOME: &str =
+    "SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1";
+
 impl Inventory {
     /// Records a push that ends where it starts (held, adopted).
     pub fn record_push(&mut self, r: &PushRecord) -> Result<(), InventoryError> {
@@ -117,11 +126,10 @@ impl Inventory {
     ) -> Result<(), InventoryError> {
         let tx = self.conn.transaction()?;
         let id: Option<i64> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id FROM pushes WHERE node = ?1 AND outcome = ?2 ORDER BY id DESC LIMIT 1",
-                params![node, IN_FLIGHT],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![node, IN_FLIGHT], |r| r.get(0))
             .optional()?;
         let Some(id) = id else {
             return Ok(());
@@ -143,12 +151,8 @@ impl Inventory {
         // a reverted push's report tells of changes the machine put back: not what it has
         let text: Option<String> = self
             .conn
-            .query_row(
-                "SELECT report FROM pushes WHERE node = ?1 AND report IS NOT NULL
-                   AND outcome != 'reverted' ORDER BY id DESC LIMIT 1",
-                [node],
-                |r| r.get(0),
-            )
+            .prepare_cached(LAST_REPORT)?
+            .query_row([node], |r| r.get(0))
             .optional()?;
         // a report an older mesh wrote and this one cannot read only costs the plan its detail
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
@@ -158,11 +162,8 @@ impl Inventory {
     pub fn last_outcome(&self, node: &str) -> Result<Option<String>, InventoryError> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT outcome FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1",
-                [node],
-                |r| r.get(0),
-            )
+            .prepare_cached(LAST_OUTCOME)?
+            .query_row([node], |r| r.get(0))
             .optional()?)
     }
 
@@ -187,12 +188,11 @@ impl Inventory {
     pub fn push_by_id(&self, id: i64) -> Result<Option<(PushRow, Option<Report>)>, InventoryError> {
         let row = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, node, started_at, finished_at, outcome, reason, digest, report
                  FROM pushes WHERE id = ?1",
-                [id],
-                |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)),
-            )
+            )?
+            .query_row([id], |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)))
             .optional()?;
         let Some((row, text)) = row else {
             return Ok(None);

@@ -22,10 +22,7 @@ impl Helper {
     /// The helper embedded at build time.
     pub fn embedded() -> Helper {
         let bytes = embedded::HELPER;
-        let sha256 = Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha256 = crate::wire::hex(&Sha256::digest(bytes));
         Helper { bytes, sha256 }
     }
 

@@ -107,9 +107,9 @@ pub(super) fn own(
                     .values
                     .insert(key("address"), Value::String(node.address.clone()));
                 let nodes: Vec<Value> = inventory
-                    .nodes()?
-                    .into_iter()
-                    .map(|n| Value::String(n.name))
+                    .node_names_list()?
+                    .iter()
+                    .map(|n| Value::String(n.clone()))
                     .collect();
                 answers.values.insert(key("nodes"), Value::Array(nodes));
             }
@@ -238,73 +238,83 @@ pub(super) fn modules(
             "{}: requirement {:?} (provision {provision})",
             a.instance, r.name
         );
-        let candidates = providers(inventory, catalogue, provision)?;
-        let names = || {
-            let n: Vec<String> = candidates.iter().map(Candidate::named).collect();
-            if n.is_empty() {
+        let provider_modules: Vec<&str> = catalogue
+            .modules()
+            .filter(|m| m.provides.iter().any(|p| &p.name == provision))
+            .map(|m| m.name.as_str())
+            .collect();
+        // every provider in the mesh is read only to name them in a refusal: a fleet of
+        // consumers each answered on its own node never reads the fleet once per consumer
+        let names = || -> Result<String, InventoryError> {
+            let n: Vec<String> = providers(inventory, &provider_modules, None, None)?
+                .iter()
+                .map(Candidate::named)
+                .collect();
+            Ok(if n.is_empty() {
                 "none is assigned".to_string()
             } else {
                 n.join(", ")
-            }
+            })
         };
         let could = || {
-            let m: Vec<&str> = catalogue
-                .modules()
-                .filter(|m| m.provides.iter().any(|p| &p.name == provision))
-                .map(|m| m.name.as_str())
-                .collect();
-            if m.is_empty() {
+            if provider_modules.is_empty() {
                 "no module in the catalogue provides it".to_string()
             } else {
-                format!("modules that provide it: {}", m.join(", "))
+                format!("modules that provide it: {}", provider_modules.join(", "))
             }
         };
         let seat_delivered = catalogue
             .modules()
             .any(|m| m.provides.iter().any(|p| &p.name == provision && p.seat));
-        let chosen: Result<&Candidate, String> = if let Some((pi, pn)) =
+        let on = |instance: &str, on_node: &str| -> Result<Option<Candidate>, InventoryError> {
+            Ok(
+                providers(inventory, &provider_modules, Some(on_node), None)?
+                    .into_iter()
+                    .find(|c| c.assignment.instance == instance),
+            )
+        };
+        let chosen: Result<Candidate, String> = if let Some((pi, pn)) =
             inventory.pin(&node.name, &a.instance, &r.name)?
         {
-            candidates
-                .iter()
-                .find(|c| c.assignment.instance == pi && c.node.name == pn)
-                .ok_or_else(|| {
-                    format!(
-                        "{what} is pinned to {pi}@{pn}, which does not provide it (providers: {})",
-                        names()
-                    )
-                })
+            match on(&pi, &pn)? {
+                Some(c) => Ok(c),
+                None => Err(format!(
+                    "{what} is pinned to {pi}@{pn}, which does not provide it (providers: {})",
+                    names()?
+                )),
+            }
         } else if seat_delivered {
             match inventory.seat(provision)? {
-                    Some(s) => candidates
-                        .iter()
-                        .find(|c| c.assignment.instance == s.instance && c.node.name == s.node)
-                        .ok_or_else(|| {
-                            format!(
-                                "{what}: the seat {provision} is held by {}@{}, which does not provide it (providers: {})",
-                                s.instance,
-                                s.node,
-                                names()
-                            )
-                        }),
+                Some(s) => match on(&s.instance, &s.node)? {
+                    Some(c) => Ok(c),
                     None => Err(format!(
-                        "{what}: the seat {provision} that delivers it is unheld; it could be held by: {} \
-                         (`mesh seat set {provision} INSTANCE@NODE`; {})",
-                        names(),
-                        could()
+                        "{what}: the seat {provision} is held by {}@{}, which does not provide it (providers: {})",
+                        s.instance,
+                        s.node,
+                        names()?
                     )),
-                }
+                },
+                None => Err(format!(
+                    "{what}: the seat {provision} that delivers it is unheld; it could be held by: {} \
+                         (`mesh seat set {provision} INSTANCE@NODE`; {})",
+                    names()?,
+                    could()
+                )),
+            }
         } else {
-            let here: Vec<&Candidate> = candidates
-                .iter()
-                .filter(|c| c.node.name == node.name)
-                .collect();
-            match (here.as_slice(), candidates.as_slice()) {
-                ([one], _) => Ok(*one),
-                ([_, _, ..], _) => Err(format!(
+            let mut here = providers(inventory, &provider_modules, Some(&node.name), None)?;
+            // two anywhere are enough to know there is no only one
+            let mut anywhere = if here.is_empty() {
+                providers(inventory, &provider_modules, None, Some(2))?
+            } else {
+                Vec::new()
+            };
+            match (here.len(), anywhere.len()) {
+                (1, _) => Ok(here.remove(0)),
+                (2.., _) => Err(format!(
                     "{what}: {} provide it on {}; pin one with `mesh assign {} {} --as {} --pin {}=INSTANCE@NODE`",
                     here.iter()
-                        .map(|c| c.named())
+                        .map(Candidate::named)
                         .collect::<Vec<_>>()
                         .join(" and "),
                     node.name,
@@ -313,11 +323,11 @@ pub(super) fn modules(
                     a.instance,
                     r.name
                 )),
-                ([], [only]) => Ok(only),
-                ([], []) => Err(format!("{what}: no provider in the mesh; {}", could())),
-                ([], _) => Err(format!(
+                (_, 1) => Ok(anywhere.remove(0)),
+                (_, 0) => Err(format!("{what}: no provider in the mesh; {}", could())),
+                _ => Err(format!(
                     "{what}: several providers ({}) and none on {}; pin one with `mesh assign {} {} --as {} --pin {}=INSTANCE@NODE`",
-                    names(),
+                    names()?,
                     node.name,
                     module.name,
                     node.name,
@@ -425,24 +435,17 @@ pub(super) fn modules(
     Ok(())
 }
 
-/// Every assignment in the mesh whose module provides `provision`.
+/// The assignments of `modules` (the providers of one provision): on `node` only when one is
+/// named, at most `limit`.
 fn providers(
     inventory: &Inventory,
-    catalogue: &Catalogue,
-    provision: &str,
+    modules: &[&str],
+    node: Option<&str>,
+    limit: Option<usize>,
 ) -> Result<Vec<Candidate>, InventoryError> {
-    let mut out = Vec::new();
-    for a in inventory.assignments(None)? {
-        let provides = catalogue
-            .module(&a.module)
-            .is_ok_and(|m| m.provides.iter().any(|p| p.name == provision));
-        if provides {
-            let node = inventory.node(&a.node)?;
-            out.push(Candidate {
-                assignment: a,
-                node,
-            });
-        }
-    }
-    Ok(out)
+    Ok(inventory
+        .assignments_of(modules, node, limit)?
+        .into_iter()
+        .map(|(assignment, node)| Candidate { assignment, node })
+        .collect())
 }

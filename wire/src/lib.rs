@@ -220,6 +220,18 @@ pub struct PackageSpec {
 
 /// Whether `name` is a Debian package name (checked when a module is loaded, and again by the
 /// helper before it is given to apt-get).
+/// Lower-case hex of `bytes`: how every digest reads, on both sides of the wire. A digest is
+/// made for every setting a resource reads, so this writes straight into one string.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
 pub fn valid_package(name: &str) -> bool {
     name.len() >= 2
         && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
