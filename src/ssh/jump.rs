@@ -12,7 +12,7 @@ use super::hostkey::{self, Checker};
 use super::{Credentials, SshError, Target, auth};
 
 /// How often a refused connection is tried, and the pause between tries.
-const REFUSED_ATTEMPTS: u32 = 3;
+const REFUSED_ATTEMPTS: u32 = 6;
 const REFUSED_PAUSE: Duration = Duration::from_millis(500);
 
 /// A helper may work quietly for a while; keepalives tell a dead machine from a busy one.

@@ -209,7 +209,7 @@ pub fn ssh_command(node: &str, script: &str) -> Command {
         "UserKnownHostsFile=/dev/null",
     ])
     // sshd refuses connections for a moment while it re-executes on a reload a push caused.
-    .args(["-o", "ConnectTimeout=5", "-o", "ConnectionAttempts=3", "-i"])
+    .args(["-o", "ConnectTimeout=5", "-o", "ConnectionAttempts=5", "-i"])
     .arg(lab_state().join("id_ed25519"))
     .arg(format!("root@{}", address(node)))
     .arg(script);
