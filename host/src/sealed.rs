@@ -79,6 +79,7 @@ mod tests {
         let sealed = Sealed {
             age: age::encrypt_and_armor(&recipient, b"requirepass s3cret\n").unwrap(),
             digest: "d".into(),
+            lines: vec![],
         };
         assert!(!sealed.age.contains("s3cret"));
         assert_eq!(open_with(&sealed, &host).unwrap(), "requirepass s3cret\n");

@@ -184,9 +184,17 @@ pub(super) fn waiting_for(
             &own.values,
             &ConsumerId::of(&a.instance, &node.name),
         )?;
-        let ready = theirs
-            .iter()
-            .any(|s| matches!(s, Spec::File(f) if f.content.contains(&mine)));
+        // a secret file is confirmed sealed: its lines are asked for by their keyed digests
+        let mine_lines = super::sealed::line_digests(inventory, &mine)?;
+        let ready = theirs.iter().any(|s| match s {
+            Spec::File(f) => match &f.sealed {
+                Some(sealed) => {
+                    !mine_lines.is_empty() && mine_lines.iter().all(|d| sealed.lines.contains(d))
+                }
+                None => f.content.contains(&mine),
+            },
+            _ => false,
+        });
         if !ready {
             return Ok(Some(named.clone()));
         }

@@ -132,5 +132,45 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
     );
     // the provider itself waits for nobody
     let n1 = m.inv.node("n1").unwrap();
-    assert!(compose(&m.inv, &m.cat, &n1).unwrap().held.is_empty());
+    let provider = compose(&m.inv, &m.cat, &n1).unwrap();
+    assert!(provider.held.is_empty());
+
+    // once n1's helper confirmed its (sealed) file with n2's login in it, n2 waits no more
+    let mut m = m;
+    let started = m.inv.now().unwrap();
+    let ids = m.inv.begin_pushes(&started, &[("n1", "d")]).unwrap();
+    let record = crate::inventory::PushRecord {
+        node: "n1".into(),
+        started_at: started,
+        digest: "d".into(),
+        outcome: "applied".into(),
+        reason: None,
+        report: Some(crate::wire::Report {
+            version: crate::wire::VERSION,
+            mode: crate::wire::Mode::Apply,
+            hostname: "n1".into(),
+            resources: provider
+                .declaration
+                .resources
+                .iter()
+                .map(|r| crate::wire::Outcome {
+                    id: r.id.clone(),
+                    state: crate::wire::State::Created,
+                    detail: String::new(),
+                    undo: None,
+                    seen: Vec::new(),
+                })
+                .collect(),
+            units: vec![],
+            adoption: None,
+            awaiting: None,
+            reverted: Vec::new(),
+        }),
+    };
+    m.inv
+        .finish_push(ids[0], &record, Some(&provider.declaration))
+        .unwrap();
+    let c = compose(&m.inv, &m.cat, &n2).unwrap();
+    assert!(c.held.is_empty(), "{:?}", c.held);
+    assert!(!c.declaration.resources.is_empty());
 }

@@ -47,6 +47,7 @@ pub(super) fn seal(
         Ok(Sealed {
             age,
             digest: inventory.secret_digest(text.as_bytes())?,
+            lines: Vec::new(),
         })
     };
     for r in resources.iter_mut() {
@@ -55,7 +56,9 @@ pub(super) fn seal(
                 if !f.secret || f.sealed.is_some() {
                     continue;
                 }
-                f.sealed = Some(seal_text(&r.id, &f.content)?);
+                let mut sealed = seal_text(&r.id, &f.content)?;
+                sealed.lines = line_digests(inventory, &f.content)?;
+                f.sealed = Some(sealed);
                 f.content.clear();
                 // what the file reads is compared by digest; a secret's plain digest could be
                 // tested against guesses, a keyed one cannot
@@ -87,6 +90,17 @@ pub(super) fn seal(
         }
     }
     Ok(())
+}
+
+/// The keyed digest of every line of `text` that is not empty.
+pub(super) fn line_digests(
+    inventory: &Inventory,
+    text: &str,
+) -> Result<Vec<String>, InventoryError> {
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| inventory.secret_digest(l.as_bytes()))
+        .collect()
 }
 
 #[cfg(test)]

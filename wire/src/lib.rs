@@ -514,6 +514,10 @@ pub struct Sealed {
     /// A digest of the content keyed by the operator's key (never a plain hash, which would
     /// let a guessed secret be checked against it).
     pub digest: String,
+    /// The same keyed digest of each line of a secret file: what the operator asks of a
+    /// provider's confirmed file (does it hold this consumer's lines?) without keeping it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<String>,
 }
 
 impl PartialEq for Sealed {
