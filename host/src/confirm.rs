@@ -146,6 +146,27 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, paths: &Paths) -> u8 {
     }
 }
 
+/// `mesh-host revert-pending <id>`, run by systemd whenever the waiter unit stops: after a
+/// confirmation or a revert there is nothing left to do; a waiter stopped or killed before its
+/// deadline (by hand, the OOM killer, a shutdown) reverts the change now rather than never.
+pub(crate) fn revert_pending(id: &str, paths: &Paths) -> u8 {
+    match claim(paths, id) {
+        Ok(Some(claimed)) => {
+            let reverted = revert_claimed(paths, id, &claimed);
+            eprintln!(
+                "mesh-host: the waiter of change {id} stopped before it was confirmed: reverted: {}",
+                reverted.restored.join("; ")
+            );
+            u8::from(!reverted.failed.is_empty())
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            eprintln!("mesh-host: cannot revert change {id}: {e}");
+            3
+        }
+    }
+}
+
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
 /// rebooted) is reverted now, as its waiter would have.
 fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
@@ -201,6 +222,11 @@ fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
     if std::env::var_os("MESH_HOST_STATE").is_some() {
         command.arg(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
     }
+    // systemd runs this however the waiter ends (a word per argument: a path and a hex id)
+    command.arg(format!(
+        "--property=ExecStopPost={} revert-pending {id}",
+        helper.display()
+    ));
     let out = command
         .arg("--")
         .arg(helper)

@@ -14,7 +14,8 @@
 //! A push that changes a resource asking for confirmation is kept, applied, and reverted by the
 //! helper itself unless `mesh-host confirm ID` comes over a new connection in time (see
 //! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late, 2 for an
-//! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs.
+//! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs, and
+//! `revert-pending ID` what systemd runs when that waiter stops, however it ends.
 
 mod adopt;
 mod apply;
@@ -46,6 +47,9 @@ fn main() -> ExitCode {
         ["confirm", id] if mesh_wire::Awaiting::valid_id(id) => {
             return ExitCode::from(confirm::confirm(id, &record::Paths::default()));
         }
+        ["revert-pending", id] if mesh_wire::Awaiting::valid_id(id) => {
+            return ExitCode::from(confirm::revert_pending(id, &record::Paths::default()));
+        }
         ["await-confirm", id, "--deadline", seconds] if mesh_wire::Awaiting::valid_id(id) => {
             let Ok(seconds) = seconds.parse::<u64>() else {
                 eprintln!("mesh-host: --deadline takes whole seconds, not {seconds:?}");
@@ -64,7 +68,7 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
-                 mesh-host confirm ID | await-confirm ID --deadline SECONDS"
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS | revert-pending ID"
             );
             return ExitCode::from(2);
         }

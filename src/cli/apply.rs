@@ -27,8 +27,10 @@ pub(crate) struct PushArgs {
     #[arg(long = "move", value_name = "INSTANCE")]
     moves: Vec<String>,
     /// Seconds a change that can cut you off (sshd, network, firewall) waits to be confirmed
-    /// over a new connection before the machine reverts it by itself.
-    #[arg(long, default_value_t = crate::wire::CONFIRM_WITHIN, value_name = "SECONDS")]
+    /// over a new connection before the machine reverts it by itself (at most an hour: a
+    /// machine that cut you off stays cut off until then).
+    #[arg(long, default_value_t = crate::wire::CONFIRM_WITHIN, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
     confirm_timeout: u64,
     #[command(flatten)]
     connect: Connect,

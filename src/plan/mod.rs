@@ -166,10 +166,13 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                         _ => Vec::new(),
                     },
                 };
-                // compared as sent, not as shown: a secret file's shown content never differs
+                // compared as sent, not as shown: a secret file's shown content never differs,
+                // and a sealed one is compared by its digest
                 if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
                     && match (&old.spec, &r.spec) {
-                        (Spec::File(a), Spec::File(b)) => a.content != b.content,
+                        (Spec::File(a), Spec::File(b)) => {
+                            a.content != b.content || a.sealed != b.sealed
+                        }
                         (a, b) => content(a) != content(b),
                     }
                 {

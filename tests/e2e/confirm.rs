@@ -215,3 +215,47 @@ fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
     assert!(check.contains(ID), "{check}");
     take_sshd_off(&mesh, &["node3"]);
 }
+
+/// The waiter killed before its deadline (by hand, the OOM killer, a shutdown stopping it) does
+/// not leave the change in place for ever: systemd runs the revert as the waiter's unit stops.
+#[test]
+fn a_waiter_killed_before_its_deadline_reverts_the_change_at_once() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    on("node3", &format!("rm -f {DROP_IN}"));
+    mesh.run(&["assign", "sshd", "node3"]).ok();
+    mesh.run(&["settings", "set", "sshd", "max-auth-tries=2"])
+        .ok();
+    let out = mesh
+        .command(&["push", "node3", "--confirm-timeout", "600"])
+        .env("MESH_TEST_STOP_BEFORE_CONFIRMING", "1")
+        .output()
+        .expect("mesh runs");
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    assert!(on("node3", &format!("cat {DROP_IN}")).contains("MaxAuthTries 2"));
+    on(
+        "node3",
+        "systemctl kill -s KILL 'mesh-confirm-*.service'; sleep 2",
+    );
+    let started = Instant::now();
+    while on(
+        "node3",
+        &format!("test -e {DROP_IN} && echo there || echo gone"),
+    )
+    .trim()
+        != "gone"
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "a killed waiter left the change in place (its deadline is 600 s away)"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(on("node3", "sshd -T").contains("maxauthtries 6"));
+    assert!(no_waiter("node3"));
+    // a deadline beyond an hour is refused before anything is sent
+    mesh.run(&["push", "node3", "--confirm-timeout", "99999999999"])
+        .code(64);
+    take_sshd_off(&mesh, &["node3"]);
+}
