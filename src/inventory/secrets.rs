@@ -70,8 +70,22 @@ impl Inventory {
         provision: &str,
         field: &str,
     ) -> Result<(), InventoryError> {
-        let value = super::answers::generate_password()?;
-        self.set_secret(node, instance, provision, field, &value)?;
+        // a per-consumer provision keeps one value per consumer (`PROVISION/LOGIN`): each is new
+        let mut keys: Vec<String> = self
+            .conn
+            .prepare(
+                "SELECT provision FROM secrets WHERE node = ?1 AND instance = ?2 AND field = ?4
+                   AND (provision = ?3 OR substr(provision, 1, length(?3) + 1) = ?3 || '/')",
+            )?
+            .query_map(params![node, instance, provision, field], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if keys.is_empty() {
+            keys.push(provision.to_string());
+        }
+        for key in keys {
+            let value = super::answers::generate_password()?;
+            self.set_secret(node, instance, &key, field, &value)?;
+        }
         Ok(())
     }
 }

@@ -97,14 +97,14 @@ fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
     );
     assert_eq!(mode & 0o777, 0o600);
 
-    // the machines opened it: the store requires it, the client has it and is let in
-    let on_store = on(
-        "node1",
-        "sed -n 's/^requirepass //p' /srv/mesh/kv/data/auth.conf",
-    );
-    assert_eq!(on_store.trim(), password);
+    // the machines opened it: the client has its own password, the store lets its login in with
+    // it, and the client is let in
     let on_client = on("node2", "cat /srv/mesh/kv-client/home/store-password");
-    assert_eq!(on_client.trim(), password);
+    let password = on_client.trim().to_string();
+    let password = password.as_str();
+    assert!(secrets.iter().any(|s| s == password));
+    let on_store = on("node1", "cat /srv/mesh/kv/data/auth.conf");
+    assert!(on_store.contains(&format!("user kv-client_node2 on >{password} ")));
     let port = mesh
         .run(&["config", "kv", "--node", "node1", "--json"])
         .ok()
@@ -116,7 +116,8 @@ fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
         beat = on(
             "node1",
             &format!(
-                "REDISCLI_AUTH='{password}' redis-cli -p {port} GET heartbeat:kv-client-node2"
+                "REDISCLI_AUTH='{password}' redis-cli --user kv-client_node2 -p {port} \
+                 GET kv-client_node2:heartbeat"
             ),
         )
         .trim()
@@ -151,8 +152,8 @@ fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
         "{}",
         refused.stderr
     );
-    assert!(!refused.stderr.contains(password.as_str()));
-    assert!(!refused.stdout.contains(password.as_str()));
+    assert!(!refused.stderr.contains(password));
+    assert!(!refused.stdout.contains(password));
     assert!(!key.exists(), "no new key was made over sealed secrets");
     assert_nowhere_in_clear(&mesh, &secrets);
 }
