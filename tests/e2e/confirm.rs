@@ -172,25 +172,25 @@ fn a_good_sshd_change_is_confirmed_and_stays() {
     take_sshd_off(&mesh, &["node1"]);
 }
 
-#[test]
-fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
-    let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+/// sshd on node3 with a change awaiting confirmation (`max-auth-tries=2`, its drop-in absent
+/// before) whose operator died right after the helper's answer, before it confirmed.
+fn unconfirmed_on_node3(mesh: &Mesh, deadline: &str) {
     mesh.run(&["push", "--all"]).ok();
     on("node3", &format!("rm -f {DROP_IN}"));
     mesh.run(&["assign", "sshd", "node3"]).ok();
     mesh.run(&["settings", "set", "sshd", "max-auth-tries=2"])
         .ok();
-    // the operator dies right after the helper's answer, before it confirms
     let out = mesh
-        .command(&["push", "node3", "--confirm-timeout", "8"])
+        .command(&["push", "node3", "--confirm-timeout", deadline])
         .env("MESH_TEST_STOP_BEFORE_CONFIRMING", "1")
         .output()
         .expect("mesh runs");
     assert_eq!(out.status.code(), Some(9), "{out:?}");
     assert!(on("node3", &format!("cat {DROP_IN}")).contains("MaxAuthTries 2"));
+}
 
-    // nobody confirms: the drop-in goes again, as it was not there
+/// Waits until node3's drop-in is gone again (it was not there before), as sshd had it.
+fn reverted_on_node3_within(within: Duration, why: &str) {
     let started = Instant::now();
     while on(
         "node3",
@@ -199,14 +199,23 @@ fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
     .trim()
         != "gone"
     {
-        assert!(
-            started.elapsed() < Duration::from_secs(8 + 15),
-            "node3 did not revert by itself"
-        );
+        assert!(started.elapsed() < within, "{why}");
         std::thread::sleep(Duration::from_millis(500));
     }
     assert!(on("node3", "sshd -T").contains("maxauthtries 6"));
     assert!(no_waiter("node3"));
+}
+
+#[test]
+fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    unconfirmed_on_node3(&mesh, "8");
+    // nobody confirms: the drop-in goes again, as it was not there
+    reverted_on_node3_within(
+        Duration::from_secs(8 + 15),
+        "node3 did not revert by itself",
+    );
     let record = on("node3", "cat /var/lib/mesh/record.json");
     assert!(!record.contains(DROP_IN), "{record}");
     // the next check reports the revert, and the change is still to be made
@@ -222,38 +231,15 @@ fn a_machine_whose_operator_is_gone_during_the_wait_reverts_by_itself() {
 fn a_waiter_killed_before_its_deadline_reverts_the_change_at_once() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    mesh.run(&["push", "--all"]).ok();
-    on("node3", &format!("rm -f {DROP_IN}"));
-    mesh.run(&["assign", "sshd", "node3"]).ok();
-    mesh.run(&["settings", "set", "sshd", "max-auth-tries=2"])
-        .ok();
-    let out = mesh
-        .command(&["push", "node3", "--confirm-timeout", "600"])
-        .env("MESH_TEST_STOP_BEFORE_CONFIRMING", "1")
-        .output()
-        .expect("mesh runs");
-    assert_eq!(out.status.code(), Some(9), "{out:?}");
-    assert!(on("node3", &format!("cat {DROP_IN}")).contains("MaxAuthTries 2"));
+    unconfirmed_on_node3(&mesh, "600");
     on(
         "node3",
         "systemctl kill -s KILL 'mesh-confirm-*.service'; sleep 2",
     );
-    let started = Instant::now();
-    while on(
-        "node3",
-        &format!("test -e {DROP_IN} && echo there || echo gone"),
-    )
-    .trim()
-        != "gone"
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "a killed waiter left the change in place (its deadline is 600 s away)"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    assert!(on("node3", "sshd -T").contains("maxauthtries 6"));
-    assert!(no_waiter("node3"));
+    reverted_on_node3_within(
+        Duration::from_secs(20),
+        "a killed waiter left the change in place (its deadline is 600 s away)",
+    );
     // a deadline beyond an hour is refused before anything is sent
     mesh.run(&["push", "node3", "--confirm-timeout", "99999999999"])
         .code(64);
