@@ -110,7 +110,9 @@ fn a_narrowed_contract_is_refused_when_the_provider_answers_less() {
     consumer(d, "modest", &format!(r#"{READS}, "min-length": 24}}"#));
     consumer(d, "greedy", &format!(r#"{READS}, "min-length": 40}}"#));
     let cat = catalogue(d);
-    let inv = Inventory::init(&d.join("inv.db")).unwrap();
+    let mut inv = Inventory::init(&d.join("inv.db")).unwrap();
+    // the operator's key of this test, never the one in the home directory
+    inv.use_operator_key(&d.join("operator.key"));
     inv.add_node(&Node::new("n1", "192.0.2.1")).unwrap();
     inv.assign("n1", "store", "store").unwrap();
     inv.assign("n1", "modest", "modest").unwrap();
@@ -134,7 +136,8 @@ fn a_narrowed_contract_is_refused_when_the_provider_answers_less() {
 #[test]
 fn a_generated_secret_is_as_long_as_contracts_are_told() {
     let dir = tempfile::tempdir().unwrap();
-    let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+    let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+    inv.use_operator_key(&dir.path().join("operator.key"));
     inv.add_node(&Node::new("n1", "192.0.2.1")).unwrap();
     inv.assign("n1", "kv", "store").unwrap();
     let secret = inv.secret("n1", "store", "db", "password").unwrap();
