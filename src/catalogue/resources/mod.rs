@@ -1,0 +1,127 @@
+//! The resources a module puts on a machine, as module.json defines them: one file per kind
+//! holds its definition, how it is checked when the module is loaded (every error names the file
+//! and the field), and how `mesh module show` describes it. `parser` holds what every kind's check
+//! shares.
+
+mod container;
+mod file;
+mod keys;
+mod package;
+mod parser;
+mod process;
+mod service;
+#[cfg(test)]
+mod tests;
+
+pub use container::ContainerDef;
+pub use file::FileDef;
+pub use keys::{KeyValue, KeysDef};
+pub(in crate::catalogue) use parser::Parser;
+pub use process::ProcessDef;
+pub use service::ServiceDef;
+
+use crate::wire::Cost;
+
+/// A resource as a module defines it (before settings are filled in).
+#[derive(Debug, Clone)]
+pub enum ResourceDef {
+    /// A whole file from a shipped template.
+    File(FileDef),
+    /// Keys merged into a shared JSON file.
+    Keys(KeysDef),
+    /// An existing unit and the state it should be in.
+    Service(ServiceDef),
+    /// A package from the machine's package manager.
+    Package(String),
+    /// A unit the mesh creates and runs.
+    Process(ProcessDef),
+    /// A container run with the machine's Docker.
+    Container(ContainerDef),
+}
+
+impl ResourceDef {
+    /// The kind's name as module.json spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ResourceDef::File(_) => "file",
+            ResourceDef::Keys(_) => "keys",
+            ResourceDef::Service(_) => "service",
+            ResourceDef::Package(_) => "package",
+            ResourceDef::Process(_) => "process",
+            ResourceDef::Container(_) => "container",
+        }
+    }
+
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    pub fn confirm(&self) -> bool {
+        match self {
+            ResourceDef::File(f) => f.confirm,
+            ResourceDef::Keys(k) => k.confirm,
+            ResourceDef::Service(sv) => sv.confirm,
+            ResourceDef::Package(_) | ResourceDef::Process(_) | ResourceDef::Container(_) => false,
+        }
+    }
+
+    /// One line saying what it puts on a machine, for `mesh module show`.
+    pub fn describe(&self) -> String {
+        let said = match self {
+            ResourceDef::File(f) => f.describe(),
+            ResourceDef::Keys(k) => k.describe(),
+            ResourceDef::Service(sv) => sv.describe(),
+            ResourceDef::Package(name) => package::describe(name),
+            ResourceDef::Container(c) => c.describe(),
+            ResourceDef::Process(p) => p.describe(),
+        };
+        if self.confirm() {
+            format!("{said}; a change is confirmed over a new connection, else reverted")
+        } else {
+            said
+        }
+    }
+}
+
+/// The resource kinds module.json may name, for messages.
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container";
+
+/// ", read by UNIT, UNIT" for a resource some units read, for `describe`.
+fn read_by(units: &[String]) -> String {
+    if units.is_empty() {
+        String::new()
+    } else {
+        format!(", read by {}", units.join(", "))
+    }
+}
+
+/// A cost as module.json spells it; none when not said.
+pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, String> {
+    match cost {
+        None | Some("none") => Ok(Cost::None),
+        Some("reload") => Ok(Cost::Reload),
+        Some("restart") => Ok(Cost::Restart),
+        Some(other) => Err(format!(
+            "{other:?} is not a cost; use none, reload or restart"
+        )),
+    }
+}
+
+/// Whether `unit` is a systemd unit name mesh handles.
+pub fn valid_unit(unit: &str) -> bool {
+    let Some((base, suffix)) = unit.rsplit_once('.') else {
+        return false;
+    };
+    !base.is_empty()
+        && matches!(
+            suffix,
+            "service" | "socket" | "timer" | "path" | "target" | "mount"
+        )
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c))
+}
+
+fn root() -> String {
+    "root".to_string()
+}
+fn default_mode() -> String {
+    "0644".to_string()
+}

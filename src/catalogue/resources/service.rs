@@ -1,0 +1,85 @@
+//! An existing unit and the state it should be in: its definition and its check.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::parser::Parser;
+use super::{ResourceDef, valid_unit};
+use crate::catalogue::CatalogueError;
+
+/// A unit the module wants in a state.
+#[derive(Debug, Clone)]
+pub struct ServiceDef {
+    /// The unit's name, e.g. `docker.service`.
+    pub unit: String,
+    /// `Some(true)` running, `Some(false)` stopped, `None` left as it is.
+    pub running: Option<bool>,
+    /// Enabled at boot, disabled, or left as it is.
+    pub enabled: Option<bool>,
+    /// A change to it can cut the operator off: it is reverted unless confirmed over a new
+    /// connection (`"confirm": true`).
+    pub confirm: bool,
+}
+
+impl ServiceDef {
+    pub(super) fn describe(&self) -> String {
+        let want = crate::plan::wanted_state(self.running, self.enabled);
+        if want.is_empty() {
+            self.unit.clone()
+        } else {
+            format!("{} ({})", self.unit, want.join(", "))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawService {
+    #[allow(dead_code)]
+    kind: String,
+    unit: Option<String>,
+    state: Option<String>,
+    enabled: Option<bool>,
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    #[serde(default)]
+    confirm: bool,
+}
+
+impl Parser<'_> {
+    pub(super) fn service(
+        &mut self,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let sv: RawService = self.raw(i, value)?;
+        let unit = self.required(
+            i,
+            "unit",
+            sv.unit,
+            valid_unit,
+            "a systemd unit name like \"ssh.service\"",
+        )?;
+        if self.units.contains(&unit) {
+            return Err(self.invalid(&at("unit"), format!("{unit} is declared twice")));
+        }
+        self.units.push(unit.clone());
+        let running = match sv.state.as_deref() {
+            None => None,
+            Some("running") => Some(true),
+            Some("stopped") => Some(false),
+            Some(other) => {
+                return Err(self.invalid(
+                    &at("state"),
+                    format!("{other:?} is not a state; use running or stopped"),
+                ));
+            }
+        };
+        Ok(ResourceDef::Service(ServiceDef {
+            unit,
+            running,
+            enabled: sv.enabled,
+            confirm: sv.confirm,
+        }))
+    }
+}

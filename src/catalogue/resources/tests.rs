@@ -1,0 +1,80 @@
+//! What a module's resources may say, checked as `mesh module check` checks them.
+
+use std::collections::BTreeMap;
+
+fn refused(resource: &str) -> String {
+    let json = format!(
+        r#"{{"name":"demo","version":"1","description":"A demo.",
+           "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi","cost":"restart"}}],
+           "resources":[{resource}]}}"#
+    );
+    match crate::catalogue::module::parse(
+        "demo/module.json",
+        "demo",
+        json.as_bytes(),
+        &BTreeMap::new(),
+        "test",
+    ) {
+        Ok(_) => panic!("accepted: {resource}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn confirm_is_taken_on_files_keys_and_services_and_sshd_asks_for_it() {
+    let said =
+        refused(r#"{"kind":"process","description":"d","command":["/bin/true"],"confirm":true}"#);
+    assert!(
+        said.contains("resources[0]") && said.contains("confirm"),
+        "{said}"
+    );
+    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let sshd = catalogue.module("sshd").unwrap();
+    assert!(sshd.resources.iter().all(super::ResourceDef::confirm));
+    let motd = catalogue.module("motd").unwrap();
+    assert!(!motd.resources.iter().any(super::ResourceDef::confirm));
+}
+
+#[test]
+fn what_would_break_a_unit_file_is_refused_when_loaded_naming_the_field() {
+    let process = |fields: &str| {
+        format!(r#"{{"kind":"process","description":"d","command":["/bin/true"],{fields}}}"#)
+    };
+    for (resource, said) in [
+        (
+            r#"{"kind":"process","description":"x\nExecStartPre=/bin/evil","command":["/bin/true"]}"#.to_string(),
+            "resources[0].description: description holds a control character (\\u{a})",
+        ),
+        (
+            process(r#""user":"daemon\nUser=root""#),
+            "resources[0].user: user holds a control character",
+        ),
+        (
+            process(r#""user":"dae mon""#),
+            "resources[0].user: user \"dae mon\" is not a user name or uid",
+        ),
+        (
+            r#"{"kind":"process","description":"d","command":["/bin/echo","a\u0000b"]}"#.to_string(),
+            "resources[0].command[1]: command[1] holds a control character (\\u{0})",
+        ),
+        (
+            process(r#""environment":{"BAD-NAME":"${word}"}"#),
+            "resources[0].environment.BAD-NAME: environment variable name \"BAD-NAME\" is not a name",
+        ),
+        (
+            process(r#""environment":{"K":"a\u001bb"}"#),
+            "resources[0].environment.K: environment.K holds a control character (\\u{1b})",
+        ),
+        (
+            process(r#""restart":"sometimes""#),
+            "resources[0].restart: restart \"sometimes\" is not a policy; use no, on-failure, always",
+        ),
+        (
+            r#"{"kind":"container","image":"x","environment":{"K":"two\nlines"}}"#.to_string(),
+            "resources[0].environment.K: environment.K spans several lines: Docker's env-file cannot carry",
+        ),
+    ] {
+        let e = refused(&resource);
+        assert!(e.contains(said), "{resource}\n{e}");
+    }
+}
