@@ -57,9 +57,15 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let waves = resolve::order::waves(&inv, &cat, nodes)?;
     let started = inv.now()?;
     let mut out = Outcome::default();
-    for wave in waves {
-        // composed again: what the wave before confirmed may have ended a consumer's wait
-        let mut composed = compose_all(&inv, &cat, wave)?;
+    for (w, wave) in waves.into_iter().enumerate() {
+        // composed again: what the wave before confirmed may have ended a consumer's wait, and
+        // what then takes part may be refused; machines were changed already, so such a node
+        // fails alone
+        let mut composed = if w == 0 {
+            compose_all(&inv, &cat, wave)?
+        } else {
+            compose_wave(&mut inv, ctx, &started, &cat, wave, &mut out)?
+        };
         if a.behind {
             composed = behind(&inv, composed)?;
         }
@@ -111,6 +117,48 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     } else {
         exit::OK
     })
+}
+
+/// A later wave's nodes composed one by one: a node refused now fails alone, recorded and shown,
+/// since the waves before it have changed machines already.
+fn compose_wave(
+    inv: &mut Inventory,
+    ctx: &Context,
+    started: &str,
+    cat: &crate::catalogue::Catalogue,
+    wave: Vec<Node>,
+    out: &mut Outcome,
+) -> Result<Vec<(Node, Composed)>> {
+    let mut composed = Vec::new();
+    for node in wave {
+        match resolve::compose(inv, cat, &node) {
+            Ok(c) => composed.push((node, c)),
+            Err(resolve::ResolveError::Unresolved { node, problems }) => {
+                let failure = push::PushError::Refused {
+                    node: node.clone(),
+                    problems: problems.join("; "),
+                };
+                inv.record_push(&PushRecord {
+                    node: node.clone(),
+                    started_at: started.to_string(),
+                    digest: String::new(),
+                    outcome: "failed".into(),
+                    reason: Some(failure.to_string()),
+                    report: None,
+                })?;
+                let result = push::NodeResult {
+                    node,
+                    result: Err(failure),
+                };
+                if !ctx.json {
+                    out_raw!("{}", render::node(&result, Mode::Apply, None));
+                }
+                out.results.push(result);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(composed)
 }
 
 /// Only the nodes whose declaration differs from what their helper confirmed, whose last push

@@ -71,6 +71,10 @@ pub enum PushError {
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
+    /// Composed again after an earlier wave of the same push (its provider confirmed, so an
+    /// assignment that waited now takes part) and refused then: nothing was sent to it.
+    #[error("{node}: refused after its providers were pushed, nothing was sent to it: {problems}")]
+    Refused { node: String, problems: String },
 }
 
 impl PushError {
@@ -82,6 +86,7 @@ impl PushError {
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
+            PushError::Refused { .. } => "refused",
             PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
                 "helper"
             }

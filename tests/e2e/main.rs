@@ -44,3 +44,4 @@ mod secrets;
 mod sshd;
 mod takeover;
 mod util;
+mod waves;
