@@ -50,8 +50,21 @@ fn taking_sshd_off_is_confirmed_too_and_reverted_when_it_locks_the_operator_out(
     let plan = mesh.run(&["plan", "node2"]).ok().stdout;
     assert!(plan.contains(ID), "the removal is still pending: {plan}");
 
+    // without the machine's own drop-in, taking sshd off is confirmed and stays
     on("node2", &format!("rm -f {LOCAL}"));
-    take_sshd_off(&mesh, &["node2"]);
+    let out = mesh
+        .run(&["push", "node2", "--confirm-timeout", "10"])
+        .ok()
+        .stdout;
+    assert!(out.contains("  confirmed"), "{out}");
+    assert_eq!(
+        on(
+            "node2",
+            &format!("test -e {DROP_IN} && echo there || echo gone")
+        )
+        .trim(),
+        "gone"
+    );
 }
 
 #[test]
@@ -113,7 +126,8 @@ fn judged(check: &serde_json::Value) -> String {
 fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_before() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    let catalogue = mesh.module(
+    // the test's module beside the built-in sshd
+    mesh.module(
         "worker",
         WORKER,
         &[(
@@ -121,17 +135,6 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
             "echo ${greeting} >/run/mesh-worker\nexec sleep infinity\n",
         )],
     );
-    // the built-in sshd beside the test's module
-    std::fs::create_dir_all(catalogue.join("sshd")).expect("sshd folder");
-    for f in ["module.json", "50-mesh.conf"] {
-        std::fs::copy(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("catalogue/sshd")
-                .join(f),
-            catalogue.join("sshd").join(f),
-        )
-        .expect("sshd module");
-    }
     mesh.run(&["push", "--all"]).ok();
     on("node1", &format!("rm -f {DROP_IN}"));
     mesh.run(&["assign", "sshd", "node1"]).ok();
@@ -157,10 +160,7 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
     assert_eq!(said, "hello\n");
     assert!(no_waiter("node1"));
     assert_eq!(
-        on(
-            "node1",
-            "cat /var/lib/mesh/bundles/worker-main.service/run.sh"
-        ),
+        on("node1", "cat /var/lib/mesh/bundles/worker-main/run.sh"),
         "echo hello >/run/mesh-worker\nexec sleep infinity\n"
     );
     let plan_after = mesh.run(&["plan", "node1"]).ok().stdout;
