@@ -65,6 +65,14 @@ fn taking_sshd_off_is_confirmed_too_and_reverted_when_it_locks_the_operator_out(
         .trim(),
         "gone"
     );
+    assert!(no_waiter("node2"));
+    assert_eq!(
+        on("node2", WAIT_LEFTOVERS)
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["0", "0"],
+        "nothing mesh installed for the wait stays after a confirmation"
+    );
 }
 
 #[test]
@@ -116,6 +124,15 @@ const WORKER: &str = r#"{
   ]
 }"#;
 
+/// A process the bad push makes: a revert takes it away again.
+const NEWCOMER: &str = r#"{
+  "name": "newcomer", "version": "1", "description": "A process that only waits.",
+  "resources": [
+    {"kind": "process", "name": "main", "description": "waits",
+     "command": ["/bin/sh", "run.sh"], "bundle": [{"path": "run.sh", "template": "run.sh", "mode": "0755"}]}
+  ]
+}"#;
+
 /// The resources of a `check --json` answer as the machine's helper judged them.
 fn judged(check: &serde_json::Value) -> String {
     let report = &node_result(check, "node1")["report"];
@@ -135,6 +152,7 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
             "echo ${greeting} >/run/mesh-worker\nexec sleep infinity\n",
         )],
     );
+    mesh.module("newcomer", NEWCOMER, &[("run.sh", "exec sleep infinity\n")]);
     mesh.run(&["push", "--all"]).ok();
     on("node1", &format!("rm -f {DROP_IN}"));
     mesh.run(&["assign", "sshd", "node1"]).ok();
@@ -147,6 +165,7 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
         .ok();
     mesh.run(&["settings", "set", "sshd", "allow-users=nobody-here"])
         .ok();
+    mesh.run(&["assign", "newcomer", "node1"]).ok();
     let plan_before = mesh.run(&["plan", "node1"]).ok().stdout;
     let check_before = judged(&mesh.run(&["--json", "check", "node1"]).code(4).json());
     let push = mesh
@@ -163,6 +182,18 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
         on("node1", "cat /var/lib/mesh/bundles/worker-main/run.sh"),
         "echo hello >/run/mesh-worker\nexec sleep infinity\n"
     );
+    // the process the push made is stopped, disabled and gone with its files
+    assert_eq!(
+        on(
+            "node1",
+            "systemctl is-active newcomer-main.service; \
+             ls /etc/systemd/system /etc/systemd/system/multi-user.target.wants \
+             /var/lib/mesh/bundles | grep -c newcomer; true"
+        )
+        .split_whitespace()
+        .collect::<Vec<_>>(),
+        ["inactive", "0"]
+    );
     let plan_after = mesh.run(&["plan", "node1"]).ok().stdout;
     assert_eq!(plan_after, plan_before);
     let check_after = judged(&mesh.run(&["--json", "check", "node1"]).code(4).json());
@@ -176,7 +207,12 @@ fn a_revert_puts_back_the_process_the_push_changed_so_the_plan_is_the_plan_befor
     mesh.run(&["push", "node1"]).ok();
     assert_eq!(on("node1", "cat /run/mesh-worker"), "bonjour\n");
     assert_ne!(invocation("node1", "worker-main.service"), worker);
+    assert_eq!(
+        on("node1", "systemctl is-active newcomer-main.service").trim(),
+        "active"
+    );
     mesh.run(&["unassign", "worker", "node1"]).ok();
+    mesh.run(&["unassign", "newcomer", "node1"]).ok();
     take_sshd_off(&mesh, &["node1"]);
 }
 
