@@ -185,8 +185,10 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
 }
 
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
-/// rebooted) is reverted now, as its waiter would have.
+/// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
+/// change no longer pending is removed.
 fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
+    boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {
         Ok(entries) => entries,

@@ -65,3 +65,34 @@ pub(crate) fn remove(id: &str) -> io::Result<()> {
     files::remove(&wants_link(id))?;
     files::remove(&unit_file(id))
 }
+
+/// Removes the boot-time reverts whose change is no longer pending (a helper stopped between
+/// its confirmation or revert and this removal): each would do nothing at boot, but none stays.
+pub(crate) fn sweep(paths: &Paths) {
+    let Ok(entries) = std::fs::read_dir(UNITS) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name
+            .strip_prefix("mesh-revert-")
+            .and_then(|rest| rest.strip_suffix(".service"))
+        else {
+            continue;
+        };
+        if !mesh_wire::Awaiting::valid_id(id) {
+            continue;
+        }
+        // only one of this state directory's changes (a test may run a helper elsewhere)
+        let pending = super::kept::dir(paths, id);
+        let condition = format!("ConditionPathExists={}", pending.display());
+        let ours = files::read(&entry.path()).ok().flatten().is_some_and(|f| {
+            String::from_utf8_lossy(&f.bytes)
+                .lines()
+                .any(|l| l == condition)
+        });
+        if ours && !pending.exists() {
+            let _ = remove(id);
+        }
+    }
+}
