@@ -8,6 +8,7 @@
 //! waiter's deadline race for the one rename that claims `pending/<id>`: whichever wins, the
 //! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
 
+mod boot;
 mod kept;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .iter()
         .filter(|r| r.confirm)
         .map(|r| r.id.as_str())
+        .chain(declaration.confirm_removals.iter().map(String::as_str))
         .collect();
     if mode == Mode::Apply
         && let Some(id) = awaiting(paths)?
@@ -54,8 +56,10 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     let id = files::random_hex()?;
     let dir = kept::dir(paths, &id);
     let record = Record::load(paths)?;
-    if let Err(e) = Kept::take(declaration, record.as_ref(), &dir, paths) {
-        let _ = files::remove_tree(&dir);
+    let kept = Kept::take(declaration, record.as_ref(), &dir, paths)
+        .and_then(|_| boot::install(&id, &dir, paths));
+    if let Err(e) = kept {
+        forget(&id, &dir);
         return Err(Error::Record(io::Error::other(format!(
             "cannot keep what the push would change, so nothing was changed: {e}"
         ))));
@@ -63,19 +67,20 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     let mut report = match apply::run(declaration, Mode::Apply, paths) {
         Ok(report) => report,
         Err(e) => {
-            let _ = files::remove_tree(&dir);
+            forget(&id, &dir);
             return Err(e);
         }
     };
     let resources = changed(&report, &asks);
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
-        let _ = files::remove_tree(&dir);
+        forget(&id, &dir);
         return Ok(with_notes(report, mode, paths));
     }
     let deadline = declaration.confirm_within.unwrap_or(CONFIRM_WITHIN);
     if let Err(e) = start_waiter(&id, deadline, paths) {
-        let reverted = claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed));
+        let reverted =
+            claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
             "cannot start the waiter that reverts the change unless it is confirmed ({e}), so \
              it was reverted now: {}",
@@ -90,6 +95,12 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     Ok(with_notes(report, mode, paths))
 }
 
+/// Drops what was kept for change `id`, in `dir`, and its boot-time revert: nothing to undo.
+fn forget(id: &str, dir: &Path) {
+    let _ = files::remove_tree(dir);
+    let _ = boot::remove(id);
+}
+
 /// `mesh-host confirm <id>`: the change stays. Exit 0 confirmed, [`EXIT_ALREADY_REVERTED`] when
 /// its deadline passed first, 2 when no such change is known.
 pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
@@ -97,7 +108,7 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
     let done = dir.with_extension("confirmed");
     match std::fs::rename(&dir, &done) {
         Ok(()) => {
-            let _ = files::remove_tree(&done);
+            forget(id, &done);
             println!("confirmed {id}");
             0
         }
@@ -131,7 +142,7 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, paths: &Paths) -> u8 {
     }
     match claim(paths, id) {
         Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed);
+            let reverted = revert_claimed(paths, id, &claimed, false);
             eprintln!(
                 "mesh-host: change {id} was not confirmed within {deadline} s: reverted: {}",
                 reverted.restored.join("; ")
@@ -146,15 +157,21 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, paths: &Paths) -> u8 {
     }
 }
 
-/// `mesh-host revert-pending <id>`, run by systemd whenever the waiter unit stops: after a
-/// confirmation or a revert there is nothing left to do; a waiter stopped or killed before its
-/// deadline (by hand, the OOM killer, a shutdown) reverts the change now rather than never.
-pub(crate) fn revert_pending(id: &str, paths: &Paths) -> u8 {
+/// `mesh-host revert-pending <id> [--at-boot]`, run by systemd whenever the waiter unit stops,
+/// and early at boot by the change's boot-time revert: after a confirmation or a revert there is
+/// nothing left to do; a waiter stopped or killed before its deadline (by hand, the OOM killer,
+/// a shutdown) or a machine that went down during the wait reverts the change now, not never.
+pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
     match claim(paths, id) {
         Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed);
+            let reverted = revert_claimed(paths, id, &claimed, at_boot);
             eprintln!(
-                "mesh-host: the waiter of change {id} stopped before it was confirmed: reverted: {}",
+                "mesh-host: change {id} was not confirmed before {}: reverted: {}",
+                if at_boot {
+                    "the machine went down"
+                } else {
+                    "its waiter stopped"
+                },
                 reverted.restored.join("; ")
             );
             u8::from(!reverted.failed.is_empty())
@@ -168,8 +185,10 @@ pub(crate) fn revert_pending(id: &str, paths: &Paths) -> u8 {
 }
 
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
-/// rebooted) is reverted now, as its waiter would have.
+/// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
+/// change no longer pending is removed.
 fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
+    boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {
         Ok(entries) => entries,
@@ -186,7 +205,7 @@ fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
             return Ok(Some(name));
         }
         if let Some(claimed) = claim(paths, &name)? {
-            revert_claimed(paths, &name, &claimed);
+            revert_claimed(paths, &name, &claimed, false);
         }
     }
     Ok(None)
@@ -256,8 +275,8 @@ fn claim(paths: &Paths, id: &str) -> io::Result<Option<PathBuf>> {
 }
 
 /// Reverts a claimed change under the helper's lock, notes it for the next report, and drops
-/// what was kept.
-fn revert_claimed(paths: &Paths, id: &str, claimed: &Path) -> Reverted {
+/// what was kept and the boot-time revert.
+fn revert_claimed(paths: &Paths, id: &str, claimed: &Path, at_boot: bool) -> Reverted {
     let at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -273,7 +292,7 @@ fn revert_claimed(paths: &Paths, id: &str, claimed: &Path) -> Reverted {
         }
     };
     let reverted = match (lock, Kept::load(claimed)) {
-        (Ok(_lock), Ok(kept)) => kept::revert(&kept, claimed, paths, id, at),
+        (Ok(_lock), Ok(kept)) => kept::revert(&kept, claimed, paths, id, at, at_boot),
         (Err(e), _) => failure(id, at, format!("cannot take the helper's lock: {e}")),
         (_, Err(e)) => failure(id, at, format!("what was kept cannot be read: {e}")),
     };
@@ -284,7 +303,7 @@ fn revert_claimed(paths: &Paths, id: &str, claimed: &Path) -> Reverted {
             files::write_atomically(&note(paths, id), &json, None, 0o600)
         });
     if saved.is_ok() {
-        let _ = files::remove_tree(claimed);
+        forget(id, claimed);
     }
     reverted
 }

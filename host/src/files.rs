@@ -160,6 +160,18 @@ pub(crate) fn remove(path: &Path) -> io::Result<()> {
     Ok(rustix::fs::fsync(&dir.fd)?)
 }
 
+/// Makes `path` a symbolic link to `target` (whatever was at `path` replaced), durably; missing
+/// directories on the way are made.
+pub(crate) fn link(path: &Path, target: &Path) -> io::Result<()> {
+    let (dir, name) = open_parent(path, true)?;
+    match rustix::fs::unlinkat(&dir.fd, &name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(at(&dir.show(&name), e)),
+    }
+    rustix::fs::symlinkat(target, &dir.fd, &name).map_err(|e| at(&dir.show(&name), e))?;
+    Ok(rustix::fs::fsync(&dir.fd)?)
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
     mesh_wire::hex(&Sha256::digest(bytes))

@@ -15,7 +15,8 @@
 //! helper itself unless `mesh-host confirm ID` comes over a new connection in time (see
 //! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late, 2 for an
 //! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs, and
-//! `revert-pending ID` what systemd runs when that waiter stops, however it ends.
+//! `revert-pending ID [--at-boot]` what systemd runs when that waiter stops, however it ends,
+//! and early at boot when the machine went down during the wait.
 
 mod adopt;
 mod apply;
@@ -48,7 +49,14 @@ fn main() -> ExitCode {
             return ExitCode::from(confirm::confirm(id, &record::Paths::default()));
         }
         ["revert-pending", id] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::revert_pending(id, &record::Paths::default()));
+            return ExitCode::from(confirm::revert_pending(
+                id,
+                false,
+                &record::Paths::default(),
+            ));
+        }
+        ["revert-pending", id, "--at-boot"] if mesh_wire::Awaiting::valid_id(id) => {
+            return ExitCode::from(confirm::revert_pending(id, true, &record::Paths::default()));
         }
         ["await-confirm", id, "--deadline", seconds] if mesh_wire::Awaiting::valid_id(id) => {
             let Ok(seconds) = seconds.parse::<u64>() else {
@@ -68,7 +76,7 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
-                 mesh-host confirm ID | await-confirm ID --deadline SECONDS | revert-pending ID"
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS | revert-pending ID [--at-boot]"
             );
             return ExitCode::from(2);
         }

@@ -8,6 +8,9 @@ use mesh_wire::Cost;
 
 use crate::child::{self, Bounded as _};
 
+/// Where systemd reads the units an administrator installs: the mesh's processes and its own.
+pub(crate) const UNIT_DIR: &str = "/etc/systemd/system";
+
 /// A unit as systemd reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UnitState {

@@ -40,6 +40,7 @@ impl Inventory {
             resources,
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         }))
     }
 }
@@ -148,6 +149,7 @@ mod tests {
             resources: resources.to_vec(),
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         }
     }
 
@@ -306,6 +308,7 @@ mod tests {
             resources: vec![resource.clone()],
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

@@ -74,6 +74,7 @@ mod tests {
             node: "n".into(),
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
             resources: vec![Resource {
                 id: "web:container:web".into(),
                 instance: "web".into(),

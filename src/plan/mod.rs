@@ -265,7 +265,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
     }
     let needs_confirmation = changes
         .iter()
-        .filter(|c| c.new.as_ref().is_some_and(|r| r.confirm))
+        .filter(|c| c.new.as_ref().or(c.old.as_ref()).is_some_and(|r| r.confirm))
         .map(|c| c.id.clone())
         .collect();
     Plan {
@@ -566,6 +566,7 @@ mod tests {
                 validate: vec![],
                 secret: false,
                 sealed: None,
+                effective: None,
                 costing: Costing {
                     source: "s".into(),
                     settings,
@@ -583,6 +584,7 @@ mod tests {
             resources,
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         }
     }
 
@@ -736,6 +738,12 @@ mod tests {
             p.needs_confirmation.is_empty(),
             "{:?}",
             p.needs_confirmation
+        );
+        // taking it off can lock the operator out as well as changing it
+        let p = plan(&decl(vec![motd("hi\n")]), Some(&was), None);
+        assert_eq!(
+            p.needs_confirmation,
+            vec!["m:file:/etc/ssh/sshd_config.d/50-mesh.conf"]
         );
     }
 }

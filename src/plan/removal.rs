@@ -81,6 +81,7 @@ mod tests {
                 validate: vec![],
                 secret: false,
                 sealed: None,
+                effective: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: Default::default(),
@@ -95,6 +96,7 @@ mod tests {
             resources,
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         };
         let report = Report {
             version: VERSION,

@@ -195,6 +195,14 @@ pub fn compose(
             problems,
         });
     }
+    // taking off what asked for confirmation is confirmed too: the node's confirmed state says
+    // which those are, whatever the helper's record (an older one does not) keeps of them
+    let confirm_removals = confirmed
+        .iter()
+        .flat_map(|c| &c.resources)
+        .filter(|old| old.confirm && !resources.iter().any(|r| r.id == old.id))
+        .map(|old| old.id.clone())
+        .collect();
     Ok(Composed {
         declaration: Declaration {
             version: wire::VERSION,
@@ -202,6 +210,7 @@ pub fn compose(
             resources,
             expects_record: false,
             confirm_within: None,
+            confirm_removals,
         },
         held: holds,
     })
@@ -295,6 +304,7 @@ fn resource(
                     path,
                     secret: f.secret,
                     sealed: None,
+                    effective: f.effective.clone(),
                     owner: f.owner.clone(),
                     group: f.group.clone(),
                     mode: f.mode,

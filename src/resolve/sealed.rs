@@ -123,6 +123,7 @@ mod tests {
                 validate: vec![],
                 secret: true,
                 sealed: None,
+                effective: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: Default::default(),
@@ -151,6 +152,7 @@ mod tests {
             resources: rs.clone(),
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         };
         assert!(unsealed.unsealed_secret().is_some());
         assert!(!serde_json::to_string(&rs).unwrap().contains("s3cret"));

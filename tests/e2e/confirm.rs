@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use crate::util::{Mesh, node_result, on, ssh};
 
-const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-mesh.conf";
-const ID: &str = "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf";
+pub(crate) const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-mesh.conf";
+pub(crate) const ID: &str = "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf";
 
 /// What `script` prints on `node` once the machine lets the operator in again, polled for at most
 /// `seconds`.
-fn once_reachable(node: &str, script: &str, seconds: u64) -> String {
+pub(crate) fn once_reachable(node: &str, script: &str, seconds: u64) -> String {
     let started = Instant::now();
     loop {
         let out = ssh(node, script);
@@ -28,7 +28,7 @@ fn once_reachable(node: &str, script: &str, seconds: u64) -> String {
 }
 
 /// No waiter is left on the machine (it ends a moment after what it did is visible).
-fn no_waiter(node: &str) -> bool {
+pub(crate) fn no_waiter(node: &str) -> bool {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(5) {
         let units = on(
@@ -43,7 +43,7 @@ fn no_waiter(node: &str) -> bool {
     false
 }
 
-fn take_sshd_off(mesh: &Mesh, nodes: &[&str]) {
+pub(crate) fn take_sshd_off(mesh: &Mesh, nodes: &[&str]) {
     for node in nodes {
         mesh.run(&["unassign", "sshd", node]).ok();
     }

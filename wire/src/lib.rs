@@ -122,6 +122,11 @@ pub struct Declaration {
     /// push changes a resource that asks for it; `None`: [`CONFIRM_WITHIN`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm_within: Option<u64>,
+    /// Resources no longer declared whose last declaration asked for confirmation (the operator
+    /// knows them from what the node confirmed; a record written by an older helper does not
+    /// say): taking them off the machine is confirmed like a change to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_removals: Vec<String>,
 }
 
 /// One thing on a machine, with an id that stays the same from push to push.
@@ -499,8 +504,30 @@ pub struct FileSpec {
     /// and only the helper on that machine can read what it writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed: Option<Sealed>,
+    /// How to tell that every setting the file gives is the one in force (a daemon that takes
+    /// the first value it reads lets an earlier file win): checked with `validate`, before any
+    /// unit is paid; a setting shadowed puts the previous content back and fails the resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<Effective>,
     #[serde(flatten)]
     pub costing: Costing,
+}
+
+/// A command that prints a daemon's effective settings, one `keyword value` a line, for its
+/// whole configuration (`show`), and for a configuration of one file alone (`show` and `alone`,
+/// then that file's path). Each keyword the file gives (a line's first word, not a comment)
+/// must print the same values both ways, compared case-insensitively.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Effective {
+    /// E.g. `["sshd", "-T"]`.
+    pub show: Vec<String>,
+    /// What makes `show` read one file alone, before that file's path: e.g. `["-f"]`.
+    pub alone: Vec<String>,
+    /// Files read before this file's directory, searched (after the directory's files that
+    /// sort before it) for the line that shadows a setting, to name it: e.g.
+    /// `["/etc/ssh/sshd_config"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_first: Vec<String>,
 }
 
 /// Content sealed to one machine (age, to its `ssh-ed25519` host key), with a digest the

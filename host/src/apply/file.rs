@@ -118,6 +118,7 @@ impl Run<'_> {
                     previous: found.clone(),
                     entry: record.resources.get(&resource.id).cloned(),
                     validate: spec.validate.clone(),
+                    effective: spec.effective.clone(),
                     secret: spec.secret,
                     units: spec.costing.units.clone(),
                 });

@@ -12,6 +12,7 @@
 mod access;
 mod container;
 mod directory;
+mod effective;
 mod env;
 mod file;
 #[cfg(test)]
@@ -26,7 +27,7 @@ mod service;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
-pub(crate) use process::{env_file_of, env_file_there, on_disk_digest};
+pub(crate) use process::{env_file_of, env_file_there, files_of, on_disk_digest};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -609,6 +610,7 @@ pub(crate) mod testkit {
                 validate: vec![],
                 secret: false,
                 sealed: None,
+                effective: None,
                 costing: Costing {
                     source: "s".into(),
                     settings: std::collections::BTreeMap::new(),
@@ -642,6 +644,7 @@ pub(crate) mod testkit {
             resources,
             expects_record: false,
             confirm_within: None,
+            confirm_removals: Vec::new(),
         }
     }
 

@@ -30,7 +30,7 @@ impl Run<'_> {
         // a user the machine does not have fails here, before anything is written
         owners::user(&spec.user)?;
         access::present(&spec.access)?;
-        let unit_file = Path::new("/etc/systemd/system").join(&spec.unit);
+        let unit_file = Path::new(units::UNIT_DIR).join(&spec.unit);
         let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
         let digest = digest(&unit_text, env_text.as_deref(), spec);
 
@@ -295,6 +295,19 @@ fn unit_and_environment(paths: &Paths, spec: &ProcessSpec) -> (PathBuf, Option<S
     let env_text = (!spec.environment.is_empty()).then(|| env::systemd_text(&spec.environment));
     let unit_text = unit_file_text(spec, env_text.as_ref().map(|_| env_file.as_path()));
     (env_file, env_text, unit_text)
+}
+
+/// Every file a process spec writes (its unit file, its environment file, its bundle's files),
+/// whether or not it has them now: what a revert keeps.
+pub(crate) fn files_of(paths: &Paths, spec: &ProcessSpec) -> Vec<PathBuf> {
+    let bundle = Path::new(&spec.bundle_dir);
+    [
+        Path::new(units::UNIT_DIR).join(&spec.unit),
+        env::path(paths, &spec.unit, false),
+    ]
+    .into_iter()
+    .chain(spec.bundle.iter().map(|f| bundle.join(&f.path)))
+    .collect()
 }
 
 /// The environment file a process's record names: where it is, when the process has an

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mesh_wire::State;
 
-use super::{Error, Run, outcome};
+use super::{Error, Run, effective, outcome};
 use crate::child::{self, Bounded as _};
 use crate::files;
 use crate::record::{Entry, Record};
@@ -25,6 +25,8 @@ pub(super) struct Written {
     pub(super) entry: Option<Entry>,
     /// Its check command; empty: none.
     pub(super) validate: Vec<String>,
+    /// How to check that the settings it gives are in force, once its check passed.
+    pub(super) effective: Option<mesh_wire::Effective>,
     pub(super) secret: bool,
     /// The units that read it.
     pub(super) units: Vec<String>,
@@ -35,12 +37,20 @@ impl Run<'_> {
     /// of a unit one of whose checks refused.
     pub(super) fn check_written(&mut self, record: &mut Record) -> Result<(), Error> {
         let written = std::mem::take(&mut self.written);
+        let paths = self.paths;
         for group in groups(&written) {
             let refused: Vec<(&Written, String)> = group
                 .iter()
                 .map(|&i| &written[i])
                 .filter_map(|w| {
                     validate(&w.validate, w.secret, child::CHECK)
+                        .and_then(|()| match &w.effective {
+                            // a secret file's settings are never compared in the clear
+                            Some(e) if !w.secret => {
+                                effective::check(&w.path, e, paths, child::CHECK)
+                            }
+                            _ => Ok(()),
+                        })
                         .err()
                         .map(|e| (w, e))
                 })

@@ -1,10 +1,13 @@
 //! What a push awaiting confirmation keeps to put the machine back as it was before it: the
 //! record, every file, keys file and directory the push may touch (bytes, owner and mode, or that
-//! nothing was there), the state of every service it declares, and which units read what. Kept in
-//! `pending/<id>/` (root's, 0700) before the push changes anything; put back by [`revert`].
+//! nothing was there), each process's unit file, environment file and bundle, the state of every
+//! service and process it declares or had, and which units read what. Kept in `pending/<id>/`
+//! (root's, 0700) before the push changes anything; put back by [`revert`].
 //!
-//! Processes, containers and packages are not kept: a revert leaves them as the push made them
-//! (the README says so). What can cut the operator off is files, keys and units.
+//! Containers and packages are not kept: a revert leaves them as the push made them (the README
+//! says so).
+
+mod unit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -13,9 +16,11 @@ use std::path::{Path, PathBuf};
 use mesh_wire::{Cost, Declaration, Reverted, Spec};
 use serde::{Deserialize, Serialize};
 
+use crate::apply;
 use crate::files;
 use crate::record::{Entry, LoadError, Paths, Record};
 use crate::units;
+use unit::{KeptUnit, put_back_made_unit, put_back_unit};
 
 /// Everything kept for one push, as `pending/<id>/kept.json` says it.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -55,13 +60,6 @@ struct KeptDir {
     path: String,
     /// Owner, group and mode; `None`: it was not there.
     was: Option<(u32, u32, u32)>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct KeptUnit {
-    unit: String,
-    running: Option<bool>,
-    enabled: Option<bool>,
 }
 
 /// The pending-undo directory of change `id`.
@@ -108,15 +106,21 @@ impl Kept {
                     }
                 }
                 Spec::Directory(d) => dirs.push(d.path.clone()),
-                Spec::Service(s) => {
-                    let now = units::state(&s.unit).map_err(io::Error::other)?;
-                    kept.units.push(KeptUnit {
-                        unit: s.unit.clone(),
-                        running: now.running,
-                        enabled: now.enabled,
-                    });
+                Spec::Service(s) => kept.keep_unit(&s.unit)?,
+                Spec::Process(p) => {
+                    kept.keep_unit(&p.unit)?;
+                    for path in apply::files_of(paths, p) {
+                        dirs.extend(files::missing_ancestors(&path));
+                        let path = path.display().to_string();
+                        add_readers(
+                            &mut touched,
+                            &path,
+                            std::slice::from_ref(&p.unit),
+                            Cost::Restart,
+                        );
+                    }
                 }
-                Spec::Package(_) | Spec::Process(_) | Spec::Container(_) => {}
+                Spec::Package(_) | Spec::Container(_) => {}
             }
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {
@@ -131,6 +135,25 @@ impl Kept {
                     add_readers(&mut touched, &k.path, &k.readers.units, k.readers.cost);
                 }
                 Entry::Directory(d) => dirs.push(d.path.clone()),
+                Entry::Process(p) => {
+                    if !kept.units.iter().any(|u| u.unit == p.unit) {
+                        kept.keep_unit(&p.unit)?;
+                    }
+                    let bundle = Path::new(&p.bundle_dir);
+                    let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
+                    let written = [p.unit_file.clone()]
+                        .into_iter()
+                        .chain(p.env_file.iter().cloned())
+                        .chain(made.map(|f| bundle.join(f).display().to_string()));
+                    for path in written {
+                        add_readers(
+                            &mut touched,
+                            &path,
+                            std::slice::from_ref(&p.unit),
+                            Cost::Restart,
+                        );
+                    }
+                }
                 _ => {}
             }
         }
@@ -172,6 +195,11 @@ impl Kept {
         Ok(kept)
     }
 
+    fn keep_unit(&mut self, unit: &str) -> io::Result<()> {
+        self.units.push(KeptUnit::now(unit)?);
+        Ok(())
+    }
+
     /// Reads what was kept in `dir`.
     pub(crate) fn load(dir: &Path) -> io::Result<Kept> {
         let found = files::read(&manifest(dir))?.ok_or_else(|| {
@@ -199,22 +227,37 @@ fn add_readers(
 
 /// Puts the machine back as `kept` (read from `dir`) says it was, then says what it did. The
 /// caller holds the helper's lock. Each step that fails is said and the others still run.
-pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) -> Reverted {
+/// `at_boot`: the machine went down during the wait and is booting, before its daemons start;
+/// they read what is put back when they start, so none is started, stopped or paid.
+pub(crate) fn revert(
+    kept: &Kept,
+    dir: &Path,
+    paths: &Paths,
+    id: &str,
+    at: u64,
+    at_boot: bool,
+) -> Reverted {
     let mut done = Reverted {
         id: id.to_string(),
         at,
         restored: Vec::new(),
         failed: Vec::new(),
     };
+    // a unit the push made goes down while its unit file is there to say how
+    for unit in kept.units.iter().filter(|u| !u.exists) {
+        put_back_made_unit(unit, at_boot, &mut done);
+    }
     // a directory that was there comes back before the files in it, shallowest first
     for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
         note(&mut done, &d.path, put_back_dir(d));
     }
     let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
+    let mut unit_files = false;
     for file in &kept.files {
         match put_back_file(file, dir) {
             Ok(false) => {}
             Ok(true) => {
+                unit_files |= Path::new(&file.path).starts_with(units::UNIT_DIR);
                 done.restored.push(match &file.was {
                     Some(_) => format!("{}: put back as it was", file.path),
                     None => format!("{}: removed (it was not there)", file.path),
@@ -257,8 +300,14 @@ pub(crate) fn revert(kept: &Kept, dir: &Path, paths: &Paths, id: &str, at: u64) 
             .failed
             .push(format!("{}: {e}", paths.record().display())),
     }
-    for unit in &kept.units {
-        put_back_unit(unit, &mut done);
+    if unit_files && let Err(e) = units::daemon_reload() {
+        done.failed.push(e);
+    }
+    for unit in kept.units.iter().filter(|u| u.exists) {
+        put_back_unit(unit, at_boot, &mut done);
+    }
+    if at_boot {
+        return done;
     }
     for (unit, cost) in owed {
         match units::pay(&unit, cost, false) {
@@ -278,7 +327,7 @@ fn note(done: &mut Reverted, path: &str, result: io::Result<Option<String>>) {
 }
 
 /// Puts the record back as it was before the push, but for what a revert does not undo
-/// (packages, processes, containers): those keep what the push made of them, so the record stays
+/// (packages, containers): those keep what the push made of them, so the record stays
 /// true to the machine. Says the ids of those the push had changed. A machine the mesh had never
 /// applied gets an empty record, not none (its lock is a sign of the mesh, and a missing record
 /// would then be taken for a lost one).
@@ -298,12 +347,7 @@ fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<Str
     let now = Record::load(paths)
         .map_err(unreadable)?
         .unwrap_or_else(Record::new);
-    let not_reverted = |e: &Entry| {
-        matches!(
-            e,
-            Entry::Package(_) | Entry::Process(_) | Entry::Container(_)
-        )
-    };
+    let not_reverted = |e: &Entry| matches!(e, Entry::Package(_) | Entry::Container(_));
     let as_json = |e: Option<&Entry>| e.and_then(|e| serde_json::to_value(e).ok());
     let ids: BTreeSet<String> = (before.resources.iter().chain(now.resources.iter()))
         .filter(|(_, e)| not_reverted(e))
@@ -377,28 +421,5 @@ fn put_back_dir(d: &KeptDir) -> io::Result<Option<String>> {
             Ok(Some("owner and mode put back".into()))
         }
         _ => Ok(None),
-    }
-}
-
-fn put_back_unit(unit: &KeptUnit, done: &mut Reverted) {
-    let now = match units::state(&unit.unit) {
-        Ok(now) => now,
-        Err(e) => return done.failed.push(e),
-    };
-    let mut step = |verb: &str, said: &str| match units::systemctl(verb, &unit.unit) {
-        Ok(()) => done
-            .restored
-            .push(format!("{}: {said} again, as it was", unit.unit)),
-        Err(e) => done.failed.push(e),
-    };
-    match (unit.enabled, now.enabled) {
-        (Some(true), Some(false)) => step("enable", "enabled"),
-        (Some(false), Some(true)) => step("disable", "disabled"),
-        _ => {}
-    }
-    match (unit.running, now.running) {
-        (Some(true), Some(false)) => step("start", "started"),
-        (Some(false), Some(true)) => step("stop", "stopped"),
-        _ => {}
     }
 }

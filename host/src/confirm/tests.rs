@@ -30,7 +30,7 @@ fn a_revert_puts_back_files_their_modes_the_record_and_a_spent_original() {
     assert_eq!(fs::read_to_string(&a).unwrap(), "the host's a\n");
     assert!(b.exists());
 
-    let reverted = kept::revert(&kept, &pending, &paths, "ab12", 0);
+    let reverted = kept::revert(&kept, &pending, &paths, "ab12", 0, false);
     assert!(reverted.failed.is_empty(), "{reverted:?}");
     assert_eq!(fs::read_to_string(&a).unwrap(), "mesh a\n");
     assert_eq!(
@@ -53,7 +53,7 @@ fn a_revert_of_a_first_push_leaves_an_empty_record_not_none() {
     let pending = kept::dir(&paths, "cd34");
     let kept = Kept::take(&push, None, &pending, &paths).unwrap();
     run(&push, Mode::Apply, &paths).unwrap();
-    let reverted = kept::revert(&kept, &pending, &paths, "cd34", 0);
+    let reverted = kept::revert(&kept, &pending, &paths, "cd34", 0, false);
     assert!(reverted.failed.is_empty(), "{reverted:?}");
     assert!(!a.exists());
     let record = Record::load(&paths).unwrap().unwrap();
@@ -92,7 +92,7 @@ fn a_directory_the_push_made_goes_after_the_files_in_it() {
     let kept = Kept::take(&push, None, &pending, &paths).unwrap();
     run(&push, Mode::Apply, &paths).unwrap();
     assert!(made.join("x.conf").exists());
-    let reverted = kept::revert(&kept, &pending, &paths, "ef56", 0);
+    let reverted = kept::revert(&kept, &pending, &paths, "ef56", 0, false);
     assert!(reverted.failed.is_empty(), "{reverted:?}");
     assert!(!made.exists(), "{reverted:?}");
 }
@@ -106,7 +106,7 @@ fn the_directories_a_file_needed_go_with_it() {
     let kept = Kept::take(&push, None, &pending, &paths).unwrap();
     run(&push, Mode::Apply, &paths).unwrap();
     assert!(deep.join("x.conf").exists());
-    let reverted = kept::revert(&kept, &pending, &paths, "ab78", 0);
+    let reverted = kept::revert(&kept, &pending, &paths, "ab78", 0, false);
     assert!(reverted.failed.is_empty(), "{reverted:?}");
     assert!(!dir.path().join("a").exists(), "{reverted:?}");
 }

@@ -34,6 +34,8 @@ pub struct FileDef {
     pub units: Vec<String>,
     /// A command that checks the machine's configuration with the new content in place.
     pub validate: Vec<String>,
+    /// How the helper tells that every setting the file gives is the one in force.
+    pub effective: Option<mesh_wire::Effective>,
     /// It holds secrets: never shown in a plan or diff.
     pub secret: bool,
     /// A change to it can cut the operator off: it is reverted unless confirmed over a new
@@ -81,6 +83,9 @@ struct RawFile {
     units: Vec<String>,
     #[serde(default)]
     validate: Vec<String>,
+    /// Every setting it gives must be the one in force (`show`, `alone`, `read_first`).
+    #[serde(default)]
+    effective: Option<mesh_wire::Effective>,
     /// It holds secrets: mode 0600 or stricter, its content never shown.
     #[serde(default)]
     secret: bool,
@@ -122,6 +127,17 @@ impl Parser<'_> {
         if f.validate.first().is_some_and(|c| c.trim().is_empty()) {
             return Err(self.invalid(&at("validate"), "the command's first word is empty".into()));
         }
+        if f.effective
+            .as_ref()
+            .is_some_and(|e| e.show.first().is_none_or(|c| c.trim().is_empty()) || f.secret)
+        {
+            return Err(self.invalid(
+                &at("effective"),
+                "names a command in `show` (its first word not empty), on a file that is not \
+                 secret (its settings are compared in the clear)"
+                    .into(),
+            ));
+        }
         let cost = parse_cost(f.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
         let source = digest(&[self.module.as_bytes(), self.version.as_bytes(), bytes]);
         Ok(ResourceDef::File(FileDef {
@@ -135,6 +151,7 @@ impl Parser<'_> {
             cost,
             units: f.units,
             validate: f.validate,
+            effective: f.effective,
             secret: f.secret,
             confirm: f.confirm,
         }))
