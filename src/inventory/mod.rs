@@ -30,6 +30,7 @@ pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
 pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_name, valid_user};
 pub use pushes::{PushRecord, PushRow};
+pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
