@@ -96,6 +96,7 @@ mod tests {
                         .collect(),
                     ports: vec![],
                     restart: "no".into(),
+                    access: vec![],
                 }),
             }],
         }

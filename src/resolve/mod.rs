@@ -219,10 +219,13 @@ pub fn compose(
     })
 }
 
-/// A process reaches every path of the operator's data its module requires access to.
+/// A process or container reaches every path of the operator's data its module requires
+/// access to.
 fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
-    if let Spec::Process(p) = &mut r.spec {
-        p.access = access.to_vec();
+    match &mut r.spec {
+        Spec::Process(p) => p.access = access.to_vec(),
+        Spec::Container(c) => c.access = access.to_vec(),
+        _ => {}
     }
     &r.spec
 }
@@ -446,6 +449,8 @@ fn resource(
                         })
                         .collect::<Result<_, String>>()?,
                     restart: c.restart.clone(),
+                    // the operator's data it reaches is added once answered (`with_access`)
+                    access: Vec::new(),
                 }),
             )
         }
