@@ -12,7 +12,10 @@
 //!   a generated secret honours `min-length`;
 //! - a consumer reads only fields of the contract, with their type and secrecy, and may narrow a
 //!   string's `min-length` (ask for more), never widen it (ask for less); resolution refuses a
-//!   provider whose answer is shorter than the consumer asks.
+//!   provider whose answer is shorter than the consumer asks;
+//! - a field that names a directory (`"directory": {"owner": …}`) may promise its owner, which
+//!   every provider honours; a consumer may narrow one left open to an owner of its own, never
+//!   name another than the contract promises (see [`super::owner`]).
 //!
 //! A provision without a contract is checked between each provider and consumer, as before.
 
@@ -55,6 +58,7 @@ struct RawContractField {
     secret: bool,
     #[serde(rename = "min-length")]
     min_length: Option<usize>,
+    directory: Option<super::owner::RawDirectory>,
 }
 
 /// Parses the contract `name` read from `file`.
@@ -93,6 +97,8 @@ pub fn parse(file: &str, name: &str, json: &[u8]) -> Result<Contract, CatalogueE
                 "only a string has a length".into(),
             ));
         }
+        let directory = super::owner::parse(&at, kind, rf.directory.as_ref())
+            .map_err(|(field, m)| invalid(&field, m))?;
         fields.insert(
             f.clone(),
             Field {
@@ -100,6 +106,7 @@ pub fn parse(file: &str, name: &str, json: &[u8]) -> Result<Contract, CatalogueE
                 kind,
                 secret: rf.secret,
                 min_length: rf.min_length,
+                directory,
             },
         );
     }
@@ -181,6 +188,14 @@ pub fn check(
                     ),
                 ));
             }
+            if let Err(m) =
+                super::owner::honours(given.field.directory.as_ref(), want.directory.as_ref())
+            {
+                return Err(invalid(
+                    format!("{at}.directory"),
+                    format!("{m} (the contract {}, {})", c.name, c.file),
+                ));
+            }
             if given.value.is_none()
                 && let Some(n) = want.min_length
                 && n > GENERATED_LENGTH
@@ -238,6 +253,12 @@ pub fn check(
                         c.file,
                         shape(want)
                     ),
+                ));
+            }
+            if let Err(m) = super::owner::narrows(f.directory.as_ref(), want.directory.as_ref()) {
+                return Err(invalid(
+                    format!("{at}.directory"),
+                    format!("{m} (the contract {}, {})", c.name, c.file),
                 ));
             }
             if let (Some(asked), Some(promised)) = (f.min_length, want.min_length)

@@ -4,6 +4,7 @@
 
 mod folder;
 mod module;
+pub mod owner;
 pub mod per_consumer;
 pub mod requirement;
 mod resources;

@@ -228,8 +228,19 @@ pub(super) fn parse(
     let mut provides: Vec<Provision> = Vec::new();
     let mut per_consumer = Vec::new();
     for (i, mut p) in raw.provides.into_iter().enumerate() {
+        let made_per_consumer = p.per_consumer.is_some();
         per_consumer.push(p.per_consumer.take());
-        let p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
+        let mut p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
+        for f in &mut p.fields {
+            f.field.directory = super::owner::provided(
+                &format!("provides[{i}].fields.{}", f.field.name),
+                f.field.directory.take(),
+                f.value.as_ref().and_then(|v| v.lone_reference()),
+                &requires,
+                made_per_consumer,
+            )
+            .map_err(|(f, m)| invalid(&f, m))?;
+        }
         if settings.iter().any(|s| s.name == p.name)
             || requires.iter().any(|q| q.name == p.name)
             || provides.iter().any(|o| o.name == p.name)

@@ -44,6 +44,7 @@ pub fn consumers_field() -> Field {
         kind: SettingType::String,
         secret: true,
         min_length: None,
+        directory: None,
     }
 }
 

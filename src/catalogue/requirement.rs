@@ -84,6 +84,7 @@ impl Need {
             kind,
             secret: false,
             min_length: None,
+            directory: None,
         };
         match self {
             Need::Module { fields, .. } => fields.clone(),
@@ -114,6 +115,8 @@ pub struct Field {
     pub secret: bool,
     /// The fewest characters a string must have: a consumer narrowing its contract.
     pub min_length: Option<usize>,
+    /// It names a directory, and who owns it (see [`super::owner`]).
+    pub directory: Option<super::owner::Directory>,
 }
 
 /// What a module provides to others.
@@ -186,6 +189,7 @@ pub(super) struct RawField {
     #[serde(rename = "min-length")]
     min_length: Option<usize>,
     from: Option<String>,
+    directory: Option<super::owner::RawDirectory>,
 }
 
 #[derive(Deserialize)]
@@ -270,6 +274,7 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
                     kind,
                     secret: rf.secret,
                     min_length: rf.min_length,
+                    directory: super::owner::parse(&here, kind, rf.directory.as_ref())?,
                 });
             }
             Need::Module { provision, fields }
@@ -395,6 +400,8 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
                 kind,
                 secret: rf.secret,
                 min_length: None,
+                // who owns it is settled with the module's requirements known
+                directory: super::owner::parse(&here, kind, rf.directory.as_ref())?,
             },
             value,
             from_operator,

@@ -11,6 +11,7 @@ use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
 use crate::plan;
 use crate::push::{self, Job};
+use crate::resolve::provisions::Withdrawn;
 use crate::resolve::{self, Composed, Held};
 use crate::wire::{Declaration, Mode};
 
@@ -193,6 +194,7 @@ fn push_wave(
     // A node whose push would move a running container's data is held, unless told --move.
     let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut withdrawn: BTreeMap<String, Vec<Withdrawn>> = BTreeMap::new();
     for (node, c) in composed {
         for h in &c.held {
             if !ctx.json {
@@ -201,6 +203,7 @@ fn push_wave(
             out.kept.push((node.name.clone(), h.clone()));
         }
         let declaration = c.declaration;
+        withdrawn.insert(node.name.clone(), c.withdrawn);
         // a held assignment keeps what the machine has; a secret file of it is kept in the
         // inventory only as a digest, so it cannot be sent again: the node waits, untouched
         if let Some(r) = declaration
@@ -306,7 +309,15 @@ fn push_wave(
                     None,
                 ),
             };
-            if let Err(e) = inv.finish_push(*id, &record, answered) {
+            let applied = answered.is_some() && record.outcome == "applied";
+            let forgotten = inv.finish_push(*id, &record, answered).and_then(|()| {
+                // the machine has taken these consumers' provisions away: their secrets go too
+                let gone = withdrawn.get(&r.node).filter(|_| applied);
+                gone.into_iter()
+                    .flatten()
+                    .try_for_each(|w| w.forget(inv, &r.node))
+            });
+            if let Err(e) = forgotten {
                 unrecorded.push((r.node.clone(), e));
             }
         }

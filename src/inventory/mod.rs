@@ -13,6 +13,7 @@ pub mod export;
 pub mod import;
 mod layers;
 mod nodes;
+mod operator_key;
 mod pushes;
 mod sealed;
 mod secrets;
@@ -30,6 +31,7 @@ pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
 pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_name, valid_user};
 pub use pushes::{PushRecord, PushRow};
+pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
@@ -52,6 +54,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0007_indexes.sql",
         include_str!("../../state/0007_indexes.sql"),
+    ),
+    (
+        "0009_providers.sql",
+        include_str!("../../state/0009_providers.sql"),
     ),
 ];
 
@@ -151,7 +157,7 @@ fn private_parent(path: &Path) -> Result<(), InventoryError> {
 pub struct Inventory {
     conn: Connection,
     path: PathBuf,
-    operator: sealed::OperatorKey,
+    operator: operator_key::OperatorKey,
     /// Every node's name, read once per [`Inventory::batch`]: the host's facts answer with it
     /// once per assignment that requires them.
     names: std::cell::RefCell<Option<std::rc::Rc<Vec<String>>>>,
@@ -220,7 +226,7 @@ impl Inventory {
         Ok(Inventory {
             conn,
             path: path.to_path_buf(),
-            operator: sealed::OperatorKey::at(sealed::OperatorKey::default_path()),
+            operator: operator_key::OperatorKey::of(path),
             names: std::cell::RefCell::new(None),
         })
     }

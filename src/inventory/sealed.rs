@@ -1,15 +1,13 @@
 //! The operator's own key, and the secrets the inventory keeps sealed with it.
 //!
 //! No secret is ever in the inventory in clear: each is sealed (age, X25519) to the operator's
-//! key, which lives outside the inventory (`~/.local/state/mesh/operator.key`, mode 0600, or
-//! `MESH_OPERATOR_KEY`), so a copy of the inventory alone, or an export of it in git, gives
+//! key, which lives outside the inventory file (beside it, mode 0600, or `MESH_OPERATOR_KEY`;
+//! see `operator_key`), so a copy of the inventory alone, or an export of it in git, gives
 //! nothing away. mesh opens a secret only to render it, and the rendered file is sealed again to
 //! the host key of the machine that receives it (`crate::resolve::sealed`).
 
-use std::cell::OnceCell;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
+use std::path::Path;
 
 use age::secrecy::ExposeSecret;
 use age::x25519::Identity;
@@ -17,103 +15,11 @@ use age::x25519::Identity;
 use super::{Inventory, InventoryError};
 
 /// How a sealed value begins: anything else in the secrets table was written by an older mesh.
-const ARMOR: &str = "-----BEGIN AGE ENCRYPTED FILE-----";
-
-/// Where the operator's key is, and the key once read.
-pub(super) struct OperatorKey {
-    path: PathBuf,
-    identity: OnceCell<Identity>,
-}
-
-impl OperatorKey {
-    pub(super) fn at(path: PathBuf) -> OperatorKey {
-        OperatorKey {
-            path,
-            identity: OnceCell::new(),
-        }
-    }
-
-    /// `MESH_OPERATOR_KEY`, else `$XDG_STATE_HOME/mesh/operator.key`, else
-    /// `~/.local/state/mesh/operator.key`.
-    pub(super) fn default_path() -> PathBuf {
-        if let Some(p) = std::env::var_os("MESH_OPERATOR_KEY").filter(|v| !v.is_empty()) {
-            return PathBuf::from(p);
-        }
-        Inventory::default_path()
-            .and_then(|p| p.parent().map(|d| d.join("operator.key")))
-            .unwrap_or_else(|| PathBuf::from("operator.key"))
-    }
-}
+pub(super) const ARMOR: &str = "-----BEGIN AGE ENCRYPTED FILE-----";
 
 impl Inventory {
-    /// Where the operator's key is looked for.
-    pub fn operator_key_path(&self) -> &Path {
-        &self.operator.path
-    }
-
-    /// Points this inventory at another operator's key (tests, and `MESH_OPERATOR_KEY`).
-    pub fn use_operator_key(&mut self, path: &Path) {
-        self.operator = OperatorKey::at(path.to_path_buf());
-    }
-
-    /// Makes the operator's key if there is none; `true` when it was made now.
-    pub fn ensure_operator_key(&self) -> Result<bool, InventoryError> {
-        if self.operator.path.exists() || self.holds_secrets()? {
-            self.identity()?;
-            return Ok(false);
-        }
-        let made = self.make_key()?;
-        let _ = self.operator.identity.set(made);
-        Ok(true)
-    }
-
-    fn make_key(&self) -> Result<Identity, InventoryError> {
-        let made = Identity::generate();
-        write_key(&self.operator.path, made.to_string().expose_secret())?;
-        Ok(made)
-    }
-
-    /// The operator's key: read once; made (0600) the first time it is needed while the
-    /// inventory holds no secret yet. Missing while secrets are sealed to it: refused, since a
-    /// new key could open none of them.
-    fn identity(&self) -> Result<&Identity, InventoryError> {
-        if let Some(id) = self.operator.identity.get() {
-            return Ok(id);
-        }
-        let path = &self.operator.path;
-        let identity = match std::fs::read_to_string(path) {
-            Ok(text) => {
-                Identity::from_str(text.trim()).map_err(|e| InventoryError::OperatorKey {
-                    path: path.clone(),
-                    why: format!("it is not an age identity ({e})"),
-                })?
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if self.holds_secrets()? {
-                    return Err(InventoryError::OperatorKey {
-                        path: path.clone(),
-                        why: "it is missing, and the inventory's secrets are sealed to it".into(),
-                    });
-                }
-                let made = self.make_key()?;
-                eprintln!(
-                    "mesh: made the operator's key {} (mode 0600): the inventory's secrets are \
-                     sealed to it; keep a copy of it apart from the inventory",
-                    path.display()
-                );
-                made
-            }
-            Err(e) => {
-                return Err(InventoryError::OperatorKey {
-                    path: path.clone(),
-                    why: e.to_string(),
-                });
-            }
-        };
-        Ok(self.operator.identity.get_or_init(|| identity))
-    }
-
-    fn holds_secrets(&self) -> Result<bool, InventoryError> {
+    /// Whether any secret is sealed (to the operator's key).
+    pub(super) fn holds_secrets(&self) -> Result<bool, InventoryError> {
         Ok(self.conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM secrets WHERE substr(value, 1, ?1) = ?2)",
             rusqlite::params![ARMOR.len() as i64, ARMOR],
@@ -132,7 +38,7 @@ impl Inventory {
     pub(super) fn unseal(&self, sealed: &str) -> Result<String, InventoryError> {
         let identity = self.identity()?;
         let cannot = |why: String| InventoryError::OperatorKey {
-            path: self.operator.path.clone(),
+            path: self.operator_key_path(),
             why: format!("a secret sealed to another key cannot be opened with it ({why})"),
         };
         let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
@@ -154,6 +60,13 @@ impl Inventory {
             content,
         ]))
     }
+}
+
+/// Makes a new key at `path`.
+pub(super) fn make_key(path: &Path) -> Result<Identity, InventoryError> {
+    let made = Identity::generate();
+    write_key(path, made.to_string().expose_secret())?;
+    Ok(made)
 }
 
 /// Writes the key, 0600 from its first byte, in a folder of mode 0700 made if missing.

@@ -97,6 +97,7 @@ mod tests {
                         .collect(),
                     ports: vec![],
                     restart: "no".into(),
+                    access: vec![],
                 }),
             }],
         }

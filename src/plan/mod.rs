@@ -336,7 +336,8 @@ pub fn content(spec: &Spec) -> String {
                 ));
             }
             out.push_str(&environment(&c.environment, &c.secret_environment));
-            for m in &c.mounts {
+            // the operator's data it reaches, too: a `mesh place` elsewhere shows as a mount
+            for m in &c.binds() {
                 out.push_str(&format!(
                     "mount {} -> {}{}\n",
                     m.source,

@@ -92,6 +92,8 @@ pub fn answers(
 pub struct Composed {
     pub declaration: Declaration,
     pub held: Vec<Held>,
+    /// Consumers whose provisions this declaration takes away from the machine.
+    pub withdrawn: Vec<provisions::Withdrawn>,
 }
 
 /// Composes what `node` should be.
@@ -103,6 +105,7 @@ pub fn compose(
     let mut resources: Vec<Resource> = Vec::new();
     let mut problems = Vec::new();
     let mut holds = Vec::new();
+    let mut withdrawn = Vec::new();
     let confirmed = inventory.confirmed(&node.name)?;
     for a in inventory.assignments(Some(&node.name))? {
         let module = match catalogue.module(&a.module) {
@@ -143,7 +146,15 @@ pub fn compose(
             holds.push(Held::waiting(&a, provider));
             continue;
         }
-        provisions::made(inventory, catalogue, module, node, &a, &mut answers.values)?;
+        provisions::made(
+            inventory,
+            catalogue,
+            module,
+            node,
+            &a,
+            &mut answers.values,
+            &mut withdrawn,
+        )?;
         for (name, d) in answers.directories {
             let spec = Spec::Directory(d);
             if let Err(e) = spec.check() {
@@ -213,13 +224,17 @@ pub fn compose(
             confirm_removals,
         },
         held: holds,
+        withdrawn,
     })
 }
 
-/// A process reaches every path of the operator's data its module requires access to.
+/// A process or container reaches every path of the operator's data its module requires
+/// access to.
 fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
-    if let Spec::Process(p) = &mut r.spec {
-        p.access = access.to_vec();
+    match &mut r.spec {
+        Spec::Process(p) => p.access = access.to_vec(),
+        Spec::Container(c) => c.access = access.to_vec(),
+        _ => {}
     }
     &r.spec
 }
@@ -444,6 +459,8 @@ fn resource(
                         })
                         .collect::<Result<_, String>>()?,
                     restart: c.restart.clone(),
+                    // the operator's data it reaches is added once answered (`with_access`)
+                    access: Vec::new(),
                 }),
             )
         }

@@ -4,7 +4,9 @@
 //! The provider's declaration is composed with its consumers known: `${NAME.consumers}` holds
 //! what its per-consumer template says for each consumer that resolves to it. A consumer is
 //! answered with the fields made for it alone. A consumer on another node waits until that
-//! node's helper has confirmed what was made for it ([`waiting_for`]).
+//! node's helper has confirmed what was made for it ([`waiting_for`]). A consumer taken away is
+//! [`Withdrawn`]: its secrets are forgotten once the provider's machine confirmed the push that
+//! took its provision away.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +14,7 @@ use serde_json::Value;
 
 use crate::catalogue::per_consumer::{CONSUMER, CONSUMERS};
 use crate::catalogue::{Catalogue, Module, Need, Provision};
-use crate::inventory::{Assignment, Inventory, InventoryError, Node};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node, consumer_key};
 use crate::wire::Spec;
 
 use super::ResolveError;
@@ -37,6 +39,23 @@ impl ConsumerId {
     }
 }
 
+/// What a provider made for a consumer it no longer answers: the declaration composed without
+/// it takes it away from the machine, and once the machine confirmed that, its secrets go from
+/// the inventory too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawn {
+    pub instance: String,
+    pub provision: String,
+    pub login: String,
+}
+
+impl Withdrawn {
+    /// Forgets its secrets: call only once the provider's machine confirmed the push.
+    pub fn forget(&self, inventory: &Inventory, node: &str) -> Result<(), InventoryError> {
+        inventory.forget_consumer(node, &self.instance, &self.provision, &self.login)
+    }
+}
+
 /// The provider's values with `provision`'s fields as answered for `consumer` (and the
 /// consumer's identity), each generated secret generated for that consumer alone.
 pub(super) fn answer_for(
@@ -56,7 +75,7 @@ pub(super) fn answer_for(
         v.insert(format!("{CONSUMER}.{field}"), Value::String(value.clone()));
     }
     // a consumer's secrets are kept under the provision and its login: never another's
-    let key = format!("{}/{}", provision.name, consumer.login);
+    let key = consumer_key(&provision.name, &consumer.login);
     for f in &provision.fields {
         let value = field_value(inventory, node, instance, &key, f, &v)?;
         v.insert(format!("{}.{}", provision.name, f.field.name), value);
@@ -80,7 +99,8 @@ fn section(
 }
 
 /// Fills `${NAME.consumers}` of each per-consumer provision `a` (on `node`) makes: every
-/// consumer's section, ordered by login.
+/// consumer's section, ordered by login. Adds to `withdrawn` each consumer it kept a secret for
+/// and no longer answers.
 pub(super) fn made(
     inventory: &Inventory,
     catalogue: &Catalogue,
@@ -88,6 +108,7 @@ pub(super) fn made(
     node: &Node,
     a: &Assignment,
     values: &mut BTreeMap<String, Value>,
+    withdrawn: &mut Vec<Withdrawn>,
 ) -> Result<(), ResolveError> {
     let per_consumer: Vec<&Provision> = module
         .provides
@@ -117,6 +138,15 @@ pub(super) fn made(
             )?);
         }
         values.insert(format!("{}.{CONSUMERS}", p.name), Value::String(text));
+        for login in inventory.consumers_kept(&node.name, &a.instance, &p.name)? {
+            if !ids.iter().any(|id| id.login == login) {
+                withdrawn.push(Withdrawn {
+                    instance: a.instance.clone(),
+                    provision: p.name.clone(),
+                    login,
+                });
+            }
+        }
     }
     Ok(())
 }

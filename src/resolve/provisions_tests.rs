@@ -104,17 +104,38 @@ fn each_consumer_gets_its_own_login_and_password_reaching_only_its_own_keys() {
     assert_eq!(p2.len(), 32);
     assert!(acl.contains("user default off"), "{acl}");
     for (login, p) in [("kv-client_n2", &p2), ("kv-client_n3", &p3)] {
-        let line = format!("user {login} on >{p} ~{login}:* &{login}:* +@all -@dangerous\n");
-        assert!(acl.contains(&line), "no {line:?} in the provider's file");
+        let line = format!(
+            "user {login} on >{p} resetkeys ~{login}:* resetchannels &{login}:* -@all +@read "
+        );
+        assert!(
+            acl.lines()
+                .any(|l| l.starts_with(&line) && l.contains(" -@keyspace ")),
+            "no {line:?} in the provider's file"
+        );
     }
     // the same answer every time
     assert_eq!(password(&m, "n2"), p2);
 
-    // a consumer taken away is withdrawn from the provider's declaration
+    // a consumer taken away is withdrawn from the provider's declaration, which names it so
+    // that its secret can go once the machine confirmed
+    let n1 = m.inv.node("n1").unwrap();
+    assert!(compose(&m.inv, &m.cat, &n1).unwrap().withdrawn.is_empty());
     m.inv.unassign("n3", "kv-client").unwrap();
     let acl = file(&m, "n1", "/auth.conf");
     assert!(!acl.contains("kv-client_n3"), "n3's login stays");
     assert!(acl.contains("kv-client_n2"));
+    let withdrawn = compose(&m.inv, &m.cat, &n1).unwrap().withdrawn;
+    assert_eq!(
+        withdrawn,
+        [super::provisions::Withdrawn {
+            instance: "kv".into(),
+            provision: "kv".into(),
+            login: "kv-client_n3".into(),
+        }]
+    );
+    withdrawn[0].forget(&m.inv, "n1").unwrap();
+    assert!(compose(&m.inv, &m.cat, &n1).unwrap().withdrawn.is_empty());
+    assert_eq!(password(&m, "n2"), p2, "the others keep theirs");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Module, Need, ProvidedField};
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField, owner};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::DirectorySpec;
 
@@ -386,6 +386,19 @@ pub(super) fn modules(
             let answered = provided.fields.iter().find(|p| p.field.name == f.name);
             match answered {
                 Some(p) if p.field.kind == f.kind && p.field.secret == f.secret => {
+                    // a consumer that narrowed a directory to its owner
+                    let me = login(&a.instance, &node.name);
+                    if let Err(m) =
+                        owner::answers(f.directory.as_ref(), p.field.directory.as_ref(), &me)
+                    {
+                        problems.push(format!(
+                            "{what}: {} answers the field {:?} with {m} as {} asks",
+                            provider.named(),
+                            f.name,
+                            module.name
+                        ));
+                        continue;
+                    }
                     match theirs.get(&format!("{provision}.{}", f.name)) {
                         // a consumer that narrowed its contract: never the value, only its want
                         Some(Value::String(v))

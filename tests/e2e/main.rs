@@ -27,6 +27,7 @@ mod inventory_file;
 mod manual;
 mod nodes;
 mod openssh;
+mod operator_keys;
 mod operator_secrets;
 mod orphans;
 mod paths;

@@ -3,11 +3,8 @@
 //! `mesh secret rotate` makes a new generated value, and the plan shows every file that reads it
 //! and the unit that restarts for it before the push delivers it.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use crate::sealed::{assert_nowhere_in_clear, kv_and_its_client, secrets};
-use crate::util::{Mesh, Run, on};
+use crate::util::{Mesh, Run, fed, on};
 
 /// Takes an API token from the operator and writes it into a root-only file.
 const TOKENED: &str = r#"{
@@ -18,25 +15,7 @@ const TOKENED: &str = r#"{
 
 /// `mesh ARGS` with `input` on its stdin.
 fn with_stdin(mesh: &Mesh, args: &[&str], input: &str) -> Run {
-    let mut child = mesh
-        .command(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mesh runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("written");
-    let out = child.wait_with_output().expect("mesh ends");
-    Run {
-        status: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    fed(mesh.command(args), input)
 }
 
 #[test]

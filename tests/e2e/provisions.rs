@@ -2,7 +2,9 @@
 //! consumer a Redis login and password of its own that reach only its own keys; a new consumer
 //! waits for its provider and is pushed in the same `push --all` once the provider's machine has
 //! made its login; a consumer taken away has its login withdrawn; a provider taken away (forced)
-//! holds its consumer alone while the rest of the fleet goes ahead.
+//! holds its consumer alone while the rest of the fleet goes ahead. A login reaches nothing of
+//! the store as a whole (no listing of keys, no flushing, no server commands), and a consumer
+//! taken away leaves no secret of its own in the inventory.
 
 use crate::util::{Mesh, node_result, on};
 
@@ -26,6 +28,46 @@ fn redis(port: u64, user: &str, password: &str, command: &str) -> String {
     )
     .trim()
     .to_string()
+}
+
+/// What a login may never do: read the keyspace as a whole, or change the server or what every
+/// other login shares (scripts, functions, databases).
+const REFUSED: [&str; 24] = [
+    "SCAN 0",
+    "KEYS '*'",
+    "RANDOMKEY",
+    "DBSIZE",
+    "INFO keyspace",
+    "SCRIPT FLUSH",
+    "SCRIPT KILL",
+    "FUNCTION FLUSH",
+    "FUNCTION LIST",
+    "FLUSHALL",
+    "FLUSHDB",
+    "SWAPDB 0 1",
+    "CONFIG GET maxmemory",
+    "CONFIG SET maxmemory 1mb",
+    "CLIENT LIST",
+    "CLIENT KILL ID 1",
+    "MONITOR",
+    "ACL LIST",
+    "PUBSUB CHANNELS",
+    "SAVE",
+    "BGSAVE",
+    "SHUTDOWN",
+    "SLOWLOG GET",
+    "LATENCY DOCTOR",
+];
+
+/// How many secret rows the inventory keeps for a provision made for `login`.
+fn kept_for(mesh: &Mesh, login: &str) -> i64 {
+    let db = rusqlite::Connection::open(mesh.inventory()).expect("the inventory opens");
+    db.query_row(
+        "SELECT count(*) FROM secrets WHERE provision LIKE '%/' || ?1",
+        [login],
+        |r| r.get(0),
+    )
+    .expect("the secrets table")
 }
 
 /// The consumer's heartbeat, as the consumer itself may read it, within a few beats.
@@ -106,16 +148,71 @@ fn each_consumer_has_its_own_login_waits_for_it_and_loses_it_when_taken_away() {
     );
     assert!(peek.contains("NOPERM"), "{peek}");
 
+    // a login reaches its own keys and nothing of the store as a whole
+    let mine = |command: &str| redis(port, "kv-client_node2", &p2, command);
+    for command in REFUSED {
+        let said = mine(command);
+        assert!(said.contains("NOPERM"), "{command}: {said}");
+    }
+    let debug = mine("DEBUG SLEEP 0");
+    assert!(
+        debug.contains("NOPERM") || debug.contains("not allowed"),
+        "{debug}"
+    );
+    let script = mine("EVAL \"return redis.call('GET','kv-client_node3:heartbeat')\" 0");
+    assert!(script.contains("can't access"), "{script}");
+    for (command, answer) in [
+        ("SET kv-client_node2:n 41", "OK"),
+        ("INCR kv-client_node2:n", "42"),
+        ("GET kv-client_node2:n", "42"),
+        ("EXPIRE kv-client_node2:n 100", "1"),
+        ("PERSIST kv-client_node2:n", "1"),
+        ("TTL kv-client_node2:n", "-1"),
+        ("EXISTS kv-client_node2:n", "1"),
+        ("TYPE kv-client_node2:n", "string"),
+        ("HSET kv-client_node2:h f v", "1"),
+        ("RENAME kv-client_node2:h kv-client_node2:g", "OK"),
+        ("DEL kv-client_node2:n kv-client_node2:g", "2"),
+        ("PUBLISH kv-client_node2:news hi", "0"),
+        (
+            "EVAL \"return redis.call('INCR','kv-client_node2:e')\" 0",
+            "1",
+        ),
+    ] {
+        assert_eq!(mine(command), answer, "{command}");
+    }
+
     // a consumer taken away: the provider's plan shows its file changing first, then the login
     // is gone
     mesh.run(&["unassign", "kv-client", "node3"]).ok();
     let plan = mesh.run(&["plan", "node1"]).ok().stdout;
     assert!(plan.contains("/srv/mesh/kv/data/auth.conf"), "{plan}");
     assert!(plan.contains("kv.service"), "{plan}");
+    assert_eq!(
+        kept_for(&mesh, "kv-client_node3"),
+        1,
+        "kept until the machine has withdrawn it"
+    );
     mesh.run(&["push", "--all"]).ok();
     let gone = redis(port, "kv-client_node3", &p3, "PING");
     assert!(gone.contains("WRONGPASS"), "{gone}");
     assert_eq!(redis(port, "kv-client_node2", &p2, "PING"), "PONG");
+    // withdrawn: its secret leaves the inventory too, and a consumer back gets a new one
+    assert_eq!(kept_for(&mesh, "kv-client_node3"), 0);
+    assert_eq!(kept_for(&mesh, "kv-client_node2"), 1);
+    mesh.run(&["assign", "kv-client", "node3"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    let again = on("node3", &format!("cat {PASSWORD}")).trim().to_string();
+    assert_eq!(again.len(), 32);
+    assert_ne!(again, p3, "a consumer back has a new password");
+    assert!(
+        heartbeat(port, "kv-client_node3", &again)
+            .parse::<u64>()
+            .is_ok(),
+        "no heartbeat from node3 back"
+    );
+    mesh.run(&["unassign", "kv-client", "node3"]).ok();
+    mesh.run(&["push", "--all"]).ok();
 
     // the provider taken away, forced: the consumer is held alone, the rest goes ahead
     mesh.run(&["unassign", "kv", "node1"]).code(1);

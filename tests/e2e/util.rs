@@ -180,6 +180,25 @@ pub fn address(node: &str) -> String {
         .to_string()
 }
 
+/// Runs `cmd` with `input` on its stdin.
+pub fn fed(mut cmd: Command, input: &str) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("it runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("written");
+    Run::from(child.wait_with_output().expect("it ends"))
+}
+
 /// Runs a shell command on a lab machine over the system's ssh client (the test's own window onto
 /// the machine, independent of mesh). Returns stdout; panics if it fails.
 pub fn on(node: &str, script: &str) -> String {

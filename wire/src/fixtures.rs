@@ -18,5 +18,6 @@ pub(crate) fn container_mounting(source: &str) -> ContainerSpec {
         }],
         ports: vec![],
         restart: "no".into(),
+        access: vec![],
     }
 }

@@ -376,9 +376,25 @@ pub struct ContainerSpec {
     pub ports: Vec<Port>,
     /// Docker's restart policy: `no`, `on-failure`, `always`, `unless-stopped`.
     pub restart: String,
+    /// The operator's data it may reach, as a process may: each seen at the same path inside,
+    /// read-only when only reading was asked; never created, owned or removed, and one not on
+    /// the machine fails the container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<Access>,
 }
 
 impl ContainerSpec {
+    /// Every directory of the machine it sees: its mounts, then the operator's data it may reach
+    /// (at the same path inside).
+    pub fn binds(&self) -> Vec<Mount> {
+        let access = self.access.iter().map(|a| Mount {
+            source: a.path.clone(),
+            target: a.path.clone(),
+            read_only: !a.write,
+        });
+        self.mounts.iter().cloned().chain(access).collect()
+    }
+
     /// The fields in which `self` differs from `other`, by name.
     pub fn differing(&self, other: &ContainerSpec) -> Vec<&'static str> {
         [
@@ -389,7 +405,10 @@ impl ContainerSpec {
                 self.environment != other.environment
                     || self.sealed_environment != other.sealed_environment,
             ),
-            ("mounts", self.mounts != other.mounts),
+            (
+                "mounts",
+                self.mounts != other.mounts || self.access != other.access,
+            ),
             ("ports", self.ports != other.ports),
             ("restart", self.restart != other.restart),
         ]

@@ -270,6 +270,12 @@ impl Spec {
                         ),
                     ]
                 })
+                .chain(c.access.iter().flat_map(|a| {
+                    [
+                        (a.name.clone(), a.path.as_str(), Place::Machine),
+                        (a.name.clone(), a.path.as_str(), Place::Container),
+                    ]
+                }))
                 .collect(),
             Spec::Service(_) | Spec::Package(_) => Vec::new(),
         }

@@ -241,6 +241,13 @@ impl ContainerSpec {
                 }
             }
         }
+        for a in &self.access {
+            if a.path.contains([',', '"']) {
+                return Err(UnitError::Mount {
+                    field: format!("the operator's data {} ({})", a.name, a.path),
+                });
+            }
+        }
         for (i, word) in self.command.iter().enumerate() {
             check_text(&format!("command[{i}]"), word)?;
         }
@@ -274,6 +281,34 @@ mod tests {
             "{e}"
         );
         assert!(spec("/srv/\"x").check().is_err());
+    }
+
+    #[test]
+    fn the_operators_data_is_bound_at_its_own_path_read_only_for_reading() {
+        let mut spec = crate::fixtures::container_mounting("/srv/data");
+        let access = |path: &str, write| crate::Access {
+            name: "media".into(),
+            path: path.into(),
+            write,
+        };
+        spec.access = vec![access("/srv/media", false), access("/srv/up", true)];
+        let binds = spec.binds();
+        let binds: Vec<(&str, &str, bool)> = binds
+            .iter()
+            .map(|m| (m.source.as_str(), m.target.as_str(), m.read_only))
+            .collect();
+        assert_eq!(
+            binds,
+            [
+                ("/srv/data", "/data", false),
+                ("/srv/media", "/srv/media", true),
+                ("/srv/up", "/srv/up", false)
+            ]
+        );
+        assert!(spec.check().is_ok());
+        spec.access = vec![access("/srv/a,readonly=false", false)];
+        let e = spec.check().unwrap_err().to_string();
+        assert!(e.starts_with("the operator's data media"), "{e}");
     }
 
     #[test]

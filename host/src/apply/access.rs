@@ -1,7 +1,8 @@
-//! The operator's data a process is given access to: a path the operator named, which the
-//! helper never creates, chowns, chmods or removes. It only checks that the path is there (a
-//! missing one fails the process, clearly, rather than being made), and has systemd mount it
-//! read-only for the process when only reading was asked (`BindReadOnlyPaths=`).
+//! The operator's data a process or container is given access to: a path the operator named,
+//! which the helper never creates, chowns, chmods or removes. It only checks that the path is
+//! there (a missing one fails the process or container, clearly, rather than being made), and
+//! has systemd mount it read-only for the process when only reading was asked
+//! (`BindReadOnlyPaths=`); a container gets it as a bind mount (`ContainerSpec::binds`).
 
 use mesh_wire::Access;
 
@@ -16,7 +17,7 @@ pub(super) fn present(access: &[Access]) -> Result<(), String> {
         {
             return Err(format!(
                 "the operator's data {} at {:?}: a path with a space, colon, quote or backslash \
-                 cannot be given to a process; name another with `mesh place`",
+                 cannot be given to a process or container; name another with `mesh place`",
                 a.name, a.path
             ));
         }

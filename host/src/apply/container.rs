@@ -9,7 +9,7 @@ use std::process::Command;
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 use serde_json::Value;
 
-use super::{Run, env, outcome};
+use super::{Run, access, env, outcome};
 use crate::child::{self, Bounded as _};
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Record};
@@ -27,6 +27,8 @@ impl Run<'_> {
         record: &mut Record,
     ) -> Result<Outcome, String> {
         spec.check().map_err(|e| e.to_string())?;
+        // the operator's data is never made: one not there fails the container before it runs
+        access::present(&spec.access)?;
         let digest = files::sha256(&serde_json::to_vec(spec).map_err(|e| e.to_string())?);
         let found = inspect(&spec.name)?;
         let previous = match record.resources.get(&resource.id) {
@@ -249,7 +251,7 @@ impl Found {
             .unwrap_or_default();
         mounts.sort();
         let mut wanted_mounts: Vec<(String, String, bool)> = spec
-            .mounts
+            .binds()
             .iter()
             .map(|m| (m.source.clone(), m.target.clone(), m.read_only))
             .collect();
@@ -367,7 +369,7 @@ fn run_args(
         args.push("--env-file".into());
         args.push(file.display().to_string());
     }
-    for m in &spec.mounts {
+    for m in &spec.binds() {
         args.push("--mount".into());
         args.push(format!(
             "type=bind,source={},target={}{}",
@@ -429,6 +431,7 @@ mod tests {
                 protocol: "tcp".into(),
             }],
             restart: "unless-stopped".into(),
+            access: vec![],
         }
     }
 
