@@ -56,8 +56,8 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0007_indexes.sql"),
     ),
     (
-        "0009_providers.sql",
-        include_str!("../../state/0009_providers.sql"),
+        "0008_providers.sql",
+        include_str!("../../state/0008_providers.sql"),
     ),
 ];
 
