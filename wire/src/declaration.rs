@@ -1,0 +1,168 @@
+//! What the operator sends: one node's declaration, its resources and the kinds they are.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::*;
+
+/// Everything one node should be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// [`VERSION`] of the sender.
+    pub version: u32,
+    /// The node's name in the inventory, so the helper's record says whose it is.
+    pub node: String,
+    /// Every resource, in the order they are applied. An empty list is meaningful: it undoes
+    /// everything the mesh did on the machine.
+    pub resources: Vec<Resource>,
+    /// The operator's inventory holds what this machine's helper confirmed before: a machine
+    /// with no record has then lost it, whatever else it shows (its whole state directory may be
+    /// gone), and is refused until adopted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expects_record: bool,
+    /// Seconds the helper waits for the operator's confirmation over a new connection when the
+    /// push changes a resource that asks for it; `None`: [`CONFIRM_WITHIN`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm_within: Option<u64>,
+    /// Resources no longer declared whose last declaration asked for confirmation (the operator
+    /// knows them from what the node confirmed; a record written by an older helper does not
+    /// say): taking them off the machine is confirmed like a change to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_removals: Vec<String>,
+}
+
+/// One thing on a machine, with an id that stays the same from push to push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Stable id: `<instance>:<kind>:<what>`, e.g. `motd:file:/etc/motd`.
+    pub id: String,
+    /// The assignment (instance) that declares it.
+    pub instance: String,
+    /// The module (and its version) that declares it, for reports.
+    pub module: String,
+    /// A change to it can cut the operator off (sshd, network, firewall): the helper keeps what
+    /// it needs to put the machine back, applies, and reverts by itself unless the operator
+    /// confirms over a new connection within [`Declaration::confirm_within`] seconds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm: bool,
+    /// What kind of resource, and its details.
+    #[serde(flatten)]
+    pub spec: Spec,
+}
+
+/// The kinds of resource, each with what it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Spec {
+    /// A whole file the mesh owns.
+    File(FileSpec),
+    /// Keys the mesh owns inside a shared JSON file (ADR 102: it writes into the file, never over
+    /// it).
+    Keys(KeysSpec),
+    /// An existing systemd unit: the state the mesh wants it in.
+    Service(ServiceSpec),
+    /// A directory with owner and mode.
+    Directory(DirectorySpec),
+    /// A package installed with the machine's package manager (left installed when undeclared).
+    Package(PackageSpec),
+    /// A systemd service the mesh creates and runs, with the files it runs.
+    Process(ProcessSpec),
+    /// A container run with the machine's Docker.
+    Container(ContainerSpec),
+}
+
+impl Spec {
+    /// The kind's name as the catalogue and reports spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Spec::File(_) => "file",
+            Spec::Keys(_) => "keys",
+            Spec::Service(_) => "service",
+            Spec::Directory(_) => "directory",
+            Spec::Package(_) => "package",
+            Spec::Process(_) => "process",
+            Spec::Container(_) => "container",
+        }
+    }
+
+    /// Where the resource is, as an operator names it: a path, a unit or a package.
+    pub fn target(&self) -> &str {
+        match self {
+            Spec::File(f) => &f.path,
+            Spec::Keys(k) => &k.path,
+            Spec::Service(sv) => &sv.unit,
+            Spec::Directory(d) => &d.path,
+            Spec::Package(p) => &p.name,
+            Spec::Process(p) => &p.unit,
+            Spec::Container(c) => &c.name,
+        }
+    }
+
+    /// What a file-like resource is made from and who pays for its changes; `None` for a
+    /// service.
+    pub fn costing(&self) -> Option<&Costing> {
+        match self {
+            Spec::File(f) => Some(&f.costing),
+            Spec::Keys(k) => Some(&k.costing),
+            _ => None,
+        }
+    }
+}
+
+/// A directory the mesh makes (or sets owner and mode of). Made by the mesh: removed when
+/// undeclared if empty, kept (and said so) while it holds anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectorySpec {
+    pub path: String,
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
+}
+
+/// A package by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSpec {
+    pub name: String,
+}
+
+impl Declaration {
+    /// The declaration as compared and kept: every sealed content reduced to its digest.
+    pub fn without_ciphertext(&self) -> Declaration {
+        let mut out = self.clone();
+        for r in &mut out.resources {
+            r.drop_ciphertext();
+        }
+        out
+    }
+
+    /// The first secret file or secret variable that is not sealed to its machine: such a
+    /// declaration is never sent.
+    pub fn unsealed_secret(&self) -> Option<&Resource> {
+        let unsealed = |s: Option<&Sealed>| s.is_none_or(|s| s.age.is_empty());
+        let env = |names: &[String], sealed: &BTreeMap<String, Sealed>| {
+            names.iter().any(|n| unsealed(sealed.get(n)))
+        };
+        self.resources.iter().find(|r| match &r.spec {
+            Spec::File(f) => f.secret && unsealed(f.sealed.as_ref()),
+            Spec::Process(p) => env(&p.secret_environment, &p.sealed_environment),
+            Spec::Container(c) => env(&c.secret_environment, &c.sealed_environment),
+            _ => false,
+        })
+    }
+}
+
+impl Resource {
+    /// Drops a sealed content's ciphertext, keeping its digest.
+    pub fn drop_ciphertext(&mut self) {
+        let sealed: Vec<&mut Sealed> = match &mut self.spec {
+            Spec::File(f) => f.sealed.iter_mut().collect(),
+            Spec::Process(p) => p.sealed_environment.values_mut().collect(),
+            Spec::Container(c) => c.sealed_environment.values_mut().collect(),
+            _ => vec![],
+        };
+        for s in sealed {
+            s.age.clear();
+        }
+    }
+}
