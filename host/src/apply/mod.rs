@@ -14,6 +14,7 @@ mod container;
 mod directory;
 mod effective;
 mod env;
+mod error;
 mod file;
 #[cfg(test)]
 mod hostile_tests;
@@ -22,91 +23,27 @@ mod on_disk;
 mod package;
 mod process;
 #[cfg(test)]
+mod process_tests;
+#[cfg(test)]
 mod refused;
 mod service;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
+pub(crate) use error::Error;
 pub(crate) use process::{env_file_of, env_file_there, files_of, on_disk_digest};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use mesh_wire::{
-    Cost, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
-    UnitOutcome, VERSION,
+    Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
 };
 
 use crate::files;
-use crate::record::{Entry, LoadError, Paths, Record};
+use crate::record::{Entry, Paths, Record};
 use crate::units;
-
-/// What stops a run before any resource is looked at.
-#[derive(Debug)]
-pub(crate) enum Error {
-    /// The state directory or the record cannot be read or written.
-    Record(io::Error),
-    /// Another helper is applying on this machine.
-    Busy,
-    /// A change on this machine awaits its confirmation (by its id): nothing else is applied
-    /// until it is confirmed or reverted.
-    Awaiting(String),
-    /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
-    Refused(RecordRefusal),
-}
-
-impl Error {
-    pub(crate) fn exit_code(&self) -> u8 {
-        match self {
-            Error::Record(_) => 3,
-            Error::Busy | Error::Awaiting(_) => 4,
-            Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Record(e) => write!(f, "the helper's record is not usable: {e}"),
-            Error::Busy => write!(
-                f,
-                "another mesh-host is applying on this machine; try again when it is done"
-            ),
-            Error::Awaiting(id) => write!(
-                f,
-                "change {id} on this machine awaits its confirmation (unit mesh-confirm-{id}); \
-                 try again once it is confirmed or reverted, at its deadline"
-            ),
-            Error::Refused(r @ RecordRefusal::UnknownVersion { .. }) => write!(
-                f,
-                "{r}; nothing was changed: push with a mesh that knows it"
-            ),
-            Error::Refused(r) => write!(
-                f,
-                "{r}; nothing was changed: take the machine as it is now with `mesh node adopt`"
-            ),
-        }
-    }
-}
-
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Self {
-        Error::Record(e)
-    }
-}
-
-impl From<LoadError> for Error {
-    fn from(e: LoadError) -> Self {
-        match e {
-            LoadError::Io(e) => Error::Record(e),
-            LoadError::Refused(r) => Error::Refused(r),
-        }
-    }
-}
 
 /// Applies (or, in a dry run, only measures) `declaration` on this machine.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
@@ -553,107 +490,4 @@ impl Run<'_> {
 }
 
 #[cfg(test)]
-pub(crate) mod testkit {
-    //! What the helper's unit tests share: a state directory in a temp dir, and runs of it.
-
-    use std::os::unix::fs::MetadataExt;
-
-    use std::sync::Mutex;
-
-    use mesh_wire::{
-        Cost, Costing, Declaration, FileSpec, Mode, Report, Resource, Spec, State, VERSION,
-    };
-
-    use crate::record::Paths;
-
-    /// One run at a time: a test that spawns a command (`validate`) forks while another test may
-    /// hold its lock file open, and the child keeps that lock until it execs.
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-    /// The helper's run, one at a time.
-    pub(crate) fn run(d: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, super::Error> {
-        let _one = ONE_AT_A_TIME
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        super::run(d, mode, paths)
-    }
-
-    /// A temp dir with the helper's state under `state/`.
-    pub(crate) fn sandbox() -> (tempfile::TempDir, Paths) {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            root: dir.path().join("state"),
-        };
-        (dir, paths)
-    }
-
-    /// Our own uid and gid: no getent needed, and no root.
-    pub(crate) fn ids() -> (u32, u32) {
-        std::fs::metadata("/proc/self")
-            .map(|m| (m.uid(), m.gid()))
-            .unwrap_or((0, 0))
-    }
-
-    /// A whole file at `path`, ours, mode 0640, declared by instance `t`.
-    pub(crate) fn file(path: &std::path::Path, content: &str) -> Resource {
-        Resource {
-            id: format!("t:file:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            confirm: false,
-            spec: Spec::File(FileSpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o640,
-                content: content.into(),
-                validate: vec![],
-                secret: false,
-                sealed: None,
-                effective: None,
-                costing: Costing {
-                    source: "s".into(),
-                    settings: std::collections::BTreeMap::new(),
-                    cost: Cost::None,
-                    units: vec![],
-                },
-            }),
-        }
-    }
-
-    /// A directory at `path`, ours, mode 0750, declared by instance `t`.
-    pub(crate) fn directory(path: &std::path::Path) -> Resource {
-        Resource {
-            id: format!("t:directory:{}", path.display()),
-            instance: "t".into(),
-            module: "t@1".into(),
-            confirm: false,
-            spec: Spec::Directory(mesh_wire::DirectorySpec {
-                path: path.display().to_string(),
-                owner: ids().0.to_string(),
-                group: ids().1.to_string(),
-                mode: 0o750,
-            }),
-        }
-    }
-
-    pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
-        Declaration {
-            version: VERSION,
-            node: "n".into(),
-            resources,
-            expects_record: false,
-            confirm_within: None,
-            confirm_removals: Vec::new(),
-        }
-    }
-
-    pub(crate) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
-        run(d, mode, paths)
-            .unwrap()
-            .resources
-            .iter()
-            .map(|o| o.state)
-            .collect()
-    }
-}
+pub(crate) mod testkit;

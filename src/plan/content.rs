@@ -1,0 +1,105 @@
+//! What a resource puts on a machine, as text a plan's diff can show (never a secret).
+
+use std::collections::BTreeMap;
+
+use crate::wire::Spec;
+
+/// What a resource puts on the machine, as text a diff can show: a file's content, the keys a
+/// keys resource owns (`key = value`, one a line), a service's wanted state.
+pub fn content(spec: &Spec) -> String {
+    match spec {
+        // a secret never reaches a plan: only that it changes
+        Spec::File(f) if f.secret => match &f.sealed {
+            // the keyed digest, so that a changed secret shows as changed, and nothing of it
+            Some(s) => format!(
+                "(secret: content not shown)\n(sealed; its digest {})\n",
+                s.digest.get(..12).unwrap_or(&s.digest)
+            ),
+            None => "(secret: content not shown)\n".to_string(),
+        },
+        Spec::File(f) => f.content.clone(),
+        Spec::Keys(k) => k
+            .keys
+            .iter()
+            .map(|key| format!("{} = {}\n", key.dotted(), key.value))
+            .collect(),
+        Spec::Service(sv) => wanted_state(sv.running, sv.enabled)
+            .iter()
+            .map(|w| format!("{w}\n"))
+            .collect(),
+        Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
+        Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Container(c) => {
+            let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
+            if !c.command.is_empty() {
+                out.push_str(&format!(
+                    "command: {}\n",
+                    serde_json::to_string(&c.command).unwrap_or_default()
+                ));
+            }
+            out.push_str(&environment(&c.environment, &c.secret_environment));
+            // the operator's data it reaches, too: a `mesh place` elsewhere shows as a mount
+            for m in &c.binds() {
+                out.push_str(&format!(
+                    "mount {} -> {}{}\n",
+                    m.source,
+                    m.target,
+                    if m.read_only { " (read-only)" } else { "" }
+                ));
+            }
+            for p in &c.ports {
+                out.push_str(&format!("port {}:{}/{}\n", p.host, p.container, p.protocol));
+            }
+            out
+        }
+        Spec::Process(p) => {
+            let mut out = format!(
+                "command: {}\nuser: {}\nrestart: {}\n",
+                serde_json::to_string(&p.command).unwrap_or_default(),
+                p.user,
+                p.restart
+            );
+            if let Some(d) = &p.working_directory {
+                out.push_str(&format!("working directory: {d}\n"));
+            }
+            out.push_str(&environment(&p.environment, &p.secret_environment));
+            for f in &p.bundle {
+                out.push_str(&format!(
+                    "--- bundle {} ({:04o})\n{}",
+                    f.path, f.mode, f.content
+                ));
+                if !f.content.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Environment variables as a plan shows them: a secret's value never.
+fn environment(vars: &BTreeMap<String, String>, secret: &[String]) -> String {
+    vars.iter()
+        .map(|(k, v)| {
+            if secret.contains(k) {
+                // that it changed still shows: the change names the field "environment"
+                format!("environment {k}=(secret: not shown)\n")
+            } else {
+                format!("environment {k}={v}\n")
+            }
+        })
+        .collect()
+}
+
+/// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not
+/// said is left as it is.
+pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if let Some(r) = running {
+        out.push(if r { "running" } else { "stopped" });
+    }
+    if let Some(e) = enabled {
+        out.push(if e { "enabled" } else { "disabled" });
+    }
+    out
+}
