@@ -45,11 +45,17 @@ pub struct FileDef {
 
 impl FileDef {
     pub(super) fn describe(&self) -> String {
-        let check = if self.validate.is_empty() {
+        let mut check = if self.validate.is_empty() {
             String::new()
         } else {
             format!(", checked with `{}`", self.validate.join(" "))
         };
+        if let Some(e) = &self.effective {
+            check.push_str(&format!(
+                ", every setting it gives checked in force with `{}`",
+                e.show.join(" ")
+            ));
+        }
         format!(
             "{}{} ({}:{} {:04o}) from {}, costs {}{}{check}",
             self.path.source_text(),

@@ -78,3 +78,19 @@ fn what_would_break_a_unit_file_is_refused_when_loaded_naming_the_field() {
         assert!(e.contains(said), "{resource}\n{e}");
     }
 }
+
+#[test]
+fn module_show_says_the_sshd_drop_in_is_checked_in_force() {
+    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let sshd = catalogue.module("sshd").unwrap();
+    let said: Vec<String> = sshd
+        .resources
+        .iter()
+        .map(super::ResourceDef::describe)
+        .collect();
+    assert!(
+        said.iter()
+            .any(|d| d.contains("checked in force with `sshd -T`")),
+        "{said:?}"
+    );
+}
