@@ -81,14 +81,14 @@ impl Inventory {
             return Ok(id);
         }
         let path = &self.operator.path;
-        let identity = match std::fs::read_to_string(path) {
+        let identity = match crate::ssh::files::read_text(path) {
             Ok(text) => {
                 Identity::from_str(text.trim()).map_err(|e| InventoryError::OperatorKey {
                     path: path.clone(),
                     why: format!("it is not an age identity ({e})"),
                 })?
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_missing() => {
                 if self.holds_secrets()? {
                     return Err(InventoryError::OperatorKey {
                         path: path.clone(),
@@ -106,7 +106,7 @@ impl Inventory {
             Err(e) => {
                 return Err(InventoryError::OperatorKey {
                     path: path.clone(),
-                    why: e.to_string(),
+                    why: e.reason(),
                 });
             }
         };

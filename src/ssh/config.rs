@@ -78,14 +78,14 @@ impl SshConfig {
             .map_or_else(|| PathBuf::from("/etc/ssh/ssh_config"), PathBuf::from);
         let mut config = SshConfig::default();
         for path in user.into_iter().chain([system]) {
-            match std::fs::read_to_string(&path) {
+            match super::files::read_text(&path) {
                 Ok(text) => config.add(&path, &text)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) if e.is_missing() => {}
                 Err(e) => {
                     return Err(ConfigError {
                         path,
                         line: None,
-                        reason: format!("cannot be read: {e}"),
+                        reason: e.reason(),
                     });
                 }
             }

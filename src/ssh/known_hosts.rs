@@ -15,6 +15,7 @@ use russh::keys::PublicKey;
 use sha1::Sha1;
 
 use super::config::wildcard;
+use super::files::{FileError, read_text};
 
 /// What the files say of the key a machine offered.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,9 +56,9 @@ pub struct KnownHosts {
 
 impl KnownHosts {
     /// The operator's files (`MESH_SSH_KNOWN_HOSTS` and `MESH_SSH_SYSTEM_KNOWN_HOSTS`, one path
-    /// each, stand in for the user's and the system's pair). Files that are not there, or cannot
-    /// be read, hold nothing.
-    pub fn load() -> KnownHosts {
+    /// each, stand in for the user's and the system's pair). Files that are not there hold
+    /// nothing; one that is there but cannot be read (a FIFO, a device, too large) is refused.
+    pub fn load() -> Result<KnownHosts, FileError> {
         let user: Vec<PathBuf> = match std::env::var_os("MESH_SSH_KNOWN_HOSTS") {
             Some(p) => vec![p.into()],
             None => std::env::var_os("HOME")
@@ -74,11 +75,13 @@ impl KnownHosts {
         };
         let mut known = KnownHosts::default();
         for path in user.iter().chain(&system) {
-            if let Ok(text) = std::fs::read_to_string(path) {
-                known.add(path, &text);
+            match read_text(path) {
+                Ok(text) => known.add(path, &text),
+                Err(e) if e.is_missing() => {}
+                Err(e) => return Err(e),
             }
         }
-        known
+        Ok(known)
     }
 
     /// Reads one more file's text. A line that cannot be read is skipped, as OpenSSH does.

@@ -9,6 +9,7 @@
 
 mod auth;
 pub mod config;
+pub mod files;
 mod hostkey;
 mod jump;
 pub mod known_hosts;
