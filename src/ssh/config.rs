@@ -170,13 +170,13 @@ impl SshConfig {
                             first.split(',').map(str::to_string).collect()
                         })
                     }
+                    // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
                     "connecttimeout" => {
                         found.connect_timeout =
-                            Some(Duration::from_secs(number(first).map_err(fail)?))
+                            Some(time(first).map_err(fail)?).filter(|t| !t.is_zero())
                     }
                     "serveraliveinterval" => {
-                        found.server_alive_interval =
-                            Some(Duration::from_secs(number(first).map_err(fail)?))
+                        found.server_alive_interval = Some(time(first).map_err(fail)?)
                     }
                     _ => {}
                 }
@@ -284,6 +284,48 @@ fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
 fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("{text:?} is not a number in range"))
+}
+
+/// The most seconds OpenSSH takes for a time value (`INT_MAX`); larger ones it refuses.
+const MAX_SECONDS: u64 = i32::MAX as u64;
+
+/// A time as OpenSSH writes it (its `convtime`): seconds, or runs of a number and a unit
+/// (`s`, `m`, `h`, `d`, `w`), as `1h30m`; at most [`MAX_SECONDS`] in all.
+fn time(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "{text:?} is not a time OpenSSH accepts: seconds, or like 1h30m, at most {MAX_SECONDS}s"
+        )
+    };
+    let mut total: u64 = 0;
+    let mut rest = text;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let value: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let mut units = rest.chars();
+        let scale = match units.next().map(|c| c.to_ascii_lowercase()) {
+            None => 1,
+            Some('s') => 1,
+            Some('m') => 60,
+            Some('h') => 60 * 60,
+            Some('d') => 24 * 60 * 60,
+            Some('w') => 7 * 24 * 60 * 60,
+            Some(_) => return Err(bad()),
+        };
+        rest = units.as_str();
+        total = value
+            .checked_mul(scale)
+            .and_then(|v| v.checked_add(total))
+            .filter(|t| *t <= MAX_SECONDS)
+            .ok_or_else(bad)?;
+    }
+    Ok(Duration::from_secs(total))
 }
 
 fn yes(text: &str) -> Result<bool, String> {
@@ -414,5 +456,33 @@ mod tests {
         let e = bad.add(Path::new("f"), "Host\n").unwrap_err().to_string();
         assert!(e.starts_with("f:1:"), "{e}");
         assert!(bad.add(Path::new("f"), "User \"x\n").is_err());
+    }
+
+    /// What `ssh -G` says of these ServerAliveInterval values: seconds, or refused.
+    #[test]
+    fn time_values_are_read_and_bounded_as_openssh_does() {
+        for (value, seconds) in [
+            ("2147483647", Some(2147483647)),
+            ("1h30m", Some(5400)),
+            ("1M", Some(60)),
+            ("0", Some(0)),
+            ("9223372036854775807", None),
+            ("2147483648", None),
+            ("5x", None),
+            ("-1", None),
+            ("1w1w", Some(1209600)),
+        ] {
+            let c = config(&format!("Host x\n  ServerAliveInterval {value}\n"), "");
+            let got = c.lookup("x", "root").map(|h| h.server_alive_interval);
+            match seconds {
+                Some(s) => assert_eq!(got.unwrap(), Some(Duration::from_secs(s)), "{value}"),
+                None => {
+                    let e = got.unwrap_err().to_string();
+                    assert!(e.starts_with("user:2: ") && e.contains("at most"), "{e}");
+                }
+            }
+        }
+        let c = config("Host x\n  ConnectTimeout 0\n", "");
+        assert_eq!(c.lookup("x", "root").unwrap().connect_timeout, None);
     }
 }
