@@ -7,7 +7,7 @@
 //! node, pinned key included; any other is looked up in the configuration and checked against
 //! known_hosts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use crate::inventory::Node;
@@ -23,59 +23,165 @@ pub struct Reach {
     pub credentials: Credentials,
 }
 
-/// More jump hosts than this in front of one machine is taken for a loop.
+/// More jump hosts than this, each in front of the next, is taken for a loop.
 const MAX_DEPTH: usize = 8;
+/// More jump hosts than this on the way to one machine is refused: no real route has that many,
+/// and a configuration written to multiply them must not cost more than this.
+const MAX_HOPS: usize = 32;
 
 /// How to reach `node`; `nodes` is the inventory (for jump hosts that are nodes).
 pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target, PushError> {
-    resolve(node, nodes, config, 0)
+    let mut routes = Routes {
+        owner: &node.name,
+        nodes,
+        config,
+        seen: HashMap::new(),
+    };
+    let (mut target, chain) = routes.node(node)?;
+    target.jumps = routes.route(&chain, 0)?;
+    Ok(target)
 }
 
-fn resolve(
-    node: &Node,
-    nodes: &[Node],
-    config: &SshConfig,
-    depth: usize,
-) -> Result<Target, PushError> {
-    let cfg = config
-        .lookup(&node.address, &node.user)
-        .map_err(|e| unusable(&node.name, e.to_string()))?;
-    let pinned = node
-        .host_key
-        .as_deref()
-        .map(ssh::parse_public_key)
-        .transpose()
-        .map_err(|reason| PushError::PinnedKey {
-            node: node.name.clone(),
-            reason,
-        })?;
-    let port = match (node.port_given, cfg.port) {
-        (false, Some(p)) => p,
-        _ => node.port,
-    };
-    let user = match (node.user_given, &cfg.user) {
-        (false, Some(u)) => u.clone(),
-        _ => node.user.clone(),
-    };
-    let address = cfg
-        .host_name
-        .clone()
-        .unwrap_or_else(|| node.address.clone());
-    let mut target = Target::direct(&node.name, &address, port, &user);
-    target.pinned = pinned;
-    target.identities = match &node.identity {
-        Some(own) => vec![own.clone()],
-        None => identities(cfg.identity_files),
-    };
-    target.identities_only = cfg.identities_only.unwrap_or(false);
-    target.connect_timeout = cfg.connect_timeout;
-    target.keepalive = cfg.server_alive_interval;
-    let chain = match &node.jump {
-        Some(own) => split(own),
-        None => cfg.proxy_jump.unwrap_or_default(),
-    };
-    target.jumps = hops(&node.name, &chain, nodes, config, depth)?;
-    Ok(target)
+/// A jump list and where it was written, for a refusal to point at.
+#[derive(Clone)]
+struct Chain {
+    hops: Vec<String>,
+    written: String,
+}
+
+/// One node's route being worked out: every distinct jump host is looked up once.
+struct Routes<'a> {
+    owner: &'a str,
+    nodes: &'a [Node],
+    config: &'a SshConfig,
+    /// Each jump host as written, reached directly, and its own jump list.
+    seen: HashMap<String, (Target, Chain)>,
+}
+
+impl Routes<'_> {
+    /// `node` reached directly, and the jump list in front of it.
+    fn node(&self, node: &Node) -> Result<(Target, Chain), PushError> {
+        let cfg = self
+            .config
+            .lookup(&node.address, &node.user)
+            .map_err(|e| unusable(self.owner, e.to_string()))?;
+        let pinned = node
+            .host_key
+            .as_deref()
+            .map(ssh::parse_public_key)
+            .transpose()
+            .map_err(|reason| PushError::PinnedKey {
+                node: node.name.clone(),
+                reason,
+            })?;
+        let port = match (node.port_given, cfg.port) {
+            (false, Some(p)) => p,
+            _ => node.port,
+        };
+        let user = match (node.user_given, &cfg.user) {
+            (false, Some(u)) => u.clone(),
+            _ => node.user.clone(),
+        };
+        let address = cfg
+            .host_name
+            .clone()
+            .unwrap_or_else(|| node.address.clone());
+        let mut target = Target::direct(&node.name, &address, port, &user);
+        target.pinned = pinned;
+        target.identities = match &node.identity {
+            Some(own) => vec![own.clone()],
+            None => identities(cfg.identity_files),
+        };
+        target.identities_only = cfg.identities_only.unwrap_or(false);
+        target.connect_timeout = cfg.connect_timeout;
+        target.keepalive = cfg.server_alive_interval;
+        let chain = match &node.jump {
+            Some(own) => Chain {
+                hops: split(own),
+                written: format!("node {}'s --jump", node.name),
+            },
+            None => Chain {
+                hops: cfg.proxy_jump.unwrap_or_default(),
+                written: cfg.proxy_jump_at.unwrap_or_default(),
+            },
+        };
+        Ok((target, chain))
+    }
+
+    /// The hops in front of a machine whose jump list is `chain`, first first. The first hop's
+    /// own jump hosts come before it; a later hop is reached through those before it and its
+    /// own ProxyJump is not read, as OpenSSH chains `-J a,b` (`b` is reached as `ssh -J a b`).
+    fn route(&mut self, chain: &Chain, depth: usize) -> Result<Vec<Target>, PushError> {
+        let Some((first, rest)) = chain.hops.split_first() else {
+            return Ok(Vec::new());
+        };
+        let refuse = |why: String| unusable(self.owner, format!("{}: {why}", chain.written));
+        if depth >= MAX_DEPTH {
+            return Err(refuse(format!(
+                "more than {MAX_DEPTH} jump hosts in a row: do its jump hosts lead back to each other?"
+            )));
+        }
+        let too_many = || refuse(format!("the route has more than {MAX_HOPS} jump hosts"));
+        if chain.hops.len() > MAX_HOPS {
+            return Err(too_many());
+        }
+        let (target, own) = self.hop(first)?;
+        let mut out = self.route(&own, depth + 1)?;
+        out.push(target);
+        for spec in rest {
+            out.push(self.hop(spec)?.0);
+        }
+        if out.len() > MAX_HOPS {
+            return Err(too_many());
+        }
+        Ok(out)
+    }
+
+    /// A jump host as written (`[user@]host[:port]`), reached directly, and its own jump list.
+    fn hop(&mut self, spec: &str) -> Result<(Target, Chain), PushError> {
+        if let Some(seen) = self.seen.get(spec) {
+            return Ok(seen.clone());
+        }
+        let hop = parse_hop(spec).map_err(|reason| unusable(self.owner, reason))?;
+        let as_node = self.nodes.iter().find(|n| {
+            n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
+        });
+        let (mut target, chain) = match as_node {
+            Some(n) => self.node(n)?,
+            None => self.outsider(&hop)?,
+        };
+        if let Some(user) = &hop.user {
+            target.user = user.clone();
+        }
+        if let Some(port) = hop.port {
+            target.port = port;
+        }
+        self.seen
+            .insert(spec.to_string(), (target.clone(), chain.clone()));
+        Ok((target, chain))
+    }
+
+    /// A jump host that is not a node: the configuration says how to reach it.
+    fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
+        let local = std::env::var("USER").unwrap_or_else(|_| "root".into());
+        let cfg = self
+            .config
+            .lookup(&hop.host, hop.user.as_deref().unwrap_or(&local))
+            .map_err(|e| unusable(self.owner, e.to_string()))?;
+        let address = cfg.host_name.clone().unwrap_or_else(|| hop.host.clone());
+        let user = cfg.user.clone().unwrap_or(local);
+        let mut target = Target::direct(&hop.host, &address, cfg.port.unwrap_or(22), &user);
+        target.is_node = false;
+        target.identities = identities(cfg.identity_files);
+        target.identities_only = cfg.identities_only.unwrap_or(false);
+        target.connect_timeout = cfg.connect_timeout;
+        target.keepalive = cfg.server_alive_interval;
+        let chain = Chain {
+            hops: cfg.proxy_jump.unwrap_or_default(),
+            written: cfg.proxy_jump_at.unwrap_or_default(),
+        };
+        Ok((target, chain))
+    }
 }
 
 /// The configuration's key files, else OpenSSH's defaults.
@@ -95,76 +201,6 @@ pub fn split(chain: &str) -> Vec<String> {
         .filter(|h| !h.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// The hops in front of `owner`, first first. The first hop's own jump hosts come before it;
-/// later hops are reached through those before them, as OpenSSH chains `-J a,b`.
-fn hops(
-    owner: &str,
-    chain: &[String],
-    nodes: &[Node],
-    config: &SshConfig,
-    depth: usize,
-) -> Result<Vec<Target>, PushError> {
-    if chain.is_empty() {
-        return Ok(Vec::new());
-    }
-    if depth >= MAX_DEPTH {
-        return Err(unusable(
-            owner,
-            format!(
-                "more than {MAX_DEPTH} jump hosts in a row: do its jump hosts lead back to each other?"
-            ),
-        ));
-    }
-    let mut out = Vec::new();
-    for (i, spec) in chain.iter().enumerate() {
-        let hop = parse_hop(spec).map_err(|reason| unusable(owner, reason))?;
-        let as_node = nodes.iter().find(|n| {
-            n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
-        });
-        let mut target = match as_node {
-            Some(n) => resolve(n, nodes, config, depth + 1)?,
-            None => outsider(owner, &hop, nodes, config, depth)?,
-        };
-        if let Some(user) = &hop.user {
-            target.user = user.clone();
-        }
-        if let Some(port) = hop.port {
-            target.port = port;
-        }
-        let before = std::mem::take(&mut target.jumps);
-        if i == 0 {
-            out.extend(before);
-        }
-        out.push(target);
-    }
-    Ok(out)
-}
-
-/// A jump host that is not a node: the configuration says how to reach it.
-fn outsider(
-    owner: &str,
-    hop: &Hop,
-    nodes: &[Node],
-    config: &SshConfig,
-    depth: usize,
-) -> Result<Target, PushError> {
-    let local = std::env::var("USER").unwrap_or_else(|_| "root".into());
-    let cfg = config
-        .lookup(&hop.host, hop.user.as_deref().unwrap_or(&local))
-        .map_err(|e| unusable(owner, e.to_string()))?;
-    let address = cfg.host_name.clone().unwrap_or_else(|| hop.host.clone());
-    let user = cfg.user.clone().unwrap_or(local);
-    let mut target = Target::direct(&hop.host, &address, cfg.port.unwrap_or(22), &user);
-    target.is_node = false;
-    target.identities = identities(cfg.identity_files);
-    target.identities_only = cfg.identities_only.unwrap_or(false);
-    target.connect_timeout = cfg.connect_timeout;
-    target.keepalive = cfg.server_alive_interval;
-    let chain = cfg.proxy_jump.unwrap_or_default();
-    target.jumps = hops(owner, &chain, nodes, config, depth + 1)?;
-    Ok(target)
 }
 
 #[derive(Debug, PartialEq)]
@@ -304,6 +340,56 @@ mod tests {
             .unwrap();
         let e = target(&Node::new("n", "a"), &[], &config).unwrap_err();
         assert_eq!(e.kind(), "config");
-        assert!(e.to_string().contains("lead back"), "{e}");
+        let e = e.to_string();
+        assert!(e.contains("lead back") && e.contains(": c:"), "{e}");
+    }
+
+    /// Eight levels of `Host lN / ProxyJump lN+1,lN+1,...` (`repeat` times each).
+    fn levels(repeat: usize) -> SshConfig {
+        let mut text = String::new();
+        for level in 0..7 {
+            let next = format!("l{}", level + 1);
+            text += &format!(
+                "Host l{level}\n  ProxyJump {}\n",
+                vec![next; repeat].join(",")
+            );
+        }
+        text += "Host l7\n  HostName 192.0.2.7\n";
+        let mut config = SshConfig::default();
+        config.add(Path::new("c"), &text).unwrap();
+        config
+    }
+
+    #[test]
+    fn a_configuration_that_multiplies_its_jump_hosts_is_resolved_once_per_hop_and_capped() {
+        let start = std::time::Instant::now();
+        // each level's later hops are not followed (OpenSSH reads only the first hop's
+        // ProxyJump): 3 + 3 * 6 hops
+        let t = target(&Node::new("n", "l0"), &[], &levels(3)).unwrap();
+        assert_eq!(t.jumps.len(), 21);
+        assert_eq!(t.jumps[0].address, "192.0.2.7");
+        // 20 repeats: hours of work before; now refused at once, naming the line
+        let e = target(&Node::new("n", "l0"), &[], &levels(20))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("more than 32 jump hosts") && e.contains(": c:"),
+            "{e}"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_later_hops_own_proxyjump_is_not_read_as_openssh_does() {
+        let mut config = SshConfig::default();
+        config
+            .add(
+                Path::new("c"),
+                "Host tgt\n ProxyJump gw,bee\nHost bee\n HostName 192.0.2.2\n ProxyJump bee\n",
+            )
+            .unwrap();
+        let t = target(&Node::new("n", "tgt"), &[], &config).unwrap();
+        let route: Vec<&str> = t.jumps.iter().map(|h| h.address.as_str()).collect();
+        assert_eq!(route, ["gw", "192.0.2.2"]);
     }
 }

@@ -46,6 +46,8 @@ pub struct HostConfig {
     pub identities_only: Option<bool>,
     /// The jump hosts in order; `Some(empty)` for `ProxyJump none`.
     pub proxy_jump: Option<Vec<String>>,
+    /// Where that ProxyJump is written: `file:line`.
+    pub proxy_jump_at: Option<String>,
     pub connect_timeout: Option<Duration>,
     /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
     pub server_alive_interval: Option<Duration>,
@@ -164,6 +166,7 @@ impl SshConfig {
                     "user" => found.user = Some(first.clone()),
                     "identitiesonly" => found.identities_only = Some(yes(first).map_err(fail)?),
                     "proxyjump" => {
+                        found.proxy_jump_at = Some(format!("{}:{line}", block.path.display()));
                         found.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
                             Vec::new()
                         } else {
