@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use crate::inventory::Node;
-use crate::ssh::config::SshConfig;
+use crate::ssh::config::{HostConfig, SshConfig, Tokens};
 use crate::ssh::{self, Credentials, SshError, Target};
 
 use super::PushError;
@@ -37,7 +37,7 @@ pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target,
         config,
         seen: HashMap::new(),
     };
-    let (mut target, chain) = routes.node(node)?;
+    let (mut target, chain) = routes.node(node, &Hop::default())?;
     target.jumps = routes.route(&chain, 0)?;
     Ok(target)
 }
@@ -59,11 +59,12 @@ struct Routes<'a> {
 }
 
 impl Routes<'_> {
-    /// `node` reached directly, and the jump list in front of it.
-    fn node(&self, node: &Node) -> Result<(Target, Chain), PushError> {
+    /// `node` reached directly (as a jump host, with the user and port `hop` gives), and the
+    /// jump list in front of it.
+    fn node(&self, node: &Node, hop: &Hop) -> Result<(Target, Chain), PushError> {
         let cfg = self
             .config
-            .lookup(&node.address, &node.user)
+            .lookup(&node.address)
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let pinned = node
             .host_key
@@ -74,12 +75,12 @@ impl Routes<'_> {
                 node: node.name.clone(),
                 reason,
             })?;
-        let port = match (node.port_given, cfg.port) {
-            (false, Some(p)) => p,
+        let port = match (hop.port, node.port_given, cfg.port) {
+            (Some(p), _, _) | (None, false, Some(p)) => p,
             _ => node.port,
         };
-        let user = match (node.user_given, &cfg.user) {
-            (false, Some(u)) => u.clone(),
+        let user = match (&hop.user, node.user_given, &cfg.user) {
+            (Some(u), _, _) | (None, false, Some(u)) => u.clone(),
             _ => node.user.clone(),
         };
         let address = cfg
@@ -90,7 +91,7 @@ impl Routes<'_> {
         target.pinned = pinned;
         target.identities = match &node.identity {
             Some(own) => vec![own.clone()],
-            None => identities(cfg.identity_files),
+            None => self.identities(&cfg, &node.address, &target)?,
         };
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
@@ -146,33 +147,59 @@ impl Routes<'_> {
         let as_node = self.nodes.iter().find(|n| {
             n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
         });
-        let (mut target, chain) = match as_node {
-            Some(n) => self.node(n)?,
+        let (target, chain) = match as_node {
+            Some(n) => self.node(n, &hop)?,
             None => self.outsider(&hop)?,
         };
-        if let Some(user) = &hop.user {
-            target.user = user.clone();
-        }
-        if let Some(port) = hop.port {
-            target.port = port;
-        }
         self.seen
             .insert(spec.to_string(), (target.clone(), chain.clone()));
         Ok((target, chain))
     }
 
+    /// The configuration's key files for `target` as it is reached (`alias` as given), else
+    /// OpenSSH's defaults.
+    fn identities(
+        &self,
+        cfg: &HostConfig,
+        alias: &str,
+        target: &Target,
+    ) -> Result<Vec<PathBuf>, PushError> {
+        if cfg.identity_files.is_empty() {
+            return Ok(ssh::default_identities());
+        }
+        cfg.identities(Tokens {
+            alias,
+            host: &target.address,
+            user: &target.user,
+            port: target.port,
+        })
+        .map_err(|reason| unusable(self.owner, reason))
+    }
+
     /// A jump host that is not a node: the configuration says how to reach it.
     fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
-        let local = std::env::var("USER").unwrap_or_else(|_| "root".into());
         let cfg = self
             .config
-            .lookup(&hop.host, hop.user.as_deref().unwrap_or(&local))
+            .lookup(&hop.host)
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let address = cfg.host_name.clone().unwrap_or_else(|| hop.host.clone());
-        let user = cfg.user.clone().unwrap_or(local);
-        let mut target = Target::direct(&hop.host, &address, cfg.port.unwrap_or(22), &user);
+        // as `ssh -J user@host:port`: what the hop says wins over the configuration
+        let user = match hop.user.clone().or_else(|| cfg.user.clone()) {
+            Some(user) => user,
+            None => ssh::local_user().ok_or_else(|| {
+                unusable(
+                    self.owner,
+                    format!(
+                        "jump host {}: no user to log in as: neither the hop nor the ssh configuration names one, and the local user name is unknown (USER, LOGNAME, `id -un`)",
+                        hop.host
+                    ),
+                )
+            })?,
+        };
+        let port = hop.port.or(cfg.port).unwrap_or(22);
+        let mut target = Target::direct(&hop.host, &address, port, &user);
         target.is_node = false;
-        target.identities = identities(cfg.identity_files);
+        target.identities = self.identities(&cfg, &hop.host, &target)?;
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
@@ -181,15 +208,6 @@ impl Routes<'_> {
             written: cfg.proxy_jump_at.unwrap_or_default(),
         };
         Ok((target, chain))
-    }
-}
-
-/// The configuration's key files, else OpenSSH's defaults.
-fn identities(configured: Vec<PathBuf>) -> Vec<PathBuf> {
-    if configured.is_empty() {
-        ssh::default_identities()
-    } else {
-        configured
     }
 }
 
@@ -203,7 +221,7 @@ pub fn split(chain: &str) -> Vec<String> {
         .collect()
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 struct Hop {
     user: Option<String>,
     host: String,
@@ -377,6 +395,34 @@ mod tests {
             "{e}"
         );
         assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn identity_files_expand_h_to_the_host_name_and_r_to_the_user_logged_in_as() {
+        let mut config = SshConfig::default();
+        config
+            .add(
+                Path::new("c"),
+                "Host web gw\n  HostName %h.example.org\n  User deploy\n  Port 2200\n\
+                 IdentityFile /k/%h-%r-%%-%n-%p\n",
+            )
+            .unwrap();
+        // as `ssh -l other web`: the inventory's user wins over User, and %r follows it
+        let web = Node {
+            user: "other".into(),
+            port_given: false,
+            jump: Some("ops@gw".into()),
+            ..Node::new("web", "web")
+        };
+        let t = target(&web, &[], &config).unwrap();
+        assert_eq!(
+            t.identities,
+            [PathBuf::from("/k/web.example.org-other-%-web-2200")]
+        );
+        assert_eq!(
+            t.jumps[0].identities,
+            [PathBuf::from("/k/gw.example.org-ops-%-gw-2200")]
+        );
     }
 
     #[test]

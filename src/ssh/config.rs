@@ -41,8 +41,9 @@ pub struct HostConfig {
     pub host_name: Option<String>,
     pub port: Option<u16>,
     pub user: Option<String>,
-    /// Every IdentityFile of every matching block, in order, `~` and `%` tokens expanded.
-    pub identity_files: Vec<PathBuf>,
+    /// Every IdentityFile of every matching block, in order, as written (`none` left out):
+    /// its `%` tokens depend on the connection, see [`HostConfig::identities`].
+    pub identity_files: Vec<Written>,
     pub identities_only: Option<bool>,
     /// The jump hosts in order; `Some(empty)` for `ProxyJump none`.
     pub proxy_jump: Option<Vec<String>>,
@@ -51,6 +52,58 @@ pub struct HostConfig {
     pub connect_timeout: Option<Duration>,
     /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
     pub server_alive_interval: Option<Duration>,
+}
+
+/// A value as written in a file, and where: `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub value: String,
+    pub at: String,
+}
+
+/// What IdentityFile's `%` tokens stand for on one connection, as OpenSSH expands them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tokens<'a> {
+    /// `%n`: the host as given, before HostName.
+    pub alias: &'a str,
+    /// `%h`: the host connected to, after HostName.
+    pub host: &'a str,
+    /// `%r`: the user logged in as (one given on the command line wins over User).
+    pub user: &'a str,
+    /// `%p`.
+    pub port: u16,
+}
+
+impl HostConfig {
+    /// The IdentityFiles with `~/` and the `%` tokens expanded for this connection: `%h`, `%n`,
+    /// `%p`, `%r`, `%d` (home), `%u` (local user), `%i` (local uid) and `%%`. Another token is
+    /// refused naming where it is written, as OpenSSH refuses it.
+    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
+        let home = home()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.identity_files
+            .iter()
+            .map(|written| {
+                let path = match written.value.strip_prefix("~/") {
+                    Some(rest) => format!("{home}/{rest}"),
+                    None => written.value.clone(),
+                };
+                percent(&path, |token| match token {
+                    'h' => Some(tokens.host.to_string()),
+                    'n' => Some(tokens.alias.to_string()),
+                    'p' => Some(tokens.port.to_string()),
+                    'r' => Some(tokens.user.to_string()),
+                    'd' => Some(home.clone()),
+                    'u' => super::local_user(),
+                    'i' => local_uid(),
+                    _ => None,
+                })
+                .map(PathBuf::from)
+                .map_err(|why| format!("{}: IdentityFile {:?}: {why}", written.at, written.value))
+            })
+            .collect()
+    }
 }
 
 /// The parsed files, user's first.
@@ -134,12 +187,10 @@ impl SshConfig {
         Ok(())
     }
 
-    /// What applies to `host` (the name as given, before any HostName), and `remote_user` for
-    /// `%r` in IdentityFile when the configuration does not name one.
-    pub fn lookup(&self, host: &str, remote_user: &str) -> Result<HostConfig, ConfigError> {
+    /// What applies to `host` (the name as given, before any HostName).
+    pub fn lookup(&self, host: &str) -> Result<HostConfig, ConfigError> {
         let mut found = HostConfig::default();
         let mut seen = std::collections::BTreeSet::new();
-        let mut identities = Vec::new();
         for block in self.blocks.iter().filter(|b| b.applies_to(host)) {
             for (line, keyword, args) in &block.lines {
                 let fail = |reason: String| ConfigError {
@@ -154,14 +205,23 @@ impl SshConfig {
                     return Err(fail(format!("{keyword} without a value")));
                 };
                 if keyword == "identityfile" {
-                    identities.push(first.clone());
+                    if !first.eq_ignore_ascii_case("none") {
+                        found.identity_files.push(Written {
+                            value: first.clone(),
+                            at: format!("{}:{line}", block.path.display()),
+                        });
+                    }
                     continue;
                 }
                 if !seen.insert(keyword.clone()) {
                     continue;
                 }
                 match keyword.as_str() {
-                    "hostname" => found.host_name = Some(first.replace("%h", host)),
+                    "hostname" => {
+                        let name = percent(first, |t| (t == 'h').then(|| host.to_string()));
+                        found.host_name =
+                            Some(name.map_err(|why| fail(format!("HostName: {why}")))?)
+                    }
                     "port" => found.port = Some(number(first).map_err(fail)?),
                     "user" => found.user = Some(first.clone()),
                     "identitiesonly" => found.identities_only = Some(yes(first).map_err(fail)?),
@@ -185,12 +245,6 @@ impl SshConfig {
                 }
             }
         }
-        let user = found.user.as_deref().unwrap_or(remote_user);
-        found.identity_files = identities
-            .iter()
-            .filter(|i| !i.eq_ignore_ascii_case("none"))
-            .map(|i| expand(i, host, user))
-            .collect();
         Ok(found)
     }
 }
@@ -343,34 +397,38 @@ fn home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
-/// `~/`, `%d` (home), `%h` (host), `%r` (remote user), `%u` (local user) and `%%`, as OpenSSH
-/// expands IdentityFile.
-fn expand(path: &str, host: &str, remote_user: &str) -> PathBuf {
-    let home = home()
-        .map(|h| h.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let local = std::env::var("USER").unwrap_or_default();
-    let path = match path.strip_prefix("~/") {
-        Some(rest) => format!("{home}/{rest}"),
-        None => path.to_string(),
-    };
+/// `text` with each `%x` replaced by `token(x)` and `%%` by `%`; a token `token` does not know
+/// is refused.
+fn percent(text: &str, token: impl Fn(char) -> Option<String>) -> Result<String, String> {
     let mut out = String::new();
-    let mut chars = path.chars();
+    let mut chars = text.chars();
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
             continue;
         }
         match chars.next() {
-            Some('d') => out.push_str(&home),
-            Some('h') => out.push_str(host),
-            Some('r') => out.push_str(remote_user),
-            Some('u') => out.push_str(&local),
-            Some(other) => out.push(other),
-            None => out.push('%'),
+            Some('%') => out.push('%'),
+            Some(t) => match token(t) {
+                Some(value) => out.push_str(&value),
+                None => {
+                    return Err(format!(
+                        "%{t} is not expanded here, or its value is unknown"
+                    ));
+                }
+            },
+            None => return Err("ends with a lone %".into()),
         }
     }
-    PathBuf::from(out)
+    Ok(out)
+}
+
+/// The operator's uid, for `%i` (the owner of this process's /proc entry).
+fn local_uid() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .ok()
+        .map(|m| m.uid().to_string())
 }
 
 #[cfg(test)]
@@ -392,20 +450,26 @@ mod tests {
             "Host *\n  User admin\n  IdentitiesOnly yes\n  ConnectTimeout 7\n",
         );
         let home = std::env::var("HOME").unwrap();
-        let web = c.lookup("web", "root").unwrap();
+        let web = c.lookup("web").unwrap();
         assert_eq!(web.host_name.as_deref(), Some("192.0.2.7"));
         assert_eq!(web.port, Some(2222));
         assert_eq!(web.user.as_deref(), Some("deploy"));
         assert_eq!(web.identities_only, Some(true));
         assert_eq!(web.connect_timeout, Some(Duration::from_secs(7)));
+        let tokens = Tokens {
+            alias: "web",
+            host: "192.0.2.7",
+            user: "deploy",
+            port: 2222,
+        };
         assert_eq!(
-            web.identity_files,
+            web.identities(tokens).unwrap(),
             vec![
                 PathBuf::from(format!("{home}/.ssh/web")),
                 PathBuf::from("/keys/all deploy")
             ]
         );
-        let other = c.lookup("db", "root").unwrap();
+        let other = c.lookup("db").unwrap();
         assert_eq!(other.host_name, None);
         assert_eq!(other.port, Some(22));
     }
@@ -418,21 +482,15 @@ mod tests {
             "",
         );
         assert_eq!(
-            c.lookup("db.internal", "root").unwrap().proxy_jump,
+            c.lookup("db.internal").unwrap().proxy_jump,
             Some(vec!["bastion".into(), "admin@gw:2200".into()])
         );
+        assert_eq!(c.lookup("secret.internal").unwrap().proxy_jump, None);
         assert_eq!(
-            c.lookup("secret.internal", "root").unwrap().proxy_jump,
-            None
-        );
-        assert_eq!(
-            c.lookup("DB.Internal", "root")
-                .unwrap()
-                .proxy_jump
-                .map(|j| j.len()),
+            c.lookup("DB.Internal").unwrap().proxy_jump.map(|j| j.len()),
             Some(2)
         );
-        let bastion = c.lookup("bastion", "root").unwrap();
+        let bastion = c.lookup("bastion").unwrap();
         assert_eq!(bastion.proxy_jump, Some(vec![]));
         assert_eq!(bastion.host_name.as_deref(), Some("bastion.example.org"));
         assert!(wildcard("web-?", "web-1") && !wildcard("web-?", "web-12"));
@@ -445,7 +503,7 @@ mod tests {
             "User early\nSendEnv\nMatch host web exec \"true\"\n  Port 1\nMatch all\n  Port 2\n",
             "",
         );
-        let web = c.lookup("web", "root").unwrap();
+        let web = c.lookup("web").unwrap();
         assert_eq!(web.user.as_deref(), Some("early"));
         assert_eq!(web.port, Some(2));
     }
@@ -453,12 +511,73 @@ mod tests {
     #[test]
     fn a_bad_value_names_the_file_and_line() {
         let c = config("Host web\n  Port many\n", "");
-        let e = c.lookup("web", "root").unwrap_err().to_string();
+        let e = c.lookup("web").unwrap_err().to_string();
         assert_eq!(e, "user:2: \"many\" is not a number in range");
         let mut bad = SshConfig::default();
         let e = bad.add(Path::new("f"), "Host\n").unwrap_err().to_string();
         assert!(e.starts_with("f:1:"), "{e}");
         assert!(bad.add(Path::new("f"), "User \"x\n").is_err());
+    }
+
+    /// The identity files OpenSSH would offer for `host` (`-l user` if given): `ssh -v` says
+    /// each before it connects (through a ProxyCommand that ends at once, so offline).
+    fn openssh_identities(file: &Path, host: &str, user: Option<&str>) -> Vec<PathBuf> {
+        let mut ssh = std::process::Command::new("ssh");
+        ssh.args(["-v", "-o", "ProxyCommand=true", "-o", "BatchMode=yes", "-F"])
+            .arg(file);
+        if let Some(user) = user {
+            ssh.args(["-l", user]);
+        }
+        let out = ssh.args([host, "true"]).output().unwrap();
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter_map(|l| l.strip_prefix("debug1: identity file "))
+            .filter_map(|l| l.strip_suffix(" type -1"))
+            .filter(|l| !l.ends_with("-cert"))
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    #[test]
+    fn identity_file_tokens_expand_as_openssh_expands_them() {
+        let text = "Host web\n  HostName %h.example.org\n  User deploy\n  Port 2200\n\
+                    IdentityFile /k/%h-%r-%%-%n-%p\n  IdentityFile /k/none\n";
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(&file, text).unwrap();
+        let mut c = SshConfig::default();
+        c.add(&file, text).unwrap();
+        let web = c.lookup("web").unwrap();
+        let host = web.host_name.clone().unwrap();
+        for (given, user) in [(None, "deploy"), (Some("other"), "other")] {
+            let ours = web
+                .identities(Tokens {
+                    alias: "web",
+                    host: &host,
+                    user,
+                    port: 2200,
+                })
+                .unwrap();
+            assert_eq!(ours, openssh_identities(&file, "web", given), "{given:?}");
+            assert_eq!(
+                ours[0],
+                PathBuf::from(format!("/k/web.example.org-{user}-%-web-2200"))
+            );
+        }
+        let odd = config("Host q\n  IdentityFile /k/%x\n", "");
+        let tokens = Tokens {
+            alias: "q",
+            host: "q",
+            user: "root",
+            port: 22,
+        };
+        let e = odd.lookup("q").unwrap().identities(tokens).unwrap_err();
+        assert!(e.starts_with("user:2: IdentityFile \"/k/%x\": %x"), "{e}");
+        let q5 = config("Host q5\n  Hostname %h.example.%%\n", "");
+        assert_eq!(
+            q5.lookup("q5").unwrap().host_name.as_deref(),
+            Some("q5.example.%")
+        );
     }
 
     /// What `ssh -G` says of these ServerAliveInterval values: seconds, or refused.
@@ -476,7 +595,7 @@ mod tests {
             ("1w1w", Some(1209600)),
         ] {
             let c = config(&format!("Host x\n  ServerAliveInterval {value}\n"), "");
-            let got = c.lookup("x", "root").map(|h| h.server_alive_interval);
+            let got = c.lookup("x").map(|h| h.server_alive_interval);
             match seconds {
                 Some(s) => assert_eq!(got.unwrap(), Some(Duration::from_secs(s)), "{value}"),
                 None => {
@@ -486,6 +605,6 @@ mod tests {
             }
         }
         let c = config("Host x\n  ConnectTimeout 0\n", "");
-        assert_eq!(c.lookup("x", "root").unwrap().connect_timeout, None);
+        assert_eq!(c.lookup("x").unwrap().connect_timeout, None);
     }
 }

@@ -13,6 +13,7 @@ pub mod files;
 mod hostkey;
 mod jump;
 pub mod known_hosts;
+mod local;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,6 +25,7 @@ use russh::keys::PublicKey;
 pub use auth::{Credentials, default_identities, load_identity};
 use hostkey::Checker;
 pub use hostkey::{fingerprint, parse_public_key};
+pub use local::local_user;
 
 /// Why talking to a node failed. Every variant names the node.
 #[derive(Debug, thiserror::Error)]
