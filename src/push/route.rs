@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use crate::inventory::Node;
-use crate::ssh::config::{HostConfig, SshConfig, Tokens};
+use crate::ssh::config::{HostConfig, SshConfig, Tokens, Written};
 use crate::ssh::{self, Credentials, SshError, Target};
 
 use super::PushError;
@@ -47,6 +47,19 @@ pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target,
 struct Chain {
     hops: Vec<String>,
     written: String,
+    /// A ProxyCommand the configuration gives instead: refused when the route is followed.
+    command: Option<Written>,
+}
+
+impl Chain {
+    /// The jump list the configuration gives.
+    fn of(cfg: HostConfig) -> Chain {
+        Chain {
+            hops: cfg.proxy_jump.unwrap_or_default(),
+            written: cfg.proxy_jump_at.unwrap_or_default(),
+            command: cfg.proxy_command,
+        }
+    }
 }
 
 /// One node's route being worked out: every distinct jump host is looked up once.
@@ -100,11 +113,9 @@ impl Routes<'_> {
             Some(own) => Chain {
                 hops: split(own),
                 written: format!("node {}'s --jump", node.name),
+                command: None,
             },
-            None => Chain {
-                hops: cfg.proxy_jump.unwrap_or_default(),
-                written: cfg.proxy_jump_at.unwrap_or_default(),
-            },
+            None => Chain::of(cfg),
         };
         Ok((target, chain))
     }
@@ -113,6 +124,15 @@ impl Routes<'_> {
     /// own jump hosts come before it; a later hop is reached through those before it and its
     /// own ProxyJump is not read, as OpenSSH chains `-J a,b` (`b` is reached as `ssh -J a b`).
     fn route(&mut self, chain: &Chain, depth: usize) -> Result<Vec<Target>, PushError> {
+        if let Some(command) = &chain.command {
+            return Err(unusable(
+                self.owner,
+                format!(
+                    "{}: ProxyCommand {}: mesh does not run ProxyCommand; use ProxyJump (or `mesh node set {} --jump HOST`)",
+                    command.at, command.value, self.owner
+                ),
+            ));
+        }
         let Some((first, rest)) = chain.hops.split_first() else {
             return Ok(Vec::new());
         };
@@ -203,11 +223,7 @@ impl Routes<'_> {
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
-        let chain = Chain {
-            hops: cfg.proxy_jump.unwrap_or_default(),
-            written: cfg.proxy_jump_at.unwrap_or_default(),
-        };
-        Ok((target, chain))
+        Ok((target, Chain::of(cfg)))
     }
 }
 
@@ -423,6 +439,54 @@ mod tests {
             t.jumps[0].identities,
             [PathBuf::from("/k/gw.example.org-ops-%-gw-2200")]
         );
+    }
+
+    #[test]
+    fn a_proxycommand_is_refused_naming_its_line_instead_of_connecting_another_way() {
+        let mut config = SshConfig::default();
+        config
+            .add(
+                Path::new("c"),
+                "Host 192.0.2.13\n  ProxyCommand ssh -W %h:%p 192.0.2.11\n  ProxyJump 192.0.2.12\n\
+                 Host gw\n  ProxyCommand nc %h %p\n",
+            )
+            .unwrap();
+        let e = target(&Node::new("n3", "192.0.2.13"), &[], &config).unwrap_err();
+        assert_eq!(e.kind(), "config");
+        let e = e.to_string();
+        assert!(
+            e.contains("c:2: ProxyCommand ssh -W %h:%p 192.0.2.11: mesh does not run ProxyCommand; use ProxyJump"),
+            "{e}"
+        );
+        // the node's own jump wins, as `ssh -J` does; a later hop's ProxyCommand is not read
+        let jumped = Node {
+            jump: Some("192.0.2.12,gw".into()),
+            ..Node::new("n3", "192.0.2.13")
+        };
+        assert_eq!(target(&jumped, &[], &config).unwrap().jumps.len(), 2);
+        let first = Node {
+            jump: Some("gw".into()),
+            ..Node::new("n3", "192.0.2.13")
+        };
+        assert!(target(&first, &[], &config).is_err());
+    }
+
+    #[test]
+    fn a_proxyjump_in_an_included_file_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf_d = dir.path().join("ssh_config.d");
+        std::fs::create_dir(&conf_d).unwrap();
+        std::fs::write(
+            conf_d.join("jump.conf"),
+            "Host 192.0.2.13\n  ProxyJump 192.0.2.11\n",
+        )
+        .unwrap();
+        let mut config = SshConfig::default();
+        let text = format!("Include {}/*.conf\n", conf_d.display());
+        config.add(Path::new("c"), &text).unwrap();
+        let t = target(&Node::new("n3", "192.0.2.13"), &[], &config).unwrap();
+        let route: Vec<&str> = t.jumps.iter().map(|h| h.address.as_str()).collect();
+        assert_eq!(route, ["192.0.2.11"]);
     }
 
     #[test]
