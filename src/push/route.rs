@@ -111,7 +111,11 @@ impl Routes<'_> {
         target.keepalive = cfg.server_alive_interval;
         let chain = match &node.jump {
             Some(own) => Chain {
-                hops: split(own),
+                hops: if is_direct(own) {
+                    Vec::new()
+                } else {
+                    split(own)
+                },
                 written: format!("node {}'s --jump", node.name),
                 command: None,
             },
@@ -278,8 +282,17 @@ fn parse_hop(spec: &str) -> Result<Hop, String> {
     })
 }
 
+/// A node's `--jump none`: connect directly, ignoring the configuration's ProxyJump and
+/// ProxyCommand, as `ssh -J none`.
+pub fn is_direct(jump: &str) -> bool {
+    jump.trim().eq_ignore_ascii_case("none")
+}
+
 /// Checks a `--jump` value as `node add`/`node set` store it.
 pub fn check_jump(chain: &str) -> Result<(), String> {
+    if is_direct(chain) {
+        return Ok(());
+    }
     let hops = split(chain);
     if hops.is_empty() {
         return Err("--jump names no host".into());
@@ -315,6 +328,7 @@ mod tests {
         assert_eq!(parse_hop("fe80::1").unwrap(), hop(None, "fe80::1", None));
         assert!(parse_hop("gw:port").is_err() && parse_hop("@gw").is_err());
         assert!(check_jump(" , ").is_err() && check_jump("a,b:1").is_ok());
+        assert!(check_jump("none").is_ok());
     }
 
     #[test]
@@ -469,6 +483,25 @@ mod tests {
             ..Node::new("n3", "192.0.2.13")
         };
         assert!(target(&first, &[], &config).is_err());
+    }
+
+    #[test]
+    fn jump_none_connects_directly_whatever_the_configuration_says() {
+        let mut config = SshConfig::default();
+        config
+            .add(
+                Path::new("c"),
+                "Host 192.0.2.13\n  ProxyJump 192.0.2.11\nHost 192.0.2.14\n  ProxyCommand nc %h %p\n",
+            )
+            .unwrap();
+        for address in ["192.0.2.13", "192.0.2.14"] {
+            let direct = Node {
+                jump: Some("none".into()),
+                ..Node::new("n", address)
+            };
+            let t = target(&direct, &[], &config).unwrap();
+            assert!(t.jumps.is_empty(), "{address}: {:?}", t.jumps);
+        }
     }
 
     #[test]

@@ -354,3 +354,67 @@ fn a_key_that_differs_from_known_hosts_is_refused_as_changed_naming_both() {
         "{reason}"
     );
 }
+
+#[test]
+fn a_proxyjump_in_a_file_the_system_config_includes_reaches_a_node_the_host_cannot() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let (node1, node3) = (address("node1"), address("node3"));
+    // as Debian's ssh_config: the fleet's settings in a folder it includes
+    let conf_d = ssh.file("system.d");
+    std::fs::create_dir_all(&conf_d).expect("the included folder");
+    std::fs::write(
+        conf_d.join("50-fleet.conf"),
+        format!("Host {node3}\n  ProxyJump root@{node1}\n"),
+    )
+    .expect("an included file");
+    ssh.write(
+        "system_config",
+        &format!(
+            "Include {}/*.conf\nHost *\n  SendEnv LANG\n",
+            conf_d.display()
+        ),
+    );
+    ssh.run(&mesh, &["assign", "motd", "node3"]).ok();
+    on("node3", "rm -f /etc/motd");
+    let pushed = {
+        let _cut = Blackhole::new("node3");
+        ssh.run(
+            &mesh,
+            &["push", "node3", "--connect-timeout", "5", "--json"],
+        )
+        .json()
+    };
+    pushed_motd(&pushed, "node3", "node3");
+}
+
+#[test]
+fn jump_none_connects_directly_ignoring_the_configurations_proxyjump_and_no_jump_clears_it() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node2 = address("node2");
+    ssh.write(
+        "config",
+        &format!("Host {node2}\n  ProxyJump nowhere.invalid\n"),
+    );
+    ssh.run(&mesh, &["assign", "motd", "node2"]).ok();
+    on("node2", "rm -f /etc/motd");
+    let through = ssh.run(&mesh, &["push", "node2", "--json"]).code(2).json();
+    let reason = node_result(&through, "node2")["reason"].to_string();
+    assert!(reason.contains("nowhere.invalid"), "{reason}");
+    ssh.run(&mesh, &["node", "set", "node2", "--jump", "none"])
+        .ok();
+    let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
+    assert!(
+        shown.contains("jump:      none") && !shown.contains(" via "),
+        "{shown}"
+    );
+    let pushed = ssh.run(&mesh, &["push", "node2", "--json"]).ok().json();
+    pushed_motd(&pushed, "node2", "node2");
+    // back to the configuration's ProxyJump: a change, not "nothing to change"
+    ssh.run(&mesh, &["node", "set", "node2", "--no-jump"]).ok();
+    let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
+    assert!(shown.contains("via root@nowhere.invalid:22"), "{shown}");
+}
