@@ -117,7 +117,7 @@ impl KnownHosts {
 
     /// The keys recorded for `host` at `port` (to ask the machine for one of their types).
     pub fn keys_for(&self, host: &str, port: u16) -> Vec<&PublicKey> {
-        let name = name(host, port);
+        let name = written_name(host, port);
         self.entries
             .iter()
             .filter(|e| e.marker == Marker::None && matches(&e.hosts, &name))
@@ -127,7 +127,7 @@ impl KnownHosts {
 
     /// Whether `offered` is the key recorded for `host` at `port`.
     pub fn check(&self, host: &str, port: u16, offered: &PublicKey) -> Verdict {
-        let name = name(host, port);
+        let name = written_name(host, port);
         let same = |e: &&Entry| e.key.key_data() == offered.key_data();
         let mut for_host = self
             .entries
@@ -164,7 +164,7 @@ impl KnownHosts {
 }
 
 /// How a host is written in known_hosts: bare for port 22, else `[host]:port`.
-fn name(host: &str, port: u16) -> String {
+pub(super) fn written_name(host: &str, port: u16) -> String {
     let host = host.to_ascii_lowercase();
     if port == 22 {
         host

@@ -61,7 +61,7 @@ pub enum SshError {
         seen: String,
     },
     #[error(
-        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key and pin it with `mesh node trust {node}`"
+        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {fix}"
     )]
     KeyChanged {
         node: String,
@@ -69,8 +69,13 @@ pub enum SshError {
         recorded_in: String,
         pinned: String,
         seen: String,
+        /// How to record the new key: `mesh node trust` for a node, known_hosts for another
+        /// machine (a jump host that is no node).
+        fix: String,
     },
-    #[error("{node}: host key {seen} is marked @revoked in {place}; refused")]
+    #[error(
+        "{node}: host key {seen} is marked @revoked in {place}; refused: a revoked key is never trusted or pinned"
+    )]
     Revoked {
         node: String,
         seen: String,
@@ -265,12 +270,25 @@ async fn through(
 }
 
 /// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
-/// hosts on the way are connected to fully, their keys checked.
+/// hosts on the way are connected to fully, their keys checked. A key known_hosts marks
+/// `@revoked` is refused, never handed back to be pinned.
 pub async fn scan_host_key(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
 ) -> Result<PublicKey, SshError> {
     let hops = through(target, credentials, timeout).await?;
-    jump::scan(hops.last(), target, credentials, timeout).await
+    let key = jump::scan(hops.last(), target, credentials, timeout).await?;
+    if let known_hosts::Verdict::Revoked { place } =
+        credentials
+            .known_hosts
+            .check(&target.address, target.port, &key)
+    {
+        return Err(SshError::Revoked {
+            node: target.node.clone(),
+            seen: fingerprint(&key),
+            place,
+        });
+    }
+    Ok(key)
 }

@@ -257,6 +257,11 @@ fn a_jump_host_whose_key_is_not_the_recorded_one_is_refused_naming_the_hop() {
     let run = ssh.run(&mesh, &["push", "node2", "--json"]);
     let reason = refused_as_changed(run, "node2", &recorded, &offered);
     assert!(reason.contains("jump host jumpbox"), "{reason}");
+    // jumpbox is no node: `mesh node trust jumpbox` would fail, known_hosts is what to fix
+    assert!(
+        !reason.contains("node trust") && reason.contains("replace the line"),
+        "{reason}"
+    );
 }
 
 /// The push refused `node` as a changed host key naming both keys' fingerprints; its reason.
@@ -417,4 +422,31 @@ fn jump_none_connects_directly_ignoring_the_configurations_proxyjump_and_no_jump
     ssh.run(&mesh, &["node", "set", "node2", "--no-jump"]).ok();
     let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
     assert!(shown.contains("via root@nowhere.invalid:22"), "{shown}");
+}
+
+#[test]
+fn node_trust_refuses_a_key_known_hosts_marks_revoked() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node3 = address("node3");
+    let revoked: String = ["ed25519", "ecdsa", "rsa"]
+        .iter()
+        .map(|kind| format!("@revoked {node3} {}\n", host_key("node3", kind)))
+        .collect();
+    ssh.write("known_hosts", &format!("# compromised\n{revoked}"));
+    let seen = fingerprint(&host_key("node3", "ed25519"));
+    let before = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
+    let refused = ssh.run(&mesh, &["node", "trust", "node3", "--fingerprint", &seen]);
+    assert_ne!(refused.status, 0, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("@revoked")
+            && refused
+                .stderr
+                .contains(&format!("{}:", ssh.file("known_hosts").display())),
+        "{}",
+        refused.stderr
+    );
+    let after = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
+    assert_eq!(before, after, "nothing was pinned");
 }
