@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use russh::client;
 use russh::keys::{Algorithm, HashAlg, PublicKey, PublicKeyOrCertificate};
 
-use super::known_hosts::{self, KnownHosts, Verdict};
+use super::known_hosts::{KnownHosts, Verdict};
 use super::{SshError, Target};
 
 /// Checks the key a machine offers, and remembers it so a refusal can name it.
@@ -53,27 +53,18 @@ pub(super) fn explain(
             source: error,
         };
     };
-    let trust = format!("pin it with `mesh node trust {node}`");
     if let Some(pinned) = &target.pinned {
         return SshError::KeyChanged {
             node,
             recorded_in: "the inventory's pin".into(),
             pinned: fingerprint(pinned),
             seen: fingerprint(&seen),
-            fix: trust,
+            is_node: target.is_node,
         };
     }
     match known.check(&target.address, target.port, &seen) {
         Verdict::Changed { recorded, place } => SshError::KeyChanged {
-            fix: if target.is_node {
-                trust
-            } else {
-                // a machine that is no node cannot be `node trust`ed: known_hosts is its record
-                format!(
-                    "replace the line {place} of known_hosts with it (`ssh-keygen -R {}` removes the old one)",
-                    known_hosts::written_name(&target.address, target.port)
-                )
-            },
+            is_node: target.is_node,
             node,
             recorded_in: format!("known_hosts ({place})"),
             pinned: fingerprint(&recorded),

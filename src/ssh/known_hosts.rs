@@ -164,7 +164,7 @@ impl KnownHosts {
 }
 
 /// How a host is written in known_hosts: bare for port 22, else `[host]:port`.
-pub(super) fn written_name(host: &str, port: u16) -> String {
+fn written_name(host: &str, port: u16) -> String {
     let host = host.to_ascii_lowercase();
     if port == 22 {
         host

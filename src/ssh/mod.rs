@@ -61,7 +61,10 @@ pub enum SshError {
         seen: String,
     },
     #[error(
-        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {fix}"
+        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {}",
+        if *is_node { format!("pin it with `mesh node trust {node}`") } else {
+            "put it in place of that known_hosts line (`ssh-keygen -R HOST` removes the old one)".into()
+        }
     )]
     KeyChanged {
         node: String,
@@ -69,9 +72,9 @@ pub enum SshError {
         recorded_in: String,
         pinned: String,
         seen: String,
-        /// How to record the new key: `mesh node trust` for a node, known_hosts for another
-        /// machine (a jump host that is no node).
-        fix: String,
+        /// Whether `mesh node trust` records a new key; known_hosts does for another machine
+        /// (a jump host that is no node).
+        is_node: bool,
     },
     #[error(
         "{node}: host key {seen} is marked @revoked in {place}; refused: a revoked key is never trusted or pinned"

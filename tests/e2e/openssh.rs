@@ -259,7 +259,7 @@ fn a_jump_host_whose_key_is_not_the_recorded_one_is_refused_naming_the_hop() {
     assert!(reason.contains("jump host jumpbox"), "{reason}");
     // jumpbox is no node: `mesh node trust jumpbox` would fail, known_hosts is what to fix
     assert!(
-        !reason.contains("node trust") && reason.contains("replace the line"),
+        !reason.contains("node trust") && reason.contains("known_hosts line"),
         "{reason}"
     );
 }
