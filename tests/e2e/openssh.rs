@@ -450,3 +450,48 @@ fn node_trust_refuses_a_key_known_hosts_marks_revoked() {
     let after = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
     assert_eq!(before, after, "nothing was pinned");
 }
+
+#[test]
+fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node1 = address("node1");
+    let me = Command::new("id").arg("-un").output().expect("id runs");
+    let me = String::from_utf8_lossy(&me.stdout).trim().to_string();
+    // the jump host's key is found only if %u is the local user's name; it names no User
+    std::fs::copy(
+        lab_state().join("id_ed25519"),
+        ssh.file(&format!("{me}.key")),
+    )
+    .expect("the lab key, under the local user's name");
+    ssh.write(
+        "config",
+        &format!(
+            "Host gw\n  HostName {node1}\n  IdentityFile {}/%u.key\n",
+            ssh.file("").display()
+        ),
+    );
+    ssh.write(
+        "known_hosts",
+        &format!("{node1} {}\n", host_key("node1", "ed25519")),
+    );
+    ssh.run(&mesh, &["node", "set", "node2", "--jump", "gw"])
+        .ok();
+    ssh.run(&mesh, &["assign", "motd", "node2"]).ok();
+    on("node2", "rm -f /etc/motd");
+    let out = mesh
+        .command(&["push", "node2", "--json"])
+        .env("HOME", ssh.home.path())
+        .env("MESH_SSH_SYSTEM_CONFIG", ssh.file("system_config"))
+        .env(
+            "MESH_SSH_SYSTEM_KNOWN_HOSTS",
+            ssh.file("system_known_hosts"),
+        )
+        .env_remove("USER")
+        .env_remove("LOGNAME")
+        .output()
+        .expect("mesh runs");
+    let pushed = Run::from(out).json();
+    pushed_motd(&pushed, "node2", "node2");
+}
