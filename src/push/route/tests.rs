@@ -24,14 +24,10 @@ fn hops_are_parsed_in_every_form() {
 
 #[test]
 fn the_inventory_wins_and_the_configuration_fills_in_with_jumps_as_nodes() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host web\n HostName 192.0.2.5\n Port 2222\n User ops\n ProxyJump gate,bastion:2200\n\
+    let config = read(
+        "Host web\n HostName 192.0.2.5\n Port 2222\n User ops\n ProxyJump gate,bastion:2200\n\
              Host gate\n HostName 192.0.2.1\n ProxyJump outer\n Host bastion\n ProxyJump never\n",
-        )
-        .unwrap();
+    );
     let bastion = Node {
         port: 22,
         ..Node::new("bastion", "192.0.2.9")
@@ -70,17 +66,23 @@ fn the_inventory_wins_and_the_configuration_fills_in_with_jumps_as_nodes() {
 
 #[test]
 fn jump_hosts_that_lead_back_to_each_other_are_refused() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host a\n ProxyJump b\nHost b\n ProxyJump a\n",
-        )
-        .unwrap();
+    let config = read("Host a\n ProxyJump b\nHost b\n ProxyJump a\n");
     let e = target(&Node::new("n", "a"), &[], &config).unwrap_err();
     assert_eq!(e.kind(), "config");
     let e = e.to_string();
     assert!(e.contains("lead back") && e.contains(": c:"), "{e}");
+}
+
+/// Where each hop of the route connects to, first first.
+fn addresses(t: &Target) -> Vec<&str> {
+    t.jumps.iter().map(|h| h.address.as_str()).collect()
+}
+
+/// A configuration read from a file called `c`.
+fn read(text: &str) -> SshConfig {
+    let mut config = SshConfig::default();
+    config.add(Path::new("c"), text).unwrap();
+    config
 }
 
 /// Eight levels of `Host lN / ProxyJump lN+1,lN+1,...` (`repeat` times each).
@@ -94,9 +96,7 @@ fn levels(repeat: usize) -> SshConfig {
         );
     }
     text += "Host l7\n  HostName 192.0.2.7\n";
-    let mut config = SshConfig::default();
-    config.add(Path::new("c"), &text).unwrap();
-    config
+    read(&text)
 }
 
 #[test]
@@ -120,14 +120,10 @@ fn a_configuration_that_multiplies_its_jump_hosts_is_resolved_once_per_hop_and_c
 
 #[test]
 fn identity_files_expand_h_to_the_host_name_and_r_to_the_user_logged_in_as() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host web gw\n  HostName %h.example.org\n  User deploy\n  Port 2200\n\
+    let config = read(
+        "Host web gw\n  HostName %h.example.org\n  User deploy\n  Port 2200\n\
              IdentityFile /k/%h-%r-%%-%n-%p\n",
-        )
-        .unwrap();
+    );
     // as `ssh -l other web`: the inventory's user wins over User, and %r follows it
     let web = Node {
         user: "other".into(),
@@ -148,14 +144,10 @@ fn identity_files_expand_h_to_the_host_name_and_r_to_the_user_logged_in_as() {
 
 #[test]
 fn a_proxycommand_is_refused_naming_its_line_instead_of_connecting_another_way() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host 192.0.2.13\n  ProxyCommand ssh -W %h:%p 192.0.2.11\n  ProxyJump 192.0.2.12\n\
+    let config = read(
+        "Host 192.0.2.13\n  ProxyCommand ssh -W %h:%p 192.0.2.11\n  ProxyJump 192.0.2.12\n\
              Host gw\n  ProxyCommand nc %h %p\n",
-        )
-        .unwrap();
+    );
     let e = target(&Node::new("n3", "192.0.2.13"), &[], &config).unwrap_err();
     assert_eq!(e.kind(), "config");
     let e = e.to_string();
@@ -178,13 +170,8 @@ fn a_proxycommand_is_refused_naming_its_line_instead_of_connecting_another_way()
 
 #[test]
 fn jump_none_connects_directly_whatever_the_configuration_says() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host 192.0.2.13\n  ProxyJump 192.0.2.11\nHost 192.0.2.14\n  ProxyCommand nc %h %p\n",
-        )
-        .unwrap();
+    let config =
+        read("Host 192.0.2.13\n  ProxyJump 192.0.2.11\nHost 192.0.2.14\n  ProxyCommand nc %h %p\n");
     for address in ["192.0.2.13", "192.0.2.14"] {
         let direct = Node {
             jump: Some("none".into()),
@@ -205,24 +192,15 @@ fn a_proxyjump_in_an_included_file_is_followed() {
         "Host 192.0.2.13\n  ProxyJump 192.0.2.11\n",
     )
     .unwrap();
-    let mut config = SshConfig::default();
-    let text = format!("Include {}/*.conf\n", conf_d.display());
-    config.add(Path::new("c"), &text).unwrap();
+    let config = read(&format!("Include {}/*.conf\n", conf_d.display()));
     let t = target(&Node::new("n3", "192.0.2.13"), &[], &config).unwrap();
-    let route: Vec<&str> = t.jumps.iter().map(|h| h.address.as_str()).collect();
-    assert_eq!(route, ["192.0.2.11"]);
+    assert_eq!(addresses(&t), ["192.0.2.11"]);
 }
 
 #[test]
 fn a_later_hops_own_proxyjump_is_not_read_as_openssh_does() {
-    let mut config = SshConfig::default();
-    config
-        .add(
-            Path::new("c"),
-            "Host tgt\n ProxyJump gw,bee\nHost bee\n HostName 192.0.2.2\n ProxyJump bee\n",
-        )
-        .unwrap();
+    let config =
+        read("Host tgt\n ProxyJump gw,bee\nHost bee\n HostName 192.0.2.2\n ProxyJump bee\n");
     let t = target(&Node::new("n", "tgt"), &[], &config).unwrap();
-    let route: Vec<&str> = t.jumps.iter().map(|h| h.address.as_str()).collect();
-    assert_eq!(route, ["gw", "192.0.2.2"]);
+    assert_eq!(addresses(&t), ["gw", "192.0.2.2"]);
 }
