@@ -425,7 +425,7 @@ fn jump_none_connects_directly_ignoring_the_configurations_proxyjump_and_no_jump
 }
 
 #[test]
-fn node_trust_refuses_a_key_known_hosts_marks_revoked() {
+fn a_key_known_hosts_marks_revoked_is_refused_pinned_or_not_and_never_pinned_by_trust() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
     let ssh = Openssh::new();
@@ -436,6 +436,14 @@ fn node_trust_refuses_a_key_known_hosts_marks_revoked() {
         .collect();
     ssh.write("known_hosts", &format!("# compromised\n{revoked}"));
     let seen = fingerprint(&host_key("node3", "ed25519"));
+    // pinned or not, a revoked key is refused
+    let pushed = ssh.run(&mesh, &["push", "node3", "--json"]).code(2).json();
+    let refused = node_result(&pushed, "node3");
+    assert_eq!(refused["kind"], "host-key", "{refused}");
+    assert!(
+        refused["reason"].to_string().contains("@revoked"),
+        "{refused}"
+    );
     let before = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
     let refused = ssh.run(&mesh, &["node", "trust", "node3", "--fingerprint", &seen]);
     assert_ne!(refused.status, 0, "{}", refused.stdout);
