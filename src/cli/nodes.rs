@@ -80,7 +80,8 @@ pub(crate) struct AddArgs {
     #[arg(long, default_value = crate::inventory::DEFAULT_ROOT, value_name = "DIR")]
     root: String,
     /// Reach it through jump hosts, first first: `[USER@]HOST[:PORT][,HOST2…]` (a HOST that is
-    /// a node is reached as that node) [default: the ssh configuration's ProxyJump].
+    /// a node is reached as that node); `none` connects directly, ignoring the ssh
+    /// configuration's ProxyJump [default: the ssh configuration's ProxyJump].
     #[arg(long, value_name = "HOSTS")]
     jump: Option<String>,
 }

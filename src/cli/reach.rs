@@ -23,7 +23,7 @@ pub(crate) fn reach(nodes: &[&Node], all: &[Node]) -> Result<(Reach, BTreeMap<St
         targets: BTreeMap::new(),
         credentials: Credentials {
             agent: true,
-            known_hosts: Arc::new(KnownHosts::load()),
+            known_hosts: Arc::new(KnownHosts::load()?),
             ..Credentials::default()
         },
     };

@@ -73,7 +73,7 @@ impl OperatorKey {
 
 /// The key at `path`; `None` when there is none.
 fn read(path: &Path) -> Result<Option<Identity>, InventoryError> {
-    match std::fs::read_to_string(path) {
+    match crate::ssh::files::read_text(path) {
         Ok(text) => {
             Identity::from_str(text.trim())
                 .map(Some)
@@ -82,10 +82,10 @@ fn read(path: &Path) -> Result<Option<Identity>, InventoryError> {
                     why: format!("it is not an age identity ({e})"),
                 })
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.is_missing() => Ok(None),
         Err(e) => Err(InventoryError::OperatorKey {
             path: path.to_path_buf(),
-            why: e.to_string(),
+            why: e.reason(),
         }),
     }
 }

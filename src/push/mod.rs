@@ -54,9 +54,9 @@ pub enum PushError {
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
-        "{node}: did not finish within {seconds} s (--timeout) while {step}; on the machine the \
-         helper ends the step it was running and lets go of its lock; push again once the cause \
-         is fixed"
+        "{node}: did not finish within {seconds} s (--timeout) while {step}; {after}; push again \
+         once the cause is fixed",
+        after = after_timeout(step)
     )]
     Timeout {
         node: String,
@@ -75,6 +75,15 @@ pub enum PushError {
     /// assignment that waited now takes part) and refused then: nothing was sent to it.
     #[error("{node}: refused after its providers were pushed, nothing was sent to it: {problems}")]
     Refused { node: String, problems: String },
+}
+
+/// What an overrun left on the machine: only while applying did a helper run there.
+fn after_timeout(step: &str) -> &'static str {
+    if step == Event::Applying(String::new()).step() {
+        "on the machine the helper ends the step it was running and lets go of its lock"
+    } else {
+        "no helper ran on the machine, so nothing was applied there"
+    }
 }
 
 impl PushError {
@@ -400,5 +409,25 @@ mod tests {
         // a helper that said nothing readable is still a failure, with its own words
         let e = record_refusal("web1".into(), EXIT_RECORD_UNREADABLE, b"", b"oops");
         assert!(matches!(e, PushError::Helper { .. }) && e.to_string().contains("oops"));
+    }
+
+    #[test]
+    fn an_overrun_says_a_helper_ends_its_step_only_when_one_ran() {
+        let overrun = |step| {
+            PushError::Timeout {
+                node: "web1".into(),
+                seconds: 5,
+                step,
+            }
+            .to_string()
+        };
+        for step in ["waiting", "connecting", "uploading the helper"] {
+            let said = overrun(step);
+            assert!(
+                said.contains("no helper ran") && !said.contains("the helper ends"),
+                "{said}"
+            );
+        }
+        assert!(overrun("applying").contains("the helper ends the step it was running"));
     }
 }

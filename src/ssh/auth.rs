@@ -25,7 +25,7 @@ pub struct Credentials {
     pub known_hosts: Arc<KnownHosts>,
 }
 
-/// Loads a private key file; an encrypted one asks for its passphrase on a terminal and is refused
+/// Loads a private key file (read as [`super::files::read_text`] reads); an encrypted one asks for its passphrase on a terminal and is refused
 /// clearly without one.
 pub fn load_identity(node: &str, path: &Path) -> Result<PrivateKey, SshError> {
     let fail = |reason: String| SshError::Identity {
@@ -33,7 +33,8 @@ pub fn load_identity(node: &str, path: &Path) -> Result<PrivateKey, SshError> {
         path: path.to_path_buf(),
         reason,
     };
-    match russh::keys::load_secret_key(path, None) {
+    let text = super::files::read_text(path).map_err(|e| fail(e.reason()))?;
+    match russh::keys::decode_secret_key(&text, None) {
         Ok(k) => Ok(k),
         Err(russh::keys::Error::KeyIsEncrypted) => {
             if !std::io::stdin().is_terminal() {
@@ -44,7 +45,7 @@ pub fn load_identity(node: &str, path: &Path) -> Result<PrivateKey, SshError> {
             let prompt = format!("Passphrase for {}: ", path.display());
             let pass = rpassword::prompt_password(prompt)
                 .map_err(|e| fail(format!("cannot read the passphrase: {e}")))?;
-            russh::keys::load_secret_key(path, Some(&pass))
+            russh::keys::decode_secret_key(&text, Some(&pass))
                 .map_err(|e| fail(format!("cannot be opened: {e}")))
         }
         Err(e) => Err(fail(format!("cannot be read: {e}"))),

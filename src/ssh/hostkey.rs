@@ -31,9 +31,12 @@ impl client::Handler for Checker {
         if let Ok(mut seen) = self.seen.lock() {
             *seen = Some(key.clone());
         }
+        // a key known_hosts revokes is refused even where it is the pinned one
+        let verdict = self.known.check(&self.host, self.port, key);
         Ok(match &self.pinned {
+            _ if matches!(verdict, Verdict::Revoked { .. }) => false,
             Some(pinned) => pinned.key_data() == key.key_data(),
-            None => self.known.check(&self.host, self.port, key) == Verdict::Known,
+            None => verdict == Verdict::Known,
         })
     }
 }
@@ -53,31 +56,35 @@ pub(super) fn explain(
             source: error,
         };
     };
-    if let Some(pinned) = &target.pinned {
-        return SshError::KeyChanged {
+    // a revoked key is named as that first, even where another key is pinned
+    match (
+        known.check(&target.address, target.port, &seen),
+        &target.pinned,
+    ) {
+        (Verdict::Revoked { place }, _) => SshError::Revoked {
+            node,
+            seen: fingerprint(&seen),
+            place,
+        },
+        (_, Some(pinned)) => SshError::KeyChanged {
             node,
             recorded_in: "the inventory's pin".into(),
             pinned: fingerprint(pinned),
             seen: fingerprint(&seen),
-        };
-    }
-    match known.check(&target.address, target.port, &seen) {
-        Verdict::Changed { recorded, place } => SshError::KeyChanged {
+            is_node: target.is_node,
+        },
+        (Verdict::Changed { recorded, place }, None) => SshError::KeyChanged {
+            is_node: target.is_node,
             node,
             recorded_in: format!("known_hosts ({place})"),
             pinned: fingerprint(&recorded),
             seen: fingerprint(&seen),
         },
-        Verdict::Revoked { place } => SshError::Revoked {
-            node,
-            seen: fingerprint(&seen),
-            place,
-        },
-        Verdict::Unknown | Verdict::Known if target.is_node => SshError::NotPinned {
+        (Verdict::Unknown | Verdict::Known, None) if target.is_node => SshError::NotPinned {
             node,
             seen: fingerprint(&seen),
         },
-        Verdict::Unknown | Verdict::Known => SshError::NotKnown {
+        (Verdict::Unknown | Verdict::Known, None) => SshError::NotKnown {
             node,
             address: format!("{}:{}", target.address, target.port),
             seen: fingerprint(&seen),

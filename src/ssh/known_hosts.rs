@@ -15,6 +15,7 @@ use russh::keys::PublicKey;
 use sha1::Sha1;
 
 use super::config::wildcard;
+use super::files::{FileError, read_text};
 
 /// What the files say of the key a machine offered.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,9 +56,9 @@ pub struct KnownHosts {
 
 impl KnownHosts {
     /// The operator's files (`MESH_SSH_KNOWN_HOSTS` and `MESH_SSH_SYSTEM_KNOWN_HOSTS`, one path
-    /// each, stand in for the user's and the system's pair). Files that are not there, or cannot
-    /// be read, hold nothing.
-    pub fn load() -> KnownHosts {
+    /// each, stand in for the user's and the system's pair). Files that are not there hold
+    /// nothing; one that is there but cannot be read (a FIFO, a device, too large) is refused.
+    pub fn load() -> Result<KnownHosts, FileError> {
         let user: Vec<PathBuf> = match std::env::var_os("MESH_SSH_KNOWN_HOSTS") {
             Some(p) => vec![p.into()],
             None => std::env::var_os("HOME")
@@ -74,11 +75,13 @@ impl KnownHosts {
         };
         let mut known = KnownHosts::default();
         for path in user.iter().chain(&system) {
-            if let Ok(text) = std::fs::read_to_string(path) {
-                known.add(path, &text);
+            match read_text(path) {
+                Ok(text) => known.add(path, &text),
+                Err(e) if e.is_missing() => {}
+                Err(e) => return Err(e),
             }
         }
-        known
+        Ok(known)
     }
 
     /// Reads one more file's text. A line that cannot be read is skipped, as OpenSSH does.
@@ -114,7 +117,7 @@ impl KnownHosts {
 
     /// The keys recorded for `host` at `port` (to ask the machine for one of their types).
     pub fn keys_for(&self, host: &str, port: u16) -> Vec<&PublicKey> {
-        let name = name(host, port);
+        let name = written_name(host, port);
         self.entries
             .iter()
             .filter(|e| e.marker == Marker::None && matches(&e.hosts, &name))
@@ -124,7 +127,7 @@ impl KnownHosts {
 
     /// Whether `offered` is the key recorded for `host` at `port`.
     pub fn check(&self, host: &str, port: u16, offered: &PublicKey) -> Verdict {
-        let name = name(host, port);
+        let name = written_name(host, port);
         let same = |e: &&Entry| e.key.key_data() == offered.key_data();
         let mut for_host = self
             .entries
@@ -161,7 +164,7 @@ impl KnownHosts {
 }
 
 /// How a host is written in known_hosts: bare for port 22, else `[host]:port`.
-fn name(host: &str, port: u16) -> String {
+fn written_name(host: &str, port: u16) -> String {
     let host = host.to_ascii_lowercase();
     if port == 22 {
         host

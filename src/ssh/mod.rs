@@ -9,9 +9,11 @@
 
 mod auth;
 pub mod config;
+pub mod files;
 mod hostkey;
 mod jump;
 pub mod known_hosts;
+mod local;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +25,7 @@ use russh::keys::PublicKey;
 pub use auth::{Credentials, default_identities, load_identity};
 use hostkey::Checker;
 pub use hostkey::{fingerprint, parse_public_key};
+pub use local::local_user;
 
 /// Why talking to a node failed. Every variant names the node.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +61,10 @@ pub enum SshError {
         seen: String,
     },
     #[error(
-        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key and pin it with `mesh node trust {node}`"
+        "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {}",
+        if *is_node { format!("pin it with `mesh node trust {node}`") } else {
+            "put it in place of that known_hosts line (`ssh-keygen -R HOST` removes the old one)".into()
+        }
     )]
     KeyChanged {
         node: String,
@@ -66,8 +72,13 @@ pub enum SshError {
         recorded_in: String,
         pinned: String,
         seen: String,
+        /// Whether `mesh node trust` records a new key; known_hosts does for another machine
+        /// (a jump host that is no node).
+        is_node: bool,
     },
-    #[error("{node}: host key {seen} is marked @revoked in {place}; refused")]
+    #[error(
+        "{node}: host key {seen} is marked @revoked in {place}; refused: a revoked key is never trusted or pinned"
+    )]
     Revoked {
         node: String,
         seen: String,
@@ -262,12 +273,25 @@ async fn through(
 }
 
 /// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
-/// hosts on the way are connected to fully, their keys checked.
+/// hosts on the way are connected to fully, their keys checked. A key known_hosts marks
+/// `@revoked` is refused, never handed back to be pinned.
 pub async fn scan_host_key(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
 ) -> Result<PublicKey, SshError> {
     let hops = through(target, credentials, timeout).await?;
-    jump::scan(hops.last(), target, credentials, timeout).await
+    let key = jump::scan(hops.last(), target, credentials, timeout).await?;
+    if let known_hosts::Verdict::Revoked { place } =
+        credentials
+            .known_hosts
+            .check(&target.address, target.port, &key)
+    {
+        return Err(SshError::Revoked {
+            node: target.node.clone(),
+            seen: fingerprint(&key),
+            place,
+        });
+    }
+    Ok(key)
 }

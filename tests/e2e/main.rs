@@ -34,6 +34,7 @@ mod paths;
 mod provider;
 mod provisions;
 mod push;
+mod reaching;
 mod record;
 mod removal;
 mod requirements;

@@ -257,6 +257,11 @@ fn a_jump_host_whose_key_is_not_the_recorded_one_is_refused_naming_the_hop() {
     let run = ssh.run(&mesh, &["push", "node2", "--json"]);
     let reason = refused_as_changed(run, "node2", &recorded, &offered);
     assert!(reason.contains("jump host jumpbox"), "{reason}");
+    // jumpbox is no node: `mesh node trust jumpbox` would fail, known_hosts is what to fix
+    assert!(
+        !reason.contains("node trust") && reason.contains("known_hosts line"),
+        "{reason}"
+    );
 }
 
 /// The push refused `node` as a changed host key naming both keys' fingerprints; its reason.
@@ -353,4 +358,148 @@ fn a_key_that_differs_from_known_hosts_is_refused_as_changed_naming_both() {
         reason.contains("known_hosts") && !reason.contains("not pinned"),
         "{reason}"
     );
+}
+
+#[test]
+fn a_proxyjump_in_a_file_the_system_config_includes_reaches_a_node_the_host_cannot() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let (node1, node3) = (address("node1"), address("node3"));
+    // as Debian's ssh_config: the fleet's settings in a folder it includes
+    let conf_d = ssh.file("system.d");
+    std::fs::create_dir_all(&conf_d).expect("the included folder");
+    std::fs::write(
+        conf_d.join("50-fleet.conf"),
+        format!("Host {node3}\n  ProxyJump root@{node1}\n"),
+    )
+    .expect("an included file");
+    ssh.write(
+        "system_config",
+        &format!(
+            "Include {}/*.conf\nHost *\n  SendEnv LANG\n",
+            conf_d.display()
+        ),
+    );
+    ssh.run(&mesh, &["assign", "motd", "node3"]).ok();
+    on("node3", "rm -f /etc/motd");
+    let pushed = {
+        let _cut = Blackhole::new("node3");
+        ssh.run(
+            &mesh,
+            &["push", "node3", "--connect-timeout", "5", "--json"],
+        )
+        .json()
+    };
+    pushed_motd(&pushed, "node3", "node3");
+}
+
+#[test]
+fn jump_none_connects_directly_ignoring_the_configurations_proxyjump_and_no_jump_clears_it() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node2 = address("node2");
+    ssh.write(
+        "config",
+        &format!("Host {node2}\n  ProxyJump nowhere.invalid\n"),
+    );
+    ssh.run(&mesh, &["assign", "motd", "node2"]).ok();
+    on("node2", "rm -f /etc/motd");
+    let through = ssh.run(&mesh, &["push", "node2", "--json"]).code(2).json();
+    let reason = node_result(&through, "node2")["reason"].to_string();
+    assert!(reason.contains("nowhere.invalid"), "{reason}");
+    ssh.run(&mesh, &["node", "set", "node2", "--jump", "none"])
+        .ok();
+    let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
+    assert!(
+        shown.contains("jump:      none") && !shown.contains(" via "),
+        "{shown}"
+    );
+    let pushed = ssh.run(&mesh, &["push", "node2", "--json"]).ok().json();
+    pushed_motd(&pushed, "node2", "node2");
+    // back to the configuration's ProxyJump: a change, not "nothing to change"
+    ssh.run(&mesh, &["node", "set", "node2", "--no-jump"]).ok();
+    let shown = ssh.run(&mesh, &["node", "show", "node2"]).ok().stdout;
+    assert!(shown.contains("via root@nowhere.invalid:22"), "{shown}");
+}
+
+#[test]
+fn a_key_known_hosts_marks_revoked_is_refused_pinned_or_not_and_never_pinned_by_trust() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node3 = address("node3");
+    let revoked: String = ["ed25519", "ecdsa", "rsa"]
+        .iter()
+        .map(|kind| format!("@revoked {node3} {}\n", host_key("node3", kind)))
+        .collect();
+    ssh.write("known_hosts", &format!("# compromised\n{revoked}"));
+    let seen = fingerprint(&host_key("node3", "ed25519"));
+    // pinned or not, a revoked key is refused
+    let pushed = ssh.run(&mesh, &["push", "node3", "--json"]).code(2).json();
+    let refused = node_result(&pushed, "node3");
+    assert_eq!(refused["kind"], "host-key", "{refused}");
+    assert!(
+        refused["reason"].to_string().contains("@revoked"),
+        "{refused}"
+    );
+    let before = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
+    let refused = ssh.run(&mesh, &["node", "trust", "node3", "--fingerprint", &seen]);
+    assert_ne!(refused.status, 0, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("@revoked")
+            && refused
+                .stderr
+                .contains(&format!("{}:", ssh.file("known_hosts").display())),
+        "{}",
+        refused.stderr
+    );
+    let after = mesh.run(&["node", "show", "node3", "--json"]).ok().stdout;
+    assert_eq!(before, after, "nothing was pinned");
+}
+
+#[test]
+fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node1 = address("node1");
+    let me = Command::new("id").arg("-un").output().expect("id runs");
+    let me = String::from_utf8_lossy(&me.stdout).trim().to_string();
+    // the jump host's key is found only if %u is the local user's name; it names no User
+    std::fs::copy(
+        lab_state().join("id_ed25519"),
+        ssh.file(&format!("{me}.key")),
+    )
+    .expect("the lab key, under the local user's name");
+    ssh.write(
+        "config",
+        &format!(
+            "Host gw\n  HostName {node1}\n  IdentityFile {}/%u.key\n",
+            ssh.file("").display()
+        ),
+    );
+    ssh.write(
+        "known_hosts",
+        &format!("{node1} {}\n", host_key("node1", "ed25519")),
+    );
+    ssh.run(&mesh, &["node", "set", "node2", "--jump", "gw"])
+        .ok();
+    ssh.run(&mesh, &["assign", "motd", "node2"]).ok();
+    on("node2", "rm -f /etc/motd");
+    let out = mesh
+        .command(&["push", "node2", "--json"])
+        .env("HOME", ssh.home.path())
+        .env("MESH_SSH_SYSTEM_CONFIG", ssh.file("system_config"))
+        .env(
+            "MESH_SSH_SYSTEM_KNOWN_HOSTS",
+            ssh.file("system_known_hosts"),
+        )
+        .env_remove("USER")
+        .env_remove("LOGNAME")
+        .output()
+        .expect("mesh runs");
+    let pushed = Run::from(out).json();
+    pushed_motd(&pushed, "node2", "node2");
 }

@@ -36,10 +36,11 @@ pub(crate) struct SetArgs {
     /// a push would then change).
     #[arg(long, value_name = "DIR")]
     root: Option<String>,
-    /// Reach it through these jump hosts from now on: `[USER@]HOST[:PORT][,HOST2…]`.
+    /// Reach it through these jump hosts from now on: `[USER@]HOST[:PORT][,HOST2…]`; `none`
+    /// connects directly, ignoring the ssh configuration's ProxyJump (as `ssh -J none`).
     #[arg(long, value_name = "HOSTS", conflicts_with = "no_jump")]
     jump: Option<String>,
-    /// No jump host of its own from now on (the ssh configuration's ProxyJump applies).
+    /// Forget the node's own --jump (or `none`): the ssh configuration's ProxyJump applies.
     #[arg(long)]
     no_jump: bool,
 }
@@ -119,7 +120,11 @@ fn changes(before: &Node, after: &Node) -> Vec<String> {
     change("identity", show(&before.identity), show(&after.identity));
     change("sudo", before.sudo.to_string(), after.sudo.to_string());
     change("root", before.root.clone(), after.root.clone());
-    let jump = |j: &Option<String>| j.clone().unwrap_or_else(|| "none".into());
+    let jump = |j: &Option<String>| match j {
+        None => "(the ssh configuration's)".to_string(),
+        Some(j) if crate::push::route::is_direct(j) => "none (direct)".into(),
+        Some(j) => j.clone(),
+    };
     change("jump", jump(&before.jump), jump(&after.jump));
     if let (Some(old), None) = (&before.host_key, &after.host_key) {
         change("host key", fingerprint_of(old), "not pinned".into());

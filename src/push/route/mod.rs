@@ -1,0 +1,311 @@
+//! How each node is reached: what the inventory says of it, then OpenSSH's configuration for
+//! its address (HostName, Port, User, IdentityFile, IdentitiesOnly, ProxyJump, ConnectTimeout,
+//! ServerAliveInterval), then the defaults. A port, user, identity or jump given to `node add` or
+//! `node set` wins over the configuration, as `ssh`'s command line wins over its files.
+//!
+//! A jump host that is a node (named by its node name, or by its address) is reached as that
+//! node, pinned key included; any other is looked up in the configuration and checked against
+//! known_hosts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use crate::inventory::Node;
+use crate::ssh::config::{HostConfig, SshConfig, Tokens, Written};
+use crate::ssh::{self, Credentials, SshError, Target};
+
+use super::PushError;
+
+/// Everything resolved before a fan-out: each node's target, and what connections rely on.
+#[derive(Default, Clone)]
+pub struct Reach {
+    pub targets: BTreeMap<String, Target>,
+    pub credentials: Credentials,
+}
+
+/// More jump hosts than this, each in front of the next, is taken for a loop.
+const MAX_DEPTH: usize = 8;
+/// More jump hosts than this on the way to one machine is refused: no real route has that many,
+/// and a configuration written to multiply them must not cost more than this.
+const MAX_HOPS: usize = 32;
+
+/// How to reach `node`; `nodes` is the inventory (for jump hosts that are nodes).
+pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target, PushError> {
+    let mut routes = Routes {
+        owner: &node.name,
+        nodes,
+        config,
+        seen: HashMap::new(),
+    };
+    let (mut target, chain) = routes.node(node, &Hop::default())?;
+    target.jumps = routes.route(&chain, 0)?;
+    Ok(target)
+}
+
+/// A jump list and where it was written, for a refusal to point at.
+#[derive(Clone)]
+struct Chain {
+    hops: Vec<String>,
+    written: String,
+    /// A ProxyCommand the configuration gives instead: refused when the route is followed.
+    command: Option<Written>,
+}
+
+impl Chain {
+    /// The jump list the configuration gives.
+    fn of(cfg: HostConfig) -> Chain {
+        Chain {
+            hops: cfg.proxy_jump.unwrap_or_default(),
+            written: cfg.proxy_jump_at.unwrap_or_default(),
+            command: cfg.proxy_command,
+        }
+    }
+}
+
+/// One node's route being worked out: every distinct jump host is looked up once.
+struct Routes<'a> {
+    owner: &'a str,
+    nodes: &'a [Node],
+    config: &'a SshConfig,
+    /// Each jump host as written, reached directly, and its own jump list.
+    seen: HashMap<String, (Target, Chain)>,
+}
+
+impl Routes<'_> {
+    /// `node` reached directly (as a jump host, with the user and port `hop` gives), and the
+    /// jump list in front of it.
+    fn node(&self, node: &Node, hop: &Hop) -> Result<(Target, Chain), PushError> {
+        let cfg = self
+            .config
+            .lookup(&node.address)
+            .map_err(|e| unusable(self.owner, e.to_string()))?;
+        let pinned = node
+            .host_key
+            .as_deref()
+            .map(ssh::parse_public_key)
+            .transpose()
+            .map_err(|reason| PushError::PinnedKey {
+                node: node.name.clone(),
+                reason,
+            })?;
+        let port = match (hop.port, node.port_given, cfg.port) {
+            (Some(p), _, _) | (None, false, Some(p)) => p,
+            _ => node.port,
+        };
+        let user = match (&hop.user, node.user_given, &cfg.user) {
+            (Some(u), _, _) | (None, false, Some(u)) => u.clone(),
+            _ => node.user.clone(),
+        };
+        let address = cfg
+            .host_name
+            .clone()
+            .unwrap_or_else(|| node.address.clone());
+        let mut target = Target::direct(&node.name, &address, port, &user);
+        target.pinned = pinned;
+        target.identities = match &node.identity {
+            Some(own) => vec![own.clone()],
+            None => self.identities(&cfg, &node.address, &target)?,
+        };
+        target.identities_only = cfg.identities_only.unwrap_or(false);
+        target.connect_timeout = cfg.connect_timeout;
+        target.keepalive = cfg.server_alive_interval;
+        let chain = match &node.jump {
+            Some(own) => Chain {
+                hops: if is_direct(own) {
+                    Vec::new()
+                } else {
+                    split(own)
+                },
+                written: format!("node {}'s --jump", node.name),
+                command: None,
+            },
+            None => Chain::of(cfg),
+        };
+        Ok((target, chain))
+    }
+
+    /// The hops in front of a machine whose jump list is `chain`, first first. The first hop's
+    /// own jump hosts come before it; a later hop is reached through those before it and its
+    /// own ProxyJump is not read, as OpenSSH chains `-J a,b` (`b` is reached as `ssh -J a b`).
+    fn route(&mut self, chain: &Chain, depth: usize) -> Result<Vec<Target>, PushError> {
+        if let Some(command) = &chain.command {
+            return Err(unusable(
+                self.owner,
+                format!(
+                    "{}: ProxyCommand {}: mesh does not run ProxyCommand; use ProxyJump (or `mesh node set {} --jump HOST`)",
+                    command.at, command.value, self.owner
+                ),
+            ));
+        }
+        let Some((first, rest)) = chain.hops.split_first() else {
+            return Ok(Vec::new());
+        };
+        let refuse = |why: String| unusable(self.owner, format!("{}: {why}", chain.written));
+        if depth >= MAX_DEPTH {
+            return Err(refuse(format!(
+                "more than {MAX_DEPTH} jump hosts in a row: do its jump hosts lead back to each other?"
+            )));
+        }
+        let too_many = || refuse(format!("the route has more than {MAX_HOPS} jump hosts"));
+        if chain.hops.len() > MAX_HOPS {
+            return Err(too_many());
+        }
+        let (target, own) = self.hop(first)?;
+        let mut out = self.route(&own, depth + 1)?;
+        out.push(target);
+        for spec in rest {
+            out.push(self.hop(spec)?.0);
+        }
+        if out.len() > MAX_HOPS {
+            return Err(too_many());
+        }
+        Ok(out)
+    }
+
+    /// A jump host as written (`[user@]host[:port]`), reached directly, and its own jump list.
+    fn hop(&mut self, spec: &str) -> Result<(Target, Chain), PushError> {
+        if let Some(seen) = self.seen.get(spec) {
+            return Ok(seen.clone());
+        }
+        let hop = parse_hop(spec).map_err(|reason| unusable(self.owner, reason))?;
+        let as_node = self.nodes.iter().find(|n| {
+            n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
+        });
+        let (target, chain) = match as_node {
+            Some(n) => self.node(n, &hop)?,
+            None => self.outsider(&hop)?,
+        };
+        self.seen
+            .insert(spec.to_string(), (target.clone(), chain.clone()));
+        Ok((target, chain))
+    }
+
+    /// The configuration's key files for `target` as it is reached (`alias` as given), else
+    /// OpenSSH's defaults.
+    fn identities(
+        &self,
+        cfg: &HostConfig,
+        alias: &str,
+        target: &Target,
+    ) -> Result<Vec<PathBuf>, PushError> {
+        if cfg.identity_files.is_empty() {
+            return Ok(ssh::default_identities());
+        }
+        cfg.identities(Tokens {
+            alias,
+            host: &target.address,
+            user: &target.user,
+            port: target.port,
+        })
+        .map_err(|reason| unusable(self.owner, reason))
+    }
+
+    /// A jump host that is not a node: the configuration says how to reach it.
+    fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
+        let cfg = self
+            .config
+            .lookup(&hop.host)
+            .map_err(|e| unusable(self.owner, e.to_string()))?;
+        let address = cfg.host_name.clone().unwrap_or_else(|| hop.host.clone());
+        // as `ssh -J user@host:port`: what the hop says wins over the configuration
+        let user = match hop.user.clone().or_else(|| cfg.user.clone()) {
+            Some(user) => user,
+            None => ssh::local_user().ok_or_else(|| {
+                unusable(
+                    self.owner,
+                    format!(
+                        "jump host {}: no user to log in as: neither the hop nor the ssh configuration names one, and the local user name is unknown (USER, LOGNAME, `id -un`)",
+                        hop.host
+                    ),
+                )
+            })?,
+        };
+        let port = hop.port.or(cfg.port).unwrap_or(22);
+        let mut target = Target::direct(&hop.host, &address, port, &user);
+        target.is_node = false;
+        target.identities = self.identities(&cfg, &hop.host, &target)?;
+        target.identities_only = cfg.identities_only.unwrap_or(false);
+        target.connect_timeout = cfg.connect_timeout;
+        target.keepalive = cfg.server_alive_interval;
+        Ok((target, Chain::of(cfg)))
+    }
+}
+
+/// A jump list as written: `a,b`.
+pub fn split(chain: &str) -> Vec<String> {
+    chain
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct Hop {
+    user: Option<String>,
+    host: String,
+    port: Option<u16>,
+}
+
+/// `[user@]host[:port]`, the host possibly an IPv6 address in brackets.
+fn parse_hop(spec: &str) -> Result<Hop, String> {
+    let bad = |why: &str| format!("jump host {spec:?}: {why}; write it as [USER@]HOST[:PORT]");
+    let (user, rest) = match spec.rsplit_once('@') {
+        Some((u, r)) => (Some(u.to_string()), r),
+        None => (None, spec),
+    };
+    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
+        let (host, after) = inner
+            .split_once(']')
+            .ok_or_else(|| bad("a '[' is not closed"))?;
+        (host, after.strip_prefix(':'))
+    } else if rest.matches(':').count() == 1 {
+        let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
+        (h, Some(p))
+    } else {
+        (rest, None)
+    };
+    let port = port
+        .map(|p| {
+            p.parse::<u16>()
+                .map_err(|_| bad("the port is not a number"))
+        })
+        .transpose()?;
+    if host.is_empty() || host.starts_with('-') || user.as_deref().is_some_and(str::is_empty) {
+        return Err(bad("no host"));
+    }
+    Ok(Hop {
+        user,
+        host: host.to_string(),
+        port,
+    })
+}
+
+/// A node's `--jump none`: connect directly, ignoring the configuration's ProxyJump and
+/// ProxyCommand, as `ssh -J none`.
+pub fn is_direct(jump: &str) -> bool {
+    jump.trim().eq_ignore_ascii_case("none")
+}
+
+/// Checks a `--jump` value as `node add`/`node set` store it.
+pub fn check_jump(chain: &str) -> Result<(), String> {
+    if is_direct(chain) {
+        return Ok(());
+    }
+    let hops = split(chain);
+    if hops.is_empty() {
+        return Err("--jump names no host".into());
+    }
+    hops.iter().try_for_each(|h| parse_hop(h).map(|_| ()))
+}
+
+fn unusable(node: &str, reason: String) -> PushError {
+    PushError::Ssh(SshError::Config {
+        node: node.to_string(),
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+//! OpenSSH's client configuration (`~/.ssh/config`, then `/etc/ssh/ssh_config`), read the way
+//! `ssh` reads it, for the keywords mesh acts on: HostName, Port, User, IdentityFile,
+//! IdentitiesOnly, ProxyJump, ProxyCommand (to refuse it), ConnectTimeout and
+//! ServerAliveInterval.
+//!
+//! The first value found for a keyword wins, reading the user's file before the system's and
+//! each file top to bottom; IdentityFile adds up instead; ProxyJump and ProxyCommand share one
+//! slot (the first of them wins, as in OpenSSH). `Host` takes patterns (`*`, `?`, `!` to
+//! exclude); `Include` is followed ([`include`]); `Match` blocks other than `Match all` are not
+//! (a block mesh cannot evaluate is skipped, as if it did not match). Keywords mesh does not act
+//! on are ignored.
+//!
+//! ssh2-config was considered: it has no IdentitiesOnly and merges only what libssh2 supports,
+//! so this small reader, tested against `ssh` itself, is the one place the format is read.
+
+mod include;
+mod values;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub(crate) use values::wildcard;
+use values::{home, local_uid, number, percent, split, time, yes};
+
+/// The keywords mesh acts on (lower case); the others are left to OpenSSH.
+const READ: &[&str] = &[
+    "hostname",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "proxyjump",
+    "proxycommand",
+    "connecttimeout",
+    "serveraliveinterval",
+];
+
+/// A configuration file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {reason}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+/// What the configuration says for one host; `None` where it says nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostConfig {
+    pub host_name: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    /// Every IdentityFile of every matching block, in order, as written (`none` left out):
+    /// its `%` tokens depend on the connection, see [`HostConfig::identities`].
+    pub identity_files: Vec<Written>,
+    pub identities_only: Option<bool>,
+    /// The jump hosts in order; `Some(empty)` for `ProxyJump none`.
+    pub proxy_jump: Option<Vec<String>>,
+    /// Where that ProxyJump is written: `file:line`.
+    pub proxy_jump_at: Option<String>,
+    /// A ProxyCommand (other than `none`) that came before any ProxyJump: mesh does not run it.
+    pub proxy_command: Option<Written>,
+    pub connect_timeout: Option<Duration>,
+    /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
+    pub server_alive_interval: Option<Duration>,
+}
+
+/// A value as written in a file, and where: `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub value: String,
+    pub at: String,
+}
+
+/// What IdentityFile's `%` tokens stand for on one connection, as OpenSSH expands them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tokens<'a> {
+    /// `%n`: the host as given, before HostName.
+    pub alias: &'a str,
+    /// `%h`: the host connected to, after HostName.
+    pub host: &'a str,
+    /// `%r`: the user logged in as (one given on the command line wins over User).
+    pub user: &'a str,
+    /// `%p`.
+    pub port: u16,
+}
+
+impl HostConfig {
+    /// The IdentityFiles with `~/` and the `%` tokens expanded for this connection: `%h`, `%n`,
+    /// `%p`, `%r`, `%d` (home), `%u` (local user), `%i` (local uid) and `%%`. Another token is
+    /// refused naming where it is written, as OpenSSH refuses it.
+    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
+        let home = home()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.identity_files
+            .iter()
+            .map(|written| {
+                let path = match written.value.strip_prefix("~/") {
+                    Some(rest) => format!("{home}/{rest}"),
+                    None => written.value.clone(),
+                };
+                percent(&path, |token| match token {
+                    'h' => Some(tokens.host.to_string()),
+                    'n' => Some(tokens.alias.to_string()),
+                    'p' => Some(tokens.port.to_string()),
+                    'r' => Some(tokens.user.to_string()),
+                    'd' => Some(home.clone()),
+                    'u' => super::local_user(),
+                    'i' => local_uid(),
+                    _ => None,
+                })
+                .map(PathBuf::from)
+                .map_err(|why| format!("{}: IdentityFile {:?}: {why}", written.at, written.value))
+            })
+            .collect()
+    }
+}
+
+/// The parsed files, user's first.
+#[derive(Debug, Clone, Default)]
+pub struct SshConfig {
+    blocks: Vec<Block>,
+    /// Files read through `Include` so far, against [`include::MAX_FILES`].
+    included: usize,
+}
+
+/// Lines that apply to a host when every one of their conditions does.
+#[derive(Debug, Clone)]
+struct Block {
+    path: PathBuf,
+    /// The block's own `Host`/`Match`, after those of the blocks that include its file.
+    conditions: Vec<Condition>,
+    lines: Vec<(usize, String, Vec<String>)>,
+}
+
+#[derive(Debug, Clone)]
+enum Condition {
+    /// `Host` patterns.
+    Host(Vec<String>),
+    /// A `Match` mesh cannot evaluate: never applies.
+    Never,
+}
+
+impl SshConfig {
+    /// The operator's files: `MESH_SSH_CONFIG` or `~/.ssh/config` (a relative Include is read
+    /// from `~/.ssh`), then `MESH_SSH_SYSTEM_CONFIG` or `/etc/ssh/ssh_config` (from `/etc/ssh`).
+    /// A file that is not there is no configuration.
+    pub fn load() -> Result<SshConfig, ConfigError> {
+        let user = std::env::var_os("MESH_SSH_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| home().map(|h| h.join(".ssh/config")));
+        let system = std::env::var_os("MESH_SSH_SYSTEM_CONFIG")
+            .map_or_else(|| PathBuf::from("/etc/ssh/ssh_config"), PathBuf::from);
+        let mut config = SshConfig::default();
+        let files = user
+            .map(|u| (u, include::user_dir()))
+            .into_iter()
+            .chain([(system, PathBuf::from("/etc/ssh"))]);
+        for (path, dir) in files {
+            match super::files::read_text(&path) {
+                Ok(text) => config.add_from(&path, &text, &dir)?,
+                Err(e) if e.is_missing() => {}
+                Err(e) => {
+                    return Err(ConfigError {
+                        path,
+                        line: None,
+                        reason: e.reason(),
+                    });
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads one more file's text (a user's file: a relative Include is read from `~/.ssh`),
+    /// after those already read.
+    pub fn add(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+        self.add_from(path, text, &include::user_dir())
+    }
+
+    /// Reads one more file's text, a relative Include read from `dir`.
+    pub fn add_from(&mut self, path: &Path, text: &str, dir: &Path) -> Result<(), ConfigError> {
+        self.read(path, text, dir, &[], 0)
+    }
+
+    /// Reads a file whose lines apply only where `outer` does (the conditions of the block
+    /// that includes it), `depth` Includes down.
+    fn read(
+        &mut self,
+        path: &Path,
+        text: &str,
+        dir: &Path,
+        outer: &[Condition],
+        depth: usize,
+    ) -> Result<(), ConfigError> {
+        let start = |own: Option<Condition>| Block {
+            path: path.to_path_buf(),
+            conditions: outer.iter().cloned().chain(own).collect(),
+            lines: Vec::new(),
+        };
+        let mut block = start(None);
+        for (n, raw) in text.lines().enumerate() {
+            let line = n + 1;
+            let fail = |reason: String| ConfigError {
+                path: path.to_path_buf(),
+                line: Some(line),
+                reason,
+            };
+            let Some((keyword, args)) = split(raw).map_err(fail)? else {
+                continue;
+            };
+            match keyword.as_str() {
+                "host" => {
+                    if args.is_empty() {
+                        return Err(fail("Host without a pattern".into()));
+                    }
+                    let next = start(Some(Condition::Host(args)));
+                    self.blocks.push(std::mem::replace(&mut block, next));
+                }
+                "match" => {
+                    let all = args.len() == 1 && args[0].eq_ignore_ascii_case("all");
+                    let next = start((!all).then_some(Condition::Never));
+                    self.blocks.push(std::mem::replace(&mut block, next));
+                }
+                "include" => {
+                    // what follows the Include still belongs to the block it is in
+                    let conditions = block.conditions.clone();
+                    let rest = Block {
+                        path: path.to_path_buf(),
+                        conditions: conditions.clone(),
+                        lines: Vec::new(),
+                    };
+                    self.blocks.push(std::mem::replace(&mut block, rest));
+                    self.include(&args, dir, &conditions, depth)
+                        .map_err(|e| match e {
+                            Included::Here(reason) => fail(reason),
+                            Included::There(e) => e,
+                        })?;
+                }
+                _ => block.lines.push((line, keyword, args)),
+            }
+        }
+        self.blocks.push(block);
+        Ok(())
+    }
+
+    /// Reads every file an `Include` line names, in OpenSSH's order.
+    fn include(
+        &mut self,
+        args: &[String],
+        dir: &Path,
+        conditions: &[Condition],
+        depth: usize,
+    ) -> Result<(), Included> {
+        if args.is_empty() {
+            return Err(Included::Here("Include without a file".into()));
+        }
+        if depth >= include::MAX_DEPTH {
+            return Err(Included::Here(format!(
+                "Include nested more than {} deep: do the files include each other?",
+                include::MAX_DEPTH
+            )));
+        }
+        for arg in args {
+            for file in include::expand(arg, dir).map_err(Included::Here)? {
+                let text = match super::files::read_text(&file) {
+                    Ok(text) => text,
+                    Err(e) if e.is_missing() => continue,
+                    Err(e) => return Err(Included::Here(format!("Include {arg}: {e}"))),
+                };
+                self.included += 1;
+                if self.included > include::MAX_FILES {
+                    return Err(Included::Here(format!(
+                        "Include reads more than {} files in all",
+                        include::MAX_FILES
+                    )));
+                }
+                self.read(&file, &text, dir, conditions, depth + 1)
+                    .map_err(Included::There)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What applies to `host` (the name as given, before any HostName).
+    pub fn lookup(&self, host: &str) -> Result<HostConfig, ConfigError> {
+        let mut found = HostConfig::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for block in self.blocks.iter().filter(|b| b.applies_to(host)) {
+            for (line, keyword, args) in &block.lines {
+                let fail = |reason: String| ConfigError {
+                    path: block.path.clone(),
+                    line: Some(*line),
+                    reason,
+                };
+                if !READ.contains(&keyword.as_str()) {
+                    continue;
+                }
+                let Some(first) = args.first() else {
+                    return Err(fail(format!("{keyword} without a value")));
+                };
+                let at = || format!("{}:{line}", block.path.display());
+                if keyword == "identityfile" {
+                    if !first.eq_ignore_ascii_case("none") {
+                        found.identity_files.push(Written {
+                            value: first.clone(),
+                            at: at(),
+                        });
+                    }
+                    continue;
+                }
+                let slot = match keyword.as_str() {
+                    "proxycommand" => "proxyjump",
+                    other => other,
+                };
+                if !seen.insert(slot) {
+                    continue;
+                }
+                match keyword.as_str() {
+                    "hostname" => {
+                        let name = percent(first, |t| (t == 'h').then(|| host.to_string()));
+                        found.host_name =
+                            Some(name.map_err(|why| fail(format!("HostName: {why}")))?)
+                    }
+                    "port" => found.port = Some(number(first).map_err(fail)?),
+                    "user" => found.user = Some(first.clone()),
+                    "identitiesonly" => found.identities_only = Some(yes(first).map_err(fail)?),
+                    "proxyjump" => {
+                        found.proxy_jump_at = Some(at());
+                        found.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
+                            Vec::new()
+                        } else {
+                            first.split(',').map(str::to_string).collect()
+                        })
+                    }
+                    "proxycommand" if !first.eq_ignore_ascii_case("none") => {
+                        found.proxy_command = Some(Written {
+                            value: args.join(" "),
+                            at: at(),
+                        })
+                    }
+                    // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
+                    "connecttimeout" => {
+                        found.connect_timeout =
+                            Some(time(first).map_err(fail)?).filter(|t| !t.is_zero())
+                    }
+                    "serveraliveinterval" => {
+                        found.server_alive_interval = Some(time(first).map_err(fail)?)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Why an Include failed: on its own line, or inside a file it reads (already placed).
+enum Included {
+    Here(String),
+    There(ConfigError),
+}
+
+impl Block {
+    fn applies_to(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.conditions.iter().all(|c| match c {
+            Condition::Never => false,
+            Condition::Host(patterns) => host_matches(patterns, &host),
+        })
+    }
+}
+
+/// Whether `Host` patterns take `host` (lower case): one must match, no `!` pattern may.
+fn host_matches(patterns: &[String], host: &str) -> bool {
+    let mut matched = false;
+    for p in patterns {
+        let p = p.to_ascii_lowercase();
+        match p.strip_prefix('!') {
+            Some(negated) if wildcard(negated, host) => return false,
+            Some(_) => {}
+            None => matched |= wildcard(&p, host),
+        }
+    }
+    matched
+}
+
+#[cfg(test)]
+mod tests;

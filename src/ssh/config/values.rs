@@ -1,0 +1,168 @@
+//! The values of a configuration line: its words, patterns, numbers, times, yes/no and `%`
+//! tokens, read as OpenSSH reads them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// OpenSSH's pattern: `*` any run of characters, `?` any one character.
+pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// A line's keyword (lower case) and its arguments, quotes removed; `None` for a blank line or
+/// a comment.
+pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
+    let line = raw.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let end = line
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(line.len());
+    let keyword = line[..end].to_ascii_lowercase();
+    let rest = line[end..].trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut has = false;
+    for c in rest.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                has = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if has {
+                    args.push(std::mem::take(&mut current));
+                    has = false;
+                }
+            }
+            c => {
+                current.push(c);
+                has = true;
+            }
+        }
+    }
+    if quoted {
+        return Err("a quote is not closed".into());
+    }
+    if has {
+        args.push(current);
+    }
+    Ok(Some((keyword, args)))
+}
+
+pub(super) fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a number in range"))
+}
+
+/// The most seconds OpenSSH takes for a time value (`INT_MAX`); larger ones it refuses.
+pub(super) const MAX_SECONDS: u64 = i32::MAX as u64;
+
+/// A time as OpenSSH writes it (its `convtime`): seconds, or runs of a number and a unit
+/// (`s`, `m`, `h`, `d`, `w`), as `1h30m`; at most [`MAX_SECONDS`] in all.
+pub(super) fn time(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "{text:?} is not a time OpenSSH accepts: seconds, or like 1h30m, at most {MAX_SECONDS}s"
+        )
+    };
+    let mut total: u64 = 0;
+    let mut rest = text;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let value: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let mut units = rest.chars();
+        let scale = match units.next().map(|c| c.to_ascii_lowercase()) {
+            None => 1,
+            Some('s') => 1,
+            Some('m') => 60,
+            Some('h') => 60 * 60,
+            Some('d') => 24 * 60 * 60,
+            Some('w') => 7 * 24 * 60 * 60,
+            Some(_) => return Err(bad()),
+        };
+        rest = units.as_str();
+        total = value
+            .checked_mul(scale)
+            .and_then(|v| v.checked_add(total))
+            .filter(|t| *t <= MAX_SECONDS)
+            .ok_or_else(bad)?;
+    }
+    Ok(Duration::from_secs(total))
+}
+
+pub(super) fn yes(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(format!("{text:?} is neither yes nor no")),
+    }
+}
+
+pub(super) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// `text` with each `%x` replaced by `token(x)` and `%%` by `%`; a token `token` does not know
+/// is refused.
+pub(super) fn percent(
+    text: &str,
+    token: impl Fn(char) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(t) => match token(t) {
+                Some(value) => out.push_str(&value),
+                None => {
+                    return Err(format!(
+                        "%{t} is not expanded here, or its value is unknown"
+                    ));
+                }
+            },
+            None => return Err("ends with a lone %".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// The operator's uid, for `%i` (the owner of this process's /proc entry).
+pub(super) fn local_uid() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .ok()
+        .map(|m| m.uid().to_string())
+}
