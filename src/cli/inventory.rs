@@ -65,7 +65,7 @@ pub(crate) fn run(command: InventoryCommand, ctx: &Context) -> Result<u8> {
 fn import(file: &PathBuf, replace: bool, dry_run: bool, ctx: &Context) -> Result<u8> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?;
-    let doc = Document::parse(&name, &text)?;
+    let doc = Document::parse(&name, &text, &crate::ssh::config::SshConfig::load()?)?;
     let path = ctx.inventory_path()?;
     let mut inv = match Inventory::open(&path) {
         Ok(inv) => inv,

@@ -208,13 +208,38 @@ fn parse_hop(spec: &str) -> Result<Hop, String> {
     })
 }
 
-/// Checks a `--jump` value as `node add`/`node set` store it.
-pub fn check_jump(chain: &str) -> Result<(), String> {
+/// Checks a `--jump` value of the node `owner` as the inventory stores it: every hop a login name
+/// (if any) and a host name or address, and never `owner` itself (it would be reached through
+/// itself).
+pub fn check_jump(owner: &str, chain: &str) -> Result<(), String> {
     let hops = split(chain);
     if hops.is_empty() {
-        return Err("--jump names no host".into());
+        return Err("names no host".into());
     }
-    hops.iter().try_for_each(|h| parse_hop(h).map(|_| ()))
+    for spec in &hops {
+        let hop = parse_hop(spec)?;
+        if hop
+            .user
+            .as_deref()
+            .is_some_and(|u| !crate::inventory::valid_user(u))
+        {
+            return Err(format!(
+                "jump host {spec:?}: the user is not a login name (lower-case letters, digits, '_' and '-')"
+            ));
+        }
+        if !crate::inventory::valid_address(&hop.host) {
+            return Err(format!(
+                "jump host {spec:?}: {:?} is not a host name or an IP address",
+                hop.host
+            ));
+        }
+        if hop.host == owner {
+            return Err(format!(
+                "jump host {spec:?} is {owner} itself: a node cannot be reached through itself"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn unusable(node: &str, reason: String) -> PushError {
@@ -244,7 +269,15 @@ mod tests {
         assert_eq!(parse_hop("[::1]:22").unwrap(), hop(None, "::1", Some(22)));
         assert_eq!(parse_hop("fe80::1").unwrap(), hop(None, "fe80::1", None));
         assert!(parse_hop("gw:port").is_err() && parse_hop("@gw").is_err());
-        assert!(check_jump(" , ").is_err() && check_jump("a,b:1").is_ok());
+        assert!(check_jump("n", " , ").is_err() && check_jump("n", "a,b:1").is_ok());
+        for bad in [
+            "a\nb\u{1b}[2J@node1",
+            "-oProxyCommand=x@node1",
+            "n",
+            "ops@n:22",
+        ] {
+            assert!(check_jump("n", bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

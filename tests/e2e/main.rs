@@ -23,6 +23,7 @@ mod helper;
 mod honesty;
 mod hostile;
 mod inventory_file;
+mod inventory_hostile;
 mod manual;
 mod nodes;
 mod openssh;
