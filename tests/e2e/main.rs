@@ -26,6 +26,7 @@ mod inventory_file;
 mod inventory_hostile;
 mod manual;
 mod nodes;
+mod one_machine;
 mod openssh;
 mod operator_secrets;
 mod orphans;
