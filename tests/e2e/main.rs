@@ -24,6 +24,7 @@ mod honesty;
 mod hostile;
 mod inventory_file;
 mod inventory_hostile;
+mod inventory_removal;
 mod manual;
 mod nodes;
 mod one_machine;
