@@ -105,7 +105,7 @@ fn every_hostile_document_is_refused_naming_the_field_and_nothing_changes() {
                 "{field} not in {}",
                 run.stderr
             );
-            assert_eq!(bytes(&mesh), before, "{field}: the inventory changed");
+            assert!(bytes(&mesh) == before, "{field}: the inventory changed");
         }
     }
 }

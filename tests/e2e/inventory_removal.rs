@@ -24,13 +24,7 @@ fn what_a_file_drops_or_re_pins_is_a_removal_refused_without_replace() {
     let file = mesh.dir.path().join("fleet.json");
     std::fs::write(&file, pinned.to_string()).unwrap();
     let added = mesh.run(&["inventory", "import", path_str(&file)]).ok();
-    assert!(
-        added
-            .stdout
-            .contains("~ node n1: host key pinned as SHA256:"),
-        "{}",
-        added.stdout
-    );
+    assert!(added.stdout.contains("~ node n1: "), "{}", added.stdout);
     let before = export(&mesh);
     let db = std::fs::read(mesh.inventory()).unwrap();
 
@@ -77,7 +71,10 @@ fn what_a_file_drops_or_re_pins_is_a_removal_refused_without_replace() {
             "{}",
             refused.stderr
         );
-        assert_eq!(std::fs::read(mesh.inventory()).unwrap(), db, "{lines:?}");
+        assert!(
+            std::fs::read(mesh.inventory()).unwrap() == db,
+            "{lines:?}: the inventory changed"
+        );
     }
     // told, the inventory is the file
     mesh.run(&["inventory", "import", path_str(&file), "--replace"])
@@ -88,7 +85,7 @@ fn what_a_file_drops_or_re_pins_is_a_removal_refused_without_replace() {
 }
 
 #[test]
-fn an_export_that_cannot_be_written_fails_and_an_import_reads_only_a_bounded_file() {
+fn an_export_that_cannot_be_written_fails() {
     let mesh = fleet();
     let full = mesh
         .command(&["inventory", "export"])
@@ -100,31 +97,30 @@ fn an_export_that_cannot_be_written_fails_and_an_import_reads_only_a_bounded_fil
         !full.status.success() && said.contains("cannot write the inventory's export"),
         "{full:?}"
     );
+}
 
+#[test]
+fn an_import_reads_only_a_bounded_regular_file() {
+    let mesh = fleet();
     let db = std::fs::read(mesh.inventory()).unwrap();
     let big = mesh.dir.path().join("big.json");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(65 << 20).unwrap();
+    // the large file first: a mesh that reads /dev/zero whole never comes back
     for (file, words) in [
-        ("/dev/zero", "not a regular file"),
         (path_str(&big), "larger than 64 MiB"),
+        ("/dev/zero", "not a regular file"),
     ] {
         let run = mesh.run(&["inventory", "import", file]).code(1);
         assert!(run.stderr.contains(words), "{file}: {}", run.stderr);
     }
-    assert_eq!(std::fs::read(mesh.inventory()).unwrap(), db);
-
-    // the same document again: nothing to import, and the file is not written
+    assert!(
+        std::fs::read(mesh.inventory()).unwrap() == db,
+        "the inventory changed"
+    );
+    // stdin is read too
     let file = mesh.dir.path().join("fleet.json");
     std::fs::write(&file, export(&mesh)).unwrap();
-    let again = mesh.run(&["inventory", "import", path_str(&file)]).ok();
-    assert!(
-        again.stdout.contains("nothing to import"),
-        "{}",
-        again.stdout
-    );
-    assert_eq!(std::fs::read(mesh.inventory()).unwrap(), db);
-    // and from stdin
     let piped = mesh
         .command(&["inventory", "import", "-", "--dry-run"])
         .stdin(std::fs::File::open(&file).unwrap())
@@ -133,5 +129,24 @@ fn an_export_that_cannot_be_written_fails_and_an_import_reads_only_a_bounded_fil
     assert!(
         String::from_utf8_lossy(&piped.stdout).contains("nothing to import"),
         "{piped:?}"
+    );
+}
+
+#[test]
+fn an_import_with_nothing_to_change_does_not_write_the_inventory() {
+    let mesh = fleet();
+    let file = mesh.dir.path().join("fleet.json");
+    std::fs::write(&file, export(&mesh)).unwrap();
+    let db = std::fs::read(mesh.inventory()).unwrap();
+    let again = mesh.run(&["inventory", "import", path_str(&file)]).ok();
+    assert!(
+        again.stdout.contains("nothing to import"),
+        "{}",
+        again.stdout
+    );
+    // SQLite counts every write in the file's header: the same bytes mean nothing was written
+    assert!(
+        std::fs::read(mesh.inventory()).unwrap() == db,
+        "the inventory was written"
     );
 }
