@@ -93,8 +93,11 @@ fn check_identity(path: &Path) -> Result<(), String> {
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),
-        Ok(_) => Err(format!("{:?} is not a key file", path.display())),
-        Err(e) => Err(format!("no key file at {:?}: {e}", path.display())),
+        Ok(_) => Err(format!(
+            "{:?} is not an identity file (a regular file holding a key)",
+            path.display()
+        )),
+        Err(e) => Err(format!("no identity file at {:?}: {e}", path.display())),
     }
 }
 
