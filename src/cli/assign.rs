@@ -335,9 +335,9 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
                 for s in seats {
                     out!(
                         "{:<20} {}@{} (since {})",
-                        s.seat,
-                        s.instance,
-                        s.node,
+                        crate::plan::visible(&s.seat),
+                        crate::plan::visible(&s.instance),
+                        crate::plan::visible(&s.node),
                         s.set_at
                     );
                 }

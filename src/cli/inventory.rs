@@ -1,9 +1,10 @@
 //! `mesh inventory export` and `import`: the inventory as a sorted text document a team keeps in
 //! git, and read back, saying what it changes first and removing nothing unless told.
 
-use std::path::PathBuf;
+use std::io::{Read, Write as _};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 
 use super::{Context, exit, print_json};
@@ -25,10 +26,11 @@ pub(crate) enum InventoryCommand {
     /// none). What it adds, changes and removes is shown first; removing anything needs
     /// --replace.
     Import {
-        /// The document `mesh inventory export` wrote.
+        /// The document `mesh inventory export` wrote (`-`: stdin).
         file: PathBuf,
-        /// Allow the import to remove nodes, assignments, tags, settings and seats the file
-        /// lacks (as `settings set --replace` allows a layer to drop keys).
+        /// Allow the import to remove what the file lacks: nodes, assignments, tags, pinned host
+        /// keys (or re-pin one to another key), ports the host gave out, pins, placements,
+        /// settings and seats (as `settings set --replace` allows a layer to drop keys).
         #[arg(long)]
         replace: bool,
         /// Only show what it would change.
@@ -50,7 +52,17 @@ pub(crate) fn run(command: InventoryCommand, ctx: &Context) -> Result<u8> {
                         format_args!("exported the inventory to {}", path.display()),
                     );
                 }
-                None => out_raw!("{text}"),
+                None => {
+                    // a backup cut short must not look like one: a full disk is an error; a
+                    // closed pipe (`| head`) is the reader's choice
+                    let mut stdout = std::io::stdout().lock();
+                    stdout
+                        .write_all(text.as_bytes())
+                        .and_then(|()| stdout.flush())
+                        .context(
+                            "cannot write the inventory's export to stdout; it is incomplete",
+                        )?;
+                }
             }
             Ok(exit::OK)
         }
@@ -62,10 +74,10 @@ pub(crate) fn run(command: InventoryCommand, ctx: &Context) -> Result<u8> {
     }
 }
 
-fn import(file: &PathBuf, replace: bool, dry_run: bool, ctx: &Context) -> Result<u8> {
+fn import(file: &Path, replace: bool, dry_run: bool, ctx: &Context) -> Result<u8> {
     let name = file.display().to_string();
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?;
-    let doc = Document::parse(&name, &text)?;
+    let text = read(file).with_context(|| format!("cannot read {name}"))?;
+    let doc = Document::parse(&name, &text, &crate::ssh::config::SshConfig::load()?)?;
     let path = ctx.inventory_path()?;
     let mut inv = match Inventory::open(&path) {
         Ok(inv) => inv,
@@ -76,7 +88,8 @@ fn import(file: &PathBuf, replace: bool, dry_run: bool, ctx: &Context) -> Result
         Err(e) => return Err(e.into()),
     };
     let changes = inv.import_changes(&doc)?;
-    if dry_run {
+    // nothing to change: the file is left as it was
+    if dry_run || changes.is_empty() {
         return show(&changes, true, ctx);
     }
     super::settings::refuse_removal(
@@ -90,6 +103,32 @@ fn import(file: &PathBuf, replace: bool, dry_run: bool, ctx: &Context) -> Result
     )?;
     inv.import(&doc)?;
     show(&changes, false, ctx)
+}
+
+/// The most a document may hold: a fleet of tens of thousands of nodes is a few MiB.
+const MAX_DOCUMENT: u64 = 64 << 20;
+
+/// A document: a regular file, or stdin (`-`), never more than [`MAX_DOCUMENT`] (a device such
+/// as /dev/zero would never end).
+fn read(file: &Path) -> Result<String> {
+    let reader: Box<dyn Read> = if file == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(file)?;
+        if !f.metadata()?.is_file() {
+            bail!("not a regular file (a document is a file, or `-` for stdin)");
+        }
+        Box::new(f)
+    };
+    let mut text = String::new();
+    reader.take(MAX_DOCUMENT + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_DOCUMENT {
+        bail!(
+            "larger than {} MiB: not an inventory export",
+            MAX_DOCUMENT >> 20
+        );
+    }
+    Ok(text)
 }
 
 fn show(changes: &Changes, dry_run: bool, ctx: &Context) -> Result<u8> {

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::{Context, exit, print_json};
 use crate::inventory::Node;
-use crate::inventory::{nodes_valid_name, valid_address, valid_user};
+use crate::plan::visible;
 use crate::ssh;
 
 mod set;
@@ -102,26 +102,20 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     match command {
         NodeCommand::Add(a) => {
-            if !nodes_valid_name(&a.name) {
-                bail!(
-                    "{:?} cannot name a node: use letters, digits, '-', '_' and '.', starting with a letter",
-                    a.name
-                );
-            }
             let node = Node {
                 address: a.address,
                 port: a.port.unwrap_or(22),
                 port_given: a.port.is_some(),
                 user: a.user.clone().unwrap_or_else(|| "root".into()),
                 user_given: a.user.is_some(),
-                identity: identity(&a.name, a.identity)?,
+                identity: identity(a.identity)?,
                 sudo: a.sudo,
                 root: normal_root(&a.root),
                 jump: a.jump,
                 ..Node::new(&a.name, "")
             };
             check(&node)?;
-            inv.add_node(&node)?;
+            inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
             ctx.answer(
                 serde_json::json!({"added": node.name}),
                 format_args!(
@@ -159,11 +153,12 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .map(|t| format!("  @{}", t.join(" @")))
                         .unwrap_or_default();
                     out!(
-                        "{:<12} {}@{}:{}  {key}{tags}",
-                        n.name,
-                        n.user,
-                        n.address,
-                        n.port
+                        "{:<12} {}@{}:{}  {key}{}",
+                        visible(&n.name),
+                        visible(&n.user),
+                        visible(&n.address),
+                        n.port,
+                        visible(&tags)
                     );
                 }
             }
@@ -177,31 +172,36 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     &serde_json::json!({ "node": n, "tags": tags, "assignments": assignments }),
                 )?;
             } else {
-                out!("name:      {}", n.name);
-                out!("address:   {}:{}", n.address, n.port);
+                out!("name:      {}", visible(&n.name));
+                out!("address:   {}:{}", visible(&n.address), n.port);
                 out!(
                     "user:      {}{}",
-                    n.user,
+                    visible(&n.user),
                     if n.sudo { " (sudo -n)" } else { "" }
                 );
                 out!(
                     "identity:  {}",
-                    n.identity
-                        .as_ref()
-                        .map_or("ssh-agent, then ~/.ssh/id_*".into(), |p| p
-                            .display()
-                            .to_string())
+                    visible(
+                        &n.identity
+                            .as_ref()
+                            .map_or("ssh-agent, then ~/.ssh/id_*".into(), |p| p
+                                .display()
+                                .to_string())
+                    )
                 );
                 if let Some(jump) = &n.jump {
-                    out!("jump:      {jump}");
+                    out!("jump:      {}", visible(jump));
                 }
-                out!("reached:   {}", super::reach::describe(&n, &inv.nodes()?));
+                out!(
+                    "reached:   {}",
+                    visible(&super::reach::describe(&n, &inv.nodes()?))
+                );
                 out!(
                     "tags:      {}",
                     if tags.is_empty() {
                         "none".into()
                     } else {
-                        tags.join(", ")
+                        visible(&tags.join(", ")).into_owned()
                     }
                 );
                 out!(
@@ -226,7 +226,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     if list.is_empty() {
                         "none".into()
                     } else {
-                        list.join(", ")
+                        visible(&list.join(", ")).into_owned()
                     }
                 );
             }
@@ -303,46 +303,20 @@ pub(super) fn normal_root(root: &str) -> String {
         .to_string()
 }
 
-/// An identity file as stored: absolute, and there.
-pub(super) fn identity(node: &str, path: Option<PathBuf>) -> Result<Option<PathBuf>> {
-    match path {
-        Some(p) if !p.is_file() => bail!("{node}: no identity file at {}", p.display()),
-        Some(p) => Ok(Some(std::path::absolute(&p)?)),
-        None => Ok(None),
-    }
+/// An identity file as stored: absolute ([`check`] refuses one that is not a key file).
+pub(super) fn identity(path: Option<PathBuf>) -> Result<Option<PathBuf>> {
+    Ok(path.map(|p| std::path::absolute(&p)).transpose()?)
 }
 
-/// The one check of how a node is reached, for `node add` and `node set`: nothing is stored
-/// unless it passes.
+/// A node as `node add` and `node set` store it, through the inventory's one check: nothing is
+/// stored unless it passes.
 pub(super) fn check(node: &Node) -> Result<()> {
-    let name = &node.name;
-    if !valid_address(&node.address) {
+    if let Err(e) = node.validate() {
         bail!(
-            "{name}: --address {:?} is not a host name or an IP address; nothing was stored",
-            node.address
-        );
-    }
-    if !valid_user(&node.user) {
-        bail!(
-            "{name}: --user {:?} is not a login name (lower-case letters, digits, '_' and '-'); nothing was stored",
-            node.user
-        );
-    }
-    if node.user != "root" && !node.sudo {
-        bail!(
-            "{name}: the helper runs as root; a node logged in to as {:?} needs --sudo",
-            node.user
-        );
-    }
-    if let Some(jump) = &node.jump
-        && let Err(e) = crate::push::route::check_jump(jump)
-    {
-        bail!("{name}: {e}; nothing was stored");
-    }
-    if let Err(e) = crate::wire::path::check(&node.root, crate::wire::path::Place::Machine) {
-        bail!(
-            "{name}: --root {:?} cannot hold the instances' directories: {e}",
-            node.root
+            "{}: --{} {}; nothing was stored",
+            node.name,
+            e.field,
+            e.reason
         );
     }
     Ok(())

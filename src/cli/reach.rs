@@ -31,9 +31,22 @@ pub(crate) fn reach(nodes: &[&Node], all: &[Node]) -> Result<(Reach, BTreeMap<St
     // that does not is passed over, as OpenSSH does
     let required: Vec<&PathBuf> = all.iter().filter_map(|n| n.identity.as_ref()).collect();
     let mut unusable = BTreeMap::new();
+    // a node offering a key another node has pinned is that node's machine: refused on the
+    // handshake, however it was reached (an alias, known_hosts)
+    let pinned_by: Arc<BTreeMap<String, String>> = Arc::new(
+        all.iter()
+            .filter_map(|n| Some((n.host_key_fingerprint()?, n.name.clone())))
+            .collect(),
+    );
     'nodes: for node in nodes {
         let target = match route::target(node, all, &config) {
-            Ok(t) => t,
+            Ok(mut t) => {
+                for hop in &mut t.jumps {
+                    hop.pinned_by = pinned_by.clone();
+                }
+                t.pinned_by = pinned_by.clone();
+                t
+            }
             Err(e) => {
                 unusable.insert(node.name.clone(), e);
                 continue;

@@ -15,7 +15,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Inventory, InventoryError, Node, nodes, valid_address, valid_user};
+use super::{Inventory, InventoryError, Node};
 
 /// The version of the document this mesh writes and reads.
 pub const FORMAT: u32 = 1;
@@ -140,7 +140,13 @@ impl Document {
     }
 
     /// Reads a document, refusing one that is malformed or newer, naming the field.
-    pub fn parse(file: &str, text: &str) -> Result<Document, DocumentError> {
+    /// `config` says where each node is really reached (its HostName and Port), so two nodes on
+    /// one machine are found however they name it.
+    pub fn parse(
+        file: &str,
+        text: &str,
+        config: &crate::ssh::config::SshConfig,
+    ) -> Result<Document, DocumentError> {
         let malformed = |reason: String| DocumentError::Malformed {
             file: file.to_string(),
             reason,
@@ -151,6 +157,11 @@ impl Document {
             Some(None) => {
                 return Err(malformed("`mesh-inventory` is not a version number".into()));
             }
+            Some(Some(0)) => {
+                return Err(malformed(format!(
+                    "`mesh-inventory` 0 is no version a mesh wrote (this mesh reads {FORMAT})"
+                )));
+            }
             Some(Some(found)) if found > u64::from(FORMAT) => {
                 return Err(DocumentError::TooNew {
                     file: file.to_string(),
@@ -160,7 +171,7 @@ impl Document {
             Some(Some(_)) => {}
         }
         let doc: Document = serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
-        doc.check(file)?;
+        doc.check(file, config)?;
         Ok(doc)
     }
 
@@ -184,85 +195,6 @@ impl Document {
             let values = std::mem::take(&mut l.values);
             l.values = values.into_iter().map(|(k, v)| (k, sorted(v))).collect();
         }
-    }
-
-    /// What the inventory would refuse, found before anything is written.
-    fn check(&self, file: &str) -> Result<(), DocumentError> {
-        let invalid = |what: String, reason: &str| DocumentError::Invalid {
-            file: file.to_string(),
-            what,
-            reason: reason.to_string(),
-        };
-        let mut names = BTreeSet::new();
-        let mut machines = BTreeMap::new();
-        for n in &self.nodes {
-            let what = format!("node {:?}", n.name);
-            if !nodes::valid_name(&n.name) {
-                return Err(invalid(what, "not a valid node name"));
-            }
-            if !names.insert(n.name.as_str()) {
-                return Err(invalid(what, "named twice"));
-            }
-            if !valid_address(&n.address) {
-                return Err(invalid(what, "`address` is not a host name or IP address"));
-            }
-            // one machine is one node, as `node add` and `node set` keep it
-            let node = Node::from(n);
-            if let Some(other) = machines.insert((n.address.as_str(), node.port), n.name.as_str()) {
-                return Err(invalid(
-                    what,
-                    &format!(
-                        "it reaches {}:{}, as the node {other} does; one machine is one node",
-                        n.address, node.port
-                    ),
-                ));
-            }
-            if let Some(Err(e)) = n.jump.as_deref().map(crate::push::route::check_jump) {
-                return Err(invalid(what, &format!("`jump`: {e}")));
-            }
-            if !valid_user(&node.user) {
-                return Err(invalid(what, "`user` is not a user name"));
-            }
-            if let Some(tag) = n.tags.iter().find(|t| !nodes::valid_name(t)) {
-                return Err(invalid(
-                    what,
-                    &format!("the tag {tag:?} is not a valid tag"),
-                ));
-            }
-            if let Some(key) = n.ports.keys().find(|k| port_key(k).is_none()) {
-                return Err(invalid(
-                    what,
-                    &format!("the port {key:?} is not INSTANCE.NAME"),
-                ));
-            }
-        }
-        let mut assigned = BTreeSet::new();
-        for a in &self.assignments {
-            let what = format!("assignment {} on {}", a.instance, a.node);
-            if !names.contains(a.node.as_str()) {
-                return Err(invalid(what, "its node is not among the file's nodes"));
-            }
-            if !assigned.insert((a.node.as_str(), a.instance.as_str())) {
-                return Err(invalid(what, "listed twice"));
-            }
-            if let Some(pin) = a.pins.values().find(|p| holder(p).is_none()) {
-                return Err(invalid(
-                    what,
-                    &format!("the pin {pin:?} is not INSTANCE@NODE"),
-                ));
-            }
-        }
-        for l in &self.layers {
-            if let Some(node) = &l.node
-                && !names.contains(node.as_str())
-            {
-                return Err(invalid(
-                    format!("settings {} on {node}", l.module),
-                    "its node is not among the file's nodes",
-                ));
-            }
-        }
-        Ok(())
     }
 }
 

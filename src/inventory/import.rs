@@ -2,13 +2,13 @@
 //! applied in one transaction, so an import is all done or not at all. Nothing the machines said
 //! (pushes, what each helper confirmed) and no generated secret of a node that stays is touched.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::export::{self, Changes, Document, LayerEntry, NodeEntry};
+use super::export::{self, AssignmentEntry, Changes, Document, LayerEntry, NodeEntry};
 use super::{Inventory, InventoryError, Node, nodes};
 
 impl Inventory {
@@ -20,11 +20,19 @@ impl Inventory {
     /// Makes this inventory what `doc` says, removals included (the caller asks first).
     pub fn import(&mut self, doc: &Document) -> Result<(), InventoryError> {
         let now = self.export()?;
+        // every lookup below is through a set, never a scan of the document: an import is linear
+        // in its size
+        let names: HashSet<&str> = doc.nodes.iter().map(|n| n.name.as_str()).collect();
+        let assigned: HashSet<(&str, &str)> = doc
+            .assignments
+            .iter()
+            .map(|a| (a.node.as_str(), a.instance.as_str()))
+            .collect();
         let tx = self.conn.transaction()?;
         for old in now
             .nodes
             .iter()
-            .filter(|o| !doc.nodes.iter().any(|n| n.name == o.name))
+            .filter(|o| !names.contains(o.name.as_str()))
         {
             tx.execute("DELETE FROM layers WHERE node = ?1", [&old.name])?;
             tx.execute("DELETE FROM nodes WHERE name = ?1", [&old.name])?;
@@ -33,11 +41,7 @@ impl Inventory {
             put_node(&tx, entry)?;
         }
         for old in &now.assignments {
-            if !doc
-                .assignments
-                .iter()
-                .any(|a| a.node == old.node && a.instance == old.instance)
-            {
+            if !assigned.contains(&(old.node.as_str(), old.instance.as_str())) {
                 tx.execute(
                     "DELETE FROM assignments WHERE node = ?1 AND instance = ?2",
                     params![old.node, old.instance],
@@ -72,14 +76,16 @@ impl Inventory {
             }
         }
         // a layer's change keeps the layer it replaced, as `settings set` and `clear` do
-        let find = |layers: &[LayerEntry], l: &LayerEntry| {
+        let by_key = |layers: &'_ [LayerEntry]| -> HashMap<(String, Option<String>), String> {
             layers
                 .iter()
-                .find(|o| o.module == l.module && o.node == l.node)
-                .map(|o| body(&o.values))
+                .map(|l| ((l.module.clone(), l.node.clone()), body(&l.values)))
+                .collect()
         };
+        let (was, will) = (by_key(&now.layers), by_key(&doc.layers));
+        let key = |l: &LayerEntry| (l.module.clone(), l.node.clone());
         for old in &now.layers {
-            if find(&doc.layers, old).is_none() {
+            if !will.contains_key(&key(old)) {
                 let node = old.node.as_deref().unwrap_or("");
                 tx.execute(
                     "INSERT INTO layer_history (module, node, replaced, action)
@@ -93,7 +99,7 @@ impl Inventory {
             }
         }
         for l in &doc.layers {
-            let before = find(&now.layers, l);
+            let before = was.get(&key(l)).cloned();
             let new = body(&l.values);
             if before.as_ref() == Some(&new) {
                 continue;
@@ -122,22 +128,83 @@ impl Inventory {
     }
 }
 
-/// What making `now` into `doc` adds, changes and removes.
+/// What making `now` into `doc` adds, changes and removes. Whatever goes from a value to
+/// nothing is a removal (`-`), as a node or an assignment is: a pinned host key, a tag, a port the
+/// host gave out, a pin, a placement, a setting; so is a pinned host key the file replaces with
+/// another (the file would re-pin the machine). The CLI refuses every removal without
+/// `--replace`, so the inventory is always exactly the file or left as it was.
 pub fn changes(now: &Document, doc: &Document) -> Changes {
     let mut c = Changes::default();
-    compare(&mut c, &now.nodes, &doc.nodes, |n| {
+    // a node's own fields are compared whole; what it holds, one by one below
+    let bare = |nodes: &[NodeEntry]| -> Vec<NodeEntry> {
+        nodes
+            .iter()
+            .map(|n| NodeEntry {
+                tags: BTreeSet::new(),
+                ports: BTreeMap::new(),
+                host_key: None,
+                ..n.clone()
+            })
+            .collect()
+    };
+    compare(&mut c, &bare(&now.nodes), &bare(&doc.nodes), |n| {
         format!("node {}", n.name)
     });
+    let old_nodes: HashMap<&str, &NodeEntry> =
+        now.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     for new in &doc.nodes {
-        if let Some(old) = now.nodes.iter().find(|o| o.name == new.name) {
-            for tag in old.tags.difference(&new.tags) {
-                c.removed.push(format!("tag {tag} of node {}", new.name));
-            }
-        }
+        let Some(old) = old_nodes.get(new.name.as_str()) else {
+            continue;
+        };
+        let of = format!("of node {}", new.name);
+        let tags = |n: &NodeEntry| n.tags.iter().map(|t| (t.clone(), String::new())).collect();
+        held(&mut c, &tags(old), &tags(new), &|t| format!("tag {t} {of}"));
+        let ports = |n: &NodeEntry| {
+            n.ports
+                .iter()
+                .map(|(k, p)| (k.clone(), p.to_string()))
+                .collect()
+        };
+        held(&mut c, &ports(old), &ports(new), &|k| {
+            format!("port {k} {of}")
+        });
+        host_key(
+            &mut c,
+            &new.name,
+            old.host_key.as_deref(),
+            new.host_key.as_deref(),
+        );
     }
-    compare(&mut c, &now.assignments, &doc.assignments, |a| {
-        format!("assignment {} on {}", a.instance, a.node)
-    });
+    let bare = |list: &[AssignmentEntry]| -> Vec<AssignmentEntry> {
+        list.iter()
+            .map(|a| AssignmentEntry {
+                pins: BTreeMap::new(),
+                placements: BTreeMap::new(),
+                ..a.clone()
+            })
+            .collect()
+    };
+    compare(
+        &mut c,
+        &bare(&now.assignments),
+        &bare(&doc.assignments),
+        |a| format!("assignment {} on {}", a.instance, a.node),
+    );
+    let old_assignments: HashMap<(&str, &str), &AssignmentEntry> = now
+        .assignments
+        .iter()
+        .map(|a| ((a.node.as_str(), a.instance.as_str()), a))
+        .collect();
+    for new in &doc.assignments {
+        let Some(old) = old_assignments.get(&(new.node.as_str(), new.instance.as_str())) else {
+            continue;
+        };
+        let of = format!("of assignment {} on {}", new.instance, new.node);
+        held(&mut c, &old.pins, &new.pins, &|r| format!("pin {r} {of}"));
+        held(&mut c, &old.placements, &new.placements, &|d| {
+            format!("placement {d} {of}")
+        });
+    }
     compare(&mut c, &now.layers, &doc.layers, layer_name);
     for new in &doc.layers {
         if let Some(old) = now
@@ -154,6 +221,55 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
         format!("seat {}", s.seat)
     });
     c
+}
+
+/// What a node or assignment holds, one entry at a time: new ones added, changed ones changed,
+/// gone ones removed; `name` names an entry by its key, its value is said after it.
+fn held(
+    c: &mut Changes,
+    old: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+    name: &dyn Fn(&str) -> String,
+) {
+    let said = |k: &str, v: &str| {
+        if v.is_empty() {
+            name(k)
+        } else {
+            format!("{} ({v})", name(k))
+        }
+    };
+    for (k, v) in new {
+        match old.get(k) {
+            None => c.added.push(said(k, v)),
+            Some(o) if o != v => c.changed.push(format!("{}: {o} → {v}", name(k))),
+            Some(_) => {}
+        }
+    }
+    for (k, v) in old.iter().filter(|(k, _)| !new.contains_key(*k)) {
+        c.removed.push(said(k, v));
+    }
+}
+
+/// A pinned host key: pinning one is a change; unpinning it, or pinning another key in its
+/// place, is a removal of the pin there is (the machine would be trusted on the file's word).
+fn host_key(c: &mut Changes, node: &str, old: Option<&str>, new: Option<&str>) {
+    let shown = |key: &str| {
+        crate::ssh::parse_public_key(key)
+            .map(|k| crate::ssh::fingerprint(&k))
+            .unwrap_or_else(|_| key.to_string())
+    };
+    match (old.map(shown), new.map(shown)) {
+        (None, Some(new)) => c
+            .changed
+            .push(format!("node {node}: host key pinned as {new}")),
+        (Some(old), None) => c
+            .removed
+            .push(format!("the pinned host key {old} of node {node}")),
+        (Some(old), Some(new)) if old != new => c.removed.push(format!(
+            "the pinned host key {old} of node {node}, for another key {new}"
+        )),
+        _ => {}
+    }
 }
 
 /// Adds or updates a node (its assignments, secrets and confirmed state stay), with its tags and
@@ -192,23 +308,27 @@ fn layer_name(l: &LayerEntry) -> String {
 }
 
 /// Entries only in `new` are added, only in `old` removed; entries in both that differ are
-/// changed, naming each field that moves.
+/// changed, naming each field that moves. Found by name through a map: linear in the entries.
 fn compare<T: PartialEq + Serialize>(
     c: &mut Changes,
     old: &[T],
     new: &[T],
     name: impl Fn(&T) -> String,
 ) {
+    let olds: HashMap<String, &T> = old.iter().map(|o| (name(o), o)).collect();
+    let news: HashSet<String> = new.iter().map(&name).collect();
     for n in new {
-        match old.iter().find(|o| name(o) == name(n)) {
-            None => c.added.push(name(n)),
-            Some(o) if o != n => c.changed.push(format!("{}: {}", name(n), fields(o, n))),
+        let key = name(n);
+        match olds.get(&key) {
+            None => c.added.push(key),
+            Some(o) if *o != n => c.changed.push(format!("{key}: {}", fields(*o, n))),
             Some(_) => {}
         }
     }
     for o in old {
-        if !new.iter().any(|n| name(n) == name(o)) {
-            c.removed.push(name(o));
+        let key = name(o);
+        if !news.contains(&key) {
+            c.removed.push(key);
         }
     }
 }

@@ -11,6 +11,7 @@ mod assignments;
 mod confirmed;
 pub mod export;
 pub mod import;
+mod import_check;
 mod layers;
 mod nodes;
 mod operator_key;
@@ -19,6 +20,7 @@ mod sealed;
 mod secrets;
 mod select;
 mod tags;
+pub mod validate;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -29,7 +31,9 @@ use rusqlite::{Connection, TransactionBehavior};
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
 pub use layers::{HistoryEntry, Layer};
-pub use nodes::{DEFAULT_ROOT, Node, valid_address, valid_name as nodes_valid_name, valid_user};
+pub use nodes::{
+    DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
+};
 pub use pushes::{PushRecord, PushRow};
 pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
@@ -112,6 +116,10 @@ pub enum InventoryError {
         address: String,
         port: u16,
     },
+    #[error(
+        "{other} has this host key: one machine is one node (`mesh node set {other}` edits it); {name} was not pinned"
+    )]
+    SameHostKey { name: String, other: String },
     #[error(
         "{tag:?} cannot be a tag: use letters, digits, '-', '_' and '.', starting with a letter"
     )]

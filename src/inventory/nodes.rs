@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError};
+use crate::ssh::config::SshConfig;
 
 /// A machine in the inventory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,6 +57,41 @@ impl Node {
             port_given: true,
             user_given: true,
         }
+    }
+}
+
+/// The machine a node reaches: where ssh really connects (after the ssh configuration's HostName,
+/// the host in lower case) and the port. Two nodes with one are one machine.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NodeMachine {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for NodeMachine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
+impl Node {
+    /// Where a push reaches this node, as the push's own resolver works it out from `config`
+    /// (a node it cannot resolve is taken as the inventory says it).
+    pub fn machine(&self, config: &crate::ssh::config::SshConfig) -> NodeMachine {
+        let (host, port) = match crate::push::route::target(self, &[], config) {
+            Ok(t) => (t.address, t.port),
+            Err(_) => (self.address.clone(), self.port),
+        };
+        NodeMachine {
+            host: host.to_ascii_lowercase(),
+            port,
+        }
+    }
+
+    /// The pinned host key's fingerprint, if one is pinned and readable.
+    pub fn host_key_fingerprint(&self) -> Option<String> {
+        let key = crate::ssh::parse_public_key(self.host_key.as_deref()?).ok()?;
+        Some(crate::ssh::fingerprint(&key))
     }
 }
 
@@ -125,39 +161,43 @@ pub fn valid_user(user: &str) -> bool {
 impl Inventory {
     /// Adds a node; refuses a name already taken, and an address and port another node has.
     pub fn add_node(&self, node: &Node) -> Result<(), InventoryError> {
+        self.add_node_in(node, &SshConfig::default())
+    }
+
+    /// Adds a node; refuses a name already taken, and a machine another node reaches as `config`
+    /// resolves both (an ssh configuration alias of a node's address is that node).
+    pub fn add_node_in(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
         if self.node_opt(&node.name)?.is_some() {
             return Err(InventoryError::NodeExists {
                 name: node.name.clone(),
             });
         }
-        self.refuse_same_address(node)?;
+        self.refuse_same_machine(node, config)?;
         self.put_node(node)
     }
 
     /// Changes what the inventory says of an existing node in place: its assignments, layers,
-    /// placements, pins, tags and history are kept. Refuses an address and port another node has.
-    pub fn edit_node(&self, node: &Node) -> Result<(), InventoryError> {
+    /// placements, pins, tags and history are kept. Refuses a machine another node reaches as
+    /// `config` resolves both.
+    pub fn edit_node_in(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
         self.node(&node.name)?;
-        self.refuse_same_address(node)?;
+        self.refuse_same_machine(node, config)?;
         self.put_node(node)
     }
 
     /// Two nodes on one machine would each undo the other's modules at every push.
-    fn refuse_same_address(&self, node: &Node) -> Result<(), InventoryError> {
-        let other: Option<String> = self
-            .conn
-            .prepare_cached("SELECT name FROM nodes WHERE address = ?1 AND port = ?2 AND name != ?3 ORDER BY name")?
-            .query_row(
-                params![node.address, node.port, node.name],
-                |r| r.get(0),
-            )
-            .optional()?;
+    fn refuse_same_machine(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
+        let machine = node.machine(config);
+        let other = self
+            .nodes()?
+            .into_iter()
+            .find(|o| o.name != node.name && o.machine(config) == machine);
         match other {
             Some(other) => Err(InventoryError::SameAddress {
                 name: node.name.clone(),
-                other,
-                address: node.address.clone(),
-                port: node.port,
+                other: other.name,
+                address: machine.host,
+                port: machine.port,
             }),
             None => Ok(()),
         }
@@ -233,14 +273,36 @@ impl Inventory {
         Ok(())
     }
 
-    /// Pins a host key (OpenSSH public key form).
+    /// Pins a host key (OpenSSH public key form); refuses one another node has pinned (one
+    /// machine is one node).
     pub fn pin_host_key(&self, name: &str, key: &str) -> Result<(), InventoryError> {
-        self.node(name)?;
+        let node = Node {
+            host_key: Some(key.to_string()),
+            ..self.node(name)?
+        };
+        if let Some(other) = self.pinned_elsewhere(&node)? {
+            return Err(InventoryError::SameHostKey {
+                name: name.to_string(),
+                other,
+            });
+        }
         self.conn.execute(
             "UPDATE nodes SET host_key = ?2 WHERE name = ?1",
             params![name, key],
         )?;
         Ok(())
+    }
+
+    /// The node other than `node` that has `node`'s host key pinned, if one has.
+    pub fn pinned_elsewhere(&self, node: &Node) -> Result<Option<String>, InventoryError> {
+        let Some(mine) = node.host_key_fingerprint() else {
+            return Ok(None);
+        };
+        Ok(self
+            .nodes()?
+            .into_iter()
+            .find(|o| o.name != node.name && o.host_key_fingerprint().as_ref() == Some(&mine))
+            .map(|o| o.name))
     }
 }
 
@@ -278,6 +340,7 @@ pub(super) fn write_node(conn: &rusqlite::Connection, node: &Node) -> Result<(),
 mod tests {
     use super::{Node, valid_address, valid_user};
     use crate::inventory::{Inventory, InventoryError};
+    use crate::ssh::config::SshConfig;
 
     #[test]
     fn one_address_and_port_is_one_node_and_an_edit_keeps_the_rest() {
@@ -297,13 +360,15 @@ mod tests {
             ..Node::new("web2", "192.0.2.1")
         };
         inv.add_node(&other_port).unwrap();
-        let onto_web1 = inv.edit_node(&Node::new("web2", "192.0.2.1")).unwrap_err();
+        let onto_web1 = inv
+            .edit_node_in(&Node::new("web2", "192.0.2.1"), &SshConfig::default())
+            .unwrap_err();
         assert!(matches!(onto_web1, InventoryError::SameAddress { .. }));
         let moved = Node {
             port: 2200,
             ..inv.node("web1").unwrap()
         };
-        inv.edit_node(&moved).unwrap();
+        inv.edit_node_in(&moved, &SshConfig::default()).unwrap();
         assert_eq!(inv.node("web1").unwrap().port, 2200);
         assert_eq!(inv.assignments(Some("web1")).unwrap().len(), 1);
         assert_eq!(inv.tags_of("web1").unwrap(), ["eu"]);

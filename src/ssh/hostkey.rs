@@ -15,6 +15,24 @@ pub(super) struct Checker {
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) seen: Arc<Mutex<Option<PublicKey>>>,
+    /// The target's node name, whether it is a node, and every node's pinned key.
+    pub(super) node: (String, bool),
+    pub(super) pinned_by: Arc<std::collections::BTreeMap<String, String>>,
+}
+
+/// The node other than `node` that has `key` pinned, when `node` is a node: a machine offering
+/// it is that other node's.
+fn pinned_elsewhere<'a>(
+    (node, is_node): (&str, bool),
+    pinned_by: &'a std::collections::BTreeMap<String, String>,
+    key: &PublicKey,
+) -> Option<&'a String> {
+    if !is_node {
+        return None;
+    }
+    pinned_by
+        .get(&fingerprint(key))
+        .filter(|other| other.as_str() != node)
 }
 
 impl client::Handler for Checker {
@@ -30,6 +48,9 @@ impl client::Handler for Checker {
         };
         if let Ok(mut seen) = self.seen.lock() {
             *seen = Some(key.clone());
+        }
+        if pinned_elsewhere((&self.node.0, self.node.1), &self.pinned_by, key).is_some() {
+            return Ok(false);
         }
         // a key known_hosts revokes is refused even where it is the pinned one
         let verdict = self.known.check(&self.host, self.port, key);
@@ -56,6 +77,13 @@ pub(super) fn explain(
             source: error,
         };
     };
+    if let Some(other) = pinned_elsewhere((&node, target.is_node), &target.pinned_by, &seen) {
+        return SshError::PinnedElsewhere {
+            other: other.clone(),
+            seen: fingerprint(&seen),
+            node,
+        };
+    }
     // a revoked key is named as that first, even where another key is pinned
     match (
         known.check(&target.address, target.port, &seen),

@@ -119,6 +119,8 @@ async fn handshake(
         host: target.address.clone(),
         port: target.port,
         seen,
+        node: (target.node.clone(), target.is_node),
+        pinned_by: target.pinned_by.clone(),
     };
     match via {
         None => {

@@ -53,6 +53,14 @@ pub enum SshError {
     )]
     NotPinned { node: String, seen: String },
     #[error(
+        "{node}: it offers the host key {seen}, which {other} has pinned: {node} is {other}'s machine, and one machine is one node; remove one of them (`mesh node remove {node}`)"
+    )]
+    PinnedElsewhere {
+        node: String,
+        other: String,
+        seen: String,
+    },
+    #[error(
         "{node}: host key {seen} of {address} is not in known_hosts; check it, then add it there (ssh-keyscan) or add the machine as a node and `mesh node trust` it"
     )]
     NotKnown {
@@ -120,6 +128,7 @@ impl SshError {
                 "unreachable"
             }
             SshError::NotPinned { .. }
+            | SshError::PinnedElsewhere { .. }
             | SshError::NotKnown { .. }
             | SshError::KeyChanged { .. }
             | SshError::Revoked { .. } => "host-key",
@@ -144,6 +153,9 @@ pub struct Target {
     pub pinned: Option<PublicKey>,
     /// Whether this is an inventory node (a refused unknown key then says `mesh node trust`).
     pub is_node: bool,
+    /// Every node's pinned host key (fingerprint) and that node: a node that offers a key
+    /// another node has pinned is that node's machine, refused (one machine is one node).
+    pub pinned_by: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Key files to offer, in order (keys loaded into [`Credentials`]).
     pub identities: Vec<PathBuf>,
     /// Offer only those files, not ssh-agent's keys (IdentitiesOnly).
@@ -166,6 +178,7 @@ impl Target {
             user: user.to_string(),
             pinned: None,
             is_node: true,
+            pinned_by: std::sync::Arc::default(),
             identities: Vec::new(),
             identities_only: false,
             jumps: Vec::new(),

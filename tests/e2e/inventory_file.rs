@@ -38,7 +38,7 @@ const QUEUE: &str = r#"{
 }"#;
 
 /// A fleet using everything the document holds: tags, ports, pins, placements, layers, a seat.
-fn fleet() -> Mesh {
+pub fn fleet() -> Mesh {
     let mesh = Mesh::new();
     mesh.module("store", STORE, &[("store.conf", "port ${listen.port}\n")]);
     mesh.module(
@@ -90,7 +90,7 @@ fn fleet() -> Mesh {
     mesh
 }
 
-fn export(mesh: &Mesh) -> String {
+pub fn export(mesh: &Mesh) -> String {
     mesh.run(&["inventory", "export"]).ok().stdout
 }
 
@@ -223,11 +223,11 @@ fn a_malformed_or_newer_document_is_refused_naming_the_field() {
         ),
         (
             good.replacen("\"192.0.2.1\"", "\"not an address!\"", 1),
-            "node \"n1\": `address` is not a host name or IP address",
+            "nodes[0].address: \"not an address!\" is not a host name or an IP address",
         ),
         (
             good.replacen("\"192.0.2.2\"", "\"192.0.2.1\"", 1),
-            "node \"n2\": it reaches 192.0.2.1:22, as the node n1 does; one machine is one node",
+            "nodes[1].address: n2 reaches 192.0.2.1:22, as the node n1 does; one machine is one node",
         ),
     ] {
         std::fs::write(&file, text).unwrap();

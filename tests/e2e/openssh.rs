@@ -154,7 +154,9 @@ fn a_node_added_by_an_ssh_config_alias_is_pushed_with_its_own_port_user_and_key(
     ssh.run(&mesh, &["assign", "motd", "web"]).ok();
     let pushed = ssh.run(&mesh, &["push", "web", "--json"]).ok().json();
     pushed_motd(&pushed, "web", "node1");
-    // the configuration's User is the one logged in as (and the inventory's --port wins)
+    // the configuration's User is the one logged in as (and the inventory's --port wins); web
+    // goes first, as one machine is one node
+    ssh.run(&mesh, &["node", "remove", "web"]).ok();
     ssh.run(
         &mesh,
         &[

@@ -63,7 +63,7 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
         node.jump = a.jump;
     }
     if a.identity.is_some() {
-        node.identity = identity(&node.name, a.identity)?;
+        node.identity = identity(a.identity)?;
     }
     if a.sudo || a.no_sudo {
         node.sudo = a.sudo;
@@ -84,7 +84,7 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
             node.name
         );
     }
-    inv.edit_node(&node)?;
+    inv.edit_node_in(&node, &crate::ssh::config::SshConfig::load()?)?;
     if ctx.json {
         print_json(&serde_json::json!({ "node": node, "changed": changes }))?;
         return Ok(());

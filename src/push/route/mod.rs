@@ -289,15 +289,38 @@ pub fn is_direct(jump: &str) -> bool {
 }
 
 /// Checks a `--jump` value as `node add`/`node set` store it.
-pub fn check_jump(chain: &str) -> Result<(), String> {
+pub fn check_jump(owner: &str, chain: &str) -> Result<(), String> {
     if is_direct(chain) {
         return Ok(());
     }
     let hops = split(chain);
     if hops.is_empty() {
-        return Err("--jump names no host".into());
+        return Err("names no host".into());
     }
-    hops.iter().try_for_each(|h| parse_hop(h).map(|_| ()))
+    for spec in &hops {
+        let hop = parse_hop(spec)?;
+        if hop
+            .user
+            .as_deref()
+            .is_some_and(|u| !crate::inventory::valid_user(u))
+        {
+            return Err(format!(
+                "jump host {spec:?}: the user is not a login name (lower-case letters, digits, '_' and '-')"
+            ));
+        }
+        if !crate::inventory::valid_address(&hop.host) {
+            return Err(format!(
+                "jump host {spec:?}: {:?} is not a host name or an IP address",
+                hop.host
+            ));
+        }
+        if hop.host == owner {
+            return Err(format!(
+                "jump host {spec:?} is {owner} itself: a node cannot be reached through itself"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn unusable(node: &str, reason: String) -> PushError {

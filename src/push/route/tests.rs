@@ -18,8 +18,16 @@ fn hops_are_parsed_in_every_form() {
     assert_eq!(parse_hop("[::1]:22").unwrap(), hop(None, "::1", Some(22)));
     assert_eq!(parse_hop("fe80::1").unwrap(), hop(None, "fe80::1", None));
     assert!(parse_hop("gw:port").is_err() && parse_hop("@gw").is_err());
-    assert!(check_jump(" , ").is_err() && check_jump("a,b:1").is_ok());
-    assert!(check_jump("none").is_ok());
+    assert!(check_jump("n", " , ").is_err() && check_jump("n", "a,b:1").is_ok());
+    assert!(check_jump("n", "none").is_ok());
+    for bad in [
+        "a\nb\u{1b}[2J@node1",
+        "-oProxyCommand=x@node1",
+        "n",
+        "ops@n:22",
+    ] {
+        assert!(check_jump("n", bad).is_err(), "{bad:?}");
+    }
 }
 
 #[test]

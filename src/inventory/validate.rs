@@ -1,0 +1,239 @@
+//! The one check of what the inventory stores, for the commands that store it (`node add`,
+//! `node set`, `assign`, `place`, `seat`, `settings`) and for `inventory import` alike: nothing
+//! reaches the inventory that a command would refuse, whichever way it comes in.
+
+use std::path::Path;
+
+use super::answers::PORTS;
+use super::nodes::{Node, valid_address, valid_name, valid_user};
+
+/// A field that cannot be stored, named as the exported document names it (`root`, `host-key`,
+/// `instance`), and why, quoting the value (so a control character in it shows, never acts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct Invalid {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+fn invalid(field: &'static str, reason: String) -> Invalid {
+    Invalid { field, reason }
+}
+
+/// The system's own directories: instances' directories never go in them.
+const SYSTEM: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/run",
+];
+
+impl Node {
+    /// Whether the node can be stored: a valid name, an address, a port, a login name (not root
+    /// needs sudo), jump hosts, an identity that is a key file, a root for the instances'
+    /// directories, and a host key that is one.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !valid_name(&self.name) {
+            return Err(invalid(
+                "name",
+                format!(
+                    "{:?} cannot name a node: use letters, digits, '-', '_' and '.', starting with a letter",
+                    self.name
+                ),
+            ));
+        }
+        if !valid_address(&self.address) {
+            return Err(invalid(
+                "address",
+                format!("{:?} is not a host name or an IP address", self.address),
+            ));
+        }
+        if self.port == 0 {
+            return Err(invalid("port", "0 is not a port sshd listens on".into()));
+        }
+        if !valid_user(&self.user) {
+            return Err(invalid(
+                "user",
+                format!(
+                    "{:?} is not a login name (lower-case letters, digits, '_' and '-')",
+                    self.user
+                ),
+            ));
+        }
+        if self.user != "root" && !self.sudo {
+            return Err(invalid(
+                "sudo",
+                format!(
+                    "the helper runs as root; a node logged in to as {:?} needs sudo",
+                    self.user
+                ),
+            ));
+        }
+        if let Some(jump) = &self.jump {
+            crate::push::route::check_jump(&self.name, jump).map_err(|e| invalid("jump", e))?;
+        }
+        if let Some(identity) = &self.identity {
+            check_identity(identity).map_err(|e| invalid("identity", e))?;
+        }
+        check_root(&self.root).map_err(|e| invalid("root", e))?;
+        if let Some(key) = &self.host_key {
+            crate::ssh::parse_public_key(key).map_err(|e| {
+                invalid(
+                    "host-key",
+                    format!("not an OpenSSH public key ({e}); `mesh node trust` pins one"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A key file as the inventory keeps it: an absolute path to a regular file (never a device or
+/// a pipe a read would hang on or never finish).
+fn check_identity(path: &Path) -> Result<(), String> {
+    if !path.is_absolute() {
+        return Err(format!("{:?} is not an absolute path", path.display()));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(format!(
+            "{:?} is not an identity file (a regular file holding a key)",
+            path.display()
+        )),
+        Err(e) => Err(format!("no identity file at {:?}: {e}", path.display())),
+    }
+}
+
+/// Where the instances' directories go: a path a machine's directory may have, not one of the
+/// system's own directories.
+fn check_root(root: &str) -> Result<(), String> {
+    if let Err(e) = check_place(root) {
+        return Err(format!(
+            "{root:?} cannot hold the instances' directories: {e}"
+        ));
+    }
+    let system = SYSTEM.iter().find(|s| {
+        root == **s
+            || root
+                .strip_prefix(**s)
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
+    match system {
+        Some(s) => Err(format!(
+            "{root:?} cannot hold the instances' directories: {s} is the system's own"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A directory on a machine, as `mesh place` and a node's root take it.
+pub fn check_place(path: &str) -> Result<(), crate::wire::path::PathError> {
+    crate::wire::path::check(path, crate::wire::path::Place::Machine)
+}
+
+/// Whether `name` can name an instance, a module, a requirement, a setting or a seat: lower
+/// case letters, digits and '-', starting with a letter (as a module's own names are).
+pub fn valid_word(name: &str) -> bool {
+    crate::catalogue::setting::valid_name(name)
+}
+
+/// Checks a name of the kind `what` (`an instance`, `a module`) with [`valid_word`].
+pub fn check_word(what: &str, name: &str) -> Result<(), String> {
+    if valid_word(name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} cannot name {what}: use lower case letters, digits and '-', starting with a letter"
+        ))
+    }
+}
+
+/// A port the host gave out: in [`PORTS`].
+pub fn check_port(port: u16) -> Result<(), String> {
+    if PORTS.contains(&port) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{port} is not a port the host gives out ({}-{})",
+            PORTS.start(),
+            PORTS.end()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_refused_naming_the_field() {
+        let ok = Node::new("web1", "192.0.2.1");
+        assert_eq!(ok.validate(), Ok(()));
+        let field = |n: Node| n.validate().unwrap_err().field;
+        assert_eq!(
+            field(Node {
+                port: 0,
+                ..ok.clone()
+            }),
+            "port"
+        );
+        assert_eq!(
+            field(Node {
+                user: "deploy".into(),
+                ..ok.clone()
+            }),
+            "sudo"
+        );
+        for root in ["../../etc", "/etc", "/etc/mesh", "/", "/usr/local"] {
+            assert_eq!(
+                field(Node {
+                    root: root.into(),
+                    ..ok.clone()
+                }),
+                "root",
+                "{root}"
+            );
+        }
+        for jump in ["web1", "a\nb\u{1b}[2J@node1", "-oProxyCommand=x@node1"] {
+            assert_eq!(
+                field(Node {
+                    jump: Some(jump.into()),
+                    ..ok.clone()
+                }),
+                "jump",
+                "{jump:?}"
+            );
+        }
+        for identity in ["/dev/zero", "relative/key", "/nonexistent/key"] {
+            assert_eq!(
+                field(Node {
+                    identity: Some(identity.into()),
+                    ..ok.clone()
+                }),
+                "identity",
+                "{identity}"
+            );
+        }
+        assert_eq!(
+            field(Node {
+                host_key: Some("not a key \u{1b}[2J".into()),
+                ..ok.clone()
+            }),
+            "host-key"
+        );
+        assert!(
+            Node {
+                root: "/srv/data".into(),
+                ..ok
+            }
+            .validate()
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn words_have_no_control_character_and_no_path() {
+        assert!(valid_word("kv-client") && valid_word("m2"));
+        for bad in ["../../x", "x\ny", "z\u{1b}[1m", "ghost\u{7}", "", "-a"] {
+            assert!(check_word("an instance", bad).is_err(), "{bad:?}");
+        }
+        assert!(check_port(20000).is_ok() && check_port(22).is_err());
+    }
+}
