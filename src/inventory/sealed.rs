@@ -54,6 +54,8 @@ impl Inventory {
     /// Points this inventory at another operator's key (tests, and `MESH_OPERATOR_KEY`).
     pub fn use_operator_key(&mut self, path: &Path) {
         self.operator = OperatorKey::at(path.to_path_buf());
+        // what the other key opened is not this key's to give
+        self.opened.take();
     }
 
     /// Makes the operator's key if there is none; `true` when it was made now.
@@ -130,13 +132,20 @@ impl Inventory {
 
     /// A value the inventory keeps, opened with the operator's key.
     pub(super) fn unseal(&self, sealed: &str) -> Result<String, InventoryError> {
+        if let Some(value) = self.opened.borrow().get(sealed) {
+            return Ok(value.clone());
+        }
         let identity = self.identity()?;
         let cannot = |why: String| InventoryError::OperatorKey {
             path: self.operator.path.clone(),
             why: format!("a secret sealed to another key cannot be opened with it ({why})"),
         };
         let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
-        String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))
+        let value = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))?;
+        self.opened
+            .borrow_mut()
+            .insert(sealed.to_string(), value.clone());
+        Ok(value)
     }
 
     /// Whether a kept value is sealed (an older mesh kept them in clear).

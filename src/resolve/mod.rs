@@ -75,6 +75,8 @@ pub fn answers(
         })?;
     let mut problems = Vec::new();
     let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    // shown whole, as the module could read it, even where it reads none of it
+    requirements::fleet(inventory, module, &mut answers.values, |_| true)?;
     requirements::modules(
         inventory,
         catalogue,
