@@ -8,6 +8,8 @@ mod checked;
 pub mod consumers;
 #[cfg(test)]
 mod contract_tests;
+#[cfg(test)]
+mod fleet_tests;
 pub mod held;
 pub mod identity;
 pub mod order;
