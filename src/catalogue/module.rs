@@ -1,7 +1,8 @@
 //! A module definition (`catalogue/<module>/module.json` and the files it ships), parsed and
 //! checked so that every error names the file and the field.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,6 +34,8 @@ pub struct Module {
     pub resources: Vec<ResourceDef>,
     /// Where it was loaded from: `built-in` or a folder.
     pub origin: String,
+    /// Every `${…}` its definition reads anywhere: a value no template reads need not be made.
+    pub reads: BTreeSet<String>,
 }
 
 impl Module {
@@ -255,10 +258,12 @@ pub(super) fn parse(
         }
         provides.push(p);
     }
+    let read = RefCell::new(BTreeSet::new());
     let scope = Scope {
         settings: &settings,
         requirements: &requires,
         provisions: &provides,
+        read: &read,
     };
     let mut templates = Vec::new();
     for (i, (p, file)) in provides.iter().zip(&per_consumer).enumerate() {
@@ -304,6 +309,7 @@ pub(super) fn parse(
         settings: &settings,
         requirements: &requires,
         provisions: &provides,
+        read: &read,
     };
     let mut parser = Parser {
         file,
@@ -327,6 +333,7 @@ pub(super) fn parse(
         provides,
         resources,
         origin: origin.to_string(),
+        reads: read.into_inner(),
     })
 }
 

@@ -535,11 +535,12 @@ pub(super) fn is_secret(requirements: &[Requirement], provisions: &[Provision], 
 }
 
 /// What a definition may read: its settings, its requirements' fields and its own provisions'
-/// fields. Every `${…}` is checked against it when the module is loaded.
+/// fields. Every `${…}` is checked against it when the module is loaded, and kept in `read`.
 pub(super) struct Scope<'a> {
     pub(super) settings: &'a [super::Setting],
     pub(super) requirements: &'a [Requirement],
     pub(super) provisions: &'a [Provision],
+    pub(super) read: &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// Where a reference is read, which decides whether a secret may be.
@@ -559,6 +560,7 @@ impl Scope<'_> {
     /// Checks every reference of a template read as `reading`; the error says which and why.
     pub(super) fn check(&self, refs: Vec<&str>, reading: Reading) -> Result<(), String> {
         for r in refs {
+            self.read.borrow_mut().insert(r.to_string());
             match r.split_once('.') {
                 None => {
                     if !self.settings.iter().any(|s| s.name == r) {

@@ -80,6 +80,22 @@ impl Inventory {
         Ok(port)
     }
 
+    /// The assignments with a requirement pinned to `instance` on `node`: `(node, instance)`.
+    pub fn pinned_to(
+        &self,
+        instance: &str,
+        node: &str,
+    ) -> Result<Vec<(String, String)>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT node, instance FROM pins
+                 WHERE provider_instance = ?1 AND provider_node = ?2 ORDER BY node, instance",
+            )?
+            .query_map(params![instance, node], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?)
+    }
+
     /// The provider an assignment's requirement is pinned to: `(instance, node)`.
     pub fn pin(
         &self,

@@ -85,6 +85,26 @@ impl Inventory {
 }
 
 impl Inventory {
+    /// How many assignments any of `modules` has, counting no further than `at_most`: whether a
+    /// provision has one provider or several, without reading (and sorting) all of them.
+    pub fn count_assigned(
+        &self,
+        modules: &[&str],
+        at_most: usize,
+    ) -> Result<usize, InventoryError> {
+        let modules = serde_json::to_string(modules)
+            .map_err(|e| InventoryError::Corrupt(format!("module names: {e}")))?;
+        let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM assignments
+                 WHERE module IN (SELECT value FROM json_each(?1)) LIMIT ?2)",
+            )?
+            .query_row(params![modules, at_most], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
     /// The assignments of any of `modules`, each with its node, by node then instance: on `node`
     /// only when one is named, and at most `limit` of them. Resolution asks this for a
     /// provision's providers, so a fleet-wide plan never reads every assignment once per node.

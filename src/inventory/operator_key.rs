@@ -103,6 +103,8 @@ impl Inventory {
     pub fn use_operator_key(&mut self, path: &Path) {
         let of = std::mem::replace(&mut self.operator, OperatorKey::of(&self.path));
         self.operator = of.told(path);
+        // what the other key opened is not this key's to give
+        self.opened.take();
     }
 
     /// Makes the operator's key if there is none; `true` when it was made now.

@@ -36,13 +36,20 @@ impl Inventory {
 
     /// A value the inventory keeps, opened with the operator's key.
     pub(super) fn unseal(&self, sealed: &str) -> Result<String, InventoryError> {
+        if let Some(value) = self.opened.borrow().get(sealed) {
+            return Ok(value.clone());
+        }
         let identity = self.identity()?;
         let cannot = |why: String| InventoryError::OperatorKey {
             path: self.operator_key_path(),
             why: format!("a secret sealed to another key cannot be opened with it ({why})"),
         };
         let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
-        String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))
+        let value = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))?;
+        self.opened
+            .borrow_mut()
+            .insert(sealed.to_string(), value.clone());
+        Ok(value)
     }
 
     /// Whether a kept value is sealed (an older mesh kept them in clear).

@@ -8,6 +8,8 @@ mod checked;
 pub mod consumers;
 #[cfg(test)]
 mod contract_tests;
+#[cfg(test)]
+mod fleet_tests;
 pub mod held;
 pub mod identity;
 pub mod order;
@@ -75,6 +77,8 @@ pub fn answers(
         })?;
     let mut problems = Vec::new();
     let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    // shown whole, as the module could read it, even where it reads none of it
+    requirements::fleet(inventory, module, &mut answers.values, |_| true)?;
     requirements::modules(
         inventory,
         catalogue,

@@ -106,12 +106,6 @@ pub(super) fn own(
                 answers
                     .values
                     .insert(key("address"), Value::String(node.address.clone()));
-                let nodes: Vec<Value> = inventory
-                    .node_names_list()?
-                    .iter()
-                    .map(|n| Value::String(n.clone()))
-                    .collect();
-                answers.values.insert(key("nodes"), Value::Array(nodes));
             }
             Need::Mesh => {
                 answers
@@ -150,6 +144,9 @@ pub(super) fn own(
             Need::Module { .. } => {}
         }
     }
+    fleet(inventory, module, &mut answers.values, |key| {
+        module.reads.contains(key)
+    })?;
     // a per-consumer provision is answered for each consumer (`provisions`), never here
     for p in module.provides.iter().filter(|p| p.per_consumer.is_none()) {
         for f in &p.fields {
@@ -181,6 +178,30 @@ pub(super) fn own(
         }
     }
     Ok(answers)
+}
+
+/// Answers `${NAME.nodes}` of each fact requirement whose key `wanted` keeps: every node's name.
+/// The list is as long as the fleet, so resolution makes it only for a module that reads it: made
+/// for every assignment, a plan of the fleet would cost nodes × assignments.
+pub(super) fn fleet(
+    inventory: &Inventory,
+    module: &Module,
+    values: &mut BTreeMap<String, Value>,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<(), InventoryError> {
+    for r in &module.requires {
+        let key = format!("{}.nodes", r.name);
+        if !matches!(r.need, Need::Fact) || !wanted(&key) {
+            continue;
+        }
+        let nodes: Vec<Value> = inventory
+            .node_names_list()?
+            .iter()
+            .map(|n| Value::String(n.clone()))
+            .collect();
+        values.insert(key, Value::Array(nodes));
+    }
+    Ok(())
 }
 
 /// A provision's field as its provider answers it: rendered from the provider's own values, or a

@@ -106,6 +106,7 @@ mod tests {
             cost: Cost::None,
         };
         Module {
+            reads: Default::default(),
             requires: vec![],
             provides: vec![],
             name: "m".into(),
