@@ -9,6 +9,7 @@ pub mod per_consumer;
 pub mod requirement;
 mod resources;
 mod rules;
+mod scope;
 pub mod setting;
 pub mod template;
 

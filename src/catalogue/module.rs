@@ -9,10 +9,9 @@ use serde_json::Value;
 
 use super::CatalogueError;
 use super::per_consumer;
-use super::requirement::{
-    self, Provision, RawProvision, RawRequirement, Reading, Requirement, Scope,
-};
+use super::requirement::{self, Provision, RawProvision, RawRequirement, Requirement};
 use super::resources::{Parser, ResourceDef, parse_cost};
+use super::scope::{self, Reading, Scope};
 use super::setting::{self, Setting, SettingType};
 
 /// A module: identity, declared settings, and the resources it puts on a machine.
@@ -55,7 +54,7 @@ impl Module {
 
     /// Whether `key` (`requirement.field`) names a secret field: it is never shown.
     pub fn is_secret(&self, key: &str) -> bool {
-        requirement::is_secret(&self.requires, &self.provides, key)
+        scope::is_secret(&self.requires, &self.provides, key)
     }
 
     /// The declared settings' names, for messages.

@@ -18,7 +18,8 @@
 
 use std::collections::BTreeMap;
 
-use super::requirement::{Field, ProvidedField, Reading, Refusal, Scope};
+use super::requirement::{Field, ProvidedField, Refusal};
+use super::scope::{Reading, Scope};
 use super::setting::SettingType;
 use super::template::Template;
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::ResourceDef;
 use super::parser::Parser;
 use crate::catalogue::CatalogueError;
-use crate::catalogue::requirement::Reading;
+use crate::catalogue::scope::Reading;
 use crate::catalogue::template::Template;
 use crate::wire::path::{self as wire_path, Place};
 use crate::wire::unit;

@@ -8,7 +8,7 @@ use super::parser::Parser;
 use super::{ResourceDef, default_mode, parse_cost, root};
 use crate::catalogue::CatalogueError;
 use crate::catalogue::module::digest;
-use crate::catalogue::requirement::Reading;
+use crate::catalogue::scope::Reading;
 use crate::catalogue::setting;
 use crate::catalogue::template::Template;
 use crate::wire::Cost;

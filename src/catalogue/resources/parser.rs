@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{ResourceDef, valid_unit};
 use crate::catalogue::CatalogueError;
-use crate::catalogue::requirement::{Reading, Scope};
 use crate::catalogue::rules;
+use crate::catalogue::scope::{Reading, Scope};
 use crate::catalogue::setting;
 use crate::catalogue::template::Template;
 use crate::wire::path::{ModeOf, Place};

@@ -9,7 +9,7 @@ use super::parser::Parser;
 use super::{ResourceDef, default_mode, root};
 use crate::catalogue::CatalogueError;
 use crate::catalogue::module::digest;
-use crate::catalogue::requirement::Reading;
+use crate::catalogue::scope::Reading;
 use crate::catalogue::template::Template;
 use crate::wire::path::{self as wire_path, Place};
 use crate::wire::unit;
