@@ -1,6 +1,6 @@
 //! Every command the helper runs on the machine (a file's check, `systemctl`, `docker`,
 //! `apt-get`, `getent`) runs here, under a deadline: a step that hangs is killed with its whole
-//! process group and fails by itself, so the helper always finishes and lets go of the machine's
+//! process group and whatever below it left the group (`setsid`), and fails by itself, so the helper always finishes and lets go of the machine's
 //! lock. The deadlines of every kind of step are the constants below, and nowhere else.
 //!
 //! An operator that went away (its `--timeout` passed, its SSH session was killed) closes the
@@ -95,10 +95,16 @@ impl Bounded for Command {
             }
             let abandoned = abandoned_at.is_some_and(|at| at.elapsed() >= GRACE);
             if overran || abandoned {
+                // what left the group (`setsid`) is still below it: taken before the group goes,
+                // since its parent's death would hand it to init
+                let escaped = descendants(child.id());
                 let _ = rustix::process::kill_process_group(
                     rustix::process::Pid::from_child(&child),
                     rustix::process::Signal::KILL,
                 );
+                for pid in escaped {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
                 let _ = child.wait();
                 let why = if overran {
                     format!(
@@ -123,6 +129,50 @@ impl Bounded for Command {
             stderr: collect(&stderr),
         })
     }
+}
+
+/// Every process below `root` now, by the parent each names in `/proc/PID/stat`.
+fn descendants(root: u32) -> Vec<rustix::process::Pid> {
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if let Some(parent) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .as_deref()
+                .and_then(parent_of)
+            {
+                children.entry(parent).or_default().push(pid);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut next = vec![root];
+    while let Some(pid) = next.pop() {
+        for &c in children.get(&pid).map(Vec::as_slice).unwrap_or_default() {
+            if let Some(p) = i32::try_from(c)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                out.push(p);
+            }
+            next.push(c);
+        }
+    }
+    out
+}
+
+/// The parent pid in a `/proc/PID/stat` line: the second field after the command's `)` (the
+/// command itself may hold spaces and parentheses).
+fn parent_of(stat: &str) -> Option<u32> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Reads a child's pipe to its end in a thread of its own.
@@ -180,5 +230,36 @@ mod tests {
         let alive = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
             .is_ok_and(|stat| !stat.contains(") Z "));
         assert!(!alive, "the grandchild {pid} still runs");
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_is_killed_with_the_command_past_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let e = Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "setsid sleep 100000 & echo $! > {}; wait",
+                    pid_file.display()
+                ),
+            ])
+            .output_within(Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let alive = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| !stat.contains(") Z "));
+        if alive {
+            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+        }
+        assert!(!alive, "the process that left the group ({pid}) still runs");
+    }
+
+    #[test]
+    fn the_parent_is_read_past_a_command_with_spaces_and_parentheses() {
+        assert_eq!(parent_of("42 (a (b) c) S 7 42 42 0"), Some(7));
+        assert_eq!(parent_of("garbage"), None);
     }
 }
