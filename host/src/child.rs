@@ -1,7 +1,8 @@
 //! Every command the helper runs on the machine (a file's check, `systemctl`, `docker`,
 //! `apt-get`, `getent`) runs here, under a deadline: a step that hangs is killed with its whole
-//! process group and whatever below it left the group (`setsid`), and fails by itself, so the helper always finishes and lets go of the machine's
-//! lock. The deadlines of every kind of step are the constants below, and nowhere else.
+//! process group and whatever below it left the group (`setsid`), and fails by itself, so the
+//! helper always finishes and lets go of the machine's lock. The deadlines of every kind of step
+//! are the constants below, and nowhere else.
 //!
 //! An operator that went away (its `--timeout` passed, its SSH session was killed) closes the
 //! helper's stdout: the command running then is given [`GRACE`] more to end (a slow check ends
