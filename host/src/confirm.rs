@@ -3,8 +3,9 @@
 //! confirms it over a new SSH connection in time.
 //!
 //! Before applying, the helper keeps what it needs to put the machine back ([`kept`]) in
-//! `pending/<id>/`; after applying, it starts a waiter as a transient systemd unit
-//! (`mesh-confirm-<id>`), so the SSH session dying does not stop it. `confirm <id>` and the
+//! `pending/<id>/` and starts a waiter as a transient systemd unit (`mesh-confirm-<id>`), so
+//! neither the SSH session dying nor the helper dying mid-apply leaves the change in place; the
+//! waiter's deadline runs from when the helper says it has applied. `confirm <id>` and the
 //! waiter's deadline race for the one rename that claims `pending/<id>`: whichever wins, the
 //! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
 
@@ -64,6 +65,16 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             "cannot keep what the push would change, so nothing was changed: {e}"
         ))));
     }
+    let deadline = declaration.confirm_within.unwrap_or(CONFIRM_WITHIN);
+    // the waiter runs before anything changes: a helper that dies while it applies (killed, the
+    // OOM killer) leaves a change no waiter would revert, and an operator locked out
+    if let Err(e) = start_waiter(&id, deadline, paths) {
+        forget(&id, &dir);
+        return Err(Error::Record(io::Error::other(format!(
+            "cannot start the waiter that reverts the change unless it is confirmed, so nothing \
+             was changed: {e}"
+        ))));
+    }
     let mut report = match apply::run(declaration, Mode::Apply, paths) {
         Ok(report) => report,
         Err(e) => {
@@ -77,13 +88,12 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         forget(&id, &dir);
         return Ok(with_notes(report, mode, paths));
     }
-    let deadline = declaration.confirm_within.unwrap_or(CONFIRM_WITHIN);
-    if let Err(e) = start_waiter(&id, deadline, paths) {
+    // the waiter's deadline runs from here
+    if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
             claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
-            "cannot start the waiter that reverts the change unless it is confirmed ({e}), so \
-             it was reverted now: {}",
+            "cannot tell the waiter the change is made ({e}), so it was reverted now: {}",
             reverted.map(|r| r.restored.join("; ")).unwrap_or_default()
         ))));
     }
@@ -129,22 +139,39 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
     }
 }
 
-/// `mesh-host await-confirm <id> --deadline <seconds>`, run by the waiter unit: returns as soon
-/// as the change is confirmed, or reverts it at the deadline.
-pub(crate) fn await_confirm(id: &str, deadline: u64, paths: &Paths) -> u8 {
-    let started = Instant::now();
+/// Written in a change's kept directory once the helper has applied it: the waiter's deadline
+/// runs from then.
+const APPLIED: &str = "applied";
+
+/// `mesh-host await-confirm <id> --deadline <seconds> --applier <pid>`, run by the waiter unit,
+/// started before the helper `applier` applies: returns as soon as the change is confirmed or
+/// dropped (nothing to confirm), reverts it at once if the applier dies before it has applied,
+/// and at the deadline once it has.
+pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths) -> u8 {
     let dir = kept::dir(paths, id);
-    while started.elapsed() < Duration::from_secs(deadline) {
+    let mut applied_at: Option<Instant> = None;
+    let why = loop {
         if !dir.exists() {
             return 0;
         }
+        match applied_at {
+            None if dir.join(APPLIED).exists() => applied_at = Some(Instant::now()),
+            // the marker first: the applier writes it and then ends
+            None if !alive(applier) && !dir.join(APPLIED).exists() => {
+                break "its helper ended before it had applied it".to_string();
+            }
+            Some(at) if at.elapsed() >= Duration::from_secs(deadline) => {
+                break format!("it was not confirmed within {deadline} s");
+            }
+            _ => {}
+        }
         std::thread::sleep(Duration::from_millis(200));
-    }
+    };
     match claim(paths, id) {
         Ok(Some(claimed)) => {
             let reverted = revert_claimed(paths, id, &claimed, false);
             eprintln!(
-                "mesh-host: change {id} was not confirmed within {deadline} s: reverted: {}",
+                "mesh-host: change {id}: {why}: reverted: {}",
                 reverted.restored.join("; ")
             );
             u8::from(!reverted.failed.is_empty())
@@ -222,6 +249,15 @@ fn changed(report: &Report, asks: &BTreeSet<&str>) -> Vec<String> {
         .collect()
 }
 
+/// Whether process `pid` still runs (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
 fn waiter_unit(id: &str) -> String {
     format!("mesh-confirm-{id}.service")
 }
@@ -250,6 +286,7 @@ fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
         .arg("--")
         .arg(helper)
         .args(["await-confirm", id, "--deadline", &deadline.to_string()])
+        .args(["--applier", &std::process::id().to_string()])
         .output()
         .map_err(|e| format!("cannot run systemd-run: {e}"))?;
     if out.status.success() {

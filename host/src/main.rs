@@ -58,14 +58,20 @@ fn main() -> ExitCode {
         ["revert-pending", id, "--at-boot"] if mesh_wire::Awaiting::valid_id(id) => {
             return ExitCode::from(confirm::revert_pending(id, true, &record::Paths::default()));
         }
-        ["await-confirm", id, "--deadline", seconds] if mesh_wire::Awaiting::valid_id(id) => {
-            let Ok(seconds) = seconds.parse::<u64>() else {
-                eprintln!("mesh-host: --deadline takes whole seconds, not {seconds:?}");
+        ["await-confirm", id, "--deadline", seconds, "--applier", pid]
+            if mesh_wire::Awaiting::valid_id(id) =>
+        {
+            let (Ok(seconds), Ok(pid)) = (seconds.parse::<u64>(), pid.parse::<u32>()) else {
+                eprintln!(
+                    "mesh-host: --deadline takes whole seconds and --applier a process id, not \
+                     {seconds:?} and {pid:?}"
+                );
                 return ExitCode::from(2);
             };
             return ExitCode::from(confirm::await_confirm(
                 id,
                 seconds,
+                pid,
                 &record::Paths::default(),
             ));
         }
@@ -76,7 +82,7 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
-                 mesh-host confirm ID | await-confirm ID --deadline SECONDS | revert-pending ID [--at-boot]"
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS --applier PID | revert-pending ID [--at-boot]"
             );
             return ExitCode::from(2);
         }

@@ -235,7 +235,10 @@ fn push_wave(
             .collect();
         if unacknowledged.is_empty() {
             let mut job = job(inv, node, declaration)?;
-            if job.declaration.resources.iter().any(|r| r.confirm) {
+            // a removal that can cut the operator off waits as long as a change does
+            if job.declaration.resources.iter().any(|r| r.confirm)
+                || !job.declaration.confirm_removals.is_empty()
+            {
                 job.declaration.confirm_within = Some(a.confirm_timeout.max(1));
             }
             jobs.push(job);

@@ -245,3 +245,48 @@ fn a_waiter_killed_before_its_deadline_reverts_the_change_at_once() {
         .code(64);
     take_sshd_off(&mesh, &["node3"]);
 }
+
+#[test]
+fn a_helper_that_dies_right_after_changing_sshd_is_reverted_by_its_waiter_at_once() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    mesh.run(&["assign", "sshd", "node3"]).ok();
+    mesh.run(&["push", "node3"]).ok();
+    let before = on("node3", &format!("cat {DROP_IN}"));
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "--node",
+        "node3",
+        "allow-users=nobody-here",
+    ])
+    .ok();
+    // the helper dies right after it wrote the drop-in (the OOM killer, a kill): nothing of it
+    // answers, and the next reload of sshd by anyone would lock the operator out
+    on("node3", &format!("echo '{ID}' > /var/lib/mesh/fault"));
+    mesh.run(&["push", "node3", "--confirm-timeout", "600"])
+        .code(2);
+    let started = Instant::now();
+    loop {
+        let now = on("node3", &format!("cat {DROP_IN}"));
+        if now == before {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the drop-in a dead helper wrote stays (its deadline is 600 s): {now}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(no_waiter("node3"));
+    assert_eq!(
+        on("node3", "ls -A /var/lib/mesh/pending 2>/dev/null | wc -l").trim(),
+        "0",
+        "nothing of the wait stays"
+    );
+    mesh.run(&["settings", "clear", "sshd", "--node", "node3"])
+        .ok();
+    take_sshd_off(&mesh, &["node3"]);
+}

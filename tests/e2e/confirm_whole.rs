@@ -42,6 +42,13 @@ fn taking_sshd_off_is_confirmed_too_and_reverted_when_it_locks_the_operator_out(
         .json();
     let node2 = node_result(&push, "node2");
     assert_eq!(node2["outcome"], "reverted", "{node2}");
+    // a removal waits as long as it was told to, as a change does
+    assert!(
+        node2["confirmation"]
+            .as_str()
+            .is_some_and(|c| c.contains("within 10 s")),
+        "{node2}"
+    );
 
     let after = once_reachable("node2", &format!("cat {DROP_IN}"), 25);
     assert_eq!(after, before, "the drop-in is back byte for byte");
