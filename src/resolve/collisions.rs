@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::{Resource, Spec};
+use crate::wire::{Declaration, Resource, Spec};
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one
 /// container, or own one directory.
@@ -61,6 +61,57 @@ fn shared_paths(resources: &[Resource]) -> Vec<String> {
             Some(_) => {}
             None => {
                 seen.insert(path, (kind, &r.instance));
+            }
+        }
+    }
+    out
+}
+
+/// The operator's data is never made, owned or removed by the mesh: a path given as such may not
+/// be what the mesh makes on the node now or made there before (a directory of another instance
+/// it would remove when that instance goes, a file it would write).
+pub(super) fn operators_data(
+    resources: &[Resource],
+    confirmed: Option<&Declaration>,
+) -> Vec<String> {
+    let made: Vec<(&str, &str, &str)> = resources
+        .iter()
+        .chain(
+            confirmed
+                .map(|c| c.resources.as_slice())
+                .unwrap_or_default(),
+        )
+        .filter_map(|r| match &r.spec {
+            Spec::Directory(d) => Some((d.path.as_str(), "directory", r.instance.as_str())),
+            Spec::File(f) => Some((f.path.as_str(), "file", r.instance.as_str())),
+            Spec::Keys(k) => Some((k.path.as_str(), "keys file", r.instance.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for r in resources {
+        let access = match &r.spec {
+            Spec::Process(p) => &p.access,
+            Spec::Container(c) => &c.access,
+            _ => continue,
+        };
+        for a in access {
+            let data = a.path.trim_end_matches('/');
+            // what is only below or above it is left alone: a directory the mesh made is
+            // removed only when empty, and what it makes inside the data is the module's to say
+            let clash = made
+                .iter()
+                .find(|(path, _, _)| path.trim_end_matches('/') == data);
+            if let Some((_, kind, instance)) = clash {
+                let line = format!(
+                    "{}: the operator's data {} at {data} is the {kind} the mesh makes for \
+                     {instance} (and removes with it): place the data elsewhere with `mesh place \
+                     {} NODE {}=PATH`",
+                    r.instance, a.name, r.instance, a.name
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
             }
         }
     }

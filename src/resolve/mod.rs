@@ -201,6 +201,7 @@ pub fn compose(
         }
     }
     problems.extend(collisions(&resources));
+    problems.extend(collisions::operators_data(&resources, confirmed.as_ref()));
     sealed::seal(inventory, node, &mut resources, &mut problems)?;
     if !problems.is_empty() {
         return Err(ResolveError::Unresolved {

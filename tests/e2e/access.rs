@@ -204,3 +204,45 @@ fn a_container_reads_the_operators_data_it_may_only_read_and_never_owns_it() {
     assert_eq!(on("node1", "cat /srv/media/song"), "song\n");
     assert_eq!(on("node1", "ls /srv/uploads"), "from-container\n");
 }
+
+/// A module that keeps a directory of its own (the mesh makes it, and removes it when empty).
+const KEEPER: &str = r#"{
+  "name": "keeper", "version": "1", "description": "Keeps a directory.",
+  "requires": [{"name": "data", "kind": "host", "directory": {}}],
+  "resources": [{"kind": "file", "path": "${data.path}/note", "template": "note"}]
+}"#;
+
+#[test]
+fn the_operators_data_may_not_be_a_directory_the_mesh_makes_and_would_remove() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module("reader", READER, &[]);
+    mesh.module("keeper", KEEPER, &[("note", "kept\n")]);
+    mesh.run(&["assign", "keeper", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let home = "/srv/mesh/keeper/data";
+    assert_eq!(on("node1", &format!("cat {home}/note")), "kept\n");
+
+    // the operator names keeper's directory as its own data: refused before anything is sent
+    mesh.run(&["assign", "reader", "node1"]).ok();
+    mesh.run(&["place", "reader", "node1", &format!("media={home}")])
+        .ok();
+    let refused = mesh.run(&["plan", "node1"]).code(1).stderr;
+    assert!(
+        refused.contains(&format!(
+            "the operator's data media at {home} is the directory the mesh makes for keeper"
+        )),
+        "{refused}"
+    );
+    // and still when keeper goes: the push would remove the directory the reader reads
+    mesh.run(&["unassign", "keeper", "node1"]).ok();
+    let refused = mesh.run(&["push", "node1"]).code(1).stderr;
+    assert!(
+        refused.contains("is the directory the mesh makes for keeper"),
+        "{refused}"
+    );
+    assert_eq!(on("node1", &format!("cat {home}/note")), "kept\n");
+
+    mesh.run(&["unassign", "reader", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+}
