@@ -71,9 +71,20 @@ impl OperatorKey {
     }
 }
 
+/// Whether anyone but its owner may read or write the file at `path`.
+fn loose(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o077 != 0)
+}
+
 /// The key at `path`; `None` when there is none.
 fn read(path: &Path) -> Result<Option<Identity>, InventoryError> {
     match crate::ssh::files::read_text(path) {
+        // as ssh refuses a private key others may read: whoever can read it opens every secret
+        Ok(_) if loose(path) => Err(InventoryError::OperatorKey {
+            path: path.to_path_buf(),
+            why: "others may read it: make it the operator's alone with `chmod 600`".into(),
+        }),
         Ok(text) => {
             Identity::from_str(text.trim())
                 .map(Some)

@@ -119,6 +119,19 @@ mod tests {
         assert!(Inventory::is_sealed(&kept) && !kept.contains(&value));
         assert_eq!(inv.secret("n", "kv", "kv", "password").unwrap(), value);
 
+        // a key others may read is refused, as ssh refuses such a private key
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        inv.use_operator_key(&key);
+        let said = inv
+            .secret("n", "kv", "kv", "password")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            said.contains("chmod 600") && !said.contains(&value),
+            "{said}"
+        );
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+
         // the same inventory without its key reveals nothing, and says which key and why
         std::fs::remove_file(&key).unwrap();
         inv.use_operator_key(&key);
