@@ -206,16 +206,13 @@ fn settings(text: &str) -> Vec<Setting<'_>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        let Some(keyword) = first_word(line) else {
+        let mut words = words(line);
+        let Some(keyword) = words.next() else {
             continue;
         };
         if keyword.eq_ignore_ascii_case("match") {
-            let criteria =
-                line[keyword.len()..].trim_start_matches(|c: char| c.is_whitespace() || c == '=');
-            let all = criteria
-                .split('#')
-                .next()
-                .is_some_and(|c| c.trim().eq_ignore_ascii_case("all"));
+            let all = words.next().is_some_and(|w| w.eq_ignore_ascii_case("all"))
+                && words.next().is_none_or(|w| w.starts_with('#'));
             block = (!all).then_some(i + 1);
             continue;
         }
@@ -229,13 +226,16 @@ fn settings(text: &str) -> Vec<Setting<'_>> {
     out
 }
 
-/// The keyword of a line, `None` for a blank line or a comment; sshd also reads `Keyword=value`.
+/// The keyword of a line, `None` for a blank line or a comment.
 fn first_word(line: &str) -> Option<&str> {
-    if line.starts_with('#') {
-        return None;
-    }
+    words(line).next()
+}
+
+/// The words of a line, none for a comment; sshd also reads `Keyword=value`.
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    let line = if line.starts_with('#') { "" } else { line };
     line.split(|c: char| c.is_whitespace() || c == '=')
-        .find(|w| !w.is_empty())
+        .filter(|w| !w.is_empty())
 }
 
 /// The first line outside a `Match` block that gives `keyword` in a file read before ours or in
@@ -398,7 +398,7 @@ mod tests {
         // a block ends at the next Match: `Match all` sets for every connection
         std::fs::write(
             d.join("main"),
-            "Match Group g\nX11Forwarding no\nMatch All # every one\nPasswordAuthentication no\n",
+            "Match Group g\nX11Forwarding no\nMatch=All # every one\nPasswordAuthentication no\n",
         )
         .unwrap();
         let main = [d.join("main").display().to_string()];
