@@ -14,6 +14,9 @@ const LOCAL: &str = "/etc/ssh/sshd_config.d/60-local.conf";
 /// A drop-in that sorts before the mesh's (cloud images ship it): its values win.
 const CLOUD: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
 
+/// sshd's main file: its `Include` of the drop-ins stands at its top.
+const MAIN: &str = "/etc/ssh/sshd_config";
+
 /// An attacker's drop-in whose `Match` block lets everyone in by password.
 const MATCHING: &str = "/etc/ssh/sshd_config.d/10-x.conf";
 
@@ -248,7 +251,27 @@ fn an_sshd_setting_an_earlier_drop_in_shadows_is_refused_naming_both() {
     );
     assert_eq!(on("node1", "sshd -T"), effective);
 
-    on("node1", &format!("rm -f {CLOUD}; systemctl reload ssh"));
+    // a line of sshd_config below its Include adds to the mesh's AllowUsers: named, not "first"
+    let last = on(
+        "node1",
+        &format!(
+            "rm -f {CLOUD}; cp {MAIN} {MAIN}.kept; echo 'AllowUsers root' >>{MAIN}; \
+             systemctl reload ssh; wc -l <{MAIN}"
+        ),
+    );
+    let detail = sshd_refused(&mesh, "node1");
+    let restored = format!("mv {MAIN}.kept {MAIN}; systemctl reload ssh");
+    on("node1", &restored);
+    assert!(detail.contains("AllowUsers"), "{detail}");
+    assert!(
+        detail.contains(&format!(
+            "{MAIN}:{} also sets it (`AllowUsers root`)",
+            last.trim()
+        )),
+        "{detail}"
+    );
+    assert!(!detail.contains("first ("), "{detail}");
+
     std::thread::sleep(Duration::from_millis(500));
     take_sshd_off(&mesh, &["node1"]);
 }
