@@ -108,10 +108,16 @@ fn each_consumer_gets_its_own_login_and_password_reaching_only_its_own_keys() {
             "user {login} on >{p} resetkeys ~{login}:* resetchannels &{login}:* -@all +@read "
         );
         assert!(
-            acl.lines()
-                .any(|l| l.starts_with(&line) && l.contains(" -@keyspace ")),
+            acl.lines().any(|l| l.starts_with(&line)
+                && l.contains(" -@keyspace ")
+                && l.contains(
+                    " -@scripting -client|tracking -client|caching -client|getredir \
+                     -client|trackinginfo "
+                )),
             "no {line:?} in the provider's file"
         );
+        // nothing gives scripting back: an endless script stalls every login
+        assert!(!acl.contains("+eval") && !acl.contains("+script"), "{acl}");
     }
     // the same answer every time
     assert_eq!(password(&m, "n2"), p2);

@@ -1,7 +1,7 @@
 //! Confirm or revert covers the whole push, whatever happens: taking a confirm resource off is
 //! confirmed too, a machine rebooted hard during the wait reverts at boot, a revert puts back
-//! every resource the push changed (a process too), and a setting shadowed by an earlier file is
-//! refused rather than reported applied.
+//! every resource the push changed (a process too), and a setting shadowed by an earlier file or
+//! overridden by a `Match` block is refused rather than reported applied.
 
 use std::time::Duration;
 
@@ -13,6 +13,12 @@ const LOCAL: &str = "/etc/ssh/sshd_config.d/60-local.conf";
 
 /// A drop-in that sorts before the mesh's (cloud images ship it): its values win.
 const CLOUD: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
+
+/// sshd's main file: its `Include` of the drop-ins stands at its top.
+const MAIN: &str = "/etc/ssh/sshd_config";
+
+/// An attacker's drop-in whose `Match` block lets everyone in by password.
+const MATCHING: &str = "/etc/ssh/sshd_config.d/10-x.conf";
 
 /// What the mesh installs for a wait, none of which may stay after it.
 const WAIT_LEFTOVERS: &str = "ls /etc/systemd/system /etc/systemd/system/multi-user.target.wants \
@@ -237,27 +243,9 @@ fn an_sshd_setting_an_earlier_drop_in_shadows_is_refused_naming_both() {
 
     // the mesh says 6 (its default); sshd would keep the cloud image's 3
     mesh.run(&["assign", "sshd", "node1"]).ok();
-    let push = mesh.run(&["--json", "push", "node1"]).code(2).json();
-    let node1 = node_result(&push, "node1");
-    assert_eq!(node1["outcome"], "failed", "{node1}");
-    let resources = node1["report"]["resources"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let refused = resources
-        .iter()
-        .find(|r| r["id"] == ID)
-        .unwrap_or_else(|| panic!("{node1}"));
-    assert_eq!(refused["state"], "failed", "{refused}");
-    let detail = refused["detail"].as_str().unwrap_or_default();
+    let detail = sshd_refused(&mesh, "node1");
     assert!(detail.contains("MaxAuthTries"), "{detail}");
     assert!(detail.contains(CLOUD), "{detail}");
-    assert!(
-        node1["report"]["units"]
-            .as_array()
-            .is_none_or(Vec::is_empty),
-        "{node1}"
-    );
 
     // the machine is unchanged
     assert_eq!(
@@ -270,7 +258,105 @@ fn an_sshd_setting_an_earlier_drop_in_shadows_is_refused_naming_both() {
     );
     assert_eq!(on("node1", "sshd -T"), effective);
 
-    on("node1", &format!("rm -f {CLOUD}; systemctl reload ssh"));
+    // a line of sshd_config below its Include adds to the mesh's AllowUsers: named, not "first"
+    let last = on(
+        "node1",
+        &format!(
+            "rm -f {CLOUD}; cp {MAIN} {MAIN}.kept; echo 'AllowUsers root' >>{MAIN}; \
+             systemctl reload ssh; wc -l <{MAIN}"
+        ),
+    );
+    let detail = sshd_refused(&mesh, "node1");
+    let restored = format!("mv {MAIN}.kept {MAIN}; systemctl reload ssh");
+    on("node1", &restored);
+    assert!(detail.contains("AllowUsers"), "{detail}");
+    assert!(
+        detail.contains(&format!(
+            "{MAIN}:{} also sets it (`AllowUsers root`)",
+            last.trim()
+        )),
+        "{detail}"
+    );
+    assert!(!detail.contains("first ("), "{detail}");
+
     std::thread::sleep(Duration::from_millis(500));
     take_sshd_off(&mesh, &["node1"]);
+}
+
+#[test]
+fn an_sshd_setting_a_match_block_overrides_is_refused_naming_the_block() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    on(
+        "node3",
+        &format!(
+            "rm -f {DROP_IN}; printf 'Match User *\\nAllowUsers *\\nPasswordAuthentication yes\\n' \
+             >{MATCHING}; systemctl reload ssh"
+        ),
+    );
+    let effective = on("node3", "sshd -T");
+    let for_eve = on("node3", "sshd -T -C user=eve,host=h,addr=10.0.0.9");
+    assert!(for_eve.contains("passwordauthentication yes"), "{for_eve}");
+
+    // `sshd -T` prints the same either way: the block holds only for the connections it matches
+    mesh.run(&["assign", "sshd", "node3"]).ok();
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "allow-users=root",
+        "max-auth-tries=4",
+        "--node",
+        "node3",
+    ])
+    .ok();
+    let detail = sshd_refused(&mesh, "node3");
+    assert!(
+        detail.contains(&format!("a Match block at {MATCHING}:1 sets ")),
+        "{detail}"
+    );
+    assert!(detail.contains("for some connections"), "{detail}");
+
+    // the machine is unchanged
+    assert_eq!(
+        on(
+            "node3",
+            &format!("test -e {DROP_IN} && echo there || echo gone")
+        )
+        .trim(),
+        "gone"
+    );
+    assert_eq!(on("node3", "sshd -T"), effective);
+    assert_eq!(
+        on("node3", "sshd -T -C user=eve,host=h,addr=10.0.0.9"),
+        for_eve
+    );
+
+    on("node3", &format!("rm -f {MATCHING}; systemctl reload ssh"));
+    std::thread::sleep(Duration::from_millis(500));
+    take_sshd_off(&mesh, &["node3"]);
+}
+
+/// Pushes to `node`, which must refuse the mesh's sshd drop-in and reload nothing; what it says.
+fn sshd_refused(mesh: &Mesh, node: &str) -> String {
+    let push = mesh.run(&["--json", "push", node]).code(2).json();
+    let result = node_result(&push, node);
+    assert_eq!(result["outcome"], "failed", "{result}");
+    let resources = result["report"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let refused = resources
+        .iter()
+        .find(|r| r["id"] == ID)
+        .unwrap_or_else(|| panic!("{result}"));
+    assert_eq!(refused["state"], "failed", "{refused}");
+    assert!(
+        result["report"]["units"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{result}"
+    );
+    refused["detail"].as_str().unwrap_or_default().to_string()
 }

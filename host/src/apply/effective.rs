@@ -3,7 +3,10 @@
 //! include, win over the mesh's file: a setting would be reported applied and not be in force.
 //! The resource says how to ask the daemon ([`Effective`]); the helper compares, keyword by
 //! keyword, what the whole configuration gives with what the file alone gives, and names the
-//! file that shadows a setting.
+//! file that shadows a setting. The daemon's printout applies no conditional block (sshd's
+//! `Match`), so the helper also reads every other file the daemon reads and refuses a `Match`
+//! block that sets a keyword the file gives: the mesh's value would not hold for the
+//! connections it matches.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,8 +18,9 @@ use crate::child::Bounded as _;
 use crate::files;
 use crate::record::Paths;
 
-/// Checks that every setting the file at `path` gives is in force; an error names the first
-/// one that is not, the file that shadows it, and the fix.
+/// Checks that every setting the file at `path` gives is in force, for every connection; an
+/// error names the first one that is not, the file and line that shadow or override it, and the
+/// fix.
 pub(super) fn check(
     path: &str,
     effective: &Effective,
@@ -46,20 +50,30 @@ pub(super) fn check(
     let alone = show(&argv, deadline);
     let _ = files::remove(&alone_file);
     let alone = alone?;
-    for (shown, keyword) in given {
-        let wanted = values(&alone, &keyword);
+    let others = read_too(Path::new(path), &effective.read_first);
+    for (shown, keyword) in &given {
+        let wanted = values(&alone, keyword);
         // a keyword the daemon prints under another name cannot be compared
-        if wanted.is_empty() || values(&whole, &keyword) == wanted {
+        if wanted.is_empty() || values(&whole, keyword) == wanted {
             continue;
         }
-        let by = match shadowing(path, &keyword, &effective.read_first) {
-            Some((file, line)) => format!("{} sets it first (`{line}`)", file.display()),
-            None => "a file read before it sets it".to_string(),
-        };
+        let by = shadowed_by(shadowing(&others, keyword));
         return Err(format!(
             "{shown} is not in force: {by}, and `{}` shows the first value it reads; nothing \
              was reloaded: remove that line, or give the same value in the mesh's settings",
             effective.show.join(" ")
+        ));
+    }
+    if let Some(found) = conditional(&others, &given) {
+        return Err(format!(
+            "a Match block at {}:{} sets {} for some connections (line {}: `{}`): the mesh's \
+             value would not hold for them; nothing was reloaded: remove it or give the value \
+             there",
+            found.file.display(),
+            found.block,
+            found.shown,
+            found.line,
+            found.text
         ));
     }
     Ok(())
@@ -70,10 +84,7 @@ pub(super) fn check(
 fn keywords(text: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for line in text.lines().map(str::trim) {
-        if line.starts_with('#') {
-            continue;
-        }
-        if let Some(word) = line.split_whitespace().next() {
+        if let Some(word) = first_word(line) {
             let lower = word.to_ascii_lowercase();
             if !out.iter().any(|(_, k)| *k == lower) {
                 out.push((word.to_string(), lower));
@@ -121,31 +132,165 @@ fn show(argv: &[String], deadline: Duration) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The first file read before `path` that gives `keyword`, and that line: the files of its
-/// directory with its extension that sort before it, then `read_first`.
-fn shadowing(path: &str, keyword: &str, read_first: &[String]) -> Option<(PathBuf, String)> {
-    let path = Path::new(path);
-    let (dir, name) = (path.parent()?, path.file_name()?);
-    let mut earlier: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension() == path.extension())
-        .filter(|p| p.file_name().is_some_and(|n| n < name))
-        .collect();
-    earlier.sort();
-    earlier.extend(read_first.iter().map(PathBuf::from));
-    earlier.into_iter().find_map(|file| {
-        let found = files::read(&file).ok()??;
-        let text = String::from_utf8_lossy(&found.bytes).into_owned();
-        let line = text.lines().map(str::trim).find(|line| {
-            !line.starts_with('#')
-                && line
-                    .split_whitespace()
-                    .next()
-                    .is_some_and(|w| w.eq_ignore_ascii_case(keyword))
-        })?;
-        Some((file, line.to_string()))
+/// Where a file stands among those the daemon reads, next to ours.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    /// A file of our directory that sorts before ours: read before it.
+    Before,
+    /// One of `read_first`: its lines may stand above or below the include.
+    Main,
+    /// A file of our directory that sorts after ours.
+    After,
+}
+
+/// Another file the daemon reads, and its text.
+struct Other {
+    file: PathBuf,
+    place: Place,
+    text: String,
+}
+
+/// Every other file the daemon reads, each once: the files of `path`'s directory with its
+/// extension that sort before it, then `read_first`, then the files of the directory that sort
+/// after it. A file that cannot be read is left out: the daemon's own check already read it.
+fn read_too(path: &Path, read_first: &[String]) -> Vec<Other> {
+    let text = |file: &Path| {
+        let found = files::read(file).ok()??;
+        Some(String::from_utf8_lossy(&found.bytes).into_owned())
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let mut dir_files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension() == path.extension())
+                .filter(|p| p.file_name().is_some_and(|n| n != name))
+                .collect()
+        })
+        .unwrap_or_default();
+    dir_files.sort();
+    let (earlier, later): (Vec<PathBuf>, Vec<PathBuf>) = dir_files
+        .into_iter()
+        .partition(|p| p.file_name().is_some_and(|n| n < name));
+    let tagged = earlier
+        .into_iter()
+        .map(|f| (f, Place::Before))
+        .chain(read_first.iter().map(|f| (PathBuf::from(f), Place::Main)))
+        .chain(later.into_iter().map(|f| (f, Place::After)));
+    tagged
+        .filter_map(|(file, place)| {
+            let text = text(&file)?;
+            Some(Other { file, place, text })
+        })
+        .collect()
+}
+
+/// One line of a file that sets a keyword.
+struct Setting<'a> {
+    /// Its line number, from 1.
+    line: usize,
+    keyword: &'a str,
+    text: &'a str,
+    /// The line number of the `Match` that opens the block it is in; `None`: it applies to
+    /// every connection (outside any block, or under `Match all`, which the printout applies).
+    block: Option<usize>,
+}
+
+/// The lines of `text` that set a keyword. A `Match` block ends at the next `Match` line or at
+/// the end of its file.
+fn settings(text: &str) -> Vec<Setting<'_>> {
+    let mut block = None;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let mut words = words(line);
+        let Some(keyword) = words.next() else {
+            continue;
+        };
+        if keyword.eq_ignore_ascii_case("match") {
+            let all = words.next().is_some_and(|w| w.eq_ignore_ascii_case("all"))
+                && words.next().is_none_or(|w| w.starts_with('#'));
+            block = (!all).then_some(i + 1);
+            continue;
+        }
+        out.push(Setting {
+            line: i + 1,
+            keyword,
+            text: line,
+            block,
+        });
+    }
+    out
+}
+
+/// The keyword of a line, `None` for a blank line or a comment.
+fn first_word(line: &str) -> Option<&str> {
+    words(line).next()
+}
+
+/// The words of a line, none for a comment; sshd also reads `Keyword=value`.
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    let line = if line.starts_with('#') { "" } else { line };
+    line.split(|c: char| c.is_whitespace() || c == '=')
+        .filter(|w| !w.is_empty())
+}
+
+/// The first line outside a `Match` block that gives `keyword` in a file read before ours or in
+/// `read_first`, with the file and its line number.
+fn shadowing<'a>(others: &'a [Other], keyword: &str) -> Option<(&'a Other, usize, &'a str)> {
+    others
+        .iter()
+        .filter(|o| o.place != Place::After)
+        .find_map(|other| {
+            settings(&other.text)
+                .into_iter()
+                .find(|s| s.block.is_none() && s.keyword.eq_ignore_ascii_case(keyword))
+                .map(|s| (other, s.line, s.text))
+        })
+}
+
+/// Which line shadows a setting, as the refusal says it: a line of `read_first` may stand below
+/// the include, so it "also" sets the keyword rather than first.
+fn shadowed_by(found: Option<(&Other, usize, &str)>) -> String {
+    match found {
+        Some((other, n, line)) if other.place == Place::Before => {
+            format!("{}:{n} sets it first (`{line}`)", other.file.display())
+        }
+        Some((other, n, line)) => format!("{}:{n} also sets it (`{line}`)", other.file.display()),
+        None => "a file read before it sets it".to_string(),
+    }
+}
+
+/// A `Match` block that sets a keyword the mesh's file gives.
+struct Conditional {
+    file: PathBuf,
+    /// The line number of its `Match` line.
+    block: usize,
+    /// The keyword as the mesh's file writes it.
+    shown: String,
+    line: usize,
+    text: String,
+}
+
+/// The first `Match` block, in any file the daemon reads, that sets one of `given`.
+fn conditional(others: &[Other], given: &[(String, String)]) -> Option<Conditional> {
+    others.iter().find_map(|other| {
+        settings(&other.text).into_iter().find_map(|s| {
+            let block = s.block?;
+            let (shown, _) = given
+                .iter()
+                .find(|(_, lower)| s.keyword.eq_ignore_ascii_case(lower))?;
+            Some(Conditional {
+                file: other.file.clone(),
+                block,
+                shown: shown.clone(),
+                line: s.line,
+                text: s.text.to_string(),
+            })
+        })
     })
 }
 
@@ -173,17 +318,97 @@ mod tests {
         let d = dir.path();
         std::fs::write(
             d.join("10-early.conf"),
-            "# MaxAuthTries 1\nmaxauthtries 3\n",
+            "# MaxAuthTries 1\nmaxauthtries 3\nMatch User x\nPort 2\n",
         )
         .unwrap();
-        std::fs::write(d.join("90-late.conf"), "MaxAuthTries 9\n").unwrap();
+        std::fs::write(d.join("90-late.conf"), "MaxAuthTries 9\nAllowUsers z\n").unwrap();
         std::fs::write(d.join("main"), "MaxAuthTries 2\nPort 22\n").unwrap();
-        let ours = d.join("50-mesh.conf").display().to_string();
+        let ours = d.join("50-mesh.conf");
         let main = [d.join("main").display().to_string()];
-        let found = shadowing(&ours, "maxauthtries", &main).unwrap();
-        assert_eq!(found, (d.join("10-early.conf"), "maxauthtries 3".into()));
-        let found = shadowing(&ours, "port", &main).unwrap();
-        assert_eq!(found.0, d.join("main"));
-        assert!(shadowing(&ours, "allowusers", &main).is_none());
+        let others = read_too(&ours, &main);
+        let (other, n, line) = shadowing(&others, "maxauthtries").unwrap();
+        assert_eq!(
+            (&other.file, other.place),
+            (&d.join("10-early.conf"), Place::Before)
+        );
+        assert_eq!((n, line), (2, "maxauthtries 3"));
+        // a line in a Match block sets nothing for every connection
+        let (other, n, _) = shadowing(&others, "port").unwrap();
+        assert_eq!(
+            (&other.file, other.place, n),
+            (&d.join("main"), Place::Main, 2)
+        );
+        // a file read after ours does not shadow it
+        assert!(shadowing(&others, "allowusers").is_none());
+        let said = shadowed_by(shadowing(&others, "maxauthtries"));
+        assert!(
+            said.ends_with("10-early.conf:2 sets it first (`maxauthtries 3`)"),
+            "{said}"
+        );
+        // a line of the main file may stand below the include: not "first"
+        let said = shadowed_by(shadowing(&others, "port"));
+        assert!(said.ends_with("main:2 also sets it (`Port 22`)"), "{said}");
+    }
+
+    fn given(keywords: &[&str]) -> Vec<(String, String)> {
+        keywords
+            .iter()
+            .map(|k| (k.to_string(), k.to_ascii_lowercase()))
+            .collect()
+    }
+
+    #[test]
+    fn a_match_block_in_an_earlier_or_a_later_file_is_found_with_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ours = d.join("50-mesh.conf");
+        std::fs::write(&ours, "MaxAuthTries 4\n").unwrap();
+        std::fs::write(
+            d.join("10-x.conf"),
+            "Match User *\nAllowUsers *\nPasswordAuthentication yes\n",
+        )
+        .unwrap();
+        let wanted = given(&["PasswordAuthentication", "MaxAuthTries"]);
+        let found = conditional(&read_too(&ours, &[]), &wanted).unwrap();
+        assert_eq!(found.file, d.join("10-x.conf"));
+        assert_eq!((found.block, found.line), (1, 3));
+        assert_eq!(found.shown, "PasswordAuthentication");
+        assert_eq!(found.text, "PasswordAuthentication yes");
+
+        std::fs::remove_file(d.join("10-x.conf")).unwrap();
+        std::fs::write(
+            d.join("90-late.conf"),
+            "MaxAuthTries 9\n# Match Address *\n  match Address 10.0.0.0/8\n\tmaxauthtries=8\n",
+        )
+        .unwrap();
+        let found = conditional(&read_too(&ours, &[]), &wanted).unwrap();
+        assert_eq!(found.file, d.join("90-late.conf"));
+        assert_eq!((found.block, found.line), (3, 4));
+        assert_eq!(found.shown, "MaxAuthTries");
+    }
+
+    #[test]
+    fn match_all_and_the_end_of_a_block_or_of_its_file_leave_settings_global() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ours = d.join("50-mesh.conf");
+        // a block ends at the end of its file: the next file's line is global
+        std::fs::write(d.join("10-a.conf"), "Match User eve\nBanner none\n").unwrap();
+        std::fs::write(d.join("20-b.conf"), "MaxAuthTries 3\n").unwrap();
+        // a block ends at the next Match: `Match all` sets for every connection
+        std::fs::write(
+            d.join("main"),
+            "Match Group g\nX11Forwarding no\nMatch=All # every one\nPasswordAuthentication no\n",
+        )
+        .unwrap();
+        let main = [d.join("main").display().to_string()];
+        let others = read_too(&ours, &main);
+        let wanted = given(&["PasswordAuthentication", "MaxAuthTries"]);
+        assert!(conditional(&others, &wanted).is_none());
+        let found = conditional(&others, &given(&["X11Forwarding", "Banner"])).unwrap();
+        assert_eq!(
+            (found.file, found.block, found.line),
+            (d.join("10-a.conf"), 1, 2)
+        );
     }
 }
