@@ -27,6 +27,11 @@ pub(crate) enum LabCommand {
         /// The machine (node1, node2, …).
         name: String,
     },
+    /// Reinstall one machine in place: a blank disk, new host keys (pinned), the same address.
+    Rebuild {
+        /// The machine (node1, node2, …).
+        name: String,
+    },
     /// Every lab machine and whether it runs.
     Status,
 }
@@ -66,6 +71,18 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             ctx.answer(
                 json!({"up": n.name, "address": n.address, "port": n.port}),
                 format_args!("{:<8} {}:{}  up", n.name, n.address, n.port),
+            );
+        }
+        LabCommand::Rebuild { name } => {
+            let inv = ctx.inventory()?;
+            let n = lab.rebuild(&name)?;
+            register(&inv, &lab, &n)?;
+            ctx.answer(
+                json!({"rebuilt": n.name, "address": n.address, "port": n.port}),
+                format_args!(
+                    "{:<8} {}:{}  rebuilt: a blank disk, its new host key pinned",
+                    n.name, n.address, n.port
+                ),
             );
         }
         LabCommand::Status => {

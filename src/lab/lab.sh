@@ -6,7 +6,7 @@
 # PID 1 with a real sshd, on an overlayfs copy of one cached debootstrap image, in its own network
 # namespace on a bridge that has no route out. Root only; never reads stdin.
 #
-# Commands: up N | down | stop NAME | start NAME | status | build
+# Commands: up N | down | stop NAME | start NAME | rebuild NAME | status | build
 # `up` and `start` print one line per node: NAME ADDRESS PORT HOSTKEY (the ed25519 public key).
 #
 # Environment (set by `mesh lab`):
@@ -277,6 +277,20 @@ cmd_down() {
     rm -rf "$NODES"
 }
 
+# A machine reinstalled at the same address: its disk goes, it boots from the image again with
+# new host keys, as a rebuilt server does.
+cmd_rebuild() {
+    local name=$1 d
+    d=$(node_dir "$name")
+    stop_node "$name"
+    rm -rf "${d:?}/upper" "${d:?}/work" "$d/made"
+    make_node "$name" "${name#node}"
+    host_setup
+    start_node "$name"
+    wait_node "$name"
+    print_node "$name"
+}
+
 cmd_status() {
     local d name st
     [ -d "$NODES" ] || return 0
@@ -294,7 +308,9 @@ case ${1:-} in
     stop) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"; stop_node "$2" ;;
     start) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"
            host_setup; start_node "$2"; wait_node "$2"; print_node "$2" ;;
+    rebuild) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"
+             cmd_rebuild "$2" ;;
     status) cmd_status ;;
     build) build_image ;;
-    *) fail "usage: lab up N | down | stop NAME | start NAME | status | build" ;;
+    *) fail "usage: lab up N | down | stop NAME | start NAME | rebuild NAME | status | build" ;;
 esac

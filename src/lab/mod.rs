@@ -127,6 +127,14 @@ impl Lab {
             .ok_or_else(|| LabError::Answer(String::from("nothing")))
     }
 
+    /// Makes one node again from the image, at its address, with new host keys: a machine
+    /// reinstalled in place, which has nothing of the mesh on it.
+    pub fn rebuild(&self, name: &str) -> Result<LabNode, LabError> {
+        Self::nodes(&self.script(&["rebuild", name])?)?
+            .pop()
+            .ok_or_else(|| LabError::Answer(String::from("nothing")))
+    }
+
     /// Every node and whether it runs.
     pub fn status(&self) -> Result<Vec<LabNode>, LabError> {
         Self::nodes(&self.script(&["status"])?)

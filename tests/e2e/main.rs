@@ -26,6 +26,7 @@ mod hostile;
 mod inventory_file;
 mod inventory_hostile;
 mod inventory_removal;
+mod lab;
 mod manual;
 mod nodes;
 mod one_machine;

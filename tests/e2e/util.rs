@@ -296,3 +296,9 @@ pub fn reboot_hard(node: &str) {
         .expect("kill runs");
     assert!(killed.success(), "cannot signal {node}'s systemd ({init})");
 }
+
+/// Reinstalls a lab machine in place (`mesh lab rebuild`): a blank disk from the image, new host
+/// keys (pinned in this inventory), the same address; the inventory keeps what it knew of it.
+pub fn rebuild(mesh: &Mesh, node: &str) {
+    mesh.run(&["lab", "rebuild", node]).ok();
+}
