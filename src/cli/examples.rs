@@ -129,6 +129,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("lab down", "mesh lab down"),
     ("lab stop", "mesh lab stop node2"),
     ("lab start", "mesh lab start node2"),
+    ("lab rebuild", "mesh lab rebuild node2"),
     ("lab status", "mesh lab status"),
     (
         "completions",
