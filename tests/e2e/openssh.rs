@@ -505,3 +505,72 @@ fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_
     let pushed = Run::from(out).json();
     pushed_motd(&pushed, "node2", "node2");
 }
+
+/// `ssh -F config HOST` on the test's files, printing the hostname of the machine it reaches.
+fn openssh_reaches(ssh: &Openssh, host: &str) -> Run {
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg(ssh.file("config"))
+        .args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=5"])
+        .args([
+            "-o",
+            &format!("UserKnownHostsFile={}", path_str(&ssh.file("known_hosts"))),
+        ])
+        .args([host, "hostname"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ssh runs");
+    Run::from(out)
+}
+
+#[test]
+fn a_misspelt_keyword_is_refused_as_ssh_refuses_it_and_a_service_name_port_reaches_what_ssh_reaches()
+ {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let node1 = address("node1");
+    ssh.write(
+        "known_hosts",
+        &format!("{node1} {}\n", host_key("node1", "ed25519")),
+    );
+    ssh.write("system_config", "");
+    // `Port ssh` is port 22 to ssh; mesh refused it before ("not a number")
+    ssh.write(
+        "config",
+        &format!(
+            "Host web-alias\n  HostName {node1}\n  Port ssh\n  User root\n  IdentityFile {}\n",
+            lab_key()
+        ),
+    );
+    assert_eq!(
+        openssh_reaches(&ssh, "web-alias").ok().stdout.trim(),
+        "node1"
+    );
+    mesh.run(&["node", "remove", "node1"]).ok();
+    ssh.run(&mesh, &["node", "add", "web", "--address", "web-alias"])
+        .ok();
+    ssh.run(&mesh, &["assign", "motd", "web"]).ok();
+    let pushed = ssh.run(&mesh, &["push", "web", "--json"]).ok().json();
+    pushed_motd(&pushed, "web", "node1");
+
+    // `Prot 2222`: ssh refuses the file; mesh connected to port 22 as if it said nothing
+    ssh.write(
+        "config",
+        &format!(
+            "Host web-alias\n  HostName {node1}\n  Prot 2222\n  User root\n  IdentityFile {}\n",
+            lab_key()
+        ),
+    );
+    let refused = openssh_reaches(&ssh, "web-alias");
+    assert_ne!(refused.status, 0, "ssh refuses a misspelt keyword");
+    assert!(refused.stderr.contains("line 3"), "{}", refused.stderr);
+    let run = ssh.run(&mesh, &["push", "web", "--json"]);
+    assert_ne!(run.status, 0, "{}", run.stdout);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("config:3") && said.contains("Bad configuration option: prot"),
+        "{said}"
+    );
+    ssh.run(&mesh, &["node", "remove", "web"]).ok();
+}

@@ -7,20 +7,21 @@
 //! each file top to bottom; IdentityFile adds up instead; ProxyJump and ProxyCommand share one
 //! slot (the first of them wins, as in OpenSSH). `Host` takes patterns (`*`, `?`, `!` to
 //! exclude); `Include` is followed ([`include`]); `Match` blocks other than `Match all` are not
-//! (a block mesh cannot evaluate is skipped, as if it did not match). Keywords mesh does not act
-//! on are ignored.
+//! (a block mesh cannot evaluate is skipped, as if it did not match). Keywords OpenSSH knows and
+//! mesh does not act on are ignored; one OpenSSH does not know is refused ([`keywords`]).
 //!
 //! ssh2-config was considered: it has no IdentitiesOnly and merges only what libssh2 supports,
 //! so this small reader, tested against `ssh` itself, is the one place the format is read.
 
 mod include;
+mod keywords;
 mod values;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub(crate) use values::wildcard;
-use values::{home, local_uid, number, percent, split, time, yes};
+use values::{home, local_uid, percent, split, time, yes};
 
 /// The keywords mesh acts on (lower case); the others are left to OpenSSH.
 const READ: &[&str] = &[
@@ -86,7 +87,7 @@ pub struct Tokens<'a> {
 }
 
 impl HostConfig {
-    /// The IdentityFiles with `~/` and the `%` tokens expanded for this connection: `%h`, `%n`,
+    /// The IdentityFiles with `~/`, `${VAR}` and the `%` tokens expanded for this connection: `%h`, `%n`,
     /// `%p`, `%r`, `%d` (home), `%u` (local user), `%i` (local uid) and `%%`. Another token is
     /// refused naming where it is written, as OpenSSH refuses it.
     pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
@@ -100,6 +101,9 @@ impl HostConfig {
                     Some(rest) => format!("{home}/{rest}"),
                     None => written.value.clone(),
                 };
+                let path = values::dollar(&path).map_err(|why| {
+                    format!("{}: IdentityFile {:?}: {why}", written.at, written.value)
+                })?;
                 percent(&path, |token| match token {
                     'h' => Some(tokens.host.to_string()),
                     'n' => Some(tokens.alias.to_string()),
@@ -284,27 +288,52 @@ impl SshConfig {
     }
 
     /// What applies to `host` (the name as given, before any HostName).
+    ///
+    /// As `ssh` does, every line of every file is checked, whether or not its block applies: a
+    /// keyword OpenSSH does not know (unless an `IgnoreUnknown` that applies came before it), a
+    /// keyword mesh reads given no value, more values than it takes, or a value OpenSSH refuses.
     pub fn lookup(&self, host: &str) -> Result<HostConfig, ConfigError> {
         let mut found = HostConfig::default();
         let mut seen = std::collections::BTreeSet::new();
-        for block in self.blocks.iter().filter(|b| b.applies_to(host)) {
+        let mut ignore_unknown: Option<Vec<String>> = None;
+        for block in &self.blocks {
+            let applies = block.applies_to(host);
             for (line, keyword, args) in &block.lines {
                 let fail = |reason: String| ConfigError {
                     path: block.path.clone(),
                     line: Some(*line),
                     reason,
                 };
+                if !keywords::known(keyword) {
+                    if ignore_unknown
+                        .as_ref()
+                        .is_some_and(|patterns| host_matches(patterns, keyword))
+                    {
+                        continue;
+                    }
+                    return Err(fail(format!("Bad configuration option: {keyword}")));
+                }
+                if keyword == "ignoreunknown" && applies && ignore_unknown.is_none() {
+                    ignore_unknown = Some(
+                        args.iter()
+                            .flat_map(|a| a.split(','))
+                            .map(str::to_string)
+                            .collect(),
+                    );
+                }
                 if !READ.contains(&keyword.as_str()) {
                     continue;
                 }
-                let Some(first) = args.first() else {
-                    return Err(fail(format!("{keyword} without a value")));
-                };
+                let value = Value::read(keyword, args).map_err(fail)?;
+                if !applies {
+                    continue;
+                }
                 let at = || format!("{}:{line}", block.path.display());
-                if keyword == "identityfile" {
-                    if !first.eq_ignore_ascii_case("none") {
+                if let Value::IdentityFile(file) = value {
+                    let duplicate = found.identity_files.iter().any(|w| w.value == file);
+                    if !file.eq_ignore_ascii_case("none") && !duplicate {
                         found.identity_files.push(Written {
-                            value: first.clone(),
+                            value: file,
                             at: at(),
                         });
                     }
@@ -314,45 +343,83 @@ impl SshConfig {
                     "proxycommand" => "proxyjump",
                     other => other,
                 };
-                if !seen.insert(slot) {
-                    continue;
-                }
-                match keyword.as_str() {
-                    "hostname" => {
-                        let name = percent(first, |t| (t == 'h').then(|| host.to_string()));
-                        found.host_name =
-                            Some(name.map_err(|why| fail(format!("HostName: {why}")))?)
-                    }
-                    "port" => found.port = Some(number(first).map_err(fail)?),
-                    "user" => found.user = Some(first.clone()),
-                    "identitiesonly" => found.identities_only = Some(yes(first).map_err(fail)?),
-                    "proxyjump" => {
-                        found.proxy_jump_at = Some(at());
-                        found.proxy_jump = Some(if first.eq_ignore_ascii_case("none") {
-                            Vec::new()
-                        } else {
-                            first.split(',').map(str::to_string).collect()
-                        })
-                    }
-                    "proxycommand" if !first.eq_ignore_ascii_case("none") => {
-                        found.proxy_command = Some(Written {
-                            value: args.join(" "),
-                            at: at(),
-                        })
-                    }
-                    // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
-                    "connecttimeout" => {
-                        found.connect_timeout =
-                            Some(time(first).map_err(fail)?).filter(|t| !t.is_zero())
-                    }
-                    "serveraliveinterval" => {
-                        found.server_alive_interval = Some(time(first).map_err(fail)?)
-                    }
-                    _ => {}
+                if seen.insert(slot) {
+                    found.set(value, host, at()).map_err(fail)?;
                 }
             }
         }
         Ok(found)
+    }
+}
+
+/// One line's value of a keyword mesh reads, checked as OpenSSH checks it.
+enum Value {
+    HostName(String),
+    Port(u16),
+    User(String),
+    IdentityFile(String),
+    IdentitiesOnly(bool),
+    /// The hops, empty for `none`.
+    ProxyJump(Vec<String>),
+    /// The command, `None` for `none`.
+    ProxyCommand(Option<String>),
+    ConnectTimeout(Duration),
+    ServerAliveInterval(Duration),
+}
+
+impl Value {
+    fn read(keyword: &str, args: &[String]) -> Result<Value, String> {
+        let Some(first) = args.first() else {
+            return Err(format!("{keyword} without a value"));
+        };
+        // ProxyCommand is a command line; ProxyJump, as in OpenSSH, reads its first word only
+        if args.len() > 1 && !matches!(keyword, "proxycommand" | "proxyjump") {
+            return Err(format!("keyword {keyword} extra arguments at end of line"));
+        }
+        Ok(match keyword {
+            "hostname" => Value::HostName(first.clone()),
+            "port" => Value::Port(values::port(first)?),
+            "user" => Value::User(first.clone()),
+            "identityfile" => Value::IdentityFile(first.clone()),
+            "identitiesonly" => Value::IdentitiesOnly(yes(first)?),
+            "proxyjump" => Value::ProxyJump(if first.eq_ignore_ascii_case("none") {
+                Vec::new()
+            } else {
+                first.split(',').map(str::to_string).collect()
+            }),
+            "proxycommand" => {
+                Value::ProxyCommand((!first.eq_ignore_ascii_case("none")).then(|| args.join(" ")))
+            }
+            "connecttimeout" => Value::ConnectTimeout(time(first)?),
+            _ => Value::ServerAliveInterval(time(first)?),
+        })
+    }
+}
+
+impl HostConfig {
+    /// Takes the first value of a keyword for `host`, written at `at`.
+    fn set(&mut self, value: Value, host: &str, at: String) -> Result<(), String> {
+        match value {
+            Value::HostName(name) => {
+                let name = percent(&name, |t| (t == 'h').then(|| host.to_string()));
+                self.host_name = Some(name.map_err(|why| format!("HostName: {why}"))?)
+            }
+            Value::Port(port) => self.port = Some(port),
+            Value::User(user) => self.user = Some(user),
+            Value::IdentitiesOnly(only) => self.identities_only = Some(only),
+            Value::ProxyJump(hops) => {
+                self.proxy_jump_at = Some(at);
+                self.proxy_jump = Some(hops);
+            }
+            Value::ProxyCommand(command) => {
+                self.proxy_command = command.map(|value| Written { value, at })
+            }
+            // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
+            Value::ConnectTimeout(t) => self.connect_timeout = Some(t).filter(|t| !t.is_zero()),
+            Value::ServerAliveInterval(t) => self.server_alive_interval = Some(t),
+            Value::IdentityFile(_) => {}
+        }
+        Ok(())
     }
 }
 
@@ -386,5 +453,7 @@ fn host_matches(patterns: &[String], host: &str) -> bool {
     matched
 }
 
+#[cfg(test)]
+mod openssh_tests;
 #[cfg(test)]
 mod tests;

@@ -80,7 +80,10 @@ fn match_blocks_other_than_all_are_skipped_and_global_lines_apply() {
 fn a_bad_value_names_the_file_and_line() {
     let c = config("Host web\n  Port many\n", "");
     let e = c.lookup("web").unwrap_err().to_string();
-    assert_eq!(e, "user:2: \"many\" is not a number in range");
+    assert_eq!(
+        e,
+        "user:2: Bad port \"many\": 1 to 65535, or a service name of /etc/services"
+    );
     let mut bad = SshConfig::default();
     let e = bad.add(Path::new("f"), "Host\n").unwrap_err().to_string();
     assert!(e.starts_with("f:1:"), "{e}");
@@ -177,7 +180,7 @@ fn time_values_are_read_and_bounded_as_openssh_does() {
 }
 
 /// What `ssh -G -F file host` prints for the keywords mesh acts on.
-fn openssh_g(file: &Path, host: &str) -> BTreeMap<String, String> {
+pub(super) fn openssh_g(file: &Path, host: &str) -> BTreeMap<String, String> {
     let out = std::process::Command::new("ssh")
         .args(["-G", "-F"])
         .arg(file)
@@ -198,7 +201,7 @@ fn openssh_g(file: &Path, host: &str) -> BTreeMap<String, String> {
 }
 
 /// The same keywords as mesh reads them, with OpenSSH's defaults where it says nothing.
-fn ours(c: &SshConfig, host: &str) -> BTreeMap<String, String> {
+pub(super) fn ours(c: &SshConfig, host: &str) -> BTreeMap<String, String> {
     let h = c.lookup(host).unwrap();
     let local = crate::ssh::local_user().unwrap();
     let mut out = BTreeMap::from([

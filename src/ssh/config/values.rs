@@ -71,9 +71,30 @@ pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> 
     Ok(Some((keyword, args)))
 }
 
-pub(super) fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{text:?} is not a number in range"))
+/// A port as OpenSSH's `a2port` reads it: 1 to 65535, or a TCP service name of
+/// `/etc/services` (`ssh`, `http`).
+pub(super) fn port(text: &str) -> Result<u16, String> {
+    let bad = || format!("Bad port {text:?}: 1 to 65535, or a service name of /etc/services");
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok().filter(|p| *p != 0).ok_or_else(bad);
+    }
+    let services = super::super::files::read_text(std::path::Path::new("/etc/services"))
+        .map_err(|e| format!("Bad port {text:?}: {}", e.reason()))?;
+    service(&services, text).ok_or_else(bad)
+}
+
+/// The TCP port `/etc/services` gives `name` (or one of its aliases).
+fn service(services: &str, name: &str) -> Option<u16> {
+    services.lines().find_map(|line| {
+        let line = line.split('#').next().unwrap_or("");
+        let mut words = line.split_whitespace();
+        let first = words.next()?;
+        let (port, proto) = words.next()?.split_once('/')?;
+        let named = first == name || words.any(|alias| alias == name);
+        (named && proto == "tcp")
+            .then(|| port.parse().ok())
+            .flatten()
+    })
 }
 
 /// The most seconds OpenSSH takes for a time value (`INT_MAX`); larger ones it refuses.
@@ -156,6 +177,27 @@ pub(super) fn percent(
             None => return Err("ends with a lone %".into()),
         }
     }
+    Ok(out)
+}
+
+/// `text` with each `${NAME}` replaced by that environment variable, as OpenSSH expands
+/// IdentityFile; one that is not set is refused, as ssh refuses it.
+pub(super) fn dollar(text: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| "a ${ is not closed".to_string())?;
+        let name = &after[..end];
+        let value =
+            std::env::var(name).map_err(|_| format!("environment variable {name:?} is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
     Ok(out)
 }
 
