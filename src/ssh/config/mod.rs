@@ -314,10 +314,11 @@ impl SshConfig {
                     return Err(fail(format!("Bad configuration option: {keyword}")));
                 }
                 if keyword == "ignoreunknown" && applies && ignore_unknown.is_none() {
+                    // matched against the keyword in lower case, as OpenSSH does
                     ignore_unknown = Some(
                         args.iter()
                             .flat_map(|a| a.split(','))
-                            .map(str::to_string)
+                            .map(str::to_ascii_lowercase)
                             .collect(),
                     );
                 }
@@ -401,8 +402,10 @@ impl HostConfig {
     fn set(&mut self, value: Value, host: &str, at: String) -> Result<(), String> {
         match value {
             Value::HostName(name) => {
-                let name = percent(&name, |t| (t == 'h').then(|| host.to_string()));
-                self.host_name = Some(name.map_err(|why| format!("HostName: {why}"))?)
+                let name = percent(&name, |t| (t == 'h').then(|| host.to_ascii_lowercase()));
+                // lowered after its tokens are expanded, as ssh lowers the name it connects to
+                let name = name.map_err(|why| format!("HostName: {why}"))?;
+                self.host_name = Some(name.to_ascii_lowercase())
             }
             Value::Port(port) => self.port = Some(port),
             Value::User(user) => self.user = Some(user),
@@ -430,24 +433,23 @@ enum Included {
 }
 
 impl Block {
+    /// As in OpenSSH, `Host` patterns are matched against the name as given, case and all.
     fn applies_to(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
         self.conditions.iter().all(|c| match c {
             Condition::Never => false,
-            Condition::Host(patterns) => host_matches(patterns, &host),
+            Condition::Host(patterns) => host_matches(patterns, host),
         })
     }
 }
 
-/// Whether `Host` patterns take `host` (lower case): one must match, no `!` pattern may.
-fn host_matches(patterns: &[String], host: &str) -> bool {
+/// Whether a pattern list takes `text`: one pattern must match, no `!` pattern may.
+fn host_matches(patterns: &[String], text: &str) -> bool {
     let mut matched = false;
     for p in patterns {
-        let p = p.to_ascii_lowercase();
         match p.strip_prefix('!') {
-            Some(negated) if wildcard(negated, host) => return false,
+            Some(negated) if wildcard(negated, text) => return false,
             Some(_) => {}
-            None => matched |= wildcard(&p, host),
+            None => matched |= wildcard(p, text),
         }
     }
     matched

@@ -229,3 +229,24 @@ fn an_identity_file_reads_the_environment_as_openssh_does() {
         "{e}"
     );
 }
+
+#[test]
+fn host_patterns_match_the_name_as_given_and_the_host_name_is_lowered_as_in_openssh() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("Host Web\n  Port 2\n", "web"),
+        ("Host Web\n  Port 2\n", "Web"),
+        ("Host web\n  Port 2\n", "WEB"),
+        ("Host *\n  HostName MyHost.Example\n", "web"),
+        ("Host *\n  HostName %h.Example\n", "MiXed"),
+        ("Host !Web,*\n  Port 3\n", "Web"),
+        ("Host !Web,*\n  Port 3\n", "web"),
+    ];
+    for (i, (text, host)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("case{i}"));
+        std::fs::write(&file, text).unwrap();
+        let mut c = SshConfig::default();
+        c.add(&file, text).unwrap();
+        assert_eq!(ours(&c, host), openssh_g(&file, host), "{host}:\n{text}");
+    }
+}
