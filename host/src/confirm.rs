@@ -26,13 +26,27 @@ use mesh_wire::{
 
 use crate::apply::{self, Error};
 use crate::files;
-use crate::record::{Paths, Record};
+use crate::record::Paths;
 use crate::units;
 use kept::Kept;
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
 /// resource that asks for confirmation, and says earlier reverts.
+///
+/// An apply holds the machine's lock from before it looks for a change awaiting confirmation
+/// until it has applied and answered: a second helper that kept, or applied, between this one's
+/// decision and its apply would have its revert undo this one's change, or its lock-out
+/// confirmed by this one's confirmation. The waiter reverts under the same lock.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    if mode != Mode::Apply {
+        let report = apply::run(declaration, mode, paths)?;
+        return Ok(with_notes(report, mode, paths));
+    }
+    let held = apply::Held::take(paths)?;
+    if let Some(id) = awaiting(paths, &held)? {
+        return Err(Error::Awaiting(id));
+    }
+    let record = held.record(paths, declaration.expects_record)?;
     let asks: BTreeSet<&str> = declaration
         .resources
         .iter()
@@ -40,24 +54,22 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .map(|r| r.id.as_str())
         .chain(declaration.confirm_removals.iter().map(String::as_str))
         .collect();
-    if mode == Mode::Apply
-        && let Some(id) = awaiting(paths)?
-    {
-        return Err(Error::Awaiting(id));
-    }
-    if mode != Mode::Apply || asks.is_empty() {
-        let report = apply::run(declaration, mode, paths)?;
-        return Ok(with_notes(report, mode, paths));
-    }
     // only a push that would change what asks for confirmation waits for one
-    if changed(&apply::run(declaration, Mode::DryRun, paths)?, &asks).is_empty() {
-        let report = apply::run(declaration, Mode::Apply, paths)?;
+    let waits = !asks.is_empty() && {
+        let measured = held.record(paths, declaration.expects_record)?;
+        !changed(
+            &apply::run_held(declaration, true, paths, &held, measured)?,
+            &asks,
+        )
+        .is_empty()
+    };
+    if !waits {
+        let report = apply::run_held(declaration, false, paths, &held, record)?;
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
     let dir = kept::dir(paths, &id);
-    let record = Record::load(paths)?;
-    let kept = Kept::take(declaration, record.as_ref(), &dir, paths)
+    let kept = Kept::take(declaration, Some(&record), &dir, paths)
         .and_then(|_| boot::install(&id, &dir, paths));
     if let Err(e) = kept {
         forget(&id, &dir);
@@ -75,7 +87,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
              was changed: {e}"
         ))));
     }
-    let mut report = match apply::run(declaration, Mode::Apply, paths) {
+    let mut report = match apply::run_held(declaration, false, paths, &held, record) {
         Ok(report) => report,
         Err(e) => {
             forget(&id, &dir);
@@ -91,7 +103,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     // the waiter's deadline runs from here
     if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
-            claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed, false));
+            claim(paths, &id)?.map(|claimed| revert_claimed(paths, &held, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
             "cannot tell the waiter the change is made ({e}), so it was reverted now: {}",
             reverted.map(|r| r.restored.join("; ")).unwrap_or_default()
@@ -167,9 +179,9 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    match claim(paths, id) {
-        Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed, false);
+    match claim_held(paths, id) {
+        Ok(Some((held, claimed))) => {
+            let reverted = revert_claimed(paths, &held, id, &claimed, false);
             eprintln!(
                 "mesh-host: change {id}: {why}: reverted: {}",
                 reverted.restored.join("; ")
@@ -189,9 +201,9 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths
 /// nothing left to do; a waiter stopped or killed before its deadline (by hand, the OOM killer,
 /// a shutdown) or a machine that went down during the wait reverts the change now, not never.
 pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
-    match claim(paths, id) {
-        Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed, at_boot);
+    match claim_held(paths, id) {
+        Ok(Some((held, claimed))) => {
+            let reverted = revert_claimed(paths, &held, id, &claimed, at_boot);
             eprintln!(
                 "mesh-host: change {id} was not confirmed before {}: reverted: {}",
                 if at_boot {
@@ -214,7 +226,7 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
 /// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
 /// change no longer pending is removed.
-fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
+fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
     boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {
@@ -232,7 +244,7 @@ fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
             return Ok(Some(name));
         }
         if let Some(claimed) = claim(paths, &name)? {
-            revert_claimed(paths, &name, &claimed, false);
+            revert_claimed(paths, held, &name, &claimed, false);
         }
     }
     Ok(None)
@@ -311,27 +323,43 @@ fn claim(paths: &Paths, id: &str) -> io::Result<Option<PathBuf>> {
     }
 }
 
-/// Reverts a claimed change under the helper's lock, notes it for the next report, and drops
-/// what was kept and the boot-time revert.
-fn revert_claimed(paths: &Paths, id: &str, claimed: &Path, at_boot: bool) -> Reverted {
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // another helper may be applying (it refuses to while this change waits, but one may have
-    // begun just before): wait for it, for a bounded time
+/// Takes the machine's lock, then change `id` to revert it ([`claim`]): a change is claimed and
+/// reverted only under the lock, so no helper keeps or applies in between, and none finds it
+/// gone (claimed) while it is not yet put back. `None` when it is gone already (confirmed,
+/// reverted); the lock is not waited for then.
+fn claim_held(paths: &Paths, id: &str) -> Result<Option<(apply::Held, PathBuf)>, Error> {
+    if !kept::dir(paths, id).exists() {
+        return Ok(None);
+    }
+    // a helper holds the lock only while it applies, and refuses to while this change waits:
+    // wait for one that began just before, for a bounded time
     let started = Instant::now();
-    let lock = loop {
-        match apply::lock(paths) {
+    let held = loop {
+        match apply::Held::take(paths) {
             Err(Error::Busy) if started.elapsed() < Duration::from_secs(300) => {
                 std::thread::sleep(Duration::from_millis(500));
             }
-            other => break other,
+            other => break other?,
         }
     };
-    let reverted = match (lock, Kept::load(claimed)) {
-        (Ok(_lock), Ok(kept)) => kept::revert(&kept, claimed, paths, id, at, at_boot),
-        (Err(e), _) => failure(id, at, format!("cannot take the helper's lock: {e}")),
-        (_, Err(e)) => failure(id, at, format!("what was kept cannot be read: {e}")),
+    Ok(claim(paths, id)?.map(|claimed| (held, claimed)))
+}
+
+/// Reverts a claimed change (the caller holds the machine's lock), notes it for the next report,
+/// and drops what was kept and the boot-time revert.
+fn revert_claimed(
+    paths: &Paths,
+    _held: &apply::Held,
+    id: &str,
+    claimed: &Path,
+    at_boot: bool,
+) -> Reverted {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let reverted = match Kept::load(claimed) {
+        Ok(kept) => kept::revert(&kept, claimed, paths, id, at, at_boot),
+        Err(e) => failure(id, at, format!("what was kept cannot be read: {e}")),
     };
     let saved = serde_json::to_vec_pretty(&reverted)
         .map_err(io::Error::other)
