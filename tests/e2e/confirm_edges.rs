@@ -1,9 +1,9 @@
 //! Confirm or revert at the edges: a machine the mesh never touched takes its first confirmed
-//! change, and two operators pushing one machine at once never undo each other's confirmed
-//! change nor confirm a lock-out.
+//! change, a revert brings back a daemon the change had killed, and two operators pushing one
+//! machine at once never undo each other's confirmed change nor confirm a lock-out.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::confirm::{DROP_IN, no_waiter, once_reachable, take_sshd_off};
 use crate::util::{Mesh, node_result, on, rebuild};
@@ -40,6 +40,67 @@ fn a_fresh_machines_first_push_of_sshd_is_confirmed_and_the_next_is_a_no_op() {
     let plan = mesh.run(&["plan", "node1"]).ok().stdout;
     assert!(plan.contains("no changes"), "{plan}");
     take_sshd_off(&mesh, &["node1"]);
+}
+
+/// A drop-in `sshd -t` accepts but that makes sshd exit when it reloads: the address is not
+/// the machine's, so sshd cannot bind and nothing listens.
+const LISTEN: &str = r#"{
+  "name": "listen", "version": "1", "description": "sshd listens on one address only.",
+  "settings": [{"name": "address", "type": "line", "meaning": "The address.", "default": "10.99.99.99", "cost": "reload"}],
+  "resources": [
+    {"kind": "file", "path": "/etc/ssh/sshd_config.d/40-listen.conf", "mode": "0644",
+     "template": "40-listen.conf", "cost": "reload", "units": ["ssh.service"],
+     "validate": ["sshd", "-t"], "confirm": true}
+  ]
+}"#;
+
+#[test]
+fn a_revert_after_a_change_that_killed_sshd_starts_it_again_and_says_so() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.module(
+        "listen",
+        LISTEN,
+        &[("40-listen.conf", "ListenAddress ${address}\n")],
+    );
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(
+        on("node2", "systemctl is-active ssh.service").trim(),
+        "active"
+    );
+    mesh.run(&["assign", "listen", "node2"]).ok();
+    let push = mesh
+        .run(&["--json", "push", "node2", "--confirm-timeout", "10"])
+        .code(2)
+        .json();
+    let node2 = node_result(&push, "node2");
+    assert_eq!(node2["outcome"], "reverted", "{node2}");
+
+    // nobody touches the machine: it lets the operator in again by itself
+    let ended = Instant::now();
+    once_reachable("node2", "true", 30);
+    assert!(ended.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        on("node2", "systemctl is-active ssh.service").trim(),
+        "active"
+    );
+    assert_eq!(
+        on(
+            "node2",
+            "test -e /etc/ssh/sshd_config.d/40-listen.conf && echo there || echo gone"
+        )
+        .trim(),
+        "gone"
+    );
+    assert!(no_waiter("node2"));
+    // what the machine did is said: the unit was started again
+    let check = mesh.run(&["check", "node2"]).code(4).stdout;
+    assert!(check.contains("reverted on the machine earlier"), "{check}");
+    assert!(check.contains("ssh.service: started again"), "{check}");
+    assert!(!check.contains("NOT put back"), "{check}");
+
+    mesh.run(&["unassign", "listen", "node2"]).ok();
+    mesh.run(&["push", "node2"]).ok();
 }
 
 /// What `plan --json` says would change on `node`, as `check --json` says it: (resource,
