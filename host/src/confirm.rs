@@ -8,6 +8,8 @@
 //! waiter's deadline runs from when the helper says it has applied. `confirm <id>` and the
 //! waiter's deadline race for the one rename that claims `pending/<id>`: whichever wins, the
 //! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
+//! An apply decides, keeps and applies under the machine's lock, and a waiter claims and
+//! reverts under it: no other helper's work falls between.
 
 mod boot;
 mod kept;
@@ -42,28 +44,13 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         let report = apply::run(declaration, mode, paths)?;
         return Ok(with_notes(report, mode, paths));
     }
-    let held = apply::Held::take(paths)?;
+    let held = apply::Held::to_apply(paths, declaration.expects_record)?;
     if let Some(id) = awaiting(paths, &held)? {
         return Err(Error::Awaiting(id));
     }
     let record = held.record(paths, declaration.expects_record)?;
-    let asks: BTreeSet<&str> = declaration
-        .resources
-        .iter()
-        .filter(|r| r.confirm)
-        .map(|r| r.id.as_str())
-        .chain(declaration.confirm_removals.iter().map(String::as_str))
-        .collect();
-    // only a push that would change what asks for confirmation waits for one
-    let waits = !asks.is_empty() && {
-        let measured = held.record(paths, declaration.expects_record)?;
-        !changed(
-            &apply::run_held(declaration, true, paths, &held, measured)?,
-            &asks,
-        )
-        .is_empty()
-    };
-    if !waits {
+    let asks = asking(declaration);
+    if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
         let report = apply::run_held(declaration, false, paths, &held, record)?;
         return Ok(with_notes(report, mode, paths));
     }
@@ -115,6 +102,30 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         resources,
     });
     Ok(with_notes(report, mode, paths))
+}
+
+/// The resources of `declaration` that ask for confirmation, those it takes off too.
+fn asking(declaration: &Declaration) -> BTreeSet<&str> {
+    declaration
+        .resources
+        .iter()
+        .filter(|r| r.confirm)
+        .map(|r| r.id.as_str())
+        .chain(declaration.confirm_removals.iter().map(String::as_str))
+        .collect()
+}
+
+/// Whether applying `declaration` would change one of `asks`: only such a push waits for a
+/// confirmation.
+fn would_change(
+    declaration: &Declaration,
+    paths: &Paths,
+    held: &apply::Held,
+    asks: &BTreeSet<&str>,
+) -> Result<bool, Error> {
+    let record = held.record(paths, declaration.expects_record)?;
+    let measured = apply::run_held(declaration, true, paths, held, record)?;
+    Ok(!changed(&measured, asks).is_empty())
 }
 
 /// Drops what was kept for change `id`, in `dir`, and its boot-time revert: nothing to undo.

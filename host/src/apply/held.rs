@@ -15,7 +15,17 @@ pub(crate) struct Held {
 }
 
 impl Held {
-    /// Takes the machine's lock (see [`lock`]).
+    /// Takes the machine's lock to apply. A machine with no record that shows signs of the mesh
+    /// is refused before this run makes the lock: a refused run leaves no lock for the next run
+    /// (another operator's, one that knows nothing of this machine) to take for a sign.
+    pub(crate) fn to_apply(paths: &Paths, operator_knows: bool) -> Result<Held, Error> {
+        if !paths.record().exists() {
+            crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
+        }
+        Held::take(paths)
+    }
+
+    /// Takes the machine's lock (see [`lock`]), whatever the record.
     pub(crate) fn take(paths: &Paths) -> Result<Held, Error> {
         // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
         let applied_before = paths.lock().exists();
@@ -38,6 +48,16 @@ impl Held {
         record.save(paths)?;
         Ok(record)
     }
+}
+
+/// The record as a dry run reads it, without the lock (it changes nothing): a machine without
+/// one is refused if it shows signs of the mesh, else it is new and its record empty.
+pub(crate) fn record_without_lock(paths: &Paths, operator_knows: bool) -> Result<Record, Error> {
+    if let Some(record) = Record::load(paths)? {
+        return Ok(record);
+    }
+    crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
+    Ok(Record::new())
 }
 
 /// Takes the machine's lock (one helper applies at a time), making the state directory first:

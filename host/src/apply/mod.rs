@@ -53,22 +53,11 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     match mode {
         Mode::Adopt => crate::adopt::run(declaration, paths),
         Mode::DryRun => {
-            let record = match Record::load(paths)? {
-                Some(record) => record,
-                None => {
-                    let applied_before = paths.lock().exists();
-                    crate::signs::refuse_if_found(
-                        paths,
-                        applied_before,
-                        declaration.expects_record,
-                    )?;
-                    Record::new()
-                }
-            };
+            let record = held::record_without_lock(paths, declaration.expects_record)?;
             measure_or_apply(declaration, mode, paths, record)
         }
         Mode::Apply => {
-            let held = Held::take(paths)?;
+            let held = Held::to_apply(paths, declaration.expects_record)?;
             let record = held.record(paths, declaration.expects_record)?;
             run_held(declaration, false, paths, &held, record)
         }
