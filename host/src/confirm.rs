@@ -8,6 +8,8 @@
 //! waiter's deadline runs from when the helper says it has applied. `confirm <id>` and the
 //! waiter's deadline race for the one rename that claims `pending/<id>`: whichever wins, the
 //! other sees it gone. A revert leaves a note in `reverted/`, said by the next run's report.
+//! An apply decides, keeps and applies under the machine's lock, and a waiter claims and
+//! reverts under it: no other helper's work falls between.
 
 mod boot;
 mod kept;
@@ -26,38 +28,35 @@ use mesh_wire::{
 
 use crate::apply::{self, Error};
 use crate::files;
-use crate::record::{Paths, Record};
+use crate::record::Paths;
 use crate::units;
 use kept::Kept;
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
 /// resource that asks for confirmation, and says earlier reverts.
+///
+/// An apply holds the machine's lock from before it looks for a change awaiting confirmation
+/// until it has applied and answered: a second helper that kept, or applied, between this one's
+/// decision and its apply would have its revert undo this one's change, or its lock-out
+/// confirmed by this one's confirmation. The waiter reverts under the same lock.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
-    let asks: BTreeSet<&str> = declaration
-        .resources
-        .iter()
-        .filter(|r| r.confirm)
-        .map(|r| r.id.as_str())
-        .chain(declaration.confirm_removals.iter().map(String::as_str))
-        .collect();
-    if mode == Mode::Apply
-        && let Some(id) = awaiting(paths)?
-    {
-        return Err(Error::Awaiting(id));
-    }
-    if mode != Mode::Apply || asks.is_empty() {
+    if mode != Mode::Apply {
         let report = apply::run(declaration, mode, paths)?;
         return Ok(with_notes(report, mode, paths));
     }
-    // only a push that would change what asks for confirmation waits for one
-    if changed(&apply::run(declaration, Mode::DryRun, paths)?, &asks).is_empty() {
-        let report = apply::run(declaration, Mode::Apply, paths)?;
+    let held = apply::Held::to_apply(paths, declaration.expects_record)?;
+    if let Some(id) = awaiting(paths, &held)? {
+        return Err(Error::Awaiting(id));
+    }
+    let record = held.record(paths, declaration.expects_record)?;
+    let asks = asking(declaration);
+    if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
+        let report = apply::run_held(declaration, false, paths, &held, record)?;
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
     let dir = kept::dir(paths, &id);
-    let record = Record::load(paths)?;
-    let kept = Kept::take(declaration, record.as_ref(), &dir, paths)
+    let kept = Kept::take(declaration, Some(&record), &dir, paths)
         .and_then(|_| boot::install(&id, &dir, paths));
     if let Err(e) = kept {
         forget(&id, &dir);
@@ -75,7 +74,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
              was changed: {e}"
         ))));
     }
-    let mut report = match apply::run(declaration, Mode::Apply, paths) {
+    let mut report = match apply::run_held(declaration, false, paths, &held, record) {
         Ok(report) => report,
         Err(e) => {
             forget(&id, &dir);
@@ -91,7 +90,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     // the waiter's deadline runs from here
     if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
-            claim(paths, &id)?.map(|claimed| revert_claimed(paths, &id, &claimed, false));
+            claim(paths, &id)?.map(|claimed| revert_claimed(paths, &held, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
             "cannot tell the waiter the change is made ({e}), so it was reverted now: {}",
             reverted.map(|r| r.restored.join("; ")).unwrap_or_default()
@@ -103,6 +102,30 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         resources,
     });
     Ok(with_notes(report, mode, paths))
+}
+
+/// The resources of `declaration` that ask for confirmation, those it takes off too.
+fn asking(declaration: &Declaration) -> BTreeSet<&str> {
+    declaration
+        .resources
+        .iter()
+        .filter(|r| r.confirm)
+        .map(|r| r.id.as_str())
+        .chain(declaration.confirm_removals.iter().map(String::as_str))
+        .collect()
+}
+
+/// Whether applying `declaration` would change one of `asks`: only such a push waits for a
+/// confirmation.
+fn would_change(
+    declaration: &Declaration,
+    paths: &Paths,
+    held: &apply::Held,
+    asks: &BTreeSet<&str>,
+) -> Result<bool, Error> {
+    let record = held.record(paths, declaration.expects_record)?;
+    let measured = apply::run_held(declaration, true, paths, held, record)?;
+    Ok(!changed(&measured, asks).is_empty())
 }
 
 /// Drops what was kept for change `id`, in `dir`, and its boot-time revert: nothing to undo.
@@ -167,9 +190,9 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    match claim(paths, id) {
-        Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed, false);
+    match claim_held(paths, id) {
+        Ok(Some((held, claimed))) => {
+            let reverted = revert_claimed(paths, &held, id, &claimed, false);
             eprintln!(
                 "mesh-host: change {id}: {why}: reverted: {}",
                 reverted.restored.join("; ")
@@ -189,9 +212,9 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths
 /// nothing left to do; a waiter stopped or killed before its deadline (by hand, the OOM killer,
 /// a shutdown) or a machine that went down during the wait reverts the change now, not never.
 pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
-    match claim(paths, id) {
-        Ok(Some(claimed)) => {
-            let reverted = revert_claimed(paths, id, &claimed, at_boot);
+    match claim_held(paths, id) {
+        Ok(Some((held, claimed))) => {
+            let reverted = revert_claimed(paths, &held, id, &claimed, at_boot);
             eprintln!(
                 "mesh-host: change {id} was not confirmed before {}: reverted: {}",
                 if at_boot {
@@ -214,7 +237,7 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
 /// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
 /// change no longer pending is removed.
-fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
+fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
     boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {
@@ -232,7 +255,7 @@ fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
             return Ok(Some(name));
         }
         if let Some(claimed) = claim(paths, &name)? {
-            revert_claimed(paths, &name, &claimed, false);
+            revert_claimed(paths, held, &name, &claimed, false);
         }
     }
     Ok(None)
@@ -311,27 +334,43 @@ fn claim(paths: &Paths, id: &str) -> io::Result<Option<PathBuf>> {
     }
 }
 
-/// Reverts a claimed change under the helper's lock, notes it for the next report, and drops
-/// what was kept and the boot-time revert.
-fn revert_claimed(paths: &Paths, id: &str, claimed: &Path, at_boot: bool) -> Reverted {
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // another helper may be applying (it refuses to while this change waits, but one may have
-    // begun just before): wait for it, for a bounded time
+/// Takes the machine's lock, then change `id` to revert it ([`claim`]): a change is claimed and
+/// reverted only under the lock, so no helper keeps or applies in between, and none finds it
+/// gone (claimed) while it is not yet put back. `None` when it is gone already (confirmed,
+/// reverted); the lock is not waited for then.
+fn claim_held(paths: &Paths, id: &str) -> Result<Option<(apply::Held, PathBuf)>, Error> {
+    if !kept::dir(paths, id).exists() {
+        return Ok(None);
+    }
+    // a helper holds the lock only while it applies, and refuses to while this change waits:
+    // wait for one that began just before, for a bounded time
     let started = Instant::now();
-    let lock = loop {
-        match apply::lock(paths) {
+    let held = loop {
+        match apply::Held::take(paths) {
             Err(Error::Busy) if started.elapsed() < Duration::from_secs(300) => {
                 std::thread::sleep(Duration::from_millis(500));
             }
-            other => break other,
+            other => break other?,
         }
     };
-    let reverted = match (lock, Kept::load(claimed)) {
-        (Ok(_lock), Ok(kept)) => kept::revert(&kept, claimed, paths, id, at, at_boot),
-        (Err(e), _) => failure(id, at, format!("cannot take the helper's lock: {e}")),
-        (_, Err(e)) => failure(id, at, format!("what was kept cannot be read: {e}")),
+    Ok(claim(paths, id)?.map(|claimed| (held, claimed)))
+}
+
+/// Reverts a claimed change (the caller holds the machine's lock), notes it for the next report,
+/// and drops what was kept and the boot-time revert.
+fn revert_claimed(
+    paths: &Paths,
+    _held: &apply::Held,
+    id: &str,
+    claimed: &Path,
+    at_boot: bool,
+) -> Reverted {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let reverted = match Kept::load(claimed) {
+        Ok(kept) => kept::revert(&kept, claimed, paths, id, at, at_boot),
+        Err(e) => failure(id, at, format!("what was kept cannot be read: {e}")),
     };
     let saved = serde_json::to_vec_pretty(&reverted)
         .map_err(io::Error::other)

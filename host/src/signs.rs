@@ -243,6 +243,26 @@ mod tests {
     }
 
     #[test]
+    fn a_run_refused_for_what_the_operator_knows_leaves_nothing_that_refuses_the_next() {
+        use crate::apply::testkit::{decl, file, run};
+        let (dir, paths) = sandbox();
+        let a = dir.path().join("a.conf");
+        let mut knows = decl(vec![file(&a, "mesh a\n")]);
+        knows.expects_record = true;
+        let refused = run(&knows, mesh_wire::Mode::Apply, &paths);
+        assert!(matches!(refused, Err(Error::Refused(_))), "{refused:?}");
+        assert!(!paths.lock().exists(), "a refused run made the lock");
+        // another operator's push, that knows nothing of this machine: it is new
+        run(
+            &decl(vec![file(&a, "mesh a\n")]),
+            mesh_wire::Mode::Apply,
+            &paths,
+        )
+        .unwrap();
+        assert_eq!(fs::read_to_string(&a).unwrap(), "mesh a\n");
+    }
+
+    #[test]
     fn other_helpers_are_named_only_beside_evidence() {
         let (_dir, paths) = sandbox();
         fs::create_dir_all(paths.root.join("bin")).unwrap();

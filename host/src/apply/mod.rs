@@ -16,6 +16,7 @@ mod effective;
 mod env;
 mod error;
 mod file;
+mod held;
 #[cfg(test)]
 mod hostile_tests;
 mod keys;
@@ -31,6 +32,7 @@ mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
 pub(crate) use error::Error;
+pub(crate) use held::{Held, lock};
 pub(crate) use process::{env_file_of, env_file_there, files_of, on_disk_digest};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,22 +47,42 @@ use crate::files;
 use crate::record::{Entry, Paths, Record};
 use crate::units;
 
-/// Applies (or, in a dry run, only measures) `declaration` on this machine.
+/// Applies (or, in a dry run, only measures) `declaration` on this machine; an apply holds the
+/// machine's lock throughout.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
-    // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
-    let applied_before = paths.lock().exists();
-    let _lock = match mode {
-        Mode::Apply => Some(lock(paths)?),
-        Mode::DryRun => None,
-        Mode::Adopt => return crate::adopt::run(declaration, paths),
-    };
-    let mut record = match Record::load(paths)? {
-        Some(record) => record,
-        None => {
-            crate::signs::refuse_if_found(paths, applied_before, declaration.expects_record)?;
-            Record::new()
+    match mode {
+        Mode::Adopt => crate::adopt::run(declaration, paths),
+        Mode::DryRun => {
+            let record = held::record_without_lock(paths, declaration.expects_record)?;
+            measure_or_apply(declaration, mode, paths, record)
         }
-    };
+        Mode::Apply => {
+            let held = Held::to_apply(paths, declaration.expects_record)?;
+            let record = held.record(paths, declaration.expects_record)?;
+            run_held(declaration, false, paths, &held, record)
+        }
+    }
+}
+
+/// [`run`] for a caller that holds the machine's lock, with the record as [`Held::record`]
+/// read it; `dry_run` only measures, as no other helper can change the machine meanwhile.
+pub(crate) fn run_held(
+    declaration: &Declaration,
+    dry_run: bool,
+    paths: &Paths,
+    _held: &Held,
+    record: Record,
+) -> Result<Report, Error> {
+    let mode = if dry_run { Mode::DryRun } else { Mode::Apply };
+    measure_or_apply(declaration, mode, paths, record)
+}
+
+fn measure_or_apply(
+    declaration: &Declaration,
+    mode: Mode,
+    paths: &Paths,
+    mut record: Record,
+) -> Result<Report, Error> {
     let mut run = Run {
         mode,
         paths,
@@ -201,27 +223,6 @@ pub(crate) fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default()
-}
-
-/// Takes the machine's lock (one helper applies at a time), making the state directory first:
-/// root's and closed to others (its root stays traversable, 0711, for the bundles a process runs
-/// as its own user), the kept originals 0700. A helper that is ending (its operator went away) is
-/// waited for, up to `child::LOCK_WAIT`.
-pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
-    files::private_dir(&paths.root, 0o711)?;
-    files::private_dir(&paths.originals(), 0o700)?;
-    let file = files::open_lock(&paths.lock())?;
-    let asked = std::time::Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(fs::TryLockError::WouldBlock) if asked.elapsed() < crate::child::LOCK_WAIT => {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-            }
-            Err(fs::TryLockError::WouldBlock) => return Err(Error::Busy),
-            Err(fs::TryLockError::Error(e)) => return Err(Error::Record(e)),
-        }
-    }
 }
 
 /// The cause of a cost the record kept from a run that did not pay it.

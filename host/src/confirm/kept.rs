@@ -1,8 +1,10 @@
 //! What a push awaiting confirmation keeps to put the machine back as it was before it: the
 //! record, every file, keys file and directory the push may touch (bytes, owner and mode, or that
 //! nothing was there), each process's unit file, environment file and bundle, the state of every
-//! service and process it declares or had, and which units read what. Kept in `pending/<id>/`
-//! (root's, 0700) before the push changes anything; put back by [`revert`].
+//! service and process it declares or had, and which units read what and whether they ran. Kept
+//! in `pending/<id>/`
+//! (root's, 0700) before the push changes anything; put back by [`revert`], which leaves every
+//! unit that ran before the push running (the push's change may have made one exit).
 //!
 //! Containers and packages are not kept: a revert leaves them as the push made them (the README
 //! says so).
@@ -20,7 +22,7 @@ use crate::apply;
 use crate::files;
 use crate::record::{Entry, LoadError, Paths, Record};
 use crate::units;
-use unit::{KeptUnit, put_back_made_unit, put_back_unit};
+use unit::{KeptUnit, put_back_made_unit, put_back_unit, run_again};
 
 /// Everything kept for one push, as `pending/<id>/kept.json` says it.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -33,6 +35,10 @@ pub(crate) struct Kept {
     dirs: Vec<KeptDir>,
     /// Every service the push may start, stop, enable or disable, as it was.
     units: Vec<KeptUnit>,
+    /// Every other unit that reads what the push may change, as it was: one that ran must run
+    /// after a revert, though the change made it exit (sshd reloaded into an address it lacks).
+    #[serde(default)]
+    readers: Vec<KeptUnit>,
     /// Kept originals the record named before the push (a give-back deletes them), by blob.
     originals: Vec<String>,
 }
@@ -155,6 +161,12 @@ impl Kept {
                     }
                 }
                 _ => {}
+            }
+        }
+        let readers: BTreeSet<&String> = touched.values().flat_map(|(units, _)| units).collect();
+        for unit in readers {
+            if !kept.units.iter().any(|u| &u.unit == unit) {
+                kept.readers.push(KeptUnit::now(unit)?);
             }
         }
         for (path, (readers, cost)) in touched {
@@ -309,7 +321,19 @@ pub(crate) fn revert(
     if at_boot {
         return done;
     }
-    for (unit, cost) in owed {
+    // what ran before and does not now is started (it reads what was put back), not paid
+    let started: BTreeSet<&str> = kept
+        .units
+        .iter()
+        .filter(|u| u.exists)
+        .chain(&kept.readers)
+        .filter(|u| run_again(u, &mut done))
+        .map(|u| u.unit.as_str())
+        .collect();
+    for (unit, cost) in owed
+        .into_iter()
+        .filter(|(u, _)| !started.contains(u.as_str()))
+    {
         match units::pay(&unit, cost, false) {
             Ok(said) => done.restored.push(format!("{unit}: {said}")),
             Err(e) => done.failed.push(e),

@@ -58,6 +58,8 @@ pub(super) fn put_back_made_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reve
     }
 }
 
+/// Puts back whether a unit the push declared is enabled, and stops it if it did not run (one
+/// that ran is started by [`run_again`]).
 pub(super) fn put_back_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reverted) {
     let now = match units::state(&unit.unit) {
         Ok(now) => now,
@@ -74,12 +76,38 @@ pub(super) fn put_back_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reverted)
         (Some(false), Some(true)) => step("disable", "disabled"),
         _ => {}
     }
-    if at_boot {
-        return;
+    if !at_boot && unit.running == Some(false) && now.running == Some(true) {
+        step("stop", "stopped");
     }
-    match (unit.running, now.running) {
-        (Some(true), Some(false)) => step("start", "started"),
-        (Some(false), Some(true)) => step("stop", "stopped"),
-        _ => {}
+}
+
+/// Starts a unit that ran before the push and does not now (stopped, failed, or in systemd's
+/// restart loop: the change made it exit), and says so; `true` when it was not running.
+pub(super) fn run_again(unit: &KeptUnit, done: &mut Reverted) -> bool {
+    if unit.running != Some(true) {
+        return false;
     }
+    let now = match units::state(&unit.unit) {
+        Ok(now) if now.running == Some(true) => return false,
+        Ok(now) => now,
+        Err(e) => {
+            done.failed.push(e);
+            return false;
+        }
+    };
+    let was = if now.failed { "failed" } else { "not running" };
+    // a start-rate limit the crash hit must not refuse the start that mends it
+    let _ = units::systemctl("reset-failed", &unit.unit);
+    match units::systemctl("restart", &unit.unit).and_then(|()| units::settled(&unit.unit)) {
+        Ok(()) => done.restored.push(format!(
+            "{}: started again (it ran before the push, and was {was} once its files were put \
+             back)",
+            unit.unit
+        )),
+        Err(e) => done.failed.push(format!(
+            "{}: it ran before the push and does not start again: {e}",
+            unit.unit
+        )),
+    }
+    true
 }

@@ -1,0 +1,82 @@
+//! The machine's lock, held for the whole of one apply: one helper at a time reads the record,
+//! decides, keeps what a revert needs, applies and reverts (see `confirm`).
+
+use std::fs;
+
+use super::Error;
+use crate::files;
+use crate::record::{Paths, Record};
+
+/// The machine's lock, held until this is dropped.
+pub(crate) struct Held {
+    _file: fs::File,
+    /// The lock was there before this run made it: an earlier apply left it.
+    applied_before: bool,
+}
+
+impl Held {
+    /// Takes the machine's lock to apply. A machine with no record that shows signs of the mesh
+    /// is refused before this run makes the lock: a refused run leaves no lock for the next run
+    /// (another operator's, one that knows nothing of this machine) to take for a sign.
+    pub(crate) fn to_apply(paths: &Paths, operator_knows: bool) -> Result<Held, Error> {
+        if !paths.record().exists() {
+            crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
+        }
+        Held::take(paths)
+    }
+
+    /// Takes the machine's lock (see [`lock`]), whatever the record.
+    pub(crate) fn take(paths: &Paths) -> Result<Held, Error> {
+        // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
+        let applied_before = paths.lock().exists();
+        Ok(Held {
+            _file: lock(paths)?,
+            applied_before,
+        })
+    }
+
+    /// The record as it is now. A machine without one is refused if it shows signs of the mesh;
+    /// else it is new, and gets an empty record at once, before this run leaves anything (its
+    /// lock, what it keeps for a revert, a boot-time revert unit): from here on the machine is
+    /// the mesh's, and nothing this run leaves, even if it fails, is taken for a lost record.
+    pub(crate) fn record(&self, paths: &Paths, operator_knows: bool) -> Result<Record, Error> {
+        if let Some(record) = Record::load(paths)? {
+            return Ok(record);
+        }
+        crate::signs::refuse_if_found(paths, self.applied_before, operator_knows)?;
+        let record = Record::new();
+        record.save(paths)?;
+        Ok(record)
+    }
+}
+
+/// The record as a dry run reads it, without the lock (it changes nothing): a machine without
+/// one is refused if it shows signs of the mesh, else it is new and its record empty.
+pub(crate) fn record_without_lock(paths: &Paths, operator_knows: bool) -> Result<Record, Error> {
+    if let Some(record) = Record::load(paths)? {
+        return Ok(record);
+    }
+    crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
+    Ok(Record::new())
+}
+
+/// Takes the machine's lock (one helper applies at a time), making the state directory first:
+/// root's and closed to others (its root stays traversable, 0711, for the bundles a process runs
+/// as its own user), the kept originals 0700. A helper that is ending (its operator went away) is
+/// waited for, up to `child::LOCK_WAIT`.
+pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
+    files::private_dir(&paths.root, 0o711)?;
+    files::private_dir(&paths.originals(), 0o700)?;
+    let file = files::open_lock(&paths.lock())?;
+    let asked = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if asked.elapsed() < crate::child::LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            Err(fs::TryLockError::WouldBlock) => return Err(Error::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::Record(e)),
+        }
+    }
+}
