@@ -204,30 +204,6 @@ fn push_wave(
         }
         let declaration = c.declaration;
         withdrawn.insert(node.name.clone(), c.withdrawn);
-        // a held assignment keeps what the machine has; a secret file of it is kept in the
-        // inventory only as a digest, so it cannot be sent again: the node waits, untouched
-        if let Some(r) = declaration
-            .unsealed_secret()
-            .filter(|r| c.held.iter().any(|h| h.instance == r.instance) && node.host_key.is_some())
-        {
-            let reason = format!(
-                "{} is held and keeps {}, whose content only the machine has: nothing is sent \
-                 to {} until {} is answered again or unassigned",
-                r.instance, r.id, node.name, r.instance
-            );
-            inv.record_push(&PushRecord {
-                node: node.name.clone(),
-                started_at: started.to_string(),
-                digest: String::new(),
-                outcome: "held".into(),
-                reason: Some(reason.clone()),
-                report: None,
-            })?;
-            if !ctx.json {
-                out!("{}: HELD: {}", node.name, crate::plan::visible(&reason));
-            }
-            continue;
-        }
         let confirmed = inv.confirmed(&node.name)?;
         let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
             .into_iter()

@@ -93,10 +93,17 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     // What is no longer declared goes first, units before the files they read, files before
     // the directories that hold them. Files and keys given back are changes their readers pay
     // for like any other.
+    // what the operator holds back stays as the machine has it: not undone, not applied
+    let kept: BTreeSet<&str> = declaration
+        .keep
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !declared.contains(id) && record.resources.contains_key(*id))
+        .collect();
     let mut undeclared: Vec<(u8, String)> = record
         .resources
         .iter()
-        .filter(|(id, _)| !declared.contains(id.as_str()))
+        .filter(|(id, _)| !declared.contains(id.as_str()) && !kept.contains(id.as_str()))
         .map(|(id, entry)| {
             let phase = match entry {
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
@@ -152,8 +159,15 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         run.outcomes.push(outcome);
         fault(mode, paths, &resource.id);
     }
+    for id in &kept {
+        run.outcomes.push(outcome(
+            id,
+            State::Unchanged,
+            "held back by the operator: left as the machine has it",
+        ));
+    }
     for outcome in &mut run.outcomes {
-        if declared.contains(outcome.id.as_str())
+        if (declared.contains(outcome.id.as_str()) || kept.contains(outcome.id.as_str()))
             && let Some(entry) = record.resources.get(&outcome.id)
         {
             let undo = entry.undo();

@@ -1,0 +1,126 @@
+//! A fleet goes ahead around what cannot (issue 19): an assignment waiting for a provider whose
+//! machine is down is held alone, keeping what it has on its machine, while the rest of its node
+//! is pushed; a node whose module is missing or broken fails alone, named, is sent nothing (so
+//! nothing that module made is undone), and the other nodes are planned and pushed.
+
+use crate::util::{Mesh, invocation, node_result, on, states};
+
+const PASSWORD: &str = "/srv/mesh/kv-client/home/store-password";
+
+/// Starts a stopped lab machine again however the test ends, so later tests have it.
+struct Started<'m>(&'m Mesh, &'static str);
+
+impl Drop for Started<'_> {
+    fn drop(&mut self) {
+        self.0.run(&["lab", "start", self.1]);
+    }
+}
+
+#[test]
+fn a_consumer_waiting_for_a_provider_that_is_down_is_held_alone_and_the_rest_of_its_node_goes() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    for n in ["node1", "node2"] {
+        on(n, "rm -rf /srv/mesh/kv /srv/mesh/kv-client");
+    }
+    mesh.run(&["assign", "kv", "node1"]).ok();
+    mesh.run(&["assign", "kv-client", "node2"]).ok();
+    mesh.run(&["assign", "motd", "node2"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    let password = on("node2", &format!("cat {PASSWORD}"));
+    let stamp = on("node2", &format!("stat -c '%i %Y %a %U' {PASSWORD}"));
+    let heartbeat = invocation("node2", "kv-client.service");
+
+    // every consumer gets a new password: node2's waits until node1 has made its new login, and
+    // node1 is down; an urgent motd change for node2 must still get there
+    mesh.run(&["secret", "rotate", "kv", "kv.password"]).ok();
+    mesh.run(&["lab", "stop", "node1"]).ok();
+    let _node1 = Started(&mesh, "node1");
+    mesh.run(&[
+        "settings",
+        "set",
+        "motd",
+        "--node",
+        "node2",
+        "contact=oncall@example.org",
+    ])
+    .ok();
+
+    let plan = mesh.run(&["plan", "node2"]).code(3).stdout;
+    assert!(
+        plan.contains("node2: kv-client is waiting for kv@node1"),
+        "{plan}"
+    );
+    assert!(plan.contains("~ motd:file:/etc/motd"), "{plan}");
+    assert!(
+        plan.contains("0 to add, 1 to change, 0 to remove"),
+        "{plan}"
+    );
+    let planned = mesh.run(&["plan", "node2", "--json"]).code(3).json();
+    let node2 = &planned[0];
+    assert_eq!(node2["held"][0]["instance"], "kv-client", "{planned}");
+    assert_eq!(node2["held"][0]["waiting_for"], "kv@node1", "{planned}");
+    let changed: Vec<&str> = node2["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["motd:file:/etc/motd"], "{planned}");
+
+    // the push does what the plan said: the consumer held, the motd sent
+    let pushed = mesh.run(&["push", "node2", "--json"]).code(3).json();
+    let node2 = node_result(&pushed, "node2");
+    assert_eq!(node2["outcome"], "applied", "{pushed}");
+    let held = pushed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["outcome"] == "held")
+        .unwrap_or_else(|| panic!("no held assignment in {pushed}"));
+    assert_eq!(held["node"], "node2", "{pushed}");
+    assert_eq!(held["assignment"]["instance"], "kv-client", "{pushed}");
+    assert_eq!(held["assignment"]["module"], "kv-client", "{pushed}");
+    assert_eq!(held["assignment"]["waiting_for"], "kv@node1", "{pushed}");
+    for (id, state) in states(node2) {
+        let want = if id == "motd:file:/etc/motd" {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        assert_eq!(state, want, "{id}: {pushed}");
+    }
+    assert!(
+        on("node2", "cat /etc/motd").contains("oncall@example.org"),
+        "the motd change did not reach node2"
+    );
+    // what the held consumer has stays exactly as it was: not removed, not rewritten, its
+    // process not restarted
+    assert_eq!(on("node2", &format!("cat {PASSWORD}")), password);
+    assert_eq!(
+        on("node2", &format!("stat -c '%i %Y %a %U' {PASSWORD}")),
+        stamp
+    );
+    assert_eq!(invocation("node2", "kv-client.service"), heartbeat);
+    assert_eq!(
+        on("node2", "systemctl is-active kv-client.service").trim(),
+        "active"
+    );
+    // the plan still holds it, and has nothing else left to send
+    let plan = mesh.run(&["plan", "node2"]).code(3).stdout;
+    assert!(plan.contains("node2: no changes"), "{plan}");
+    assert!(plan.contains("kv-client is waiting for kv@node1"), "{plan}");
+
+    // its provider back: one push makes the new login and then delivers the new password
+    mesh.run(&["lab", "start", "node1"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    let new = on("node2", &format!("cat {PASSWORD}"));
+    assert_ne!(new, password, "the rotated password was not delivered");
+    mesh.run(&["plan", "--all"]).ok();
+
+    for (instance, node) in [("kv-client", "node2"), ("motd", "node2"), ("kv", "node1")] {
+        mesh.run(&["unassign", instance, node]).ok();
+    }
+    mesh.run(&["push", "--all"]).ok();
+}
