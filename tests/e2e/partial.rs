@@ -124,3 +124,122 @@ fn a_consumer_waiting_for_a_provider_that_is_down_is_held_alone_and_the_rest_of_
     }
     mesh.run(&["push", "--all"]).ok();
 }
+
+const SVC: &str = r#"{
+  "name": "svc", "version": "1", "description": "A file of its own.",
+  "resources": [{"kind": "file", "path": "/etc/mesh-partial.conf", "template": "svc.conf"}]
+}"#;
+
+const OTHER: &str = r#"{
+  "name": "other", "version": "1", "description": "Keeps the catalogue folder from being empty.",
+  "resources": [{"kind": "file", "path": "/etc/mesh-other.conf", "template": "other.conf"}]
+}"#;
+
+#[test]
+fn a_node_whose_module_is_broken_or_gone_fails_alone_keeps_what_it_has_and_the_others_go() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let cat = mesh.module("svc", SVC, &[("svc.conf", "svc\n")]);
+    mesh.module("other", OTHER, &[("other.conf", "other\n")]);
+    mesh.run(&["assign", "motd", "node1", "node2", "node3"])
+        .ok();
+    mesh.run(&["assign", "svc", "node1"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(on("node1", "cat /etc/mesh-partial.conf"), "svc\n");
+    let motd1 = on("node1", "cat /etc/motd");
+
+    let mut contact = 0;
+    for (broken, why) in [
+        ("{ not json", "module svc is broken"),
+        ("", "no module called \"svc\""),
+    ] {
+        if broken.is_empty() {
+            std::fs::remove_dir_all(cat.join("svc")).unwrap();
+        } else {
+            std::fs::write(cat.join("svc").join("module.json"), broken).unwrap();
+        }
+        // a change for every node: the others get it, node1 is sent nothing
+        contact += 1;
+        let contact = format!("contact=ops{contact}@example.org");
+        mesh.run(&["settings", "set", "motd", &contact]).ok();
+
+        let plan = mesh.run(&["plan", "--all"]).code(2).stdout;
+        assert!(plan.contains("node1: FAILED (refused)"), "{plan}");
+        assert!(
+            plan.contains("svc (module svc): ") && plan.contains(why),
+            "{plan}"
+        );
+        for n in ["node2", "node3"] {
+            assert!(
+                plan.contains(&format!("{n}: 0 to add, 1 to change")),
+                "{plan}"
+            );
+        }
+        let planned = mesh.run(&["plan", "--all", "--json"]).code(2).json();
+        let node1 = node_result(&planned, "node1");
+        assert_eq!(node1["outcome"], "failed", "{planned}");
+        assert_eq!(node1["kind"], "refused", "{planned}");
+        assert!(node1["reason"].as_str().unwrap().contains(why), "{planned}");
+        assert_eq!(
+            node_result(&planned, "node2")["changes"][0]["id"],
+            "motd:file:/etc/motd"
+        );
+
+        let checked = mesh.run(&["check", "--all", "--json"]).code(2).json();
+        assert_eq!(
+            node_result(&checked, "node1")["kind"],
+            "refused",
+            "{checked}"
+        );
+        assert_eq!(
+            node_result(&checked, "node3")["outcome"],
+            "checked",
+            "{checked}"
+        );
+
+        let pushed = mesh.run(&["push", "--all", "--json"]).code(2).json();
+        let node1 = node_result(&pushed, "node1");
+        assert_eq!(node1["outcome"], "failed", "{pushed}");
+        assert_eq!(node1["kind"], "refused", "{pushed}");
+        let reason = node1["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("svc (module svc): ") && reason.contains(why),
+            "{reason}"
+        );
+        for n in ["node2", "node3"] {
+            assert_eq!(node_result(&pushed, n)["outcome"], "applied", "{pushed}");
+            assert!(on(n, "cat /etc/motd").contains(&contact[8..]), "{n}");
+        }
+        // nothing was sent to node1: what svc made there stays, and so does the rest
+        assert_eq!(on("node1", "cat /etc/mesh-partial.conf"), "svc\n");
+        assert_eq!(on("node1", "cat /etc/motd"), motd1);
+        let history = mesh.run(&["history", "node1", "--limit", "1"]).ok().stdout;
+        assert!(history.contains("failed"), "{history}");
+
+        // the text says the same
+        let pushed = mesh.run(&["push", "--all"]).code(2).stdout;
+        assert!(
+            pushed.contains("node1: FAILED (refused)") && pushed.contains(why),
+            "{pushed}"
+        );
+    }
+    // every node refused: the push is refused whole, as before, and nothing is sent anywhere
+    let alone = mesh.run(&["push", "node1"]).code(1).stderr;
+    assert!(alone.contains("refused, nothing was sent"), "{alone}");
+
+    mesh.module("svc", SVC, &[("svc.conf", "svc\n")]);
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(on("node1", "cat /etc/mesh-partial.conf"), "svc\n");
+    mesh.run(&["unassign", "svc", "node1"]).ok();
+    mesh.run(&["unassign", "motd", "node1", "node2", "node3"])
+        .ok();
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(
+        on(
+            "node1",
+            "test -e /etc/mesh-partial.conf && echo there || echo gone"
+        )
+        .trim(),
+        "gone"
+    );
+}
