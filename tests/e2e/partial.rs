@@ -243,3 +243,60 @@ fn a_node_whose_module_is_broken_or_gone_fails_alone_keeps_what_it_has_and_the_o
         "gone"
     );
 }
+
+#[test]
+fn a_consumer_whose_module_breaks_keeps_its_login_at_its_provider_while_its_node_fails() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "--all"]).ok();
+    for n in ["node1", "node2"] {
+        on(n, "rm -rf /srv/mesh/kv /srv/mesh/kv-client");
+    }
+    mesh.run(&["assign", "kv", "node1"]).ok();
+    mesh.run(&["assign", "kv-client", "node2"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    let password = on("node2", &format!("cat {PASSWORD}")).trim().to_string();
+    let port = mesh
+        .run(&["config", "kv", "--node", "node1", "--json"])
+        .ok()
+        .json()["requirements"]["listen.port"]
+        .as_u64()
+        .expect("kv has a port");
+    let ping = || {
+        on(
+            "node1",
+            &format!(
+                "redis-cli --no-auth-warning -p {port} --user kv-client_node2 --pass '{password}' \
+                 PING 2>&1"
+            ),
+        )
+        .trim()
+        .to_string()
+    };
+    assert_eq!(ping(), "PONG");
+
+    // an override of kv-client that does not load hides the built-in one: its node fails alone,
+    // and the provider, pushed, keeps the login it made for it
+    let cat = mesh.module("kv-client", "{ not json", &[]);
+    mesh.module("other", OTHER, &[("other.conf", "other\n")]);
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(plan.contains("node1: no changes"), "{plan}");
+    let pushed = mesh.run(&["push", "--all", "--json"]).code(2).json();
+    assert_eq!(node_result(&pushed, "node2")["kind"], "refused", "{pushed}");
+    assert_eq!(
+        node_result(&pushed, "node1")["outcome"],
+        "applied",
+        "{pushed}"
+    );
+    assert_eq!(ping(), "PONG", "the broken consumer lost its login");
+    assert_eq!(on("node2", &format!("cat {PASSWORD}")).trim(), password);
+
+    // fixed: the same password still answers, nothing to redo
+    std::fs::remove_dir_all(cat.join("kv-client")).unwrap();
+    mesh.run(&["push", "--all"]).ok();
+    assert_eq!(on("node2", &format!("cat {PASSWORD}")).trim(), password);
+    assert_eq!(ping(), "PONG");
+    mesh.run(&["unassign", "kv-client", "node2"]).ok();
+    mesh.run(&["unassign", "kv", "node1"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+}
