@@ -217,6 +217,13 @@ impl Context {
     pub(crate) fn catalogue(&self) -> Result<Catalogue> {
         let catalogue = Catalogue::load(&self.catalogue)?;
         self.warned.call_once(|| {
+            for dir in catalogue.empty_folders() {
+                err!(
+                    "mesh: warning: the catalogue folder {} holds no module (no module.json in \
+                     it or in any folder directly below it)",
+                    crate::plan::visible(&dir.display().to_string())
+                );
+            }
             for (name, reason) in catalogue.broken() {
                 err!(
                     "mesh: warning: module {name} is broken and cannot be used: {}",
