@@ -70,8 +70,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0   done (for `check`: nothing would change)
   1   refused or failed before any machine was touched
-  2   some nodes failed (the others went ahead), or machines were touched and the inventory
-      could not record it
+  2   some nodes failed (the others went ahead; a node that cannot be planned, its module
+      missing or broken, is refused alone and sent nothing; `plan` too), or machines were
+      touched and the inventory could not record it
   3   some nodes or assignments were held and none failed: a container's data would move, or
       a consumer's provider is gone or has not yet made what it needs (`plan` too)
   4   `check` found changes
