@@ -97,6 +97,10 @@ pub(crate) fn compose_all(
     Ok(out)
 }
 
+/// The selected nodes composed: their declarations, and the nodes that cannot be composed,
+/// each with every problem of it.
+pub(crate) type Composable = (Vec<(Node, Composed)>, Vec<(String, Vec<String>)>);
+
 /// Composes every node's declaration; a node that cannot be composed (a module missing or
 /// broken, a requirement unanswered) is refused alone, with every problem of it, and sent
 /// nothing, so nothing its assignments made is undone. Only when every node is refused is the
@@ -105,7 +109,7 @@ pub(crate) fn compose_fleet(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
-) -> Result<(Vec<(Node, Composed)>, Vec<(String, Vec<String>)>)> {
+) -> Result<Composable> {
     let mut out = Vec::new();
     let mut refused = Vec::new();
     compose_each(inv, cat, nodes, |node, c| {

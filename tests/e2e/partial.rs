@@ -16,18 +16,25 @@ impl Drop for Started<'_> {
     }
 }
 
-#[test]
-fn a_consumer_waiting_for_a_provider_that_is_down_is_held_alone_and_the_rest_of_its_node_goes() {
-    let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+/// What earlier tests left given back, then `kv` on node1 and a `kv-client` (and `also`) on
+/// node2, pushed.
+fn kv_on_node1_and_its_client_on_node2(mesh: &Mesh, also: &[&str]) {
     mesh.run(&["push", "--all"]).ok();
     for n in ["node1", "node2"] {
         on(n, "rm -rf /srv/mesh/kv /srv/mesh/kv-client");
     }
     mesh.run(&["assign", "kv", "node1"]).ok();
-    mesh.run(&["assign", "kv-client", "node2"]).ok();
-    mesh.run(&["assign", "motd", "node2"]).ok();
+    for module in std::iter::once(&"kv-client").chain(also) {
+        mesh.run(&["assign", module, "node2"]).ok();
+    }
     mesh.run(&["push", "--all"]).ok();
+}
+
+#[test]
+fn a_consumer_waiting_for_a_provider_that_is_down_is_held_alone_and_the_rest_of_its_node_goes() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    kv_on_node1_and_its_client_on_node2(&mesh, &["motd"]);
     let password = on("node2", &format!("cat {PASSWORD}"));
     let stamp = on("node2", &format!("stat -c '%i %Y %a %U' {PASSWORD}"));
     let heartbeat = invocation("node2", "kv-client.service");
@@ -248,13 +255,7 @@ fn a_node_whose_module_is_broken_or_gone_fails_alone_keeps_what_it_has_and_the_o
 fn a_consumer_whose_module_breaks_keeps_its_login_at_its_provider_while_its_node_fails() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    mesh.run(&["push", "--all"]).ok();
-    for n in ["node1", "node2"] {
-        on(n, "rm -rf /srv/mesh/kv /srv/mesh/kv-client");
-    }
-    mesh.run(&["assign", "kv", "node1"]).ok();
-    mesh.run(&["assign", "kv-client", "node2"]).ok();
-    mesh.run(&["push", "--all"]).ok();
+    kv_on_node1_and_its_client_on_node2(&mesh, &[]);
     let password = on("node2", &format!("cat {PASSWORD}")).trim().to_string();
     let port = mesh
         .run(&["config", "kv", "--node", "node1", "--json"])
