@@ -152,11 +152,16 @@ fn compose_each(
                 each(node, Ok(c))?;
             }
             // the resolve layer's own message lists every problem of the node
-            Err(e @ ResolveError::Unresolved { .. }) => {
+            Err(ResolveError::Unresolved {
+                node: name,
+                problems,
+            }) => {
+                let e = ResolveError::Unresolved {
+                    node: name,
+                    problems: problems.clone(),
+                };
                 refusals.push(e.to_string());
-                if let ResolveError::Unresolved { problems, .. } = e {
-                    each(node, Err(problems))?;
-                }
+                each(node, Err(problems))?;
             }
             Err(e) => return Err(e.into()),
         }
