@@ -90,16 +90,16 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             run.find_service(resource, service, &mut record)?;
         }
     }
-    // What is no longer declared goes first, units before the files they read, files before
-    // the directories that hold them. Files and keys given back are changes their readers pay
-    // for like any other.
-    // what the operator holds back stays as the machine has it: not undone, not applied
+    // What the operator holds back stays as the machine has it: neither undone nor applied.
     let kept: BTreeSet<&str> = declaration
         .keep
         .iter()
         .map(String::as_str)
         .filter(|id| !declared.contains(id) && record.resources.contains_key(*id))
         .collect();
+    // What is no longer declared goes first, units before the files they read, files before
+    // the directories that hold them. Files and keys given back are changes their readers pay
+    // for like any other.
     let mut undeclared: Vec<(u8, String)> = record
         .resources
         .iter()
@@ -159,13 +159,9 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         run.outcomes.push(outcome);
         fault(mode, paths, &resource.id);
     }
-    for id in &kept {
-        run.outcomes.push(outcome(
-            id,
-            State::Unchanged,
-            "held back by the operator: left as the machine has it",
-        ));
-    }
+    let left = "held back by the operator: left as the machine has it";
+    run.outcomes
+        .extend(kept.iter().map(|id| outcome(id, State::Unchanged, left)));
     for outcome in &mut run.outcomes {
         if (declared.contains(outcome.id.as_str()) || kept.contains(outcome.id.as_str()))
             && let Some(entry) = record.resources.get(&outcome.id)
