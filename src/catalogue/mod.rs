@@ -83,6 +83,9 @@ pub struct Catalogue {
     /// Modules of the operator's folders that did not load, by folder name, with why: only
     /// what uses them is refused.
     broken: BTreeMap<String, String>,
+    /// Folders given that hold no module (any more): said, and whatever used their modules is
+    /// refused as using a module no catalogue has.
+    empty: Vec<PathBuf>,
 }
 
 impl Catalogue {
@@ -93,6 +96,7 @@ impl Catalogue {
         let mut modules = BTreeMap::new();
         let mut broken = BTreeMap::new();
         let mut contracts = BTreeMap::new();
+        let mut empty = Vec::new();
         for m in builtin_modules()? {
             modules.insert(m.name.clone(), m);
         }
@@ -105,7 +109,15 @@ impl Catalogue {
             }
         }
         for dir in dirs {
-            for (name, loaded) in folder::scan(dir)? {
+            // a folder whose last module was taken away stops only what used that module
+            let found = match folder::scan(dir) {
+                Err(CatalogueError::Empty { path }) => {
+                    empty.push(path);
+                    Vec::new()
+                }
+                found => found?,
+            };
+            for (name, loaded) in found {
                 match loaded {
                     Ok(m) => {
                         broken.remove(&m.name);
@@ -138,7 +150,13 @@ impl Catalogue {
             modules: kept,
             broken,
             contracts,
+            empty,
         })
+    }
+
+    /// Folders given that hold no module.
+    pub fn empty_folders(&self) -> &[PathBuf] {
+        &self.empty
     }
 
     /// Modules that did not load, by name, with why.
@@ -260,6 +278,18 @@ mod tests {
             "{e}"
         );
         assert_eq!(c.broken().map(|(n, _)| n).collect::<Vec<_>>(), vec!["bad"]);
+        assert!(load_dir(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_folder_that_holds_no_module_any_more_refuses_only_what_used_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalogue::load(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(c.empty_folders(), [dir.path().to_path_buf()]);
+        assert!(c.module("motd").is_ok());
+        assert!(c.module("gone").is_err());
+        // one that is not there at all is a mistake in the command, refused whole
+        assert!(Catalogue::load(&[dir.path().join("typo")]).is_err());
         assert!(load_dir(dir.path()).is_err());
     }
 

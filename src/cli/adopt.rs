@@ -29,9 +29,12 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     let _lock = inv.lock_pushes()?;
     let jobs: Vec<Job> = compose_all(&inv, &cat, vec![node])?
         .into_iter()
-        .map(|(node, composed)| Job {
-            node,
-            declaration: composed.declaration,
+        .map(|(node, composed)| {
+            // the machine is taken as it is, held assignments too: what they have is the mesh's
+            let mut declaration = composed.declaration;
+            declaration.resources.extend(composed.kept);
+            declaration.keep.clear();
+            Job { node, declaration }
         })
         .collect();
     let digests: Vec<String> = jobs

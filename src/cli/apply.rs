@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use clap::Args;
 
-use super::push::{Connect, Selection, compose_all, fan_out, job, options, selected, unchanged};
+use super::push::{
+    Connect, Selection, compose_all, compose_fleet, fan_out, job, options, refused, selected,
+    unchanged,
+};
 use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
 use crate::plan;
@@ -53,11 +56,26 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let cat = ctx.catalogue()?;
     let nodes = selected(&inv, &a.select, "push")?;
     let _lock = inv.lock_pushes()?;
-    // every node's problems are refused at once, before anything is sent
-    compose_all(&inv, &cat, nodes.clone())?;
-    let waves = resolve::order::waves(&inv, &cat, nodes)?;
+    // every node's problems are said at once, before anything is sent: a node that cannot be
+    // composed fails alone and is sent nothing (what its assignments made stays), and the
+    // others go ahead; only when none can is the push refused
+    let (_, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
     let started = inv.now()?;
     let mut out = Outcome::default();
+    for (node, problems) in &refusals {
+        fail_alone(
+            &mut inv,
+            ctx,
+            &started,
+            refused(node.clone(), problems),
+            &mut out,
+        )?;
+    }
+    let nodes: Vec<Node> = nodes
+        .into_iter()
+        .filter(|n| !refusals.iter().any(|(r, _)| *r == n.name))
+        .collect();
+    let waves = resolve::order::waves(&inv, &cat, nodes)?;
     for (w, wave) in waves.into_iter().enumerate() {
         // composed again: what the wave before confirmed may have ended a consumer's wait, and
         // what then takes part may be refused; machines were changed already, so such a node
@@ -139,27 +157,40 @@ fn compose_wave(
                     node: node.clone(),
                     problems: problems.join("; "),
                 };
-                inv.record_push(&PushRecord {
-                    node: node.clone(),
-                    started_at: started.to_string(),
-                    digest: String::new(),
-                    outcome: "failed".into(),
-                    reason: Some(failure.to_string()),
-                    report: None,
-                })?;
                 let result = push::NodeResult {
                     node,
                     result: Err(failure),
                 };
-                if !ctx.json {
-                    out_raw!("{}", render::node(&result, Mode::Apply, None));
-                }
-                out.results.push(result);
+                fail_alone(inv, ctx, started, result, out)?;
             }
             Err(e) => return Err(e.into()),
         }
     }
     Ok(composed)
+}
+
+/// A node refused before anything was sent to it: recorded as failed and shown; the others go on.
+fn fail_alone(
+    inv: &mut Inventory,
+    ctx: &Context,
+    started: &str,
+    result: push::NodeResult,
+    out: &mut Outcome,
+) -> Result<()> {
+    let reason = result.result.as_ref().err().map(ToString::to_string);
+    inv.record_push(&PushRecord {
+        node: result.node.clone(),
+        started_at: started.to_string(),
+        digest: String::new(),
+        outcome: "failed".into(),
+        reason,
+        report: None,
+    })?;
+    if !ctx.json {
+        out_raw!("{}", render::node(&result, Mode::Apply, None));
+    }
+    out.results.push(result);
+    Ok(())
 }
 
 /// Only the nodes whose declaration differs from what their helper confirmed, whose last push
@@ -204,30 +235,6 @@ fn push_wave(
         }
         let declaration = c.declaration;
         withdrawn.insert(node.name.clone(), c.withdrawn);
-        // a held assignment keeps what the machine has; a secret file of it is kept in the
-        // inventory only as a digest, so it cannot be sent again: the node waits, untouched
-        if let Some(r) = declaration
-            .unsealed_secret()
-            .filter(|r| c.held.iter().any(|h| h.instance == r.instance) && node.host_key.is_some())
-        {
-            let reason = format!(
-                "{} is held and keeps {}, whose content only the machine has: nothing is sent \
-                 to {} until {} is answered again or unassigned",
-                r.instance, r.id, node.name, r.instance
-            );
-            inv.record_push(&PushRecord {
-                node: node.name.clone(),
-                started_at: started.to_string(),
-                digest: String::new(),
-                outcome: "held".into(),
-                reason: Some(reason.clone()),
-                report: None,
-            })?;
-            if !ctx.json {
-                out!("{}: HELD: {}", node.name, crate::plan::visible(&reason));
-            }
-            continue;
-        }
         let confirmed = inv.confirmed(&node.name)?;
         let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
             .into_iter()

@@ -70,8 +70,9 @@ const EXIT_CODES: &str = "\
 Exit status:
   0   done (for `check`: nothing would change)
   1   refused or failed before any machine was touched
-  2   some nodes failed (the others went ahead), or machines were touched and the inventory
-      could not record it
+  2   some nodes failed (the others went ahead; a node that cannot be planned, its module
+      missing or broken, is refused alone and sent nothing; `plan` too), or machines were
+      touched and the inventory could not record it
   3   some nodes or assignments were held and none failed: a container's data would move, or
       a consumer's provider is gone or has not yet made what it needs (`plan` too)
   4   `check` found changes
@@ -217,6 +218,13 @@ impl Context {
     pub(crate) fn catalogue(&self) -> Result<Catalogue> {
         let catalogue = Catalogue::load(&self.catalogue)?;
         self.warned.call_once(|| {
+            for dir in catalogue.empty_folders() {
+                err!(
+                    "mesh: warning: the catalogue folder {} holds no module (no module.json in \
+                     it or in any folder directly below it)",
+                    crate::plan::visible(&dir.display().to_string())
+                );
+            }
             for (name, reason) in catalogue.broken() {
                 err!(
                     "mesh: warning: module {name} is broken and cannot be used: {}",

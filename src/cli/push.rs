@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
+use serde_json::json;
 
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
@@ -82,33 +83,90 @@ pub(crate) fn compose_all(
     cat: &Catalogue,
     nodes: Vec<Node>,
 ) -> Result<Vec<(Node, Composed)>> {
-    let mut out = Vec::new();
-    compose_each(inv, cat, nodes, |node, d| {
-        out.push((node, d));
-        Ok(())
-    })?;
+    let (out, refused) = compose_fleet(inv, cat, nodes)?;
+    if !refused.is_empty() {
+        bail!(
+            "refused, nothing was sent; every problem:\n{}",
+            refused
+                .into_iter()
+                .map(|(node, problems)| ResolveError::Unresolved { node, problems }.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
     Ok(out)
 }
 
-/// Composes every node's declaration and hands each to `each` as it is made, so a fleet's
-/// declarations are never all held at once; refuses with every node's problems at once after the
-/// last (what `each` made of the others is then not to be shown).
+/// The selected nodes composed: their declarations, and the nodes that cannot be composed,
+/// each with every problem of it.
+pub(crate) type Composable = (Vec<(Node, Composed)>, Vec<(String, Vec<String>)>);
+
+/// Composes every node's declaration; a node that cannot be composed (a module missing or
+/// broken, a requirement unanswered) is refused alone, with every problem of it, and sent
+/// nothing, so nothing its assignments made is undone. Only when every node is refused is the
+/// whole command (see [`compose_each`]).
+pub(crate) fn compose_fleet(
+    inv: &Inventory,
+    cat: &Catalogue,
+    nodes: Vec<Node>,
+) -> Result<Composable> {
+    let mut out = Vec::new();
+    let mut refused = Vec::new();
+    compose_each(inv, cat, nodes, |node, c| {
+        match c {
+            Ok(c) => out.push((node, c)),
+            Err(problems) => refused.push((node.name, problems)),
+        }
+        Ok(())
+    })?;
+    Ok((out, refused))
+}
+
+/// A node refused before anything was sent to it, as a push's or check's result.
+pub(crate) fn refused(node: String, problems: &[String]) -> push::NodeResult {
+    push::NodeResult {
+        result: Err(push::PushError::Unresolved {
+            node: node.clone(),
+            problems: problems.join("; "),
+        }),
+        node,
+    }
+}
+
+/// Composes every node's declaration and hands each to `each` as it is made (or the node's
+/// problems, all of them), so a fleet's declarations are never all held at once. When no node
+/// can be composed, the command is refused with every node's problems at once after the last
+/// (what `each` made of them is then not to be shown).
 fn compose_each(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
-    mut each: impl FnMut(Node, Composed) -> Result<()>,
+    mut each: impl FnMut(Node, Result<Composed, Vec<String>>) -> Result<()>,
 ) -> Result<()> {
     let mut refusals = Vec::new();
+    let mut composed = 0usize;
     for node in nodes {
         match resolve::compose(inv, cat, &node) {
-            Ok(c) => each(node, c)?,
+            Ok(c) => {
+                composed += 1;
+                each(node, Ok(c))?;
+            }
             // the resolve layer's own message lists every problem of the node
-            Err(e @ ResolveError::Unresolved { .. }) => refusals.push(e.to_string()),
+            Err(ResolveError::Unresolved {
+                node: name,
+                problems,
+            }) => {
+                let e = ResolveError::Unresolved {
+                    node: name,
+                    problems: problems.clone(),
+                };
+                refusals.push(e.to_string());
+                each(node, Err(problems))?;
+            }
             Err(e) => return Err(e.into()),
         }
     }
-    if !refusals.is_empty() {
+    if composed == 0 && !refusals.is_empty() {
         bail!(
             "refused, nothing was sent; every problem:\n{}",
             refusals.join("\n")
@@ -125,8 +183,20 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut plans = Vec::new();
     let mut text = String::new();
     let mut any_held = false;
+    let mut failed = Vec::new();
     inv.batch(|inv| {
         compose_each(inv, &cat, select, |node, c| {
+            let c = match c {
+                Ok(c) => c,
+                Err(problems) => {
+                    if !ctx.json {
+                        text.push_str(&render::refused(&node.name, &problems));
+                    }
+                    failed.push(json!({"node": node.name, "outcome": "failed",
+                        "kind": "refused", "reason": problems.join("; ")}));
+                    return Ok(());
+                }
+            };
             let confirmed = inv.confirmed(&node.name)?;
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
@@ -147,11 +217,21 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         })
     })?;
     if ctx.json {
-        print_json(&render::plans_json(&plans, a.diff)?)?;
+        let mut all = render::plans_json(&plans, a.diff)?;
+        if let Some(list) = all.as_array_mut() {
+            list.extend(failed.iter().cloned());
+        }
+        print_json(&all)?;
     } else {
         out_raw!("{text}");
     }
-    Ok(if any_held { exit::SOME_HELD } else { exit::OK })
+    Ok(if !failed.is_empty() {
+        exit::SOME_FAILED
+    } else if any_held {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
 }
 
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
@@ -229,7 +309,7 @@ pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Resu
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let composed = compose_all(&inv, &cat, selected(&inv, &a.select, "check")?)?;
+    let (composed, refusals) = compose_fleet(&inv, &cat, selected(&inv, &a.select, "check")?)?;
     // a node whose last push was interrupted is reconciled from this dry run, unless a push is
     // running now (then its own result will say)
     let mut in_flight = BTreeMap::new();
@@ -252,7 +332,16 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
-    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
+    let refusals: Vec<push::NodeResult> = refusals
+        .into_iter()
+        .map(|(node, problems)| refused(node, &problems))
+        .collect();
+    if !ctx.json {
+        for r in &refusals {
+            out_raw!("{}", render::node(r, Mode::DryRun, None));
+        }
+    }
+    let mut results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
         if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
             && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
         {
@@ -264,6 +353,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             render::node(r, Mode::DryRun, diff)
         }
     })?;
+    results.extend(refusals);
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));

@@ -113,6 +113,20 @@ fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
     Some(crate::plan::diff::render(path, &old, &new, color))
 }
 
+/// A node that cannot be planned, in a plan of others: it fails alone, with every problem.
+pub(crate) fn refused(node: &str, problems: &[String]) -> String {
+    let mut out = format!(
+        "{}\n",
+        visible(&format!(
+            "{node}: FAILED (refused): nothing will be sent to it until this is fixed:"
+        ))
+    );
+    for p in problems {
+        let _ = writeln!(out, "  - {}", visible(p));
+    }
+    out
+}
+
 /// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
 pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
     let mut value = serde_json::to_value(plans)?;

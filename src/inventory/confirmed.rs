@@ -41,6 +41,7 @@ impl Inventory {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
         }))
     }
 }
@@ -88,7 +89,8 @@ pub(super) fn store(
 ///
 /// An apply: a resource created, changed or unchanged is the resource as sent; a failed one keeps
 /// what was confirmed before; a removed one is gone; a failed removal stays. The helper reports
-/// everything its record holds, so a resource it does not mention is not on the machine.
+/// everything its record holds, so a resource it does not mention is not on the machine. What
+/// the push kept (`keep`: an assignment held back) stays as it was confirmed.
 /// A dry run changes nothing: it only confirms what it found already as sent (`unchanged`).
 pub(crate) fn confirm(
     previous: Vec<Resource>,
@@ -112,9 +114,10 @@ pub(crate) fn confirm(
         };
         out.extend(taken);
     }
-    // confirmed before and no longer declared
+    // confirmed before and no longer declared: gone, unless the push kept it as it was
     for (id, r) in before {
         let stays = match (report.mode, states.get(id.as_str())) {
+            _ if sent.keep.contains(&id) => true,
             (Mode::Apply, Some(State::Failed)) => true,
             (Mode::Apply, _) => false,
             (Mode::DryRun | Mode::Adopt, _) => true,
@@ -150,6 +153,7 @@ mod tests {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
         }
     }
 
@@ -216,6 +220,15 @@ mod tests {
         );
         let now = confirm(vec![gone, stuck.clone(), unknown], &decl(&[]), &said);
         assert_eq!(now, vec![stuck]);
+    }
+
+    #[test]
+    fn what_a_push_keeps_stays_confirmed_as_it_was() {
+        let (held, gone) = (package("held"), package("gone"));
+        let mut sent = decl(&[]);
+        sent.keep = vec![held.id.clone()];
+        let said = report(Mode::Apply, &[(&gone, State::Removed)]);
+        assert_eq!(confirm(vec![held.clone(), gone], &sent, &said), vec![held]);
     }
 
     #[test]
@@ -309,6 +322,7 @@ mod tests {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

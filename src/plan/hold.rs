@@ -75,6 +75,7 @@ mod tests {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
             resources: vec![Resource {
                 id: "web:container:web".into(),
                 instance: "web".into(),

@@ -222,7 +222,13 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
             }
         }
     }
-    let now: Vec<&str> = next.resources.iter().map(|r| r.id.as_str()).collect();
+    // what the push keeps (an assignment held back) stays as the machine has it
+    let now: Vec<&str> = next
+        .resources
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(next.keep.iter().map(String::as_str))
+        .collect();
     for (id, old) in &before {
         if !now.contains(id) {
             let undo = report.and_then(|r| {

@@ -97,6 +97,7 @@ mod tests {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
         };
         let report = Report {
             version: VERSION,

@@ -45,6 +45,7 @@ fn decl(resources: Vec<Resource>) -> Declaration {
         expects_record: false,
         confirm_within: None,
         confirm_removals: Vec::new(),
+        keep: Vec::new(),
     }
 }
 

@@ -75,6 +75,11 @@ pub enum PushError {
     /// assignment that waited now takes part) and refused then: nothing was sent to it.
     #[error("{node}: refused after its providers were pushed, nothing was sent to it: {problems}")]
     Refused { node: String, problems: String },
+    /// Its declaration could not be composed (a module missing from the catalogue or broken, a
+    /// requirement unanswered): nothing was sent to it, so nothing on it changed, and the other
+    /// nodes went ahead.
+    #[error("{node}: refused, nothing was sent to it, the other nodes go ahead: {problems}")]
+    Unresolved { node: String, problems: String },
 }
 
 /// What an overrun left on the machine: only while applying did a helper run there.
@@ -95,7 +100,7 @@ impl PushError {
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
-            PushError::Refused { .. } => "refused",
+            PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
             PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
                 "helper"
             }

@@ -3,7 +3,9 @@
 //!
 //! A held assignment keeps exactly what its node confirmed of it: nothing of it is delivered,
 //! changed or undone until its provider answers, and the other assignments of its node, and the
-//! other nodes, are pushed as usual. Its own removal (`mesh unassign`) always goes through: a
+//! other nodes, are pushed as usual. Its resources are not sent again (a secret file is confirmed
+//! only as a digest, so it could not be): the declaration names them in `keep`, and the helper
+//! leaves them as the machine has them. Its own removal (`mesh unassign`) always goes through: a
 //! removed assignment is not composed at all, so what it made is undone.
 
 use serde::Serialize;
@@ -57,8 +59,8 @@ impl Held {
     pub fn line(&self, node: &str) -> String {
         match &self.waiting_for {
             Some(p) => format!(
-                "{node}: {} is waiting for {p}: {}; nothing of it is delivered until {p} has \
-                 confirmed it",
+                "{node}: {} is waiting for {p}: {}; it keeps what it has, and nothing of it is \
+                 delivered until {p} has confirmed it",
                 self.instance, self.reason
             ),
             None => format!(

@@ -94,6 +94,9 @@ pub fn answers(
 pub struct Composed {
     pub declaration: Declaration,
     pub held: Vec<Held>,
+    /// What the node confirmed of the held assignments: the declaration names them in `keep`,
+    /// so the helper leaves them as the machine has them.
+    pub kept: Vec<Resource>,
     /// Consumers whose provisions this declaration takes away from the machine.
     pub withdrawn: Vec<provisions::Withdrawn>,
 }
@@ -107,6 +110,7 @@ pub fn compose(
     let mut resources: Vec<Resource> = Vec::new();
     let mut problems = Vec::new();
     let mut holds = Vec::new();
+    let mut kept = Vec::new();
     let mut withdrawn = Vec::new();
     let confirmed = inventory.confirmed(&node.name)?;
     for a in inventory.assignments(Some(&node.name))? {
@@ -133,7 +137,7 @@ pub fn compose(
             && !unanswered.is_empty()
             && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
         {
-            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
             holds.push(Held::gone(&a, node, &unanswered));
             continue;
         }
@@ -144,7 +148,7 @@ pub fn compose(
         if let Some(provider) =
             provisions::waiting_for(inventory, catalogue, module, node, &a, &answers.providers)?
         {
-            resources.extend(held::kept(confirmed.as_ref(), &a.instance));
+            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
             holds.push(Held::waiting(&a, provider));
             continue;
         }
@@ -200,7 +204,12 @@ pub fn compose(
             }
         }
     }
-    problems.extend(collisions(&resources));
+    // what a held assignment keeps is still on the machine: nothing new may take its place
+    if kept.is_empty() {
+        problems.extend(collisions(&resources));
+    } else {
+        problems.extend(collisions(&[resources.clone(), kept.clone()].concat()));
+    }
     problems.extend(collisions::operators_data(&resources, confirmed.as_ref()));
     sealed::seal(inventory, node, &mut resources, &mut problems)?;
     if !problems.is_empty() {
@@ -214,7 +223,7 @@ pub fn compose(
     let confirm_removals = confirmed
         .iter()
         .flat_map(|c| &c.resources)
-        .filter(|old| old.confirm && !resources.iter().any(|r| r.id == old.id))
+        .filter(|old| old.confirm && !resources.iter().chain(&kept).any(|r| r.id == old.id))
         .map(|old| old.id.clone())
         .collect();
     Ok(Composed {
@@ -225,8 +234,10 @@ pub fn compose(
             expects_record: false,
             confirm_within: None,
             confirm_removals,
+            keep: kept.iter().map(|r| r.id.clone()).collect(),
         },
         held: holds,
+        kept,
         withdrawn,
     })
 }

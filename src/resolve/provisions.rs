@@ -125,6 +125,15 @@ pub(super) fn made(
             .filter(|c| c.provision == p.name)
             .map(|c| ConsumerId::of(&c.instance, &c.node))
             .collect();
+        // a consumer whose module is missing or broken cannot say which provider it resolves
+        // to: what was made for it is kept, not withdrawn, until it can
+        let kept = inventory.consumers_kept(&node.name, &a.instance, &p.name)?;
+        if kept
+            .iter()
+            .any(|login| !ids.iter().any(|id| id.login == *login))
+        {
+            ids.extend(unresolvable(inventory, catalogue, &kept)?);
+        }
         ids.sort();
         ids.dedup();
         let mut text = String::new();
@@ -138,7 +147,7 @@ pub(super) fn made(
             )?);
         }
         values.insert(format!("{}.{CONSUMERS}", p.name), Value::String(text));
-        for login in inventory.consumers_kept(&node.name, &a.instance, &p.name)? {
+        for login in kept {
             if !ids.iter().any(|id| id.login == login) {
                 withdrawn.push(Withdrawn {
                     instance: a.instance.clone(),
@@ -149,6 +158,22 @@ pub(super) fn made(
         }
     }
     Ok(())
+}
+
+/// The assignments of the mesh with one of `logins` whose module cannot be loaded (missing from
+/// the catalogue, or broken): read only when a kept login is no longer answered, which is rare.
+fn unresolvable(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    logins: &[String],
+) -> Result<Vec<ConsumerId>, InventoryError> {
+    Ok(inventory
+        .assignments(None)?
+        .into_iter()
+        .filter(|x| catalogue.module(&x.module).is_err())
+        .map(|x| ConsumerId::of(&x.instance, &x.node))
+        .filter(|id| logins.contains(&id.login))
+        .collect())
 }
 
 /// The provider (`INSTANCE@NODE`) `a` on `node` still waits for: one on another node whose

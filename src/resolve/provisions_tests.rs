@@ -145,6 +145,22 @@ fn each_consumer_gets_its_own_login_and_password_reaching_only_its_own_keys() {
 }
 
 #[test]
+fn a_consumer_whose_module_breaks_keeps_its_login_and_its_secret_at_the_provider() {
+    let mut m = mesh();
+    let before = file(&m, "n1", "/auth.conf");
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("kv-client");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("module.json"), "{ not json").unwrap();
+    m.cat = Catalogue::load(&[dir.path().to_path_buf()]).unwrap();
+    assert!(m.cat.module("kv-client").is_err());
+    let n1 = m.inv.node("n1").unwrap();
+    let c = compose(&m.inv, &m.cat, &n1).unwrap();
+    assert!(c.withdrawn.is_empty(), "{:?}", c.withdrawn);
+    assert_eq!(file(&m, "n1", "/auth.conf"), before);
+}
+
+#[test]
 fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
     let m = mesh();
     let n2 = m.inv.node("n2").unwrap();

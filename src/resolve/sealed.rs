@@ -153,6 +153,7 @@ mod tests {
             expects_record: false,
             confirm_within: None,
             confirm_removals: Vec::new(),
+            keep: Vec::new(),
         };
         assert!(unsealed.unsealed_secret().is_some());
         assert!(!serde_json::to_string(&rs).unwrap().contains("s3cret"));

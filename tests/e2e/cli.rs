@@ -99,7 +99,8 @@ fn config_names_the_source_of_every_value() {
 fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
     let mesh = demo();
     mesh.run(&["assign", "demo", "a", "b"]).ok();
-    let run = mesh.run(&["plan", "--all"]).code(1);
+    // the nodes that cannot be planned are refused, all at once; nothing can go ahead
+    let run = mesh.run(&["plan", "a", "b"]).code(1);
     for n in ["a cannot be planned:", "b cannot be planned:"] {
         assert!(run.stderr.contains(n), "{}", run.stderr);
     }
@@ -110,6 +111,23 @@ fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
         2,
         "{}",
         run.stderr
+    );
+    // beside a node that can, each fails alone, every problem said, and c is planned
+    let run = mesh.run(&["plan", "--all"]).code(2);
+    for n in [
+        "a: FAILED (refused)",
+        "b: FAILED (refused)",
+        "c: no changes",
+    ] {
+        assert!(run.stdout.contains(n), "{}", run.stdout);
+    }
+    assert_eq!(
+        run.stdout
+            .matches("setting \"names\" (the operator's) has no default")
+            .count(),
+        2,
+        "{}",
+        run.stdout
     );
     // unset tunables take their defaults in the file
     mesh.run(&["settings", "set", "demo", r#"names=["x","y"]"#])

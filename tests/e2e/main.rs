@@ -35,6 +35,7 @@ mod openssh;
 mod operator_keys;
 mod operator_secrets;
 mod orphans;
+mod partial;
 mod paths;
 mod provider;
 mod provisions;

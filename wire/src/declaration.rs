@@ -30,6 +30,12 @@ pub struct Declaration {
     /// say): taking them off the machine is confirmed like a change to them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub confirm_removals: Vec<String>,
+    /// Resources of the record that this push leaves exactly as the machine has them, neither
+    /// applied, changed nor undone: an assignment held back (a consumer waiting for its
+    /// provider, or whose provider is gone) keeps what it has while the rest of its node goes
+    /// ahead. They are not among `resources`; naming one that is changes nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<String>,
 }
 
 /// One thing on a machine, with an id that stays the same from push to push.

@@ -248,6 +248,35 @@ mod tests {
     use super::super::testkit::{decl, file, run, sandbox, states};
 
     #[test]
+    fn a_kept_file_is_neither_given_back_nor_rewritten_and_is_reported_with_its_undo() {
+        let (dir, paths) = sandbox();
+        let target = dir.path().join("held");
+        std::fs::write(&target, "the operator's own\n").unwrap();
+        run(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths).unwrap();
+        // the machine's copy moved by hand: kept means left exactly as it is, not repaired
+        std::fs::write(&target, "edited\n").unwrap();
+        let id = format!("t:file:{}", target.display());
+        let mut held = decl(vec![]);
+        held.keep = vec![id.clone(), "t:file:/not/in/the/record".into()];
+        for mode in [Mode::DryRun, Mode::Apply] {
+            let report = run(&held, mode, &paths).unwrap();
+            assert_eq!(report.resources.len(), 1, "{:?}", report.resources);
+            assert_eq!(report.resources[0].id, id);
+            assert_eq!(report.resources[0].state, State::Unchanged);
+            // what undoing it would do stays known, for the plan of its later removal
+            assert!(report.resources[0].undo.is_some(), "{:?}", report.resources);
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "edited\n");
+        }
+        // no longer kept: given back as ever
+        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        assert_eq!(report.resources[0].state, State::Removed);
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "the operator's own\n"
+        );
+    }
+
+    #[test]
     fn a_file_is_made_left_alone_changed_and_given_back() {
         let (dir, paths) = sandbox();
         let target = dir.path().join("conf");

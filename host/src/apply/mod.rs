@@ -112,13 +112,20 @@ fn measure_or_apply(
             run.find_service(resource, service, &mut record)?;
         }
     }
+    // What the operator holds back stays as the machine has it: neither undone nor applied.
+    let kept: BTreeSet<&str> = declaration
+        .keep
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !declared.contains(id) && record.resources.contains_key(*id))
+        .collect();
     // What is no longer declared goes first, units before the files they read, files before
     // the directories that hold them. Files and keys given back are changes their readers pay
     // for like any other.
     let mut undeclared: Vec<(u8, String)> = record
         .resources
         .iter()
-        .filter(|(id, _)| !declared.contains(id.as_str()))
+        .filter(|(id, _)| !declared.contains(id.as_str()) && !kept.contains(id.as_str()))
         .map(|(id, entry)| {
             let phase = match entry {
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
@@ -174,8 +181,11 @@ fn measure_or_apply(
         run.outcomes.push(outcome);
         fault(mode, paths, &resource.id);
     }
+    let left = "held back by the operator: left as the machine has it";
+    run.outcomes
+        .extend(kept.iter().map(|id| outcome(id, State::Unchanged, left)));
     for outcome in &mut run.outcomes {
-        if declared.contains(outcome.id.as_str())
+        if (declared.contains(outcome.id.as_str()) || kept.contains(outcome.id.as_str()))
             && let Some(entry) = record.resources.get(&outcome.id)
         {
             let undo = entry.undo();

@@ -88,6 +88,7 @@ pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         expects_record: false,
         confirm_within: None,
         confirm_removals: Vec::new(),
+        keep: Vec::new(),
     }
 }
 
