@@ -167,6 +167,9 @@ impl Entry {
                 if d.created {
                     // data outlives the module: only the helper, at that moment, can tell
                     undo.deletes_if_empty.push(d.path.clone());
+                } else if let Some(found) = d.original {
+                    undo.owners
+                        .push(format!("{} ({})", d.path, owner_mode(found)));
                 }
             }
             Entry::Package(_) => {}
@@ -431,4 +434,13 @@ mod tests {
         assert_eq!(undo.keeps, vec!["/b"]);
         assert!(undo.deletes_if_empty.is_empty());
     }
+}
+
+/// `root:root 0755`, by the machine's names where it has them.
+pub(crate) fn owner_mode((uid, gid, mode): (u32, u32, u32)) -> String {
+    format!(
+        "{}:{} {mode:04o}",
+        crate::owners::name_of("passwd", uid),
+        crate::owners::name_of("group", gid)
+    )
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
+use crate::inventory::catalogued::declared;
 use crate::inventory::{Inventory, Layer};
 use crate::resolve::{self, Effective};
 
@@ -207,13 +208,7 @@ fn parse_pairs(m: &Module, pairs: &[String]) -> Result<Layer> {
         let Some((key, text)) = pair.split_once('=') else {
             bail!("{pair:?} is not KEY=VALUE; nothing was stored");
         };
-        let Some(setting) = m.setting(key) else {
-            bail!(
-                "{} declares no setting {key:?} (declared: {}); nothing was stored",
-                m.name,
-                m.setting_names()
-            );
-        };
+        let setting = declared(m, key).map_err(|e| anyhow::anyhow!("{e}; nothing was stored"))?;
         let value = setting.kind.parse_value(text).map_err(|expected| {
             anyhow::anyhow!(
                 "{}: {key} takes {expected}, not {text:?}; nothing was stored",

@@ -8,9 +8,11 @@
 
 mod answers;
 mod assignments;
+pub mod catalogued;
 mod confirmed;
 pub mod export;
 pub mod import;
+mod import_catalogue;
 mod import_check;
 mod layers;
 mod nodes;

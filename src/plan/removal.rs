@@ -21,6 +21,12 @@ pub fn words(undo: &Undo) -> Vec<String> {
             list(&undo.restores)
         ));
     }
+    if !undo.owners.is_empty() {
+        said.push(format!(
+            "gives back the owner and mode of {}, as the host had them",
+            list(&undo.owners)
+        ));
+    }
     if !undo.deletes_if_empty.is_empty() {
         said.push(format!(
             "deletes {} if it is empty then (kept while it holds anything)",

@@ -285,6 +285,16 @@ impl Run<'_> {
                 format!("{}: refused: {refused}", resource.spec.target()),
             );
         }
+        if let Some(dir) = self.refused_directory_above(&resource.spec) {
+            return outcome(
+                &resource.id,
+                State::Failed,
+                format!(
+                    "{}: not written: the directory {dir} it is in was refused in this run",
+                    resource.spec.target()
+                ),
+            );
+        }
         let result = match &resource.spec {
             Spec::File(f) => self.try_file(resource, f, record),
             Spec::Keys(k) => self.try_keys(resource, k, record),
@@ -301,6 +311,23 @@ impl Run<'_> {
                 format!("{}: {e}", resource.spec.target()),
             )
         })
+    }
+
+    /// A declared directory refused earlier in this run that holds the file or keys file `spec`
+    /// writes: what would go in a directory the helper would not make its own (one it did not
+    /// make, at `/etc/ssh`) is not written either.
+    fn refused_directory_above(&self, spec: &Spec) -> Option<String> {
+        let target = match spec {
+            Spec::File(f) => &f.path,
+            Spec::Keys(k) => &k.path,
+            _ => return None,
+        };
+        self.outcomes
+            .iter()
+            .filter(|o| o.state == State::Failed)
+            .filter_map(|o| o.id.split_once(":directory:").map(|(_, dir)| dir))
+            .find(|dir| Path::new(target).starts_with(dir))
+            .map(str::to_string)
     }
 
     /// The path a file or directory resource writes, and the ids of the owner and group it
