@@ -169,7 +169,8 @@ fn refuse_orphans(
         }
         None => true,
     };
-    let orphans = crate::resolve::consumers::orphaned(inv, cat, &taken, &otherwise)?;
+    let orphans =
+        inv.trial(|inv| crate::resolve::consumers::orphaned(inv, cat, &taken, &otherwise))?;
     if orphans.is_empty() || force {
         return Ok(());
     }

@@ -296,6 +296,21 @@ impl Inventory {
         out
     }
 
+    /// Runs `work` in one transaction that is always rolled back: a question whose answer
+    /// resolves (and so would allocate ports or generate secrets) asked by a command that may
+    /// still refuse, leaving the file byte for byte as it was.
+    pub fn trial<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(InventoryError::from)?;
+        let out = work(self);
+        self.names.replace(None);
+        tx.rollback().map_err(InventoryError::from)?;
+        out
+    }
+
     /// The current time as the inventory writes it (UTC, ISO 8601).
     pub fn now(&self) -> Result<String, InventoryError> {
         Ok(self

@@ -35,6 +35,7 @@ mod operator_keys;
 mod operator_secrets;
 mod orphans;
 mod paths;
+mod placement;
 mod provider;
 mod provisions;
 mod push;
