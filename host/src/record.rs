@@ -381,6 +381,15 @@ impl Record {
     }
 }
 
+/// `root:root 0755`, by the machine's names where it has them.
+pub(crate) fn owner_mode((uid, gid, mode): (u32, u32, u32)) -> String {
+    format!(
+        "{}:{} {mode:04o}",
+        crate::owners::name_of("passwd", uid),
+        crate::owners::name_of("group", gid)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,13 +443,4 @@ mod tests {
         assert_eq!(undo.keeps, vec!["/b"]);
         assert!(undo.deletes_if_empty.is_empty());
     }
-}
-
-/// `root:root 0755`, by the machine's names where it has them.
-pub(crate) fn owner_mode((uid, gid, mode): (u32, u32, u32)) -> String {
-    format!(
-        "{}:{} {mode:04o}",
-        crate::owners::name_of("passwd", uid),
-        crate::owners::name_of("group", gid)
-    )
 }

@@ -191,7 +191,9 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
         .iter()
         .map(|n| (n.name.clone(), a.instance.clone()))
         .collect();
-    let orphans = crate::resolve::consumers::orphaned(&inv, &cat, &taken, &|_| false)?;
+    // asked without keeping what resolving them allocates: a refusal stores nothing
+    let orphans =
+        inv.trial(|inv| crate::resolve::consumers::orphaned(inv, &cat, &taken, &|_| false))?;
     if !orphans.is_empty() {
         let list: Vec<String> = orphans
             .iter()
