@@ -288,12 +288,7 @@ impl Inventory {
         &self,
         work: impl FnOnce(&Self) -> Result<T, E>,
     ) -> Result<T, E> {
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(InventoryError::from)?;
-        let out = work(self);
-        self.names.replace(None);
-        tx.commit().map_err(InventoryError::from)?;
-        out
+        self.transaction(TransactionBehavior::Immediate, true, work)
     }
 
     /// Runs `work` in one transaction that is always rolled back: a question whose answer
@@ -303,11 +298,21 @@ impl Inventory {
         &self,
         work: impl FnOnce(&Self) -> Result<T, E>,
     ) -> Result<T, E> {
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+        self.transaction(TransactionBehavior::Deferred, false, work)
+    }
+
+    /// `work` in one transaction, kept or rolled back whatever it returns.
+    fn transaction<T, E: From<InventoryError>>(
+        &self,
+        behavior: TransactionBehavior,
+        keep: bool,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, behavior)
             .map_err(InventoryError::from)?;
         let out = work(self);
         self.names.replace(None);
-        tx.rollback().map_err(InventoryError::from)?;
+        if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
         out
     }
 

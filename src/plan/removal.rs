@@ -68,6 +68,20 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_given_back_names_the_owner_and_mode_it_gets_again() {
+        let undo = Undo {
+            owners: vec!["/srv/data (root (0):root (0) 0755)".into()],
+            ..Undo::default()
+        };
+        assert_eq!(
+            words(&undo),
+            vec![
+                "gives back the owner and mode of /srv/data (root (0):root (0) 0755), as the host had them"
+            ]
+        );
+    }
+
+    #[test]
     fn a_plan_names_the_units_a_removal_reloads_as_the_helper_said() {
         use crate::wire::{
             Cost, Costing, Declaration, FileSpec, Mode, Outcome, Report, Resource, Spec, State,

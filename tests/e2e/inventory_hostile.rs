@@ -66,6 +66,11 @@ fn every_hostile_document_is_refused_naming_the_field_and_nothing_changes() {
         ),
         ("/nodes/0/port", json!(0), "nodes[0].port"),
         ("/nodes/0/tags", json!(["bad tag\u{1b}"]), "nodes[0].tags"),
+        (
+            "/nodes/0/ports",
+            json!({"store.listen": 20000, "queue.listen": 20000}),
+            "nodes[0].ports: 20000 is given to both",
+        ),
         ("/mesh-inventory", json!(0), "`mesh-inventory` 0"),
         // what `settings set` refuses: a control character (it would reach files and every
         // terminal that shows them), an undeclared key, a wrong type, a module there is none of

@@ -88,5 +88,30 @@ fn a_system_directory_is_never_placed_and_the_helper_never_takes_over_one_it_did
     );
     mesh.run(&["push", "node1"]).ok();
     assert_eq!(owner_mode("/srv/taken"), "redis:redis 750");
+
+    // a directory an older helper took over (its record says what it found there): refused
+    // until taken off, and the plan of taking it off says what the push gives back
+    mesh.run(&["assign", "kv", "node1"]).ok();
+    mesh.run(&["place", "kv", "node1", "data=/srv/taken"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let edit = ssh(
+        "node1",
+        r#"perl -0pi -e 's{("path": "/srv/taken",\s*"created": false,\s*"original": )null}{${1}[0, 0, 493]}' /var/lib/mesh/record.json && grep -c '493' /var/lib/mesh/record.json"#,
+    );
+    assert_eq!(edit.status, 0, "{} {}", edit.stdout, edit.stderr);
+    let push = mesh.run(&["push", "node1"]).code(2);
+    assert!(
+        push.stdout.contains("an older helper gave it"),
+        "{}",
+        push.stdout
+    );
+    mesh.run(&["unassign", "kv", "node1"]).ok();
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(
+        plan.contains("gives back the owner and mode of /srv/taken (root (0):root (0) 0755)"),
+        "{plan}"
+    );
+    mesh.run(&["push", "node1"]).ok();
+    assert_eq!(owner_mode("/srv/taken"), "root:root 755");
     ssh("node1", "rm -rf /srv/taken");
 }
