@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mesh_wire::{DirectorySpec, Outcome, Resource, State};
+use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
 
 use super::{Run, outcome};
 use crate::files;
@@ -137,6 +137,23 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// A declared directory refused earlier in this run that holds the file or keys file `spec`
+    /// writes: what would go in a directory the helper would not make its own (one it did not
+    /// make, at `/etc/ssh`) is not written either.
+    pub(super) fn refused_directory_above(&self, spec: &Spec) -> Option<String> {
+        let target = match spec {
+            Spec::File(f) => &f.path,
+            Spec::Keys(k) => &k.path,
+            _ => return None,
+        };
+        self.outcomes
+            .iter()
+            .filter(|o| o.state == State::Failed)
+            .filter_map(|o| o.id.split_once(":directory:").map(|(_, dir)| dir))
+            .find(|dir| Path::new(target).starts_with(dir))
+            .map(str::to_string)
+    }
+
     /// Removes the directories the mesh made in `made` (deepest first) while each is empty by
     /// then, stopping at the first that holds anything; a dry run only counts them as gone.
     pub(super) fn remove_empty_dirs(&mut self, made: &[String]) {

@@ -313,23 +313,6 @@ impl Run<'_> {
         })
     }
 
-    /// A declared directory refused earlier in this run that holds the file or keys file `spec`
-    /// writes: what would go in a directory the helper would not make its own (one it did not
-    /// make, at `/etc/ssh`) is not written either.
-    fn refused_directory_above(&self, spec: &Spec) -> Option<String> {
-        let target = match spec {
-            Spec::File(f) => &f.path,
-            Spec::Keys(k) => &k.path,
-            _ => return None,
-        };
-        self.outcomes
-            .iter()
-            .filter(|o| o.state == State::Failed)
-            .filter_map(|o| o.id.split_once(":directory:").map(|(_, dir)| dir))
-            .find(|dir| Path::new(target).starts_with(dir))
-            .map(str::to_string)
-    }
-
     /// The path a file or directory resource writes, and the ids of the owner and group it
     /// gets (looked up on this machine).
     fn owned_path<'p>(
