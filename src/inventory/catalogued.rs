@@ -8,6 +8,32 @@ use serde_json::Value;
 use super::validate::{check_place, system_directory};
 use crate::catalogue::{Module, Need, Setting};
 
+/// Whose a node's layer named `name` is, given what runs on `node` (instance, module): the
+/// instance's of that name (its module returned); refused when the module of that name runs there
+/// only under other names (which one is meant?); else `None`: the module's of that name.
+pub fn node_layer<'a>(
+    name: &str,
+    node: &str,
+    here: &'a [(String, String)],
+) -> Result<Option<&'a str>, String> {
+    if let Some((_, module)) = here.iter().find(|(instance, _)| instance == name) {
+        return Ok(Some(module));
+    }
+    let others: Vec<&str> = here
+        .iter()
+        .filter(|(_, module)| module == name)
+        .map(|(instance, _)| instance.as_str())
+        .collect();
+    match others.first() {
+        Some(first) => Err(format!(
+            "{name} runs on {node} as {}; a node's layer is an instance's: name one, e.g. \
+             `mesh settings … {first} --node {node}`",
+            others.join(" and ")
+        )),
+        None => Ok(None),
+    }
+}
+
 /// The setting `key` that `m` declares, or why there is none (naming the declared ones).
 pub fn declared<'m>(m: &'m Module, key: &str) -> Result<&'m Setting, String> {
     m.setting(key).ok_or_else(|| {

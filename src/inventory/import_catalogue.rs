@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::catalogued::{
-    check_placement, check_provides, check_seat, check_value, pinned_provision,
+    check_placement, check_provides, check_seat, check_value, node_layer, pinned_provision,
 };
 use super::export::{Document, DocumentError, holder};
 use crate::catalogue::{Catalogue, Module};
@@ -26,6 +26,12 @@ impl Document {
                 .module(&a.module)
                 .map_err(|e| invalid(format!("assignments[{i}].module"), e.to_string()))?;
             runs.insert((a.node.as_str(), a.instance.as_str()), m);
+        }
+        let mut here: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+        for a in &self.assignments {
+            here.entry(a.node.as_str())
+                .or_default()
+                .push((a.instance.clone(), a.module.clone()));
         }
         let provider = |text: &str| -> Result<&Module, String> {
             let (instance, node) =
@@ -50,16 +56,18 @@ impl Document {
             let at = |field: &str| format!("layers[{i}].{field}");
             // a node's layer is an instance's there (else the module's of that name), as
             // `settings set --node` reads it
-            let m = match l
-                .node
-                .as_deref()
-                .and_then(|node| runs.get(&(node, l.module.as_str())))
-            {
-                Some(m) => *m,
-                None => cat
-                    .module(&l.module)
-                    .map_err(|e| invalid(at("module"), e.to_string()))?,
+            let module = match &l.node {
+                Some(node) => node_layer(
+                    &l.module,
+                    node,
+                    here.get(node.as_str()).map_or(&[], Vec::as_slice),
+                )
+                .map_err(|e| invalid(at("module"), e))?,
+                None => None,
             };
+            let m = cat
+                .module(module.unwrap_or(&l.module))
+                .map_err(|e| invalid(at("module"), e.to_string()))?;
             for (key, value) in &l.values {
                 check_value(m, key, value).map_err(|e| invalid(at("values"), e))?;
             }

@@ -100,6 +100,12 @@ fn every_hostile_document_is_refused_naming_the_field_and_nothing_changes() {
             "layers[0].values: app: pool takes an integer",
         ),
         ("/layers/0/module", json!("ghost"), "layers[0].module"),
+        // app runs on n2 only as app2 then: whose is the node layer of app?
+        (
+            "/assignments/2/instance",
+            json!("app2"),
+            "layers[1].module: app runs on n2 as app2",
+        ),
         // what `assign` refuses: a module the catalogue lacks, a pin it could not make
         (
             "/assignments/0/module",
