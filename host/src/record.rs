@@ -167,6 +167,9 @@ impl Entry {
                 if d.created {
                     // data outlives the module: only the helper, at that moment, can tell
                     undo.deletes_if_empty.push(d.path.clone());
+                } else if let Some(found) = d.original {
+                    undo.owners
+                        .push(format!("{} ({})", d.path, owner_mode(found)));
                 }
             }
             Entry::Package(_) => {}
@@ -376,6 +379,15 @@ impl Record {
         let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         crate::files::write_atomically(&paths.record(), &bytes, None, 0o600)
     }
+}
+
+/// `root:root 0755`, by the machine's names where it has them.
+pub(crate) fn owner_mode((uid, gid, mode): (u32, u32, u32)) -> String {
+    format!(
+        "{}:{} {mode:04o}",
+        crate::owners::name_of("passwd", uid),
+        crate::owners::name_of("group", gid)
+    )
 }
 
 #[cfg(test)]

@@ -87,10 +87,8 @@ impl SettingType {
         }
     }
 
-    /// Reads a value typed on a command line: a string as it is, anything else as JSON. Text with
-    /// control characters (other than tab and newline) is refused wherever it is in the value: a
-    /// value ends up in files, unit files and terminals, where a NUL truncates and an escape
-    /// sequence speaks to whoever reads it.
+    /// Reads a value typed on a command line: a string as it is, anything else as JSON, then
+    /// [`SettingType::check`]s it.
     pub fn parse_value(self, text: &str) -> Result<Value, String> {
         let value = match self {
             SettingType::String | SettingType::YesNo | SettingType::Line => {
@@ -98,14 +96,23 @@ impl SettingType {
             }
             _ => serde_json::from_str(text).map_err(|_| self.expected())?,
         };
-        if let Some(c) = control_character(&value) {
+        self.check(&value)?;
+        Ok(value)
+    }
+
+    /// Whether a layer may hold `value` for a setting of this type, however it came (typed on a
+    /// command line, or read from an imported document): of this type, and with no control
+    /// character (other than tab and newline) wherever it is in the value, since a value ends up
+    /// in files, unit files and terminals, where a NUL truncates and an escape sequence speaks to
+    /// whoever reads it. Refused: what a value of this type looks like.
+    pub fn check(self, value: &Value) -> Result<(), String> {
+        if let Some(c) = control_character(value) {
             return Err(format!(
-                "text without control characters (it holds {:?}; tab and newline are the only ones allowed)",
-                c
+                "text without control characters (it holds {c:?}; tab and newline are the only ones allowed)"
             ));
         }
-        if self.admits(&value) {
-            Ok(value)
+        if self.admits(value) {
+            Ok(())
         } else {
             Err(self.expected())
         }

@@ -5,8 +5,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
 use super::{Context, exit, print_json};
-use crate::catalogue::Need;
-use crate::inventory::{Inventory, Scope};
+use crate::inventory::{Inventory, Scope, catalogued};
 
 #[derive(Args, Debug)]
 pub(crate) struct AssignArgs {
@@ -109,30 +108,16 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         let Some((req, provider)) = pin.split_once('=') else {
             bail!("{pin:?} is not REQ=INSTANCE@NODE; nothing was assigned");
         };
-        let Some(Need::Module { provision, .. }) = module
-            .requires
-            .iter()
-            .find(|r| r.name == req)
-            .map(|r| &r.need)
-        else {
-            bail!(
-                "{} has no module requirement {req:?} to pin; nothing was assigned",
-                module.name
-            );
-        };
+        let provision = catalogued::pinned_provision(&module, req)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
         let (pi, pn) = at(provider)?;
         let provider_module = module_of(&inv, pi, pn)?;
-        let provides = ctx
-            .catalogue()?
-            .module(&provider_module)?
-            .provides
-            .iter()
-            .any(|p| &p.name == provision);
-        if !provides {
-            bail!(
-                "{pi}@{pn} ({provider_module}) does not provide {provision}; nothing was assigned"
-            );
-        }
+        catalogued::check_provides(
+            provider,
+            ctx.catalogue()?.module(&provider_module)?,
+            provision,
+        )
+        .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
         pins.push((req.to_string(), pi.to_string(), pn.to_string()));
     }
     let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
@@ -202,20 +187,17 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     }
     // a provider is never taken away silently: the consumers it answers are named first
     let cat = ctx.catalogue()?;
-    let mut orphans = Vec::new();
-    for node in nodes.iter().map(|n| &n.name) {
-        orphans.extend(
-            crate::resolve::consumers::consumers_of(&inv, &cat, &a.instance, node)?
-                .into_iter()
-                // a consumer taken off in the same command is no orphan
-                .filter(|c| !(c.instance == a.instance && nodes.iter().any(|n| n.name == c.node)))
-                .map(|c| (node.clone(), c)),
-        );
-    }
+    let taken: Vec<(String, String)> = nodes
+        .iter()
+        .map(|n| (n.name.clone(), a.instance.clone()))
+        .collect();
+    // asked without keeping what resolving them allocates: a refusal stores nothing
+    let orphans =
+        inv.trial(|inv| crate::resolve::consumers::orphaned(inv, &cat, &taken, &|_| false))?;
     if !orphans.is_empty() {
         let list: Vec<String> = orphans
             .iter()
-            .map(|(node, c)| format!("  - {}@{node} answers {}", a.instance, c.describe()))
+            .map(|(provider, c)| format!("  - {provider} answers {}", c.describe()))
             .collect();
         if !a.force {
             bail!(
@@ -255,35 +237,13 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
     // a host requirement is answered on the module's own node, nowhere else
     let module_name = module_of(&inv, &a.instance, &a.node)?;
     let module = ctx.catalogue()?.module(&module_name)?.clone();
-    // a directory the host makes there, or the operator's data it is given access to
-    let placeable = |need: &Need| matches!(need, Need::Directory { .. } | Need::Access { .. });
-    let is_directory = module
-        .requires
-        .iter()
-        .any(|r| r.name == name && placeable(&r.need));
-    if !is_directory {
-        let dirs: Vec<&str> = module
-            .requires
-            .iter()
-            .filter(|r| placeable(&r.need))
-            .map(|r| r.name.as_str())
-            .collect();
-        bail!(
-            "{} requires no directory or access {name:?} (its directories and accesses: {})",
-            module.name,
-            if dirs.is_empty() {
-                "none".to_string()
-            } else {
-                dirs.join(", ")
-            }
-        );
-    }
     let path = path
         .strip_suffix('/')
         .filter(|p| !p.is_empty())
         .unwrap_or(path);
-    if let Err(e) = crate::wire::path::check(path, crate::wire::path::Place::Machine) {
-        bail!("{name}={path:?} cannot be {}'s directory: {e}", a.instance);
+    // a directory the host makes there, or the operator's data it is given access to
+    if let Err(e) = catalogued::check_placement(&module, name, path) {
+        bail!("{} on {}: {e}; nothing was placed", a.instance, a.node);
     }
     inv.place(&a.node, &a.instance, name, path)?;
     ctx.answer(
@@ -304,11 +264,7 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
             let (instance, node) = at(&holder)?;
             let module_name = module_of(&inv, instance, node)?;
             let module = ctx.catalogue()?.module(&module_name)?.clone();
-            if !module.provides.iter().any(|p| p.name == seat && p.seat) {
-                bail!(
-                    "{instance}@{node} ({module_name}) cannot hold the seat {seat}: it does not provide {seat} as a seat"
-                );
-            }
+            catalogued::check_seat(&seat, &holder, &module).map_err(|e| anyhow::anyhow!(e))?;
             let before = inv.set_seat(&seat, instance, node)?;
             let holder = serde_json::json!({"seat": seat, "instance": instance, "node": node});
             match before {

@@ -8,9 +8,12 @@ use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 
 use super::{Context, exit, print_json};
-use crate::inventory::export::{Changes, Document};
+use std::collections::HashMap;
+
+use crate::inventory::export::{AssignmentEntry, Changes, Document};
 use crate::inventory::import::changes;
 use crate::inventory::{Inventory, InventoryError};
+use crate::resolve::consumers::Consumer;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum InventoryCommand {
@@ -36,6 +39,11 @@ pub(crate) enum InventoryCommand {
         /// Only show what it would change.
         #[arg(long)]
         dry_run: bool,
+        /// Take away a provider that answers consumers (the file lacks it, or runs another module
+        /// under its name), as `mesh unassign --force` does: they are held, keeping what they
+        /// have, until they are unassigned or pinned to another provider.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -70,14 +78,24 @@ pub(crate) fn run(command: InventoryCommand, ctx: &Context) -> Result<u8> {
             file,
             replace,
             dry_run,
-        } => import(&file, replace, dry_run, ctx),
+            force,
+        } => import(&file, Allow { replace, force }, dry_run, ctx),
     }
 }
 
-fn import(file: &Path, replace: bool, dry_run: bool, ctx: &Context) -> Result<u8> {
+/// What an import may do beyond adding and changing: remove (`--replace`), and take away a
+/// provider its consumers stay without (`--force`).
+struct Allow {
+    replace: bool,
+    force: bool,
+}
+
+fn import(file: &Path, allow: Allow, dry_run: bool, ctx: &Context) -> Result<u8> {
     let name = file.display().to_string();
     let text = read(file).with_context(|| format!("cannot read {name}"))?;
     let doc = Document::parse(&name, &text, &crate::ssh::config::SshConfig::load()?)?;
+    let cat = ctx.catalogue()?;
+    doc.check_catalogue(&name, &cat)?;
     let path = ctx.inventory_path()?;
     let mut inv = match Inventory::open(&path) {
         Ok(inv) => inv,
@@ -99,10 +117,79 @@ fn import(file: &Path, replace: bool, dry_run: bool, ctx: &Context) -> Result<u8
         ),
         &changes.removed,
         &|them| format!("Put {them} in the file"),
-        replace,
+        allow.replace,
     )?;
+    refuse_orphans(&inv, &cat, &doc, &name, allow.force)?;
     inv.import(&doc)?;
     show(&changes, false, ctx)
+}
+
+/// A provider is never taken away silently, by an import as by `mesh unassign`: an assignment
+/// the file lacks, or runs another module under its name, that answers consumers the file keeps
+/// is refused, naming them, unless `--force`.
+fn refuse_orphans(
+    inv: &Inventory,
+    cat: &crate::catalogue::Catalogue,
+    doc: &Document,
+    name: &str,
+    force: bool,
+) -> Result<()> {
+    let in_file: HashMap<(&str, &str), (usize, &AssignmentEntry)> = doc
+        .assignments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| ((a.node.as_str(), a.instance.as_str()), (i, a)))
+        .collect();
+    // each assignment taken away, with the field that says so
+    let mut taken = Vec::new();
+    let mut field = HashMap::new();
+    for old in inv.assignments(None)? {
+        let why = match in_file.get(&(old.node.as_str(), old.instance.as_str())) {
+            None => format!(
+                "assignments: {} on {} is not in the file",
+                old.instance, old.node
+            ),
+            Some((i, new)) if new.module != old.module => format!(
+                "assignments[{i}].module: {} on {} runs {} in the file, not {}",
+                old.instance, old.node, new.module, old.module
+            ),
+            Some(_) => continue,
+        };
+        field.insert(format!("{}@{}", old.instance, old.node), why);
+        taken.push((old.node, old.instance));
+    }
+    // a consumer the file takes off, gives another module, or pins to a provider that stays is
+    // answered otherwise
+    let otherwise = |c: &Consumer| match in_file.get(&(c.node.as_str(), c.instance.as_str())) {
+        Some((_, a)) => {
+            a.module != c.module
+                || a.pins
+                    .get(&c.requirement)
+                    .is_some_and(|p| !field.contains_key(p))
+        }
+        None => true,
+    };
+    let orphans =
+        inv.trial(|inv| crate::resolve::consumers::orphaned(inv, cat, &taken, &otherwise))?;
+    if orphans.is_empty() || force {
+        return Ok(());
+    }
+    let mut fields: Vec<&str> = orphans
+        .iter()
+        .filter_map(|(provider, _)| field.get(provider).map(String::as_str))
+        .collect();
+    fields.dedup();
+    let list: Vec<String> = orphans
+        .iter()
+        .map(|(provider, c)| format!("  - {provider} answers {}", c.describe()))
+        .collect();
+    bail!(
+        "{name}: {}: it answers consumers the file keeps; nothing was imported:\n{}\nput it back \
+         in the file, take them off or pin them to another provider there, or say --force to \
+         leave them held, keeping what they have (as `mesh unassign --force` does)",
+        fields.join("; "),
+        list.join("\n")
+    )
 }
 
 /// The most a document may hold: a fleet of tens of thousands of nodes is a few MiB.

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
+use crate::inventory::catalogued::{declared, node_layer};
 use crate::inventory::{Inventory, Layer};
 use crate::resolve::{self, Effective};
 
@@ -70,26 +71,15 @@ fn target(
 ) -> Result<(Module, String)> {
     if let Some(n) = node {
         inv.node(n)?;
-        if let Some(a) = inv
+        let here: Vec<(String, String)> = inv
             .assignments(Some(n))?
             .into_iter()
-            .find(|a| a.instance == name)
-        {
-            return Ok((cat.module(&a.module)?.clone(), a.instance));
-        }
-        // the module runs there only under other names: which one is meant?
-        let others: Vec<String> = inv
-            .assignments(Some(n))?
-            .into_iter()
-            .filter(|a| a.module == name)
-            .map(|a| a.instance)
+            .map(|a| (a.instance, a.module))
             .collect();
-        if !others.is_empty() {
-            bail!(
-                "{name} runs on {n} as {}; a node's layer is an instance's: name one, e.g. `mesh settings … {} --node {n}`; nothing was stored",
-                others.join(" and "),
-                others[0]
-            );
+        match node_layer(name, n, &here) {
+            Ok(Some(module)) => return Ok((cat.module(module)?.clone(), name.to_string())),
+            Ok(None) => {}
+            Err(e) => bail!("{e}; nothing was stored"),
         }
     } else if cat.module(name).is_err()
         && let Some(a) = inv
@@ -207,13 +197,7 @@ fn parse_pairs(m: &Module, pairs: &[String]) -> Result<Layer> {
         let Some((key, text)) = pair.split_once('=') else {
             bail!("{pair:?} is not KEY=VALUE; nothing was stored");
         };
-        let Some(setting) = m.setting(key) else {
-            bail!(
-                "{} declares no setting {key:?} (declared: {}); nothing was stored",
-                m.name,
-                m.setting_names()
-            );
-        };
+        let setting = declared(m, key).map_err(|e| anyhow::anyhow!("{e}; nothing was stored"))?;
         let value = setting.kind.parse_value(text).map_err(|expected| {
             anyhow::anyhow!(
                 "{}: {key} takes {expected}, not {text:?}; nothing was stored",

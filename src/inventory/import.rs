@@ -175,8 +175,32 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
             new.host_key.as_deref(),
         );
     }
+    let old_assignments: HashMap<(&str, &str), &AssignmentEntry> = now
+        .assignments
+        .iter()
+        .map(|a| ((a.node.as_str(), a.instance.as_str()), a))
+        .collect();
+    // another module under an instance's name is that instance taken off and another put on, as
+    // `mesh unassign` and `mesh assign` would: a removal (its provisions, what it made go too)
+    let mut remodule = HashSet::new();
+    for (i, new) in doc.assignments.iter().enumerate() {
+        if let Some(old) = old_assignments.get(&(new.node.as_str(), new.instance.as_str()))
+            && old.module != new.module
+        {
+            remodule.insert((new.node.as_str(), new.instance.as_str()));
+            c.removed.push(format!(
+                "assignment {} on {} of module {} (assignments[{i}].module is {} in the file)",
+                new.instance, new.node, old.module, new.module
+            ));
+            c.added.push(format!(
+                "assignment {} on {} of module {}",
+                new.instance, new.node, new.module
+            ));
+        }
+    }
     let bare = |list: &[AssignmentEntry]| -> Vec<AssignmentEntry> {
         list.iter()
+            .filter(|a| !remodule.contains(&(a.node.as_str(), a.instance.as_str())))
             .map(|a| AssignmentEntry {
                 pins: BTreeMap::new(),
                 placements: BTreeMap::new(),
@@ -190,15 +214,13 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
         &bare(&doc.assignments),
         |a| format!("assignment {} on {}", a.instance, a.node),
     );
-    let old_assignments: HashMap<(&str, &str), &AssignmentEntry> = now
-        .assignments
-        .iter()
-        .map(|a| ((a.node.as_str(), a.instance.as_str()), a))
-        .collect();
     for new in &doc.assignments {
         let Some(old) = old_assignments.get(&(new.node.as_str(), new.instance.as_str())) else {
             continue;
         };
+        if old.module != new.module {
+            continue;
+        }
         let of = format!("of assignment {} on {}", new.instance, new.node);
         held(&mut c, &old.pins, &new.pins, &|r| format!("pin {r} {of}"));
         held(&mut c, &old.placements, &new.placements, &|d| {

@@ -55,7 +55,17 @@ impl Document {
                     ),
                 ));
             }
+            // the host gives each port of a node once (two services would fight over it)
+            let mut given: BTreeMap<u16, &str> = BTreeMap::new();
             for (key, port) in &n.ports {
+                if let Some(other) = given.insert(*port, key) {
+                    return Err(invalid(
+                        at("ports"),
+                        format!(
+                            "{port} is given to both {other} and {key}: the host gives a port once"
+                        ),
+                    ));
+                }
                 let ok = port_key(key)
                     .ok_or_else(|| format!("{key:?} is not INSTANCE.NAME"))
                     .and_then(|(instance, name)| {

@@ -8,9 +8,11 @@
 
 mod answers;
 mod assignments;
+pub mod catalogued;
 mod confirmed;
 pub mod export;
 pub mod import;
+mod import_catalogue;
 mod import_check;
 mod layers;
 mod nodes;
@@ -286,11 +288,31 @@ impl Inventory {
         &self,
         work: impl FnOnce(&Self) -> Result<T, E>,
     ) -> Result<T, E> {
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+        self.transaction(TransactionBehavior::Immediate, true, work)
+    }
+
+    /// Runs `work` in one transaction that is always rolled back: a question whose answer
+    /// resolves (and so would allocate ports or generate secrets) asked by a command that may
+    /// still refuse, leaving the file byte for byte as it was.
+    pub fn trial<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.transaction(TransactionBehavior::Deferred, false, work)
+    }
+
+    /// `work` in one transaction, kept or rolled back whatever it returns.
+    fn transaction<T, E: From<InventoryError>>(
+        &self,
+        behavior: TransactionBehavior,
+        keep: bool,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, behavior)
             .map_err(InventoryError::from)?;
         let out = work(self);
         self.names.replace(None);
-        tx.commit().map_err(InventoryError::from)?;
+        if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
         out
     }
 

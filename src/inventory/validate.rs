@@ -22,8 +22,54 @@ fn invalid(field: &'static str, reason: String) -> Invalid {
 
 /// The system's own directories: instances' directories never go in them.
 const SYSTEM: &[&str] = &[
-    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/run",
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/run", "/proc", "/sys",
+    "/dev",
 ];
+
+/// Directories every machine has that hold others' files: a directory in them is fine, but one of
+/// them handed to a module's owner gives it everything they hold (`/home` every user's home,
+/// `/tmp` everyone's files, `/root` root's keys).
+const SHARED: &[&str] = &[
+    "/",
+    "/root",
+    "/home",
+    "/tmp",
+    "/var",
+    "/var/tmp",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/var/spool",
+    "/var/mail",
+    "/var/opt",
+    "/var/local",
+    "/var/backups",
+    "/srv",
+    "/opt",
+    "/mnt",
+    "/media",
+];
+
+/// The system directory `path` is in (`/etc/ssh`: "/etc is the system's own"), or is (`/home`:
+/// "/home is shared with every user"), or a user's home (`/home/alice`); `None` for a directory a
+/// host may make and give to a module.
+pub fn system_directory(path: &str) -> Option<String> {
+    let under = |dir: &str| {
+        path == dir
+            || path
+                .strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    if let Some(s) = SYSTEM.iter().find(|s| under(s)) {
+        return Some(format!("{s} is the system's own"));
+    }
+    if SHARED.contains(&path) {
+        return Some(format!("{path} holds others' files"));
+    }
+    path.strip_prefix("/home/")
+        .filter(|user| !user.contains('/'))
+        .map(|_| format!("{path} is a user's home"))
+}
 
 impl Node {
     /// Whether the node can be stored: a valid name, an address, a port, a login name (not root
@@ -109,15 +155,11 @@ fn check_root(root: &str) -> Result<(), String> {
             "{root:?} cannot hold the instances' directories: {e}"
         ));
     }
-    let system = SYSTEM.iter().find(|s| {
-        root == **s
-            || root
-                .strip_prefix(**s)
-                .is_some_and(|rest| rest.starts_with('/'))
-    });
-    match system {
-        Some(s) => Err(format!(
-            "{root:?} cannot hold the instances' directories: {s} is the system's own"
+    // the root itself is only made (if missing), never handed over: a shared one such as /srv
+    // may hold the instances' directories
+    match system_directory(root).filter(|_| !SHARED.contains(&root) || root == "/") {
+        Some(why) => Err(format!(
+            "{root:?} cannot hold the instances' directories: {why}"
         )),
         None => Ok(()),
     }
@@ -226,6 +268,44 @@ mod tests {
             .validate()
             .is_ok()
         );
+    }
+
+    #[test]
+    fn a_system_or_shared_directory_is_never_a_directory_the_host_hands_over() {
+        for path in [
+            "/etc/ssh",
+            "/etc",
+            "/usr",
+            "/usr/local/bin",
+            "/root",
+            "/boot",
+            "/home",
+            "/tmp",
+            "/run",
+            "/run/sshd",
+            "/",
+            "/var",
+            "/var/lib",
+            "/srv",
+            "/home/alice",
+            "/proc/1",
+            "/dev/shm",
+            "/lib64",
+        ] {
+            assert!(system_directory(path).is_some(), "{path}");
+        }
+        for path in [
+            "/srv/kv",
+            "/mnt/disk2/kv",
+            "/home/alice/kv",
+            "/var/lib/kv",
+            "/etcetera",
+        ] {
+            assert_eq!(system_directory(path), None, "{path}");
+        }
+        // a node's root is only made, never handed over: /srv may hold the instances' folders
+        assert_eq!(check_root("/srv"), Ok(()));
+        assert!(check_root("/etc/mesh").is_err() && check_root("/").is_err());
     }
 
     #[test]

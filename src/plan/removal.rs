@@ -21,6 +21,12 @@ pub fn words(undo: &Undo) -> Vec<String> {
             list(&undo.restores)
         ));
     }
+    if !undo.owners.is_empty() {
+        said.push(format!(
+            "gives back the owner and mode of {}, as the host had them",
+            list(&undo.owners)
+        ));
+    }
     if !undo.deletes_if_empty.is_empty() {
         said.push(format!(
             "deletes {} if it is empty then (kept while it holds anything)",
@@ -57,6 +63,20 @@ mod tests {
                 "deletes /etc/kv.conf",
                 "deletes /srv/mesh/kv/data if it is empty then (kept while it holds anything)",
                 "restarts kv.service",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_directory_given_back_names_the_owner_and_mode_it_gets_again() {
+        let undo = Undo {
+            owners: vec!["/srv/data (root (0):root (0) 0755)".into()],
+            ..Undo::default()
+        };
+        assert_eq!(
+            words(&undo),
+            vec![
+                "gives back the owner and mode of /srv/data (root (0):root (0) 0755), as the host had them"
             ]
         );
     }

@@ -91,6 +91,28 @@ pub fn consumers_of(
     Ok(out)
 }
 
+/// The consumers left without their provider when the assignments `taken` (node, instance) go,
+/// each with the provider (`instance@node`) that answered it: every consumer they answer, but
+/// those taken away too and those `answered_otherwise` says another provider answers then. One
+/// rule for `mesh unassign` and for an import that drops a provider or changes its module.
+pub fn orphaned(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    taken: &[(String, String)],
+    answered_otherwise: &dyn Fn(&Consumer) -> bool,
+) -> Result<Vec<(String, Consumer)>, ResolveError> {
+    let mut out = Vec::new();
+    for (node, instance) in taken {
+        for c in consumers_of(inventory, catalogue, instance, node)? {
+            let gone_too = taken.iter().any(|(n, i)| *n == c.node && *i == c.instance);
+            if !gone_too && !answered_otherwise(&c) {
+                out.push((format!("{instance}@{node}"), c));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The assignments that could resolve a requirement to `instance` on `node`, by node and
 /// instance: those pinned to it and those on its node, and every consumer of its provisions
 /// when it holds one's seat or is its only provider. Resolving only these, rather than every

@@ -66,7 +66,86 @@ fn every_hostile_document_is_refused_naming_the_field_and_nothing_changes() {
         ),
         ("/nodes/0/port", json!(0), "nodes[0].port"),
         ("/nodes/0/tags", json!(["bad tag\u{1b}"]), "nodes[0].tags"),
+        (
+            "/nodes/0/ports",
+            json!({"store.listen": 20000, "queue.listen": 20000}),
+            "nodes[0].ports: 20000 is given to both",
+        ),
         ("/mesh-inventory", json!(0), "`mesh-inventory` 0"),
+        // what `settings set` refuses: a control character (it would reach files and every
+        // terminal that shows them), an undeclared key, a wrong type, a module there is none of
+        (
+            "/layers/0/values",
+            json!({"labels": {"k": "\u{1b}]0;owned\u{7}\u{1b}[2J"}}),
+            "layers[0].values",
+        ),
+        (
+            "/layers/0/values",
+            json!({"labels": {"\u{0}": 1}}),
+            "layers[0].values",
+        ),
+        (
+            "/layers/1/values",
+            json!({"labels": ["a\u{8}b"]}),
+            "layers[1].values",
+        ),
+        (
+            "/layers/0/values",
+            json!({"shell": "/bin/sh"}),
+            "layers[0].values: app declares no setting \"shell\"",
+        ),
+        (
+            "/layers/0/values",
+            json!({"pool": "three"}),
+            "layers[0].values: app: pool takes an integer",
+        ),
+        ("/layers/0/module", json!("ghost"), "layers[0].module"),
+        // app runs on n2 only as app2 then: whose is the node layer of app?
+        (
+            "/assignments/2/instance",
+            json!("app2"),
+            "layers[1].module: app runs on n2 as app2",
+        ),
+        // what `assign` refuses: a module the catalogue lacks, a pin it could not make
+        (
+            "/assignments/0/module",
+            json!("ghost"),
+            "assignments[0].module",
+        ),
+        (
+            "/assignments/2/pins",
+            json!({"db": "queue@n1"}),
+            "assignments[2].pins: queue@n1 (queue) does not provide db",
+        ),
+        (
+            "/assignments/2/pins",
+            json!({"db": "store@n3"}),
+            "assignments[2].pins: nothing runs on n3",
+        ),
+        (
+            "/assignments/2/pins",
+            json!({"data": "store@n1"}),
+            "assignments[2].pins: app has no module requirement",
+        ),
+        // what `place` refuses: a requirement that is no directory, a system directory
+        (
+            "/assignments/4/placements",
+            json!({"cache": "/srv/cache"}),
+            "assignments[4].placements",
+        ),
+        (
+            "/assignments/4/placements",
+            json!({"data": "/etc/ssh"}),
+            "assignments[4].placements: data=\"/etc/ssh\" cannot be app's directory: /etc is the system's own",
+        ),
+        (
+            "/assignments/4/placements",
+            json!({"data": "/home"}),
+            "assignments[4].placements",
+        ),
+        // what `seat set` refuses: a holder that does not deliver it, or does not run there
+        ("/seats/0/instance", json!("store"), "seats[0].instance"),
+        ("/seats/0/node", json!("n2"), "seats[0].instance"),
     ];
     let before = bytes(&mesh);
     let file = mesh.dir.path().join("hostile.json");
@@ -135,4 +214,91 @@ fn a_name_with_a_control_character_is_printed_escaped() {
             run.stdout
         );
     }
+}
+
+/// A provider and its consumer, resolved by the rules (no pin): n1 runs `kv`, n2 `kv-client`.
+fn provider_and_consumer() -> Mesh {
+    let mesh = Mesh::new();
+    for (n, address) in [("n1", "192.0.2.1"), ("n2", "192.0.2.2")] {
+        mesh.run(&["node", "add", n, "--address", address]).ok();
+    }
+    mesh.run(&["assign", "kv", "n1"]).ok();
+    mesh.run(&["assign", "kv-client", "n2"]).ok();
+    mesh
+}
+
+#[test]
+fn an_import_takes_a_provider_from_its_consumers_only_as_unassign_would() {
+    let mesh = provider_and_consumer();
+    let good: Value = serde_json::from_str(&export(&mesh)).unwrap();
+    assert_eq!(good["assignments"][0]["instance"], "kv", "{good}");
+    let file = mesh.dir.path().join("hostile.json");
+    // `unassign` refuses this without --force
+    let unassign = mesh.run(&["unassign", "kv", "n1"]).code(1);
+    assert!(
+        unassign.stderr.contains("kv-client@n2"),
+        "{}",
+        unassign.stderr
+    );
+    let before = bytes(&mesh);
+
+    // the provider's instance name kept, another module under it: kv is taken off
+    let mut remodule = good.clone();
+    remodule["assignments"][0]["module"] = json!("motd");
+    // the provider left out of the file
+    let mut dropped = good.clone();
+    dropped["assignments"].as_array_mut().unwrap().remove(0);
+    for (doc, field) in [
+        (
+            &remodule,
+            "assignments[0].module: kv on n1 runs motd in the file, not kv",
+        ),
+        (&dropped, "assignments: kv on n1 is not in the file"),
+    ] {
+        std::fs::write(&file, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+        // a removal, as the unassign it stands for: refused without --replace
+        let run = mesh.run(&["inventory", "import", path_str(&file)]).code(1);
+        assert!(
+            run.stderr.contains("assignment kv on n1") && run.stderr.contains("--replace"),
+            "{}",
+            run.stderr
+        );
+        assert!(bytes(&mesh) == before, "{field}: the inventory changed");
+        // and it answers a consumer the file keeps: refused without --force, naming both
+        let run = mesh
+            .run(&["inventory", "import", path_str(&file), "--replace"])
+            .code(1);
+        assert!(
+            run.stderr.contains(field)
+                && run.stderr.contains("kv-client@n2")
+                && run.stderr.contains("--force"),
+            "{field} not in {}",
+            run.stderr
+        );
+        assert!(bytes(&mesh) == before, "{field}: the inventory changed");
+    }
+    // a consumer taken off with its provider is no orphan
+    let mut both = dropped.clone();
+    both["assignments"].as_array_mut().unwrap().clear();
+    std::fs::write(&file, serde_json::to_string_pretty(&both).unwrap()).unwrap();
+    mesh.run(&[
+        "inventory",
+        "import",
+        path_str(&file),
+        "--replace",
+        "--dry-run",
+    ])
+    .ok();
+    // told --force, as `unassign --force`, it goes, and the consumer is held
+    std::fs::write(&file, serde_json::to_string_pretty(&remodule).unwrap()).unwrap();
+    mesh.run(&[
+        "inventory",
+        "import",
+        path_str(&file),
+        "--replace",
+        "--force",
+    ])
+    .ok();
+    let now: Value = serde_json::from_str(&export(&mesh)).unwrap();
+    assert_eq!(now["assignments"][0]["module"], "motd", "{now}");
 }

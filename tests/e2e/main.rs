@@ -37,6 +37,7 @@ mod operator_secrets;
 mod orphans;
 mod partial;
 mod paths;
+mod placement;
 mod provider;
 mod provisions;
 mod push;

@@ -26,6 +26,10 @@ pub struct Undo {
     /// Paths it would put back from a kept original.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restores: Vec<String>,
+    /// Directories the mesh did not make whose owner and mode it would give back as the host had
+    /// them, each with them: `/srv/data (root:root 0755)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<String>,
     /// Units that read what it gives back and reload for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reloads: Vec<String>,

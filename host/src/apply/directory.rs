@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use mesh_wire::{DirectorySpec, Outcome, Resource, State};
+use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
 
 use super::{Run, outcome};
 use crate::files;
-use crate::record::{DirectoryEntry, Entry, Record};
+use crate::record::{DirectoryEntry, Entry, Record, owner_mode};
 
 impl Run<'_> {
     pub(super) fn try_directory(
@@ -18,11 +18,31 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = files::dir_meta(path).map_err(|e| e.to_string())?;
-        let known = matches!(
-            record.resources.get(&resource.id),
-            Some(Entry::Directory(_))
-        );
-        if !known {
+        let (made, taken_over) = match record.resources.get(&resource.id) {
+            Some(Entry::Directory(d)) => (Some(d.created), d.original),
+            _ => (None, None),
+        };
+        if let Some(f) = found
+            && made != Some(true)
+        {
+            // an older helper changed the owner of one it did not make: it stays refused (so
+            // every plan says so) until undeclared, which gives the owner and mode back
+            if let Some(original) = taken_over {
+                return Err(format!(
+                    "refused: {} was not made by the mesh, and an older helper gave it to its \
+                     owner {}; take it off (place the directory elsewhere, or unassign {}) and the \
+                     next push gives back the owner and mode it had ({})",
+                    spec.path,
+                    owner_mode(f),
+                    resource.instance,
+                    owner_mode(original)
+                ));
+            }
+            if f != (uid, gid, spec.mode) {
+                return Err(not_made(&spec.path, f, (uid, gid, spec.mode)));
+            }
+        }
+        if made.is_none() {
             let entry = DirectoryEntry {
                 path: spec.path.clone(),
                 created: found.is_none(),
@@ -102,9 +122,10 @@ impl Run<'_> {
                     set(path, uid, gid, mode)?;
                 }
                 Ok(format!(
-                    "{} owner and mode of {}, as the host had them",
+                    "{} owner and mode of {} ({}), as the host had them",
                     self.said("gave back", "give back"),
-                    entry.path
+                    entry.path,
+                    owner_mode((uid, gid, mode))
                 ))
             }
             None => Ok(format!(
@@ -116,6 +137,23 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// A declared directory refused earlier in this run that holds the file or keys file `spec`
+    /// writes: what would go in a directory the helper would not make its own (one it did not
+    /// make, at `/etc/ssh`) is not written either.
+    pub(super) fn refused_directory_above(&self, spec: &Spec) -> Option<String> {
+        let target = match spec {
+            Spec::File(f) => &f.path,
+            Spec::Keys(k) => &k.path,
+            _ => return None,
+        };
+        self.outcomes
+            .iter()
+            .filter(|o| o.state == State::Failed)
+            .filter_map(|o| o.id.split_once(":directory:").map(|(_, dir)| dir))
+            .find(|dir| Path::new(target).starts_with(dir))
+            .map(str::to_string)
+    }
+
     /// Removes the directories the mesh made in `made` (deepest first) while each is empty by
     /// then, stopping at the first that holds anything; a dry run only counts them as gone.
     pub(super) fn remove_empty_dirs(&mut self, made: &[String]) {
@@ -129,6 +167,21 @@ impl Run<'_> {
             self.gone.insert(path.to_path_buf());
         }
     }
+}
+
+/// Why a directory that is there already and that this resource did not make keeps its owner
+/// and mode: whoever declares it (a placement at `/etc/ssh`, another instance's directory) would
+/// otherwise be handed what the machine keeps there. The operator hands one over by giving it
+/// the declared owner and mode by hand; the helper never does it on the operator's word.
+fn not_made(path: &str, (uid, gid, mode): (u32, u32, u32), declared: (u32, u32, u32)) -> String {
+    format!(
+        "refused: {path} is there already and the mesh did not make it: it is {}, and the mesh \
+         never gives a directory it did not make another owner or mode (declared: {}); place the \
+         directory where nothing is yet (the helper makes it), or give it that owner and mode \
+         yourself to hand it over",
+        owner_mode((uid, gid, mode)),
+        owner_mode(declared)
+    )
 }
 
 fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
@@ -162,6 +215,86 @@ mod tests {
         );
         assert!(!empty.exists());
         assert_eq!(std::fs::read_to_string(data.join("precious")).unwrap(), "x");
+    }
+
+    #[test]
+    fn a_directory_the_mesh_did_not_make_keeps_its_owner_and_mode_unless_handed_over_by_hand() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode_of =
+            |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let (root, paths) = sandbox();
+        let there = root.path().join("there");
+        std::fs::create_dir(&there).unwrap();
+        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let declared = dir(&there);
+        let inside = file(&there.join("auth.conf"), "x");
+        for mode in [Mode::DryRun, Mode::Apply] {
+            let report = run(&decl(vec![declared.clone(), inside.clone()]), mode, &paths).unwrap();
+            let o = &report.resources[0];
+            assert_eq!(o.state, State::Failed, "{mode:?}: {}", o.detail);
+            assert!(
+                o.detail.contains("did not make it") && o.detail.contains("0755"),
+                "{}",
+                o.detail
+            );
+            // nor is anything written into it
+            assert_eq!(
+                report.resources[1].state,
+                State::Failed,
+                "{}",
+                report.resources[1].detail
+            );
+            assert_eq!(mode_of(&there), 0o755);
+            assert!(!there.join("auth.conf").exists());
+        }
+        // given the declared owner and mode by hand, it is handed over: used as it is, and left
+        // as it is when undeclared
+        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o750)).unwrap();
+        assert_eq!(
+            states(&decl(vec![declared.clone()]), Mode::Apply, &paths),
+            vec![State::Unchanged]
+        );
+        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        assert!(
+            report.resources[0]
+                .detail
+                .contains("it was there before the mesh"),
+            "{}",
+            report.resources[0].detail
+        );
+        assert!(there.is_dir() && mode_of(&there) == 0o750);
+    }
+
+    #[test]
+    fn a_directory_an_older_helper_took_over_is_refused_and_its_removal_promises_the_owner_back() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (root, paths) = sandbox();
+        let there = root.path().join("there");
+        std::fs::create_dir(&there).unwrap();
+        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let declared = dir(&there);
+        states(&decl(vec![declared.clone()]), Mode::Apply, &paths);
+        // as an older helper recorded a directory it found at 0755 and changed
+        let mut record = crate::record::Record::load(&paths).unwrap().unwrap();
+        let (uid, gid) = super::super::testkit::ids();
+        if let Some(crate::record::Entry::Directory(d)) = record.resources.get_mut(&declared.id) {
+            d.original = Some((uid, gid, 0o755));
+        }
+        record.save(&paths).unwrap();
+        let again = run(&decl(vec![declared.clone()]), Mode::Apply, &paths).unwrap();
+        assert_eq!(again.resources[0].state, State::Failed);
+        assert!(
+            again.resources[0].detail.contains("older helper"),
+            "{}",
+            again.resources[0].detail
+        );
+        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
+        let promised = undone(&dry, &declared.id);
+        assert_eq!(promised.owners.len(), 1, "{promised:?}");
+        assert!(promised.owners[0].ends_with(" 0755)"), "{promised:?}");
+        run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+        let mode = std::fs::metadata(&there).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o755);
     }
 
     /// What undeclaring `id` did (or would do), as the run reports it.

@@ -296,6 +296,16 @@ impl Run<'_> {
                 format!("{}: refused: {refused}", resource.spec.target()),
             );
         }
+        if let Some(dir) = self.refused_directory_above(&resource.spec) {
+            return outcome(
+                &resource.id,
+                State::Failed,
+                format!(
+                    "{}: not written: the directory {dir} it is in was refused in this run",
+                    resource.spec.target()
+                ),
+            );
+        }
         let result = match &resource.spec {
             Spec::File(f) => self.try_file(resource, f, record),
             Spec::Keys(k) => self.try_keys(resource, k, record),
