@@ -26,6 +26,7 @@ mod hostile;
 mod inventory_file;
 mod inventory_hostile;
 mod inventory_removal;
+mod key_order;
 mod lab;
 mod manual;
 mod nodes;
