@@ -52,7 +52,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
     let nodes = selected(&inv, &a.select, "push")?;
-    let _lock = inv.lock_pushes()?;
+    inv.lock_pushes()?;
     // every node's problems are refused at once, before anything is sent
     compose_all(&inv, &cat, nodes.clone())?;
     let waves = resolve::order::waves(&inv, &cat, nodes)?;

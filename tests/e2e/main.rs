@@ -39,6 +39,7 @@ mod paths;
 mod provider;
 mod provisions;
 mod push;
+mod push_lock;
 mod reaching;
 mod record;
 mod removal;
