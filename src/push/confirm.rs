@@ -67,7 +67,9 @@ pub(super) async fn confirm(
         }
         let attempt = tokio::time::timeout(left, async {
             let session = ssh::connect(target, credentials, connect_timeout.min(left)).await?;
-            let out = session.exec(command, b"").await;
+            let out = session
+                .exec(command, b"", super::helper::CONFIRM_BOUND)
+                .await;
             session.close().await;
             out
         })
