@@ -41,11 +41,6 @@ impl Paths {
     pub(crate) fn original(&self, blob: &str) -> PathBuf {
         self.originals().join(blob)
     }
-    /// A test-only fault switch: when this file exists and names a resource id, the helper dies
-    /// right after applying that resource (see `apply::fault`).
-    pub(crate) fn fault(&self) -> PathBuf {
-        self.root.join("fault")
-    }
 }
 
 /// The helper's whole account of one machine.

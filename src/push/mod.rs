@@ -328,6 +328,7 @@ async fn push_one(
     })?;
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
+            #[cfg(debug_assertions)]
             if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
                 std::process::exit(9);
             }

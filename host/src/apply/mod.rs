@@ -15,6 +15,7 @@ mod directory;
 mod effective;
 mod env;
 mod error;
+mod fault;
 mod file;
 #[cfg(test)]
 mod hostile_tests;
@@ -129,7 +130,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         {
             let outcome = run.apply(resource, &mut record);
             run.outcomes.push(outcome);
-            fault(mode, paths, &resource.id);
+            fault::at(mode, paths, &resource.id);
         }
     }
     // every file is in place: each unit's files are checked together, all kept or all put back
@@ -150,7 +151,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
         let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
-        fault(mode, paths, &resource.id);
+        fault::at(mode, paths, &resource.id);
     }
     for outcome in &mut run.outcomes {
         if declared.contains(outcome.id.as_str())
@@ -254,21 +255,6 @@ fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
         detail: detail.into(),
         undo: None,
         seen: Vec::new(),
-    }
-}
-
-/// The test-only fault switch: if the state directory holds a file `fault` naming this resource's
-/// id, the helper dies here, as a killed helper would, with the resource applied and the run not
-/// finished. Tests use it to prove the next run converges; no push ever writes the file.
-fn fault(mode: Mode, paths: &Paths, id: &str) {
-    if mode != Mode::Apply {
-        return;
-    }
-    if let Ok(Some(wanted)) = files::read(&paths.fault())
-        && String::from_utf8_lossy(&wanted.bytes).trim() == id
-    {
-        let _ = files::remove(&paths.fault());
-        std::process::abort();
     }
 }
 
