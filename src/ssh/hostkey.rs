@@ -182,6 +182,27 @@ pub(super) fn algorithms(
     out
 }
 
+/// Every kind of host key in OpenSSH's order but `key`'s, each as the algorithms that carry it.
+pub(super) fn kinds_other_than(key: &PublicKey) -> Vec<Vec<Algorithm>> {
+    let own = algorithms_for(key);
+    let mut kinds: Vec<Vec<Algorithm>> = Vec::new();
+    for a in OPENSSH_ORDER {
+        if own.contains(a) {
+            continue;
+        }
+        match kinds.last_mut() {
+            // the RSA signature algorithms are one kind of key
+            Some(last) if is_rsa(a) && last.iter().all(is_rsa) => last.push(a.clone()),
+            _ => kinds.push(vec![a.clone()]),
+        }
+    }
+    kinds
+}
+
+fn is_rsa(a: &Algorithm) -> bool {
+    matches!(a, Algorithm::Rsa { .. })
+}
+
 /// The algorithms that can carry a key of this kind.
 fn algorithms_for(key: &PublicKey) -> Vec<Algorithm> {
     match key.algorithm() {
@@ -240,5 +261,19 @@ mod tests {
         let mut seen = only.clone();
         seen.dedup();
         assert_eq!(seen.len(), only.len());
+    }
+
+    #[test]
+    fn the_other_kinds_of_a_key_are_each_kind_but_its_own_rsa_as_one() {
+        let ecdsa = PublicKey::from_openssh(ECDSA).unwrap();
+        let kinds = kinds_other_than(&ecdsa);
+        assert_eq!(kinds.len(), 4, "{kinds:?}");
+        assert_eq!(kinds[0], [Algorithm::Ed25519]);
+        assert!(
+            kinds[3].iter().all(is_rsa) && kinds[3].len() == 3,
+            "{kinds:?}"
+        );
+        let ed = PublicKey::from_openssh(ED).unwrap();
+        assert!(!kinds_other_than(&ed).concat().contains(&Algorithm::Ed25519));
     }
 }

@@ -306,15 +306,31 @@ async fn through(
 }
 
 /// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
-/// hosts on the way are connected to fully, their keys checked. A key known_hosts marks
+/// hosts on the way are connected to fully, their keys checked. With `want` (a fingerprint), a
+/// machine that offers another key first is asked for each other kind in turn: the key with that
+/// fingerprint is found whichever kind it is and whatever known_hosts lists first (an operator
+/// pins the ed25519 key that sealed secrets need by its fingerprint). A key known_hosts marks
 /// `@revoked` is refused, never handed back to be pinned.
 pub async fn scan_host_key(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
+    want: Option<&str>,
 ) -> Result<PublicKey, SshError> {
     let hops = through(target, credentials, timeout).await?;
-    let key = jump::scan(hops.last(), target, credentials, timeout).await?;
+    let mut key = jump::scan(hops.last(), target, credentials, timeout, None).await?;
+    if let Some(want) = want.filter(|w| *w != fingerprint(&key)) {
+        for kind in hostkey::kinds_other_than(&key) {
+            // a kind the machine lacks fails its handshake: it is only not the one
+            if let Ok(other) =
+                jump::scan(hops.last(), target, credentials, timeout, Some(&kind)).await
+                && fingerprint(&other) == want
+            {
+                key = other;
+                break;
+            }
+        }
+    }
     if let known_hosts::Verdict::Revoked { place } =
         credentials
             .known_hosts

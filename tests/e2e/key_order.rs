@@ -78,3 +78,44 @@ fn a_stale_line_of_another_kind_above_the_right_one_is_not_a_changed_key() {
         assert!(reason.contains(want), "{want:?} in: {reason}");
     }
 }
+
+#[test]
+fn trust_finds_the_key_of_the_fingerprint_given_whichever_kind_known_hosts_records() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    unpinned_node3(&mesh, &ssh, "22");
+    let node3 = address("node3");
+    // only the ECDSA key recorded (`ssh-keyscan -t ecdsa`): the machine is asked for it first
+    ssh.write(
+        "known_hosts",
+        &format!("{node3} {}\n", host_key("node3", "ecdsa")),
+    );
+    for (kind, algorithm) in [("ed25519", "ssh-ed25519"), ("rsa", "ssh-rsa")] {
+        let want = fingerprint(&host_key("node3", kind));
+        let trusted = ssh.run(
+            &mesh,
+            &["node", "trust", "node3", "--fingerprint", &want, "--json"],
+        );
+        assert_eq!(
+            trusted.status, 0,
+            "node3's own {kind} key was refused:\n{}{}",
+            trusted.stdout, trusted.stderr
+        );
+        let answer = trusted.json();
+        assert_eq!(answer["done"][0]["fingerprint"], want.as_str(), "{answer}");
+        assert_eq!(answer["done"][0]["algorithm"], algorithm, "{answer}");
+    }
+    // a key the machine does not have is still refused, naming what it offers
+    let elsewhere = fingerprint(&host_key("node1", "ed25519"));
+    let refused = ssh.run(
+        &mesh,
+        &["node", "trust", "node3", "--fingerprint", &elsewhere],
+    );
+    assert_ne!(refused.status, 0, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains(&format!("not {elsewhere}")),
+        "{}",
+        refused.stderr
+    );
+}
