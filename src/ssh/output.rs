@@ -65,11 +65,10 @@ pub fn size(bytes: usize) -> String {
         b if b >= KIB => (KIB, "KiB"),
         _ => return format!("{bytes} bytes"),
     };
-    if bytes % unit == 0 {
+    if bytes.is_multiple_of(unit) {
         format!("{} {name}", bytes / unit)
     } else {
-        // a size far below 2^53 bytes: exact enough as a float
-        #[allow(clippy::cast_precision_loss)]
+        // one decimal of a size far below 2^53 bytes: a float is exact enough
         let shown = bytes as f64 / unit as f64;
         format!("{shown:.1} {name} ({bytes} bytes)")
     }
