@@ -4,35 +4,47 @@
 //! its ECDSA key is listed first, and a stale line of another kind above the right one is not a
 //! changed key.
 
+use std::sync::MutexGuard;
+
 use crate::openssh::{Openssh, fingerprint, host_key, pushed_motd, unpinned_node3};
 use crate::util::{Mesh, address, node_result};
 
-#[test]
-fn trust_pins_the_ed25519_key_where_known_hosts_lists_the_ecdsa_key_first() {
+/// A mesh with the lab, and node3 unpinned so that known_hosts (the test's) decides; node3's
+/// address.
+fn unpinned() -> (Mesh, MutexGuard<'static, ()>, Openssh, String) {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let machines = mesh.with_lab();
     let ssh = Openssh::new();
     unpinned_node3(&mesh, &ssh, "22");
-    let node3 = address("node3");
+    (mesh, machines, ssh, address("node3"))
+}
+
+/// `node trust node3 --fingerprint` with node3's own key of `kind`: pinned, of `algorithm`.
+fn trusts_own_key(mesh: &Mesh, ssh: &Openssh, kind: &str, algorithm: &str) {
+    let want = fingerprint(&host_key("node3", kind));
+    let trusted = ssh.run(
+        mesh,
+        &["node", "trust", "node3", "--fingerprint", &want, "--json"],
+    );
+    assert_eq!(
+        trusted.status, 0,
+        "node3's own {kind} key was refused:\n{}{}",
+        trusted.stdout, trusted.stderr
+    );
+    let answer = trusted.json();
+    assert_eq!(answer["done"][0]["fingerprint"], want.as_str(), "{answer}");
+    assert_eq!(answer["done"][0]["algorithm"], algorithm, "{answer}");
+}
+
+#[test]
+fn trust_pins_the_ed25519_key_where_known_hosts_lists_the_ecdsa_key_first() {
+    let (mesh, _machines, ssh, node3) = unpinned();
     let (ecdsa, ed25519) = (host_key("node3", "ecdsa"), host_key("node3", "ed25519"));
     ssh.write(
         "known_hosts",
         &format!("{node3} {ecdsa}\n{node3} {ed25519}\n"),
     );
-    let want = fingerprint(&ed25519);
-    let trusted = ssh.run(
-        &mesh,
-        &["node", "trust", "node3", "--fingerprint", &want, "--json"],
-    );
-    assert_eq!(
-        trusted.status, 0,
-        "the machine's own ed25519 key was refused:\n{}{}",
-        trusted.stdout, trusted.stderr
-    );
-    let answer = trusted.json();
-    let pinned = &answer["done"][0];
-    assert_eq!(pinned["fingerprint"], want.as_str(), "{pinned}");
-    assert_eq!(pinned["algorithm"], "ssh-ed25519", "{pinned}");
+    trusts_own_key(&mesh, &ssh, "ed25519", "ssh-ed25519");
     // pinned, it is what decides: with known_hosts gone the push goes through
     ssh.write("known_hosts", "");
     let pushed = ssh.run(&mesh, &["push", "node3", "--json"]).json();
@@ -41,11 +53,7 @@ fn trust_pins_the_ed25519_key_where_known_hosts_lists_the_ecdsa_key_first() {
 
 #[test]
 fn a_stale_line_of_another_kind_above_the_right_one_is_not_a_changed_key() {
-    let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
-    let ssh = Openssh::new();
-    unpinned_node3(&mesh, &ssh, "22");
-    let node3 = address("node3");
+    let (mesh, _machines, ssh, node3) = unpinned();
     // node1's ECDSA key: a line left from another machine that had this address
     let stale = host_key("node1", "ecdsa");
     let right = host_key("node3", "ed25519");
@@ -81,31 +89,14 @@ fn a_stale_line_of_another_kind_above_the_right_one_is_not_a_changed_key() {
 
 #[test]
 fn trust_finds_the_key_of_the_fingerprint_given_whichever_kind_known_hosts_records() {
-    let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
-    let ssh = Openssh::new();
-    unpinned_node3(&mesh, &ssh, "22");
-    let node3 = address("node3");
+    let (mesh, _machines, ssh, node3) = unpinned();
     // only the ECDSA key recorded (`ssh-keyscan -t ecdsa`): the machine is asked for it first
     ssh.write(
         "known_hosts",
         &format!("{node3} {}\n", host_key("node3", "ecdsa")),
     );
-    for (kind, algorithm) in [("ed25519", "ssh-ed25519"), ("rsa", "ssh-rsa")] {
-        let want = fingerprint(&host_key("node3", kind));
-        let trusted = ssh.run(
-            &mesh,
-            &["node", "trust", "node3", "--fingerprint", &want, "--json"],
-        );
-        assert_eq!(
-            trusted.status, 0,
-            "node3's own {kind} key was refused:\n{}{}",
-            trusted.stdout, trusted.stderr
-        );
-        let answer = trusted.json();
-        assert_eq!(answer["done"][0]["fingerprint"], want.as_str(), "{answer}");
-        assert_eq!(answer["done"][0]["algorithm"], algorithm, "{answer}");
-    }
+    trusts_own_key(&mesh, &ssh, "ed25519", "ssh-ed25519");
+    trusts_own_key(&mesh, &ssh, "rsa", "ssh-rsa");
     // a key the machine does not have is still refused, naming what it offers
     let elsewhere = fingerprint(&host_key("node1", "ed25519"));
     let refused = ssh.run(
