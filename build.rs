@@ -4,7 +4,7 @@
 //! (`+crt-static` with an explicit `--target`, so the flag reaches neither build scripts nor the
 //! operator binary), into a target directory of its own so the two builds never wait on each
 //! other's lock. Its bytes are then embedded with `include_bytes!`: one operator binary carries
-//! everything a push needs. The helper's test fault switch (feature `test-faults`) is built in only
+//! everything a push needs. The helper's test fault switch (feature `test-switches`) is built in only
 //! when the operator itself has debug assertions.
 
 use std::env;
@@ -100,7 +100,7 @@ fn build_helper(root: &Path, out: &Path) -> Result<(), String> {
     // the tests' switches live only where the operator has debug assertions (`cargo test`): a
     // release operator embeds a helper without its fault switch
     if env::var_os("CARGO_CFG_DEBUG_ASSERTIONS").is_some() {
-        cmd.args(["--features", "test-faults"]);
+        cmd.args(["--features", "test-switches"]);
     }
     let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {

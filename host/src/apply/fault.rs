@@ -2,7 +2,7 @@
 //! naming a resource's id makes the helper die right after applying that resource, as a killed
 //! helper would, so a test can prove the next run converges.
 //!
-//! It exists only in a helper built with the `test-faults` feature, which `build.rs` turns on
+//! It exists only in a helper built with the `test-switches` feature, which `build.rs` turns on
 //! only when the operator itself is built with debug assertions (`cargo test`). A release helper
 //! has no such switch: anyone who can write that file must not be able to stop a push at its
 //! worst instant.
@@ -12,7 +12,7 @@ use mesh_wire::Mode;
 use crate::record::Paths;
 
 /// Dies here if the fault file names `id` (a test helper only).
-#[cfg(feature = "test-faults")]
+#[cfg(feature = "test-switches")]
 pub(super) fn at(mode: Mode, paths: &Paths, id: &str) {
     if mode != Mode::Apply {
         return;
@@ -27,17 +27,17 @@ pub(super) fn at(mode: Mode, paths: &Paths, id: &str) {
 }
 
 /// A release helper: no switch at all.
-#[cfg(not(feature = "test-faults"))]
+#[cfg(not(feature = "test-switches"))]
 pub(super) fn at(_: Mode, _: &Paths, _: &str) {}
 
-#[cfg(all(test, not(feature = "test-faults")))]
+#[cfg(all(test, not(feature = "test-switches")))]
 mod tests {
     use mesh_wire::{Mode, State};
 
     use super::super::testkit::{decl, file, sandbox, states};
 
     #[test]
-    fn a_helper_built_without_test_faults_ignores_a_fault_file() {
+    fn a_helper_built_without_test_switches_ignores_a_fault_file() {
         let (dir, paths) = sandbox();
         let (first, second) = (dir.path().join("first"), dir.path().join("second"));
         let named = file(&first, "one\n");
