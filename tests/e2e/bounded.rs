@@ -116,7 +116,6 @@ fn a_helper_that_answers_with_far_too_much_fails_alone_and_the_operators_memory_
     let _restore = Restore;
     replace_helper("node2", ON_STDOUT);
     replace_helper("node3", ON_STDERR);
-    on("node1", "rm -f /etc/motd");
 
     let (run, kib) = peak(mesh.command(&["push", "--all", "--json", "--timeout", "120"]));
     let pushed = serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap_or_else(|e| {
