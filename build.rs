@@ -4,7 +4,8 @@
 //! (`+crt-static` with an explicit `--target`, so the flag reaches neither build scripts nor the
 //! operator binary), into a target directory of its own so the two builds never wait on each
 //! other's lock. Its bytes are then embedded with `include_bytes!`: one operator binary carries
-//! everything a push needs.
+//! everything a push needs. The helper's test switches (feature `test-switches`) are built in
+//! only when the operator itself has debug assertions.
 
 use std::env;
 use std::fmt::Write as _;
@@ -95,6 +96,11 @@ fn build_helper(root: &Path, out: &Path) -> Result<(), String> {
         "CARGO_BUILD_RUSTFLAGS",
     ] {
         cmd.env_remove(var);
+    }
+    // the tests' switches live only where the operator has debug assertions (`cargo test`): a
+    // release operator embeds a helper without them
+    if env::var_os("CARGO_CFG_DEBUG_ASSERTIONS").is_some() {
+        cmd.args(["--features", "test-switches"]);
     }
     let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {

@@ -20,11 +20,16 @@ pub(crate) struct Paths {
 
 impl Default for Paths {
     fn default() -> Self {
-        // A test can point the helper elsewhere; production machines use the fixed place.
-        let root = std::env::var_os("MESH_HOST_STATE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(STATE_DIR));
-        Paths { root }
+        // A test helper (feature `test-switches`) can be pointed elsewhere; a release helper
+        // keeps its state in the fixed place whatever its environment says, or whoever set it
+        // could hand it a record of their own making.
+        #[cfg(feature = "test-switches")]
+        if let Some(root) = std::env::var_os("MESH_HOST_STATE") {
+            return Paths { root: root.into() };
+        }
+        Paths {
+            root: PathBuf::from(STATE_DIR),
+        }
     }
 }
 
@@ -40,11 +45,6 @@ impl Paths {
     }
     pub(crate) fn original(&self, blob: &str) -> PathBuf {
         self.originals().join(blob)
-    }
-    /// A test-only fault switch: when this file exists and names a resource id, the helper dies
-    /// right after applying that resource (see `apply::fault`).
-    pub(crate) fn fault(&self) -> PathBuf {
-        self.root.join("fault")
     }
 }
 
@@ -393,6 +393,29 @@ pub(crate) fn owner_mode((uid, gid, mode): (u32, u32, u32)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The test runs itself again in a process of its own with MESH_HOST_STATE set (setting it
+    /// in this one would need `unsafe`).
+    #[test]
+    #[cfg(not(feature = "test-switches"))]
+    fn a_helper_built_without_test_switches_keeps_its_state_whatever_the_environment() {
+        const CHILD: &str = "record::tests::a_helper_built_without_test_switches_keeps_its_state_whatever_the_environment";
+        if std::env::var_os("MESH_HOST_STATE").is_some() {
+            assert_eq!(Paths::default().root, PathBuf::from(STATE_DIR));
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", CHILD, "--test-threads=1"])
+            .env("MESH_HOST_STATE", "/tmp/a-record-of-someone-elses-making")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "with MESH_HOST_STATE set: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 
     #[test]
     fn undoing_a_made_directory_is_promised_only_if_empty() {

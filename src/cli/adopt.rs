@@ -26,7 +26,7 @@ pub(crate) struct AdoptArgs {
 pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u8> {
     let cat = ctx.catalogue()?;
     let node = inv.node(&a.name)?;
-    let _lock = inv.lock_pushes()?;
+    inv.lock_pushes()?;
     let jobs: Vec<Job> = compose_all(&inv, &cat, vec![node])?
         .into_iter()
         .map(|(node, composed)| {

@@ -55,7 +55,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
     let nodes = selected(&inv, &a.select, "push")?;
-    let _lock = inv.lock_pushes()?;
+    inv.lock_pushes()?;
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused

@@ -349,6 +349,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
         target,
         &reach.credentials,
         Duration::from_secs(a.connect_timeout),
+        a.fingerprint.as_deref(),
     ))?;
     let seen = ssh::fingerprint(&key);
     let algorithm = key.algorithm().to_string();

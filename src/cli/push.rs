@@ -318,12 +318,8 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             in_flight.insert(node.name.clone(), c.declaration.clone());
         }
     }
-    let lock = if in_flight.is_empty() {
-        None
-    } else {
-        inv.lock_pushes().ok()
-    };
-    if lock.is_none() {
+    // the lock, once taken, is held until the inventory is dropped at the end
+    if in_flight.is_empty() || inv.lock_pushes().is_err() {
         in_flight.clear();
     }
     let jobs: Vec<Job> = composed

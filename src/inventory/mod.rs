@@ -140,7 +140,7 @@ pub enum InventoryError {
         path.display()
     )]
     OperatorKey { path: PathBuf, why: String },
-    #[error("another mesh push is running against this inventory (lock {}); try again when it is done", path.display())]
+    #[error("another mesh push is running against the inventory {} (it holds the file's lock); try again when it is done", path.display())]
     Busy { path: PathBuf },
 }
 
@@ -175,6 +175,11 @@ pub struct Inventory {
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
     opened: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// The file, open for [`Inventory::lock_pushes`] from the start to the end. SQLite locks
+    /// with `fcntl`, which `flock` does not touch, but closing any descriptor of the file drops
+    /// all of the process's `fcntl` locks on it: so this one is opened once and closed only
+    /// after the connection (fields drop in order).
+    file: File,
 }
 
 impl Inventory {
@@ -240,12 +245,17 @@ impl Inventory {
         conn.pragma_update(None, "cache_size", -32_000)?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
         migrate(&mut conn, path)?;
+        let file = File::open(path).map_err(|source| InventoryError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Inventory {
             conn,
             path: path.to_path_buf(),
             operator: operator_key::OperatorKey::of(path),
             names: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
+            file,
         })
     }
 
@@ -261,22 +271,22 @@ impl Inventory {
             .pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
-    /// Takes the push lock: one push at a time per inventory. Released when dropped.
-    pub fn lock_pushes(&self) -> Result<File, InventoryError> {
-        let path = self.path.with_extension("push.lock");
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| InventoryError::Io {
-                path: path.clone(),
+    /// Takes the push lock: one push at a time per inventory, held until this inventory is
+    /// dropped.
+    ///
+    /// The lock is on the inventory file itself (`flock`), not on a name beside it: the same file
+    /// reached through a symlink, a hard link, `./inv.db` or its absolute path is one lock, and
+    /// two inventories never share one.
+    pub fn lock_pushes(&self) -> Result<(), InventoryError> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(()),
+            Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy {
+                path: self.path.clone(),
+            }),
+            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
+                path: self.path.clone(),
                 source,
-            })?;
-        match file.try_lock() {
-            Ok(()) => Ok(file),
-            Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy { path }),
-            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io { path, source }),
+            }),
         }
     }
 
@@ -456,5 +466,36 @@ mod tests {
                 "{n} is out of order"
             );
         }
+    }
+
+    #[test]
+    fn the_push_lock_is_the_files_whatever_name_reaches_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("inv.db");
+        Inventory::init(&real).unwrap();
+        let linked = dir.path().join("link.db");
+        std::os::unix::fs::symlink(&real, &linked).unwrap();
+        let hard = dir.path().join("hard.sqlite");
+        fs::hard_link(&real, &hard).unwrap();
+        let roundabout = dir.path().join("sub/../inv.db");
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let held = Inventory::open(&real).unwrap();
+        // bound, so a lock that lives in what it returns stays held
+        let lock = held.lock_pushes();
+        assert!(lock.is_ok());
+        for name in [&linked, &hard, &roundabout] {
+            let other = Inventory::open(name).unwrap();
+            match other.lock_pushes() {
+                Err(InventoryError::Busy { .. }) => {}
+                Err(e) => panic!("{}: {e}", name.display()),
+                Ok(_) => panic!("{} took a second push lock", name.display()),
+            }
+        }
+        // another inventory beside it is not held: inv.sqlite is not inv.db
+        let beside = dir.path().join("inv.sqlite");
+        assert!(Inventory::init(&beside).unwrap().lock_pushes().is_ok());
+        drop(lock);
+        drop(held);
+        assert!(Inventory::open(&linked).unwrap().lock_pushes().is_ok());
     }
 }

@@ -13,7 +13,9 @@ use crate::ssh::{self, Credentials, Target};
 use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED};
 
 /// Environment variable for the end-to-end tests only: the operator exits right after the
-/// helper's answer, before it confirms, as if it were killed there.
+/// helper's answer, before it confirms, as if it were killed there. Only an operator built with
+/// debug assertions (`cargo test`) has it: a release `mesh` never reads it.
+#[cfg(debug_assertions)]
 pub const STOP_BEFORE_CONFIRMING: &str = "MESH_TEST_STOP_BEFORE_CONFIRMING";
 
 /// How a change awaiting confirmation ended.
@@ -67,7 +69,9 @@ pub(super) async fn confirm(
         }
         let attempt = tokio::time::timeout(left, async {
             let session = ssh::connect(target, credentials, connect_timeout.min(left)).await?;
-            let out = session.exec(command, b"").await;
+            let out = session
+                .exec(command, b"", super::helper::CONFIRM_BOUND)
+                .await;
             session.close().await;
             out
         })

@@ -6,7 +6,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, STATE_DIR};
+use crate::ssh::Bound;
+use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, STATE_DIR, Seen};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/helper.rs"));
@@ -74,6 +75,37 @@ impl Helper {
         wrap(&script, sudo)
     }
 }
+
+/// What the helper may say on stderr: a line or two when it fails, never a report.
+const HELPER_STDERR: usize = 1 << 20;
+
+/// The most of the helper's answer to one declaration that mesh reads (see `ssh::output`).
+/// A report says a line or two of each resource, and in a dry run up to [`Seen::MAX`] of each
+/// changed file as the machine has it and as declared: 64 MiB holds a dry run of several hundred
+/// files changed at that size, and the declared half, which grows with the declaration, has
+/// twice the declaration's own size on top.
+pub fn report_bound(declaration: usize) -> Bound {
+    const FLOOR: usize = 1024 * Seen::MAX;
+    Bound {
+        what: "the helper's answer",
+        stdout: FLOOR.saturating_add(declaration.saturating_mul(2)),
+        stderr: HELPER_STDERR,
+    }
+}
+
+/// Storing the helper says nothing but the platform (`uname -sm`) or why it failed.
+pub const UPLOAD_BOUND: Bound = Bound {
+    what: "the answer to storing the helper",
+    stdout: 64 << 10,
+    stderr: 64 << 10,
+};
+
+/// A confirmation is answered by its exit status and a line.
+pub const CONFIRM_BOUND: Bound = Bound {
+    what: "the helper's answer to confirm",
+    stdout: 1 << 20,
+    stderr: HELPER_STDERR,
+};
 
 /// Runs `script` through `sudo -n sh -c` for a non-root user. The script is one of the constants
 /// above and holds no single quote, so quoting it whole is exact.

@@ -278,14 +278,19 @@ async fn push_one(
         reason: e.to_string(),
     })?;
     events(Event::Applying(name.clone()));
+    let bound = helper::report_bound(input.len());
     let mut out = session
-        .exec(&helper.run_command(options.mode, sudo), &input)
+        .exec(&helper.run_command(options.mode, sudo), &input, bound)
         .await?;
     let mut uploaded = false;
     if out.status == Some(EXIT_HELPER_MISSING) {
         events(Event::Uploading(name.clone()));
         let up = session
-            .exec(&helper.upload_command(sudo), helper.bytes())
+            .exec(
+                &helper.upload_command(sudo),
+                helper.bytes(),
+                helper::UPLOAD_BOUND,
+            )
             .await?;
         let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
         match up.status {
@@ -308,7 +313,7 @@ async fn push_one(
         uploaded = true;
         events(Event::Applying(name.clone()));
         out = session
-            .exec(&helper.run_command(options.mode, sudo), &input)
+            .exec(&helper.run_command(options.mode, sudo), &input, bound)
             .await?;
     }
     session.close().await;
@@ -328,6 +333,7 @@ async fn push_one(
     })?;
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
+            #[cfg(debug_assertions)]
             if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
                 std::process::exit(9);
             }

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use russh::client;
-use russh::keys::{Algorithm, HashAlg, PublicKey, PublicKeyOrCertificate};
+use russh::keys::{Algorithm, EcdsaCurve, HashAlg, PublicKey, PublicKeyOrCertificate};
 
 use super::known_hosts::{KnownHosts, Verdict};
 use super::{SshError, Target};
@@ -120,8 +120,34 @@ pub(super) fn explain(
     }
 }
 
+/// OpenSSH's own preference among host key algorithms (its default `HostKeyAlgorithms`, less
+/// certificates): what `ssh` asks for first whatever order known_hosts lists the keys in.
+const OPENSSH_ORDER: &[Algorithm] = &[
+    Algorithm::Ed25519,
+    Algorithm::Ecdsa {
+        curve: EcdsaCurve::NistP256,
+    },
+    Algorithm::Ecdsa {
+        curve: EcdsaCurve::NistP384,
+    },
+    Algorithm::Ecdsa {
+        curve: EcdsaCurve::NistP521,
+    },
+    Algorithm::Rsa {
+        hash: Some(HashAlg::Sha512),
+    },
+    Algorithm::Rsa {
+        hash: Some(HashAlg::Sha256),
+    },
+    Algorithm::Rsa { hash: None },
+];
+
 /// The host key algorithms to ask for: only the pinned key's kind when one is pinned; else the
-/// kinds known_hosts records for the machine first (as OpenSSH orders them), then the rest.
+/// kinds known_hosts records for the machine first, then the rest. As OpenSSH does
+/// (`order_hostkeyalgs`), the recorded kinds are asked for in its own preference order, not in
+/// the order of the file: a machine with an ed25519 key then offers it even where its ECDSA key
+/// is listed above it (sealed secrets need the ed25519 key), and a stale line of another kind
+/// above the right one is never what the machine is measured against.
 pub(super) fn algorithms(
     target: &Target,
     known: &KnownHosts,
@@ -130,18 +156,51 @@ pub(super) fn algorithms(
     if let Some(pinned) = &target.pinned {
         return algorithms_for(pinned);
     }
-    let mut out: Vec<Algorithm> = Vec::new();
-    let recorded = known.keys_for(&target.address, target.port);
-    for a in recorded
+    let mut recorded: Vec<Algorithm> = Vec::new();
+    for a in known
+        .keys_for(&target.address, target.port)
         .into_iter()
         .flat_map(algorithms_for)
-        .chain(defaults.iter().cloned())
     {
-        if !out.contains(&a) {
-            out.push(a);
+        if !recorded.contains(&a) {
+            recorded.push(a);
+        }
+    }
+    // a kind OpenSSH's list lacks keeps its place after those it has
+    recorded.sort_by_key(|a| {
+        OPENSSH_ORDER
+            .iter()
+            .position(|o| o == a)
+            .unwrap_or(OPENSSH_ORDER.len())
+    });
+    let mut out = recorded;
+    for a in defaults {
+        if !out.contains(a) {
+            out.push(a.clone());
         }
     }
     out
+}
+
+/// Every kind of host key in OpenSSH's order but `key`'s, each as the algorithms that carry it.
+pub(super) fn kinds_other_than(key: &PublicKey) -> Vec<Vec<Algorithm>> {
+    let own = algorithms_for(key);
+    let mut kinds: Vec<Vec<Algorithm>> = Vec::new();
+    for a in OPENSSH_ORDER {
+        if own.contains(a) {
+            continue;
+        }
+        match kinds.last_mut() {
+            // the RSA signature algorithms are one kind of key
+            Some(last) if is_rsa(a) && last.iter().all(is_rsa) => last.push(a.clone()),
+            _ => kinds.push(vec![a.clone()]),
+        }
+    }
+    kinds
+}
+
+fn is_rsa(a: &Algorithm) -> bool {
+    matches!(a, Algorithm::Rsa { .. })
 }
 
 /// The algorithms that can carry a key of this kind.
@@ -168,4 +227,53 @@ pub fn fingerprint(key: &PublicKey) -> String {
 /// Reads a public key in OpenSSH form (`ssh-ed25519 AAAA… [comment]`).
 pub fn parse_public_key(text: &str) -> Result<PublicKey, String> {
     PublicKey::from_openssh(text.trim()).map_err(|e| format!("not an OpenSSH public key: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const ED: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdwlzA7ywn5+Bs51gDd4efsKL46CckJB88Fw0wAWPHb";
+    const ECDSA: &str = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBGHsOsL1NtGsB1nFRW6WRhd3FFq1AMS28Ga6Z4JzXlBIFaHhpnaoyLdz7/f9+YlHersZNgiZFE5vGjRV76bNh4A=";
+
+    fn asked(known_hosts: &str) -> Vec<Algorithm> {
+        let mut known = KnownHosts::default();
+        known.add(Path::new("kh"), known_hosts);
+        let target = Target::direct("web1", "192.0.2.1", 22, "root");
+        algorithms(&target, &known, &russh::Preferred::DEFAULT.key)
+    }
+
+    #[test]
+    fn the_recorded_kinds_are_asked_for_in_opensshs_order_not_the_files() {
+        let ecdsa = Algorithm::Ecdsa {
+            curve: EcdsaCurve::NistP256,
+        };
+        // ECDSA listed first: ed25519 is still asked for first, as ssh does
+        let both = asked(&format!("192.0.2.1 {ECDSA}\n192.0.2.1 {ED}\n"));
+        assert_eq!(both[..2], [Algorithm::Ed25519, ecdsa.clone()], "{both:?}");
+        // only ECDSA recorded: that kind first, the rest after
+        let only = asked(&format!("192.0.2.1 {ECDSA}\n"));
+        assert_eq!(only[..2], [ecdsa, Algorithm::Ed25519], "{only:?}");
+        // each kind once
+        let mut seen = only.clone();
+        seen.dedup();
+        assert_eq!(seen.len(), only.len());
+    }
+
+    #[test]
+    fn the_other_kinds_of_a_key_are_each_kind_but_its_own_rsa_as_one() {
+        let ecdsa = PublicKey::from_openssh(ECDSA).unwrap();
+        let kinds = kinds_other_than(&ecdsa);
+        assert_eq!(kinds.len(), 4, "{kinds:?}");
+        assert_eq!(kinds[0], [Algorithm::Ed25519]);
+        assert!(
+            kinds[3].iter().all(is_rsa) && kinds[3].len() == 3,
+            "{kinds:?}"
+        );
+        let ed = PublicKey::from_openssh(ED).unwrap();
+        assert!(!kinds_other_than(&ed).concat().contains(&Algorithm::Ed25519));
+    }
 }

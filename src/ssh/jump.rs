@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client::{self, Handle};
-use russh::keys::PublicKey;
+use russh::keys::{Algorithm, PublicKey};
 
 use super::hostkey::{self, Checker};
 use super::{Credentials, SshError, Target, auth};
@@ -38,9 +38,12 @@ pub(super) async fn reach(
         seconds: timeout.as_secs(),
     };
     let seen = Arc::new(Mutex::new(None));
-    let handle = tokio::time::timeout(timeout, handshake(via, target, credentials, seen.clone()))
-        .await
-        .map_err(|_| timed_out())?;
+    let handle = tokio::time::timeout(
+        timeout,
+        handshake(via, target, credentials, seen.clone(), None),
+    )
+    .await
+    .map_err(|_| timed_out())?;
     let mut handle = match handle {
         Ok(h) => h,
         Err(Failure::Ssh(e)) => {
@@ -57,12 +60,14 @@ pub(super) async fn reach(
     Ok(handle)
 }
 
-/// Connects only far enough to learn the host key `target` offers.
+/// Connects only far enough to learn the host key `target` offers: of the kinds `only` names
+/// when given, else as a connection asks.
 pub(super) async fn scan(
     via: Option<&Handle<Checker>>,
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
+    only: Option<&[Algorithm]>,
 ) -> Result<PublicKey, SshError> {
     let timeout = target.connect_timeout.unwrap_or(timeout);
     let seen = Arc::new(Mutex::new(None));
@@ -70,7 +75,7 @@ pub(super) async fn scan(
     unpinned.pinned = None;
     let result = tokio::time::timeout(
         timeout,
-        handshake(via, &unpinned, credentials, seen.clone()),
+        handshake(via, &unpinned, credentials, seen.clone(), only),
     )
     .await;
     if let Some(key) = seen.lock().ok().and_then(|s| s.clone()) {
@@ -99,6 +104,7 @@ async fn handshake(
     target: &Target,
     credentials: &Credentials,
     seen: Arc<Mutex<Option<PublicKey>>>,
+    only: Option<&[Algorithm]>,
 ) -> Result<Handle<Checker>, Failure> {
     let mut config = client::Config {
         keepalive_interval: match target.keepalive {
@@ -110,8 +116,10 @@ async fn handshake(
         inactivity_timeout: None,
         ..Default::default()
     };
-    config.preferred.key =
-        hostkey::algorithms(target, &credentials.known_hosts, &config.preferred.key).into();
+    config.preferred.key = match only {
+        Some(kinds) => kinds.to_vec().into(),
+        None => hostkey::algorithms(target, &credentials.known_hosts, &config.preferred.key).into(),
+    };
     let config = Arc::new(config);
     let checker = Checker {
         pinned: target.pinned.clone(),

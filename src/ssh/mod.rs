@@ -14,6 +14,7 @@ mod hostkey;
 mod jump;
 pub mod known_hosts;
 mod local;
+mod output;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,6 +27,7 @@ pub use auth::{Credentials, default_identities, load_identity};
 use hostkey::Checker;
 pub use hostkey::{fingerprint, parse_public_key};
 pub use local::local_user;
+pub use output::{Bound, Output, size};
 
 /// Why talking to a node failed. Every variant names the node.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +119,17 @@ pub enum SshError {
     },
     #[error("{node}: ssh: {source}")]
     Protocol { node: String, source: russh::Error },
+    #[error(
+        "{node}: {what} was more than {} on {stream}, the most mesh reads of it; it stopped \
+         reading there, and nothing of it was used",
+        size(*bound)
+    )]
+    TooMuch {
+        node: String,
+        what: &'static str,
+        stream: &'static str,
+        bound: usize,
+    },
 }
 
 impl SshError {
@@ -136,6 +149,8 @@ impl SshError {
             SshError::Config { .. } => "config",
             SshError::Jump { source, .. } => source.kind(),
             SshError::Protocol { .. } => "ssh",
+            // what answered was the helper, or what stands in its place
+            SshError::TooMuch { .. } => "helper",
         }
     }
 }
@@ -188,15 +203,6 @@ impl Target {
     }
 }
 
-/// What a remote command gave back.
-#[derive(Debug, Clone)]
-pub struct Output {
-    /// The exit status; `None` when it was killed by a signal or the channel closed first.
-    pub status: Option<u32>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-}
-
 /// An open, verified, authenticated connection.
 pub struct Session {
     node: String,
@@ -223,11 +229,17 @@ pub async fn connect(
 }
 
 impl Session {
-    /// Runs `command` with `stdin` as its input and waits for it to end.
+    /// Runs `command` with `stdin` as its input and waits for it to end, reading at most
+    /// `bound` of each of its streams: past it, the channel is closed and the command fails.
     ///
     /// `command` is passed to the remote user's shell: callers build it only from constants and
     /// values they have checked (a hex digest), never from operator or module text.
-    pub async fn exec(&self, command: &str, stdin: &[u8]) -> Result<Output, SshError> {
+    pub async fn exec(
+        &self,
+        command: &str,
+        stdin: &[u8],
+        bound: Bound,
+    ) -> Result<Output, SshError> {
         let protocol = |source| SshError::Protocol {
             node: self.node.clone(),
             source,
@@ -238,18 +250,26 @@ impl Session {
             channel.data(stdin).await.map_err(protocol)?;
         }
         channel.eof().await.map_err(protocol)?;
-        let mut out = Output {
-            status: None,
-            stdout: Vec::new(),
-            stderr: Vec::new(),
-        };
+        let mut out = Output::default();
         // Data can arrive after the exit status: read until the channel closes.
         while let Some(msg) = channel.wait().await {
-            match msg {
-                ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
-                ChannelMsg::ExtendedData { data, ext: 1 } => out.stderr.extend_from_slice(&data),
-                ChannelMsg::ExitStatus { exit_status } => out.status = Some(exit_status),
-                _ => {}
+            let taken = match msg {
+                ChannelMsg::Data { data } => out.take(&bound, false, &data),
+                ChannelMsg::ExtendedData { data, ext: 1 } => out.take(&bound, true, &data),
+                ChannelMsg::ExitStatus { exit_status } => {
+                    out.status = Some(exit_status);
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+            if let Err(over) = taken {
+                let _ = channel.close().await;
+                return Err(SshError::TooMuch {
+                    node: self.node.clone(),
+                    what: bound.what,
+                    stream: over.stream,
+                    bound: over.bound,
+                });
             }
         }
         Ok(out)
@@ -286,15 +306,31 @@ async fn through(
 }
 
 /// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
-/// hosts on the way are connected to fully, their keys checked. A key known_hosts marks
+/// hosts on the way are connected to fully, their keys checked. With `want` (a fingerprint), a
+/// machine that offers another key first is asked for each other kind in turn: the key with that
+/// fingerprint is found whichever kind it is and whatever known_hosts lists first (an operator
+/// pins the ed25519 key that sealed secrets need by its fingerprint). A key known_hosts marks
 /// `@revoked` is refused, never handed back to be pinned.
 pub async fn scan_host_key(
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
+    want: Option<&str>,
 ) -> Result<PublicKey, SshError> {
     let hops = through(target, credentials, timeout).await?;
-    let key = jump::scan(hops.last(), target, credentials, timeout).await?;
+    let mut key = jump::scan(hops.last(), target, credentials, timeout, None).await?;
+    if let Some(want) = want.filter(|w| *w != fingerprint(&key)) {
+        for kind in hostkey::kinds_other_than(&key) {
+            // a kind the machine lacks fails its handshake: it is only not the one
+            if let Ok(other) =
+                jump::scan(hops.last(), target, credentials, timeout, Some(&kind)).await
+                && fingerprint(&other) == want
+            {
+                key = other;
+                break;
+            }
+        }
+    }
     if let known_hosts::Verdict::Revoked { place } =
         credentials
             .known_hosts

@@ -7,6 +7,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod access;
+mod bounded;
 mod check;
 mod cli;
 mod confirm;
@@ -27,6 +28,7 @@ mod hostile;
 mod inventory_file;
 mod inventory_hostile;
 mod inventory_removal;
+mod key_order;
 mod lab;
 mod manual;
 mod nodes;
@@ -41,6 +43,7 @@ mod placement;
 mod provider;
 mod provisions;
 mod push;
+mod push_lock;
 mod reaching;
 mod record;
 mod removal;

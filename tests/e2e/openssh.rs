@@ -13,12 +13,12 @@ use std::process::Command;
 use crate::util::{Mesh, Run, address, lab_state, node_result, on, path_str};
 
 /// The operator's side of one test: a HOME with `.ssh/`, and the system files.
-struct Openssh {
+pub struct Openssh {
     home: tempfile::TempDir,
 }
 
 impl Openssh {
-    fn new() -> Openssh {
+    pub fn new() -> Openssh {
         let home = tempfile::tempdir().expect("a temp dir");
         std::fs::create_dir_all(home.path().join(".ssh")).expect(".ssh");
         Openssh { home }
@@ -26,10 +26,10 @@ impl Openssh {
     fn file(&self, name: &str) -> PathBuf {
         self.home.path().join(".ssh").join(name)
     }
-    fn write(&self, name: &str, text: &str) {
+    pub fn write(&self, name: &str, text: &str) {
         std::fs::write(self.file(name), text).expect("write an ssh file");
     }
-    fn run(&self, mesh: &Mesh, args: &[&str]) -> Run {
+    pub fn run(&self, mesh: &Mesh, args: &[&str]) -> Run {
         let out = mesh
             .command(args)
             .env("HOME", self.home.path())
@@ -49,7 +49,7 @@ fn lab_key() -> String {
 }
 
 /// A host key of a lab machine, `type base64`.
-fn host_key(node: &str, kind: &str) -> String {
+pub fn host_key(node: &str, kind: &str) -> String {
     let line = on(node, &format!("cat /etc/ssh/ssh_host_{kind}_key.pub"));
     line.split_whitespace()
         .take(2)
@@ -57,7 +57,7 @@ fn host_key(node: &str, kind: &str) -> String {
         .join(" ")
 }
 
-fn fingerprint(key: &str) -> String {
+pub fn fingerprint(key: &str) -> String {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = dir.path().join("k.pub");
     std::fs::write(&file, format!("{key}\n")).expect("key file");
@@ -121,7 +121,7 @@ impl Drop for SecondSshd {
 const MOTD: &str = "This machine is managed by mesh: changes made by hand may be undone.\nContact: the operators\n";
 
 /// `node` was applied, and the machine has the motd.
-fn pushed_motd(pushed: &serde_json::Value, node: &str, machine: &str) {
+pub fn pushed_motd(pushed: &serde_json::Value, node: &str, machine: &str) {
     assert_eq!(node_result(pushed, node)["outcome"], "applied", "{pushed}");
     assert_eq!(on(machine, "cat /etc/motd"), MOTD);
 }
@@ -282,7 +282,7 @@ fn refused_as_changed(run: Run, node: &str, recorded: &str, offered: &str) -> St
 }
 
 /// node3 unpinned, so known_hosts decides; its identity stays the lab key.
-fn unpinned_node3(mesh: &Mesh, ssh: &Openssh, port: &str) {
+pub fn unpinned_node3(mesh: &Mesh, ssh: &Openssh, port: &str) {
     mesh.run(&["node", "remove", "node3"]).ok();
     let key = lab_key();
     let node3 = address("node3");

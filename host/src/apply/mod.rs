@@ -15,6 +15,7 @@ mod directory;
 mod effective;
 mod env;
 mod error;
+mod fault;
 mod file;
 mod held;
 #[cfg(test)]
@@ -158,7 +159,7 @@ fn measure_or_apply(
         {
             let outcome = run.apply(resource, &mut record);
             run.outcomes.push(outcome);
-            fault(mode, paths, &resource.id);
+            fault::at(mode, paths, &resource.id);
         }
     }
     // every file is in place: each unit's files are checked together, all kept or all put back
@@ -179,7 +180,7 @@ fn measure_or_apply(
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
         let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
-        fault(mode, paths, &resource.id);
+        fault::at(mode, paths, &resource.id);
     }
     let left = "held back by the operator: left as the machine has it";
     run.outcomes
@@ -265,21 +266,6 @@ fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
         detail: detail.into(),
         undo: None,
         seen: Vec::new(),
-    }
-}
-
-/// The test-only fault switch: if the state directory holds a file `fault` naming this resource's
-/// id, the helper dies here, as a killed helper would, with the resource applied and the run not
-/// finished. Tests use it to prove the next run converges; no push ever writes the file.
-fn fault(mode: Mode, paths: &Paths, id: &str) {
-    if mode != Mode::Apply {
-        return;
-    }
-    if let Ok(Some(wanted)) = files::read(&paths.fault())
-        && String::from_utf8_lossy(&wanted.bytes).trim() == id
-    {
-        let _ = files::remove(&paths.fault());
-        std::process::abort();
     }
 }
 
