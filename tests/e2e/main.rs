@@ -7,6 +7,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod access;
+mod adopt;
 mod check;
 mod cli;
 mod confirm;
