@@ -242,6 +242,8 @@ impl Adopt<'_> {
                     stopped: false,
                     enabled: false,
                     disabled: false,
+                    stop_runs: Vec::new(),
+                    leave_running: false,
                 });
                 self.take(id, entry, format!("{}: taken as it is", s.unit));
                 self.lost(format!(

@@ -22,11 +22,13 @@ pub(crate) struct UnitState {
     pub(crate) enabled: Option<bool>,
     /// The unit is in the failed state (a start or restart did not succeed).
     pub(crate) failed: bool,
+    /// The command lines its stop runs (`ExecStop=`, then `ExecStopPost=`).
+    pub(crate) stop_runs: Vec<String>,
 }
 
 /// Asks systemd for the unit's state.
 pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
-    let text = show(unit, "LoadState,ActiveState,UnitFileState")?;
+    let text = show(unit, "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost")?;
     let value = |key: &str| show_value(&text, key).to_string();
     let active = value("ActiveState");
     Ok(UnitState {
@@ -42,7 +44,23 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
             _ => None,
         },
         failed: active == "failed",
+        stop_runs: [show_value(&text, "ExecStop"), show_value(&text, "ExecStopPost")]
+            .into_iter()
+            .flat_map(command_lines)
+            .collect(),
     })
+}
+
+/// The command lines of an `Exec*=` property as `systemctl show` gives it: one
+/// `{ path=… ; argv[]=ARGV ; … }` per command, ARGV its words joined by spaces.
+fn command_lines(value: &str) -> Vec<String> {
+    value
+        .split("argv[]=")
+        .skip(1)
+        .filter_map(|rest| rest.split(" ; ").next())
+        .map(|argv| argv.trim().to_string())
+        .filter(|argv| !argv.is_empty())
+        .collect()
 }
 
 /// How long a unit just started or restarted is watched before it is called running: a command

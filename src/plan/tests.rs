@@ -126,6 +126,7 @@ fn a_plan_says_which_units_start_stop_or_restart() {
             unit: unit.into(),
             running: Some(running),
             enabled: None,
+            on_removal: Default::default(),
         }),
     };
     let new = decl(vec![

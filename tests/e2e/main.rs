@@ -50,6 +50,7 @@ mod scripting;
 mod sealed;
 mod secrets;
 mod sshd;
+mod stop;
 mod takeover;
 mod util;
 mod waves;
