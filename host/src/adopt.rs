@@ -388,6 +388,8 @@ impl Adopt<'_> {
             version: VERSION,
             mode: Mode::Adopt,
             hostname: apply::hostname(),
+            host_keys: apply::host_keys(),
+            new_machine: self.adoption.new_machine,
             resources: self.outcomes,
             units: Vec::new(),
             adoption: Some(self.adoption),

@@ -28,7 +28,10 @@ pub(crate) struct UnitState {
 
 /// Asks systemd for the unit's state.
 pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
-    let text = show(unit, "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost")?;
+    let text = show(
+        unit,
+        "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost",
+    )?;
     let value = |key: &str| show_value(&text, key).to_string();
     let active = value("ActiveState");
     Ok(UnitState {
@@ -44,8 +47,10 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
             _ => None,
         },
         failed: active == "failed",
-        stop_runs: [show_value(&text, "ExecStop"), show_value(&text, "ExecStopPost")]
+        // a unit with several commands of one kind shows one line for each
+        stop_runs: ["ExecStop=", "ExecStopPost="]
             .into_iter()
+            .flat_map(|key| text.lines().filter_map(move |l| l.strip_prefix(key)))
             .flat_map(command_lines)
             .collect(),
     })
@@ -168,5 +173,20 @@ pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static 
         // (docker.service allows 3 starts a minute) must not refuse a few pushes in a row.
         let _ = systemctl("reset-failed", unit);
         systemctl("restart", unit).map(|()| "restarted")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn what_a_stop_runs_is_read_from_systemctl_show() {
+        let shown = "{ path=/usr/sbin/nft ; argv[]=/usr/sbin/nft flush ruleset ; \
+                     ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; \
+                     code=(null) ; status=0/0 }";
+        assert_eq!(
+            super::command_lines(shown),
+            vec!["/usr/sbin/nft flush ruleset"]
+        );
+        assert!(super::command_lines("").is_empty());
     }
 }

@@ -56,13 +56,20 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
             Ok(answer) => ("adopted", None, Some(answer.report.clone())),
             Err(e) => ("failed", Some(e.to_string()), None),
         };
-        let recorded = inv.record_push(&PushRecord {
-            node: r.node.clone(),
-            started_at: started.clone(),
-            digest,
-            outcome: outcome.into(),
-            reason,
-            report,
+        // a machine adopted as new has nothing the inventory confirmed of it before
+        let forgotten = match &report {
+            Some(report) if report.new_machine => inv.forget_confirmed(&r.node),
+            _ => Ok(()),
+        };
+        let recorded = forgotten.and_then(|()| {
+            inv.record_push(&PushRecord {
+                node: r.node.clone(),
+                started_at: started.clone(),
+                digest,
+                outcome: outcome.into(),
+                reason,
+                report,
+            })
         });
         if let Err(e) = recorded {
             err!(

@@ -29,7 +29,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "mesh node trust web1\nmesh node trust web1 --fingerprint SHA256:3f0c…",
     ),
     ("node remove", "mesh node remove web1"),
-    ("node adopt", "mesh node adopt web1\nmesh node adopt @web --exclude web3\nmesh push web1"),
+    (
+        "node adopt",
+        "mesh node adopt web1\nmesh node adopt @web --exclude web3\nmesh push web1",
+    ),
     (
         "module",
         "mesh module list\nmesh module show nginx\nmesh module check ./my-modules",

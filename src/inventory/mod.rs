@@ -13,6 +13,7 @@ pub mod export;
 pub mod import;
 mod import_check;
 mod layers;
+mod machine;
 mod nodes;
 mod operator_key;
 mod pushes;

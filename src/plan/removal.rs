@@ -138,6 +138,8 @@ mod tests {
             version: VERSION,
             mode: Mode::Apply,
             hostname: "n".into(),
+            host_keys: Vec::new(),
+            new_machine: false,
             resources: vec![Outcome {
                 id: "m:file:/a".into(),
                 state: State::Created,

@@ -96,6 +96,8 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         version: VERSION,
         mode: crate::wire::Mode::Apply,
         hostname: "n".into(),
+        host_keys: Vec::new(),
+        new_machine: false,
         resources: vec![crate::wire::Outcome {
             id: "m:file:/a".into(),
             state: crate::wire::State::Unchanged,

@@ -45,7 +45,12 @@ fn adopt_takes_names_globs_tags_and_exclude_as_every_other_verb() {
     // a selector that matches nothing is refused, naming it, and nothing is asked
     let refused = mesh.run(&["node", "adopt", "node2", "nodeX"]).code(1);
     assert!(refused.stderr.contains("nodeX"), "{}", refused.stderr);
-    assert!(mesh.run(&["node", "adopt"]).code(1).stderr.contains("--all"));
+    assert!(
+        mesh.run(&["node", "adopt"])
+            .code(1)
+            .stderr
+            .contains("--all")
+    );
 }
 
 #[test]
@@ -76,5 +81,9 @@ fn adopting_a_new_machine_keeps_what_it_has_and_unassigning_gives_it_back_byte_f
         "{plan}"
     );
     mesh.run(&["push", "node2"]).ok();
-    assert_eq!(motd("node2"), debians, "Debian's /etc/motd, byte for byte, owner and mode");
+    assert_eq!(
+        motd("node2"),
+        debians,
+        "Debian's /etc/motd, byte for byte, owner and mode"
+    );
 }

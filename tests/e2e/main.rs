@@ -40,6 +40,7 @@ mod provider;
 mod provisions;
 mod push;
 mod reaching;
+mod rebuilt;
 mod record;
 mod removal;
 mod requirements;

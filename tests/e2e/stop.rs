@@ -94,7 +94,11 @@ fn a_service_to_be_left_running_on_removal_keeps_running_after_unassign() {
     assert!(!plan.contains("will stop"), "{plan}");
     let pushed = mesh.run(&["push", "node3"]).ok().stdout;
     assert!(pushed.contains("leave-running"), "{pushed}");
-    assert_eq!(rules(), "active\nrules\n", "left running, its rules with it");
+    assert_eq!(
+        rules(),
+        "active\nrules\n",
+        "left running, its rules with it"
+    );
     on("node3", "systemctl stop guard-rules.service");
 }
 

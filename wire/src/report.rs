@@ -80,6 +80,14 @@ pub struct Report {
     pub mode: Mode,
     /// The machine's hostname, as it says it.
     pub hostname: String,
+    /// The machine's SSH host public keys (`TYPE BASE64`, from `/etc/ssh/ssh_host_*_key.pub`):
+    /// a node whose pinned key is none of them is another machine at that address (rebuilt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_keys: Vec<String>,
+    /// The machine had no record and no signs of the mesh, and the operator knew of no record
+    /// there: it is new, and what the inventory had confirmed of it before is not on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_machine: bool,
     /// One entry per resource, in the order handled.
     pub resources: Vec<Outcome>,
     /// Units reloaded or restarted because files they read changed.

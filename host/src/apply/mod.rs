@@ -54,10 +54,12 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         Mode::DryRun => None,
         Mode::Adopt => return crate::adopt::run(declaration, paths),
     };
+    let mut new_machine = false;
     let mut record = match Record::load(paths)? {
         Some(record) => record,
         None => {
             crate::signs::refuse_if_found(paths, applied_before, declaration.expects_record)?;
+            new_machine = true;
             Record::new()
         }
     };
@@ -188,12 +190,32 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         version: VERSION,
         mode,
         hostname: hostname(),
+        host_keys: host_keys(),
+        new_machine,
         resources: run.outcomes,
         units,
         adoption: None,
         awaiting: None,
         reverted: Vec::new(),
     })
+}
+
+/// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
+/// another one later given its address.
+pub(crate) fn host_keys() -> Vec<String> {
+    let dir = Path::new("/etc/ssh");
+    let mut keys: Vec<String> = crate::signs::entries(dir)
+        .into_iter()
+        .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
+        .filter_map(|name| files::read(&dir.join(name)).ok().flatten())
+        .filter_map(|found| {
+            let text = String::from_utf8_lossy(&found.bytes).into_owned();
+            let mut words = text.split_whitespace();
+            Some(format!("{} {}", words.next()?, words.next()?))
+        })
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The machine's hostname, as it says it.

@@ -4,9 +4,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use crate::wire::OnRemoval;
 use super::{ResourceDef, valid_unit};
 use crate::catalogue::CatalogueError;
+use crate::wire::OnRemoval;
 
 /// A unit the module wants in a state.
 #[derive(Debug, Clone)]
@@ -93,7 +93,10 @@ impl Parser<'_> {
             Some(name) => OnRemoval::parse(name).ok_or_else(|| {
                 self.invalid(
                     &at("on-removal"),
-                    format!("{name:?} is not what a removal can do; use one of {}", OnRemoval::NAMES),
+                    format!(
+                        "{name:?} is not what a removal can do; use one of {}",
+                        OnRemoval::NAMES
+                    ),
                 )
             })?,
         };
