@@ -83,7 +83,8 @@ impl Inventory {
         report: &Report,
     ) -> Result<(), InventoryError> {
         let knew = self.last_answer(node)?.is_some() || self.confirmed(node)?.is_some();
-        if !report.new_machine || !knew || self.found_new(node)? {
+        // a push running now records what it made there itself
+        if !report.new_machine || !knew || self.found_new(node)? || self.in_flight(node)? {
             return Ok(());
         }
         let text = serde_json::to_string(report)
