@@ -5,7 +5,7 @@
 use crate::util::{Mesh, node_result, on, rebuild};
 
 /// /etc/motd as the machine has it: content, owner and mode.
-fn motd(node: &str) -> String {
+pub(crate) fn motd(node: &str) -> String {
     on(
         node,
         "sha256sum /etc/motd | cut -d' ' -f1; stat -c '%u:%g %a' /etc/motd",

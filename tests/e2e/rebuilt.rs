@@ -4,13 +4,32 @@
 //! plan then shows everything to add; a push to it applies in full, and never says "no changes"
 //! while it sends nothing.
 
+use crate::adopt::motd;
 use crate::util::{Mesh, node_result, on, rebuild, states};
 
-fn motd(node: &str) -> String {
-    on(
-        node,
-        "sha256sum /etc/motd | cut -d' ' -f1; stat -c '%u:%g %a' /etc/motd",
-    )
+/// The plan of `node` says it has nothing to do.
+fn no_changes(mesh: &Mesh, node: &str) {
+    let plan = mesh.run(&["plan", node]).ok().stdout;
+    assert!(plan.contains(&format!("{node}: no changes")), "{plan}");
+}
+
+/// The push applied all of the declaration to `node` (Debian's /etc/motd replaced and kept as
+/// its original), and the plan then has nothing left to do.
+fn applied_in_full(mesh: &Mesh, push: &serde_json::Value, node: &str) {
+    let result = node_result(push, node);
+    assert_eq!(result["outcome"], "applied", "{result}");
+    assert_eq!(
+        states(result),
+        [("motd:file:/etc/motd".to_string(), "changed".to_string())],
+        "{result}"
+    );
+    let detail = result["report"]["resources"][0]["detail"].as_str();
+    assert!(
+        detail.is_some_and(|d| d.contains("the original is kept")),
+        "{result}"
+    );
+    assert!(on(node, "cat /etc/motd").contains("managed by mesh"));
+    no_changes(mesh, node);
 }
 
 #[test]
@@ -19,12 +38,7 @@ fn a_rebuilt_machine_is_found_new_by_check_and_the_plan_then_shows_everything_to
     let _lab = mesh.with_lab();
     mesh.run(&["assign", "motd", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();
-    assert!(
-        mesh.run(&["plan", "node3"])
-            .ok()
-            .stdout
-            .contains("node3: no changes")
-    );
+    no_changes(&mesh, "node3");
 
     rebuild(&mesh, "node3");
     let debians = motd("node3");
@@ -58,26 +72,7 @@ fn a_rebuilt_machine_is_found_new_by_check_and_the_plan_then_shows_everything_to
 
     // the push applies everything (the machine's own motd replaced, kept as its original)
     let push = mesh.run(&["push", "node3", "--json"]).ok().json();
-    let node3 = node_result(&push, "node3");
-    assert_eq!(node3["outcome"], "applied", "{node3}");
-    assert_eq!(
-        states(node3),
-        [("motd:file:/etc/motd".to_string(), "changed".to_string())],
-        "{node3}"
-    );
-    assert!(
-        node3["report"]["resources"][0]["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("the original is kept")),
-        "{node3}"
-    );
-    assert!(on("node3", "cat /etc/motd").contains("managed by mesh"));
-    assert!(
-        mesh.run(&["plan", "node3"])
-            .ok()
-            .stdout
-            .contains("node3: no changes")
-    );
+    applied_in_full(&mesh, &push, "node3");
     mesh.run(&["unassign", "motd", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();
     assert_eq!(
@@ -100,26 +95,7 @@ fn a_push_to_a_rebuilt_machine_applies_in_full_even_behind_and_unchecked() {
         .run(&["push", "--all", "--behind", "--json"])
         .ok()
         .json();
-    let node2 = node_result(&push, "node2");
-    assert_eq!(node2["outcome"], "applied", "{node2}");
-    assert_eq!(
-        states(node2),
-        [("motd:file:/etc/motd".to_string(), "changed".to_string())],
-        "{node2}"
-    );
-    assert!(
-        node2["report"]["resources"][0]["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("the original is kept")),
-        "{node2}"
-    );
-    assert!(on("node2", "cat /etc/motd").contains("managed by mesh"));
-    assert!(
-        mesh.run(&["plan", "node2"])
-            .ok()
-            .stdout
-            .contains("node2: no changes")
-    );
+    applied_in_full(&mesh, &push, "node2");
     // and it is the inventory's machine again: a record lost now is refused, never taken for new
     on("node2", "rm -rf /var/lib/mesh");
     let refused = mesh.run(&["push", "node2"]).code(2).stdout;

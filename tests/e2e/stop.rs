@@ -41,18 +41,23 @@ fn rules() -> String {
     )
 }
 
+/// The guard assigned to node3 and pushed (the mesh starts its unit), then unassigned: the plan
+/// of the removal, with `--diff`.
+fn started_then_unassigned(mesh: &Mesh) -> String {
+    mesh.run(&["assign", "guard", "node3"]).ok();
+    mesh.run(&["push", "node3"]).ok();
+    assert_eq!(rules(), "active\nrules\n", "the mesh started it");
+    mesh.run(&["unassign", "guard", "node3"]).ok();
+    mesh.run(&["plan", "node3", "--diff"]).ok().stdout
+}
+
 #[test]
 fn plan_diff_shows_what_the_stop_of_a_removal_runs() {
     let mesh = Mesh::new();
     let _lab = mesh.with_lab();
     install_guard();
     guard_module(&mesh, None);
-    mesh.run(&["assign", "guard", "node3"]).ok();
-    mesh.run(&["push", "node3"]).ok();
-    assert_eq!(rules(), "active\nrules\n", "the mesh started it");
-
-    mesh.run(&["unassign", "guard", "node3"]).ok();
-    let plan = mesh.run(&["plan", "node3", "--diff"]).ok().stdout;
+    let plan = started_then_unassigned(&mesh);
     assert!(
         plan.contains(
             "- guard:service:guard-rules.service — stops guard-rules.service (runs: /bin/rm -f /run/guard-rules)"
@@ -81,12 +86,7 @@ fn a_service_to_be_left_running_on_removal_keeps_running_after_unassign() {
         shown.contains("guard-rules.service (running, on removal: leave-running)"),
         "{shown}"
     );
-    mesh.run(&["assign", "guard", "node3"]).ok();
-    mesh.run(&["push", "node3"]).ok();
-    assert_eq!(rules(), "active\nrules\n", "the mesh started it");
-
-    mesh.run(&["unassign", "guard", "node3"]).ok();
-    let plan = mesh.run(&["plan", "node3", "--diff"]).ok().stdout;
+    let plan = started_then_unassigned(&mesh);
     assert!(
         plan.contains("leaves guard-rules.service running"),
         "{plan}"

@@ -242,7 +242,10 @@ fn a_new_machine_is_adopted_as_new_and_a_push_then_keeps_what_it_had() {
     // the push replaces it and keeps it; undeclared, it comes back
     assert_eq!(states(&declared, Mode::Apply, &paths), vec![State::Changed]);
     assert_eq!(fs::read_to_string(&target).unwrap(), "mesh\n");
-    assert_eq!(states(&decl(vec![]), Mode::Apply, &paths), vec![State::Removed]);
+    assert_eq!(
+        states(&decl(vec![]), Mode::Apply, &paths),
+        vec![State::Removed]
+    );
     assert_eq!(fs::read_to_string(&target).unwrap(), "the host's own\n");
 }
 

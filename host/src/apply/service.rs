@@ -68,8 +68,17 @@ impl Run<'_> {
         };
         // what its stop runs and what a removal is to do are as of now, for the plan
         entry.stop_runs = now.stop_runs.clone();
-        entry.leave_running = spec.on_removal == OnRemoval::LeaveRunning;
+        let leave_running = spec.on_removal == OnRemoval::LeaveRunning;
         let mut did = Vec::new();
+        // what a removal will do is the record's to know: a change to it is a change
+        if entry.leave_running != leave_running {
+            entry.leave_running = leave_running;
+            did.push(format!(
+                "{} on removal: {}",
+                self.said("set", "set"),
+                spec.on_removal.name()
+            ));
+        }
         if let Some(enable) = spec.enabled
             && now.enabled != Some(enable)
         {
