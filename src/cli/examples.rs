@@ -132,6 +132,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("lab down", "mesh lab down"),
     ("lab stop", "mesh lab stop node2"),
     ("lab start", "mesh lab start node2"),
+    (
+        "lab rebuild",
+        "mesh lab rebuild node2\nmesh check node2   # found new: the plan then shows everything to add",
+    ),
     ("lab status", "mesh lab status"),
     (
         "completions",
