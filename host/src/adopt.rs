@@ -89,8 +89,12 @@ fn notes(paths: &Paths) -> Vec<Note> {
         .collect()
 }
 
-/// Takes the machine as it is now. A machine whose record is readable is left as it is.
+/// Takes the machine as it is now. A machine whose record is readable is left as it is; a new
+/// one (no record, no signs of the mesh, none known to the operator) is given an empty record, so
+/// that what it has stays its own and the next push keeps it as the original.
 pub(crate) fn run(declaration: &Declaration, paths: &Paths) -> Result<Report, Error> {
+    // taken before the lock this run makes: the lock an earlier apply left is a sign of the mesh
+    let applied_before = paths.lock().exists();
     let _lock = apply::lock(paths)?;
     let mut adopt = Adopt {
         paths,
@@ -103,6 +107,14 @@ pub(crate) fn run(declaration: &Declaration, paths: &Paths) -> Result<Report, Er
     match Record::load(paths) {
         Ok(Some(_)) => {
             adopt.adoption.had_record = true;
+            return Ok(adopt.report());
+        }
+        Ok(None)
+            if signs::refuse_if_found(paths, applied_before, declaration.expects_record)
+                .is_ok() =>
+        {
+            Record::new().save(paths)?;
+            adopt.adoption.new_machine = true;
             return Ok(adopt.report());
         }
         Ok(None) => {}
@@ -230,6 +242,8 @@ impl Adopt<'_> {
                     stopped: false,
                     enabled: false,
                     disabled: false,
+                    stop_runs: Vec::new(),
+                    leave_running: false,
                 });
                 self.take(id, entry, format!("{}: taken as it is", s.unit));
                 self.lost(format!(
@@ -374,6 +388,8 @@ impl Adopt<'_> {
             version: VERSION,
             mode: Mode::Adopt,
             hostname: apply::hostname(),
+            host_keys: apply::host_keys(),
+            new_machine: self.adoption.new_machine,
             resources: self.outcomes,
             units: Vec::new(),
             adoption: Some(self.adoption),

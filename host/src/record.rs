@@ -159,8 +159,13 @@ impl Entry {
                 }
             }
             Entry::Service(s) => {
-                if s.started {
+                if s.started && s.leave_running {
+                    undo.leaves_running.push(s.unit.clone());
+                } else if s.started {
                     undo.stops.push(s.unit.clone());
+                    if !s.stop_runs.is_empty() {
+                        undo.stop_runs.insert(s.unit.clone(), s.stop_runs.clone());
+                    }
                 }
             }
             Entry::Directory(d) => {
@@ -306,6 +311,13 @@ pub(crate) struct ServiceEntry {
     /// The mesh disabled it (it was enabled).
     #[serde(default)]
     pub(crate) disabled: bool,
+    /// What stopping it runs (its `ExecStop=` and `ExecStopPost=`), as systemd said at the last
+    /// run that declared it: the plan shows it beside a stop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stop_runs: Vec<String>,
+    /// The module, as last declared, says to leave it running when it is undeclared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) leave_running: bool,
 }
 
 /// What the mesh knows about a unit.

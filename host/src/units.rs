@@ -22,11 +22,16 @@ pub(crate) struct UnitState {
     pub(crate) enabled: Option<bool>,
     /// The unit is in the failed state (a start or restart did not succeed).
     pub(crate) failed: bool,
+    /// The command lines its stop runs (`ExecStop=`, then `ExecStopPost=`).
+    pub(crate) stop_runs: Vec<String>,
 }
 
 /// Asks systemd for the unit's state.
 pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
-    let text = show(unit, "LoadState,ActiveState,UnitFileState")?;
+    let text = show(
+        unit,
+        "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost",
+    )?;
     let value = |key: &str| show_value(&text, key).to_string();
     let active = value("ActiveState");
     Ok(UnitState {
@@ -42,7 +47,25 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
             _ => None,
         },
         failed: active == "failed",
+        // a unit with several commands of one kind shows one line for each
+        stop_runs: ["ExecStop=", "ExecStopPost="]
+            .into_iter()
+            .flat_map(|key| text.lines().filter_map(move |l| l.strip_prefix(key)))
+            .flat_map(command_lines)
+            .collect(),
     })
+}
+
+/// The command lines of an `Exec*=` property as `systemctl show` gives it: one
+/// `{ path=… ; argv[]=ARGV ; … }` per command, ARGV its words joined by spaces.
+fn command_lines(value: &str) -> Vec<String> {
+    value
+        .split("argv[]=")
+        .skip(1)
+        .filter_map(|rest| rest.split(" ; ").next())
+        .map(|argv| argv.trim().to_string())
+        .filter(|argv| !argv.is_empty())
+        .collect()
 }
 
 /// How long a unit just started or restarted is watched before it is called running: a command
@@ -150,5 +173,20 @@ pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static 
         // (docker.service allows 3 starts a minute) must not refuse a few pushes in a row.
         let _ = systemctl("reset-failed", unit);
         systemctl("restart", unit).map(|()| "restarted")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn what_a_stop_runs_is_read_from_systemctl_show() {
+        let shown = "{ path=/usr/sbin/nft ; argv[]=/usr/sbin/nft flush ruleset ; \
+                     ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; \
+                     code=(null) ; status=0/0 }";
+        assert_eq!(
+            super::command_lines(shown),
+            vec!["/usr/sbin/nft flush ruleset"]
+        );
+        assert!(super::command_lines("").is_empty());
     }
 }

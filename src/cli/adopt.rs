@@ -1,5 +1,5 @@
-//! `mesh node adopt NODE`: recovery for a machine whose helper record was lost. The node's
-//! current declaration goes to the helper in adopt mode; it builds a fresh record taking the
+//! `mesh node adopt SELECTOR…`: recovery for machines whose helper record was lost. Each selected
+//! node's current declaration goes to the helper in adopt mode; it builds a fresh record taking the
 //! machine as it is now (nothing else changes), and says what it cannot give back. The operator
 //! then pushes as usual.
 
@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use clap::Args;
 
-use super::push::{Connect, compose_all, fan_out, options};
+use super::push::{Connect, Selection, compose_all, fan_out, job, options, selected};
 use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, PushRecord};
 use crate::push::{Job, NodeResult};
@@ -17,26 +17,30 @@ use crate::wire::Mode;
 
 #[derive(Args, Debug)]
 pub(crate) struct AdoptArgs {
-    /// The node whose helper refused it: its record is missing or could not be read.
-    name: String,
+    /// The nodes whose helpers refused them (their records missing or unreadable), selected as
+    /// every other verb selects them.
+    #[command(flatten)]
+    select: Selection,
     #[command(flatten)]
     connect: Connect,
 }
 
 pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u8> {
     let cat = ctx.catalogue()?;
-    let node = inv.node(&a.name)?;
+    let nodes = selected(&inv, &a.select, "adopt")?;
     inv.lock_pushes()?;
-    let jobs: Vec<Job> = compose_all(&inv, &cat, vec![node])?
+    let jobs: Vec<Job> = compose_all(&inv, &cat, nodes)?
         .into_iter()
         .map(|(node, composed)| {
             // the machine is taken as it is, held assignments too: what they have is the mesh's
             let mut declaration = composed.declaration;
             declaration.resources.extend(composed.kept);
             declaration.keep.clear();
-            Job { node, declaration }
+            // it says whether the inventory knows of a record there: a machine the operator
+            // knows is not taken for new, whatever it shows
+            job(&inv, node, declaration)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let digests: Vec<String> = jobs
         .iter()
         .map(|j| resolve::declaration_digest(&j.declaration))
@@ -58,13 +62,20 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
             Ok(answer) => ("adopted", None, Some(answer.report.clone())),
             Err(e) => ("failed", Some(e.to_string()), None),
         };
-        let recorded = inv.record_push(&PushRecord {
-            node: r.node.clone(),
-            started_at: started.clone(),
-            digest,
-            outcome: outcome.into(),
-            reason,
-            report,
+        // a machine adopted as new has nothing the inventory confirmed of it before
+        let forgotten = match &report {
+            Some(report) if report.new_machine => inv.forget_confirmed(&r.node),
+            _ => Ok(()),
+        };
+        let recorded = forgotten.and_then(|()| {
+            inv.record_push(&PushRecord {
+                node: r.node.clone(),
+                started_at: started.clone(),
+                digest,
+                outcome: outcome.into(),
+                reason,
+                report,
+            })
         });
         if let Err(e) = recorded {
             err!(
@@ -100,6 +111,16 @@ fn said(results: &[NodeResult]) -> String {
                 out,
                 "{}: its record is whole; nothing was adopted and nothing changed",
                 r.node
+            );
+            continue;
+        }
+        if adoption.new_machine {
+            let _ = writeln!(
+                out,
+                "{}: new: no record and no signs of the mesh on the machine; nothing was taken \
+                 and nothing changed: what it has stays its own, and the next push keeps what it \
+                 replaces as the original\n  next: mesh push {}",
+                r.node, r.node
             );
             continue;
         }

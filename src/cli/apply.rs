@@ -204,6 +204,7 @@ fn behind(inv: &Inventory, composed: Vec<(Node, Composed)>) -> Result<Vec<(Node,
             .is_some_and(|o| o != "applied");
         if failed
             || confirmed.is_none()
+            || inv.rekeyed(&node)?
             || !c.held.is_empty()
             || !plan::plan(&c.declaration, confirmed.as_ref(), None).is_empty()
         {

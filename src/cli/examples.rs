@@ -29,7 +29,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "mesh node trust web1\nmesh node trust web1 --fingerprint SHA256:3f0c…",
     ),
     ("node remove", "mesh node remove web1"),
-    ("node adopt", "mesh node adopt web1\nmesh push web1"),
+    (
+        "node adopt",
+        "mesh node adopt web1\nmesh node adopt @web --exclude web3\nmesh push web1",
+    ),
     (
         "module",
         "mesh module list\nmesh module show nginx\nmesh module check ./my-modules",
@@ -129,7 +132,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("lab down", "mesh lab down"),
     ("lab stop", "mesh lab stop node2"),
     ("lab start", "mesh lab start node2"),
-    ("lab rebuild", "mesh lab rebuild node2"),
+    (
+        "lab rebuild",
+        "mesh lab rebuild node2\nmesh check node2   # found new: the plan then shows everything to add",
+    ),
     ("lab status", "mesh lab status"),
     (
         "completions",

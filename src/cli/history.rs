@@ -6,7 +6,6 @@ use clap::Args;
 use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, Scope};
 use crate::push;
-use crate::wire::Mode;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -98,11 +97,8 @@ fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
     }
     match report {
         Some(report) => {
-            let mode = if row.outcome == "adopted" {
-                Mode::Adopt
-            } else {
-                Mode::Apply
-            };
+            // as the helper was asked: a check that found the machine new was a dry run
+            let mode = report.mode;
             let result = push::NodeResult {
                 node: row.node,
                 result: Ok(push::Answer {

@@ -51,8 +51,8 @@ pub(crate) enum NodeCommand {
         /// The node.
         name: String,
     },
-    /// Take a machine whose helper record was lost as it is now (push refuses it until then),
-    /// and hear what can no longer be given back.
+    /// Take machines whose helper records were lost as they are now (push refuses them until
+    /// then), and hear what can no longer be given back; a new machine keeps what it has.
     Adopt(super::adopt::AdoptArgs),
 }
 

@@ -201,11 +201,18 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
             p.unconfirmed = inv.in_flight(&node.name)?;
+            p.rekeyed = inv.rekeyed(&node)?;
+            p.new_machine = inv.found_new(&node.name)?;
             p.held = c.held;
             any_held |= !p.held.is_empty();
             if ctx.json {
                 plans.push(p);
-            } else if !ctx.quiet || !p.changes.is_empty() || p.unconfirmed || !p.held.is_empty() {
+            } else if !ctx.quiet
+                || !p.changes.is_empty()
+                || p.unconfirmed
+                || p.rekeyed
+                || !p.held.is_empty()
+            {
                 // -q: only the nodes a push would change, or that hold something back
                 text.push_str(&render::plan(&p, a.diff, ctx.color()));
                 for h in &p.held {
@@ -296,7 +303,7 @@ pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
 /// record, so a machine that lost its whole state directory is refused, not taken for new.
 pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
-    let expects_record = inv.answered(&node.name)?;
+    let expects_record = inv.knows_record(&node)?;
     Ok(Job {
         node,
         declaration: Declaration {
@@ -304,6 +311,25 @@ pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Resu
             ..declaration
         },
     })
+}
+
+/// What a dry run tells the inventory: a node whose last push was interrupted is reconciled
+/// with what its machine was found to have (`sent`: what that push sent); a machine found new
+/// has nothing the inventory confirmed of it, and the plan then says so.
+fn record_check(
+    inv: &mut Inventory,
+    r: &push::NodeResult,
+    sent: Option<&Declaration>,
+    started: &str,
+    digest: &str,
+) -> Result<(), crate::inventory::InventoryError> {
+    let Ok(answer) = &r.result else {
+        return Ok(());
+    };
+    if let Some(sent) = sent {
+        inv.reconcile(&r.node, sent, &answer.report)?;
+    }
+    inv.record_found_new(&r.node, started, digest, &answer.report)
 }
 
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
@@ -326,6 +352,16 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .into_iter()
         .map(|(node, c)| job(&inv, node, c.declaration))
         .collect::<Result<_>>()?;
+    let digests: BTreeMap<String, String> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j.node.name.clone(),
+                resolve::declaration_digest(&j.declaration),
+            )
+        })
+        .collect();
+    let started = inv.now()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
     let refusals: Vec<push::NodeResult> = refusals
@@ -338,9 +374,8 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         }
     }
     let mut results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
-        if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
-            && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
-        {
+        let digest = digests.get(&r.node).map_or("", String::as_str);
+        if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
             unrecorded.push((r.node.clone(), e));
         }
         if ctx.json || (ctx.quiet && unchanged(r)) {
@@ -363,8 +398,9 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     }
     for (node, e) in &unrecorded {
         err!(
-            "{node}: its last push was interrupted and what the machine has could not be \
-             recorded in the inventory {}: {e}; `mesh plan` still shows it unconfirmed",
+            "{node}: what the machine was found to have (its last push interrupted, or the \
+             machine new) could not be recorded in the inventory {}: {e}; `mesh plan` still \
+             shows what it recorded before",
             inv.path().display()
         );
     }

@@ -11,15 +11,7 @@ use crate::wire::{Mode, Spec, State};
 
 /// One node's plan as text; an unchanged node is one line saying so.
 pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
-    let mut out = String::new();
-    if p.unconfirmed {
-        let _ = writeln!(
-            out,
-            "{}: unconfirmed: the last push was interrupted; the next push or check asks the \
-             machine. Planned against what it last confirmed:",
-            p.node
-        );
-    }
+    let mut out = headline(p);
     if p.changes.is_empty() {
         let _ = writeln!(
             out,
@@ -98,6 +90,37 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             p.needs_confirmation.join(", ")
         );
         let _ = writeln!(out, "{}", visible(&line));
+    }
+    out
+}
+
+/// What a plan is made against, when that is not simply what the machine last confirmed.
+fn headline(p: &Plan) -> String {
+    let mut out = String::new();
+    if p.unconfirmed {
+        let _ = writeln!(
+            out,
+            "{}: unconfirmed: the last push was interrupted; the next push or check asks the \
+             machine. Planned against what it last confirmed:",
+            p.node
+        );
+    }
+    if p.rekeyed {
+        let _ = writeln!(
+            out,
+            "{}: its pinned host key is not one the machine had when its helper last answered: \
+             another machine may be at its address (rebuilt); the next check or push asks it. \
+             Planned against what it last confirmed:",
+            p.node
+        );
+    }
+    if p.new_machine {
+        let _ = writeln!(
+            out,
+            "{}: new: `mesh check` found no record and no signs of the mesh on the machine; a \
+             push applies everything:",
+            p.node
+        );
     }
     out
 }

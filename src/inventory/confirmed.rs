@@ -69,7 +69,13 @@ pub(super) fn store(
     sent: &Declaration,
     report: &Report,
 ) -> Result<(), InventoryError> {
-    let now = confirm(read(tx, node)?, sent, report);
+    // a new machine has nothing of what was confirmed before (it was rebuilt)
+    let previous = if report.new_machine {
+        Vec::new()
+    } else {
+        read(tx, node)?
+    };
+    let now = confirm(previous, sent, report);
     tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
     for (position, r) in now.iter().enumerate() {
         let mut r = r.clone();
@@ -162,6 +168,8 @@ mod tests {
             version: VERSION,
             mode,
             hostname: "n".into(),
+            host_keys: Vec::new(),
+            new_machine: false,
             resources: states
                 .iter()
                 .map(|(r, s)| Outcome {

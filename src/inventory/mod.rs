@@ -15,6 +15,7 @@ pub mod import;
 mod import_catalogue;
 mod import_check;
 mod layers;
+mod machine;
 mod nodes;
 mod operator_key;
 mod pushes;

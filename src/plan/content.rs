@@ -23,10 +23,16 @@ pub fn content(spec: &Spec) -> String {
             .iter()
             .map(|key| format!("{} = {}\n", key.dotted(), key.value))
             .collect(),
-        Spec::Service(sv) => wanted_state(sv.running, sv.enabled)
-            .iter()
-            .map(|w| format!("{w}\n"))
-            .collect(),
+        Spec::Service(sv) => {
+            let mut out: String = wanted_state(sv.running, sv.enabled)
+                .iter()
+                .map(|w| format!("{w}\n"))
+                .collect();
+            if !sv.on_removal.is_give_back() {
+                out.push_str(&format!("on removal: {}\n", sv.on_removal.name()));
+            }
+            out
+        }
         Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
         Spec::Package(p) => format!("installed {}\n", p.name),
         Spec::Container(c) => {

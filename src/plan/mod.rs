@@ -30,6 +30,14 @@ pub struct Plan {
     /// ahead of what this plan compares with, until the next push or check asks the machine.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
+    /// The node's pinned host key is not one its machine had when its helper last answered:
+    /// another machine may be at its address (rebuilt), until the next check or push asks it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rekeyed: bool,
+    /// `mesh check` found the machine new (no record, no signs of the mesh): nothing it had
+    /// confirmed is there, so everything is to add.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub new_machine: bool,
     /// Assignments held back from the push (their provider gone or not ready): they keep what
     /// the node has of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -280,6 +288,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
         node: next.node.clone(),
         first_send: last.is_none(),
         unconfirmed: false,
+        rekeyed: false,
+        new_machine: false,
         held: Vec::new(),
         needs_confirmation,
         changes,

@@ -10,7 +10,22 @@ pub fn words(undo: &Undo) -> Vec<String> {
     let list = |paths: &[String]| paths.join(", ");
     let mut said = Vec::new();
     if !undo.stops.is_empty() {
-        said.push(format!("stops {}", list(&undo.stops)));
+        // a package's stop may undo more than the mesh did: what it runs is shown with it
+        let stops: Vec<String> = undo
+            .stops
+            .iter()
+            .map(|unit| match undo.stop_runs.get(unit) {
+                Some(runs) if !runs.is_empty() => format!("{unit} (runs: {})", runs.join("; ")),
+                _ => unit.clone(),
+            })
+            .collect();
+        said.push(format!("stops {}", list(&stops)));
+    }
+    if !undo.leaves_running.is_empty() {
+        said.push(format!(
+            "leaves {} running (its module says on-removal: leave-running)",
+            list(&undo.leaves_running)
+        ));
     }
     if !undo.deletes.is_empty() {
         said.push(format!("deletes {}", list(&undo.deletes)));
@@ -82,6 +97,27 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_says_what_it_runs_and_a_unit_left_running_is_said() {
+        let undo = Undo {
+            stops: vec!["nftables.service".into(), "plain.service".into()],
+            stop_runs: [(
+                "nftables.service".to_string(),
+                vec!["/usr/sbin/nft flush ruleset".to_string()],
+            )]
+            .into(),
+            leaves_running: vec!["docker.service".into()],
+            ..Undo::default()
+        };
+        assert_eq!(
+            words(&undo),
+            vec![
+                "stops nftables.service (runs: /usr/sbin/nft flush ruleset), plain.service",
+                "leaves docker.service running (its module says on-removal: leave-running)",
+            ]
+        );
+    }
+
+    #[test]
     fn a_plan_names_the_units_a_removal_reloads_as_the_helper_said() {
         use crate::wire::{
             Cost, Costing, Declaration, FileSpec, Mode, Outcome, Report, Resource, Spec, State,
@@ -123,6 +159,8 @@ mod tests {
             version: VERSION,
             mode: Mode::Apply,
             hostname: "n".into(),
+            host_keys: Vec::new(),
+            new_machine: false,
             resources: vec![Outcome {
                 id: "m:file:/a".into(),
                 state: State::Created,

@@ -97,6 +97,8 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         version: VERSION,
         mode: crate::wire::Mode::Apply,
         hostname: "n".into(),
+        host_keys: Vec::new(),
+        new_machine: false,
         resources: vec![crate::wire::Outcome {
             id: "m:file:/a".into(),
             state: crate::wire::State::Unchanged,
@@ -127,6 +129,7 @@ fn a_plan_says_which_units_start_stop_or_restart() {
             unit: unit.into(),
             running: Some(running),
             enabled: None,
+            on_removal: Default::default(),
         }),
     };
     let new = decl(vec![

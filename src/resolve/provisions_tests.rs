@@ -192,6 +192,8 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             version: crate::wire::VERSION,
             mode: crate::wire::Mode::Apply,
             hostname: "n1".into(),
+            host_keys: Vec::new(),
+            new_machine: false,
             resources: provider
                 .declaration
                 .resources

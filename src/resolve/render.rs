@@ -180,6 +180,7 @@ pub(super) fn resource(
                 unit: sv.unit.clone(),
                 running: sv.running,
                 enabled: sv.enabled,
+                on_removal: sv.on_removal,
             }),
         ),
     };

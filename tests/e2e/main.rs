@@ -7,6 +7,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod access;
+mod adopt;
 mod bounded;
 mod check;
 mod cli;
@@ -45,6 +46,7 @@ mod provisions;
 mod push;
 mod push_lock;
 mod reaching;
+mod rebuilt;
 mod record;
 mod removal;
 mod requirements;
@@ -55,6 +57,7 @@ mod scripting;
 mod sealed;
 mod secrets;
 mod sshd;
+mod stop;
 mod takeover;
 mod util;
 mod waves;

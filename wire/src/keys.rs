@@ -48,4 +48,48 @@ pub struct ServiceSpec {
     /// Enabled at boot or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// What undeclaring it does to a unit the mesh started.
+    #[serde(default, skip_serializing_if = "OnRemoval::is_give_back")]
+    pub on_removal: OnRemoval,
+}
+
+/// What undeclaring a service does to a unit the mesh moved (module.json's `"on-removal"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnRemoval {
+    /// Put back as the mesh found it: stopped again if the mesh started it, disabled again if
+    /// the mesh enabled it. A unit's stop runs its `ExecStop=`, which may undo more than the
+    /// mesh did (Debian's nftables flushes every rule), so the plan shows what it runs.
+    #[default]
+    GiveBack,
+    /// Left as it is, running (and enabled) as the mesh left it: for a unit others come to
+    /// depend on (a firewall whose stop would flush rules other software made).
+    LeaveRunning,
+}
+
+impl OnRemoval {
+    /// Every value, as module.json spells it.
+    pub const NAMES: &'static str = "give-back, leave-running";
+
+    /// The value module.json names, if it is one.
+    pub fn parse(name: &str) -> Option<OnRemoval> {
+        match name {
+            "give-back" => Some(OnRemoval::GiveBack),
+            "leave-running" => Some(OnRemoval::LeaveRunning),
+            _ => None,
+        }
+    }
+
+    /// As module.json spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnRemoval::GiveBack => "give-back",
+            OnRemoval::LeaveRunning => "leave-running",
+        }
+    }
+
+    /// The default: serialized as nothing, so a declaration without it reads as before.
+    pub fn is_give_back(&self) -> bool {
+        *self == OnRemoval::GiveBack
+    }
 }

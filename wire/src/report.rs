@@ -13,6 +13,15 @@ pub struct Undo {
     /// Units it would stop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stops: Vec<String>,
+    /// What stopping each of `stops` runs on the machine (its `ExecStop=` and `ExecStopPost=`
+    /// command lines, as systemd shows them), by unit: a package's stop may undo more than the
+    /// mesh did.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub stop_runs: std::collections::BTreeMap<String, Vec<String>>,
+    /// Units the mesh started that it leaves running, as the module says
+    /// ([`OnRemoval::LeaveRunning`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leaves_running: Vec<String>,
     /// Paths it would delete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deletes: Vec<String>,
@@ -75,6 +84,14 @@ pub struct Report {
     pub mode: Mode,
     /// The machine's hostname, as it says it.
     pub hostname: String,
+    /// The machine's SSH host public keys (`TYPE BASE64`, from `/etc/ssh/ssh_host_*_key.pub`):
+    /// a node whose pinned key is none of them is another machine at that address (rebuilt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_keys: Vec<String>,
+    /// The machine had no record and no signs of the mesh, and the operator knew of no record
+    /// there: it is new, and what the inventory had confirmed of it before is not on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_machine: bool,
     /// One entry per resource, in the order handled.
     pub resources: Vec<Outcome>,
     /// Units reloaded or restarted because files they read changed.
@@ -133,6 +150,11 @@ pub struct Adoption {
     /// The machine had a readable record: nothing was adopted, nothing changed.
     #[serde(default)]
     pub had_record: bool,
+    /// The machine had no record and no signs of the mesh, and the operator knew of none: it is
+    /// new, and what it has is its own. Nothing was taken; the next push keeps each thing it
+    /// replaces as its original, as on any new machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_machine: bool,
     /// What undeclaring can no longer give back as the host had it, in words.
     #[serde(default)]
     pub cannot_give_back: Vec<String>,

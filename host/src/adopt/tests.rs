@@ -227,3 +227,40 @@ fn units_the_mesh_marked_are_taken_and_others_are_not() {
         vec!["w-old.service"]
     );
 }
+
+#[test]
+fn a_new_machine_is_adopted_as_new_and_a_push_then_keeps_what_it_had() {
+    let (_dir, paths, target, declared) = machine("the host's own\n");
+    let report = run(&declared, Mode::Adopt, &paths).unwrap();
+    assert!(report.new_machine, "{report:?}");
+    let adoption = report.adoption.clone().unwrap();
+    assert!(adoption.new_machine, "{adoption:?}");
+    assert!(adoption.cannot_give_back.is_empty(), "{adoption:?}");
+    assert!(report.resources.is_empty(), "nothing taken: {report:?}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "the host's own\n");
+
+    // the push replaces it and keeps it; undeclared, it comes back
+    assert_eq!(states(&declared, Mode::Apply, &paths), vec![State::Changed]);
+    assert_eq!(fs::read_to_string(&target).unwrap(), "mesh\n");
+    assert_eq!(
+        states(&decl(vec![]), Mode::Apply, &paths),
+        vec![State::Removed]
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "the host's own\n");
+}
+
+#[test]
+fn a_machine_the_operator_knows_is_never_adopted_as_new() {
+    let (_dir, paths, _target, declared) = machine("the mesh's, or the host's?\n");
+    let known = Declaration {
+        expects_record: true,
+        ..declared
+    };
+    let report = run(&known, Mode::Adopt, &paths).unwrap();
+    let adoption = report.adoption.unwrap();
+    assert!(!adoption.new_machine, "{adoption:?}");
+    assert!(
+        adoption.cannot_give_back.iter().any(|l| l.contains("lost")),
+        "{adoption:?}"
+    );
+}

@@ -12,6 +12,8 @@ pub(crate) struct Held {
     _file: fs::File,
     /// The lock was there before this run made it: an earlier apply left it.
     applied_before: bool,
+    /// The machine had no record when the lock was taken (see [`Held::record`]).
+    new_machine: bool,
 }
 
 impl Held {
@@ -29,10 +31,18 @@ impl Held {
     pub(crate) fn take(paths: &Paths) -> Result<Held, Error> {
         // an apply leaves its lock behind: seen before this run makes one, it is a sign of the mesh
         let applied_before = paths.lock().exists();
+        let file = lock(paths)?;
         Ok(Held {
-            _file: lock(paths)?,
+            _file: file,
             applied_before,
+            new_machine: !paths.record().exists(),
         })
+    }
+
+    /// Whether the machine had no record when this run took its lock: new, as [`Held::record`]
+    /// refuses one that shows signs of the mesh.
+    pub(crate) fn new_machine(&self) -> bool {
+        self.new_machine
     }
 
     /// The record as it is now. A machine without one is refused if it shows signs of the mesh;

@@ -54,8 +54,9 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     match mode {
         Mode::Adopt => crate::adopt::run(declaration, paths),
         Mode::DryRun => {
+            let new_machine = !paths.record().exists();
             let record = held::record_without_lock(paths, declaration.expects_record)?;
-            measure_or_apply(declaration, mode, paths, record)
+            measure_or_apply(declaration, mode, paths, record, new_machine)
         }
         Mode::Apply => {
             let held = Held::to_apply(paths, declaration.expects_record)?;
@@ -71,18 +72,20 @@ pub(crate) fn run_held(
     declaration: &Declaration,
     dry_run: bool,
     paths: &Paths,
-    _held: &Held,
+    held: &Held,
     record: Record,
 ) -> Result<Report, Error> {
     let mode = if dry_run { Mode::DryRun } else { Mode::Apply };
-    measure_or_apply(declaration, mode, paths, record)
+    measure_or_apply(declaration, mode, paths, record, held.new_machine())
 }
 
+/// `new_machine`: the machine had no record (and no signs of the mesh) when this run began.
 fn measure_or_apply(
     declaration: &Declaration,
     mode: Mode,
     paths: &Paths,
     mut record: Record,
+    new_machine: bool,
 ) -> Result<Report, Error> {
     let mut run = Run {
         mode,
@@ -221,12 +224,32 @@ fn measure_or_apply(
         version: VERSION,
         mode,
         hostname: hostname(),
+        host_keys: host_keys(),
+        new_machine,
         resources: run.outcomes,
         units,
         adoption: None,
         awaiting: None,
         reverted: Vec::new(),
     })
+}
+
+/// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
+/// another one later given its address.
+pub(crate) fn host_keys() -> Vec<String> {
+    let dir = Path::new("/etc/ssh");
+    let mut keys: Vec<String> = crate::signs::entries(dir)
+        .into_iter()
+        .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
+        .filter_map(|name| files::read(&dir.join(name)).ok().flatten())
+        .filter_map(|found| {
+            let text = String::from_utf8_lossy(&found.bytes).into_owned();
+            let mut words = text.split_whitespace();
+            Some(format!("{} {}", words.next()?, words.next()?))
+        })
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The machine's hostname, as it says it.

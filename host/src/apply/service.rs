@@ -4,7 +4,7 @@
 //! and never overwritten; undeclaring undoes only what the mesh itself did, and never starts a
 //! unit on the way out.
 
-use mesh_wire::{Outcome, Resource, ServiceSpec, State};
+use mesh_wire::{OnRemoval, Outcome, Resource, ServiceSpec, State};
 
 use super::{Run, outcome};
 use crate::record::{Entry, Record, ServiceEntry};
@@ -40,6 +40,8 @@ impl Run<'_> {
                 stopped: false,
                 enabled: false,
                 disabled: false,
+                stop_runs: now.stop_runs,
+                leave_running: spec.on_removal == OnRemoval::LeaveRunning,
             }),
         );
         if self.applying() {
@@ -64,7 +66,19 @@ impl Run<'_> {
         let Some(Entry::Service(mut entry)) = record.resources.get(&resource.id).cloned() else {
             return Err("its found state was not recorded".into());
         };
+        // what its stop runs and what a removal is to do are as of now, for the plan
+        entry.stop_runs = now.stop_runs.clone();
+        let leave_running = spec.on_removal == OnRemoval::LeaveRunning;
         let mut did = Vec::new();
+        // what a removal will do is the record's to know: a change to it is a change
+        if entry.leave_running != leave_running {
+            entry.leave_running = leave_running;
+            did.push(format!(
+                "{} on removal: {}",
+                self.said("set", "set"),
+                spec.on_removal.name()
+            ));
+        }
         if let Some(enable) = spec.enabled
             && now.enabled != Some(enable)
         {
@@ -110,6 +124,13 @@ impl Run<'_> {
 
     pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, String> {
         let unit = &entry.unit;
+        // what the mesh started or enabled stays so; what it found running was never its to stop
+        if entry.leave_running && (entry.started || entry.enabled) {
+            return Ok(format!(
+                "{unit}: left as it is, {}: its module says on-removal: leave-running",
+                if entry.started { "running" } else { "enabled" }
+            ));
+        }
         let mut said = Vec::new();
         if entry.enabled {
             if self.applying() {

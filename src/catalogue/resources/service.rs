@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::parser::Parser;
 use super::{ResourceDef, valid_unit};
 use crate::catalogue::CatalogueError;
+use crate::wire::OnRemoval;
 
 /// A unit the module wants in a state.
 #[derive(Debug, Clone)]
@@ -19,11 +20,20 @@ pub struct ServiceDef {
     /// A change to it can cut the operator off: it is reverted unless confirmed over a new
     /// connection (`"confirm": true`).
     pub confirm: bool,
+    /// What undeclaring it does to the unit (`"on-removal"`): given back as found, or left
+    /// running.
+    pub on_removal: OnRemoval,
 }
 
 impl ServiceDef {
     pub(super) fn describe(&self) -> String {
-        let want = crate::plan::wanted_state(self.running, self.enabled);
+        let mut want: Vec<String> = crate::plan::wanted_state(self.running, self.enabled)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        if !self.on_removal.is_give_back() {
+            want.push(format!("on removal: {}", self.on_removal.name()));
+        }
         if want.is_empty() {
             self.unit.clone()
         } else {
@@ -43,6 +53,9 @@ struct RawService {
     /// A change to it is reverted unless the operator confirms it over a new connection.
     #[serde(default)]
     confirm: bool,
+    /// What undeclaring it does to the unit.
+    #[serde(rename = "on-removal")]
+    on_removal: Option<String>,
 }
 
 impl Parser<'_> {
@@ -75,11 +88,24 @@ impl Parser<'_> {
                 ));
             }
         };
+        let on_removal = match sv.on_removal.as_deref() {
+            None => OnRemoval::default(),
+            Some(name) => OnRemoval::parse(name).ok_or_else(|| {
+                self.invalid(
+                    &at("on-removal"),
+                    format!(
+                        "{name:?} is not what a removal can do; use one of {}",
+                        OnRemoval::NAMES
+                    ),
+                )
+            })?,
+        };
         Ok(ResourceDef::Service(ServiceDef {
             unit,
             running,
             enabled: sv.enabled,
             confirm: sv.confirm,
+            on_removal,
         }))
     }
 }
