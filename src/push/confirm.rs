@@ -16,6 +16,10 @@ use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED};
 /// helper's answer, before it confirms, as if it were killed there.
 pub const STOP_BEFORE_CONFIRMING: &str = "MESH_TEST_STOP_BEFORE_CONFIRMING";
 
+/// Environment variable for the end-to-end tests only, read only by a debug build: the first
+/// confirm runs on the machine and its connection is dropped before its exit status is read.
+pub const LOSE_CONFIRM_REPLY: &str = "MESH_TEST_LOSE_CONFIRM_REPLY";
+
 /// How a change awaiting confirmation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirmation {
@@ -60,6 +64,8 @@ pub(super) async fn confirm(
             awaiting.id
         ),
     };
+    #[cfg(debug_assertions)]
+    let mut lost = false;
     while let Some(command) = &command {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -67,6 +73,15 @@ pub(super) async fn confirm(
         }
         let attempt = tokio::time::timeout(left, async {
             let session = ssh::connect(target, credentials, connect_timeout.min(left)).await?;
+            #[cfg(debug_assertions)]
+            if lose_reply(&mut lost) {
+                session.exec_then_drop(command).await?;
+                return Ok(ssh::Output {
+                    status: None,
+                    stdout: Vec::new(),
+                    stderr: b"the connection dropped before the exit status came back".to_vec(),
+                });
+            }
             let out = session.exec(command, b"").await;
             session.close().await;
             out
@@ -94,4 +109,13 @@ pub(super) async fn confirm(
         seconds: awaiting.deadline,
         last,
     }
+}
+
+/// Whether this try's reply is to be lost (the first, when the tests ask for it); not in a
+/// release build.
+#[cfg(debug_assertions)]
+fn lose_reply(lost: &mut bool) -> bool {
+    let lose = !*lost && std::env::var_os(LOSE_CONFIRM_REPLY).is_some();
+    *lost |= lose;
+    lose
 }
