@@ -379,6 +379,7 @@ impl Adopt<'_> {
             adoption: Some(self.adoption),
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         }
     }
 }

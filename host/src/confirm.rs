@@ -11,6 +11,7 @@
 
 mod boot;
 mod kept;
+mod ledger;
 #[cfg(test)]
 mod tests;
 
@@ -21,7 +22,8 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mesh_wire::{
-    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, Mode, Report, Reverted, State,
+    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE, Mode,
+    Report, Reverted, State,
 };
 
 use crate::apply::{self, Error};
@@ -29,6 +31,7 @@ use crate::files;
 use crate::record::{Paths, Record};
 use crate::units;
 use kept::Kept;
+use ledger::Fate;
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
 /// resource that asks for confirmation, and says earlier reverts.
@@ -40,12 +43,20 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         .map(|r| r.id.as_str())
         .chain(declaration.confirm_removals.iter().map(String::as_str))
         .collect();
-    if mode == Mode::Apply
+    // an adopt writes the record too: a revert would put the one before it back
+    if mode != Mode::DryRun
         && let Some(id) = awaiting(paths)?
     {
         return Err(Error::Awaiting(id));
     }
-    if mode != Mode::Apply || asks.is_empty() {
+    if mode == Mode::DryRun {
+        // before and after: a change that begins or ends during the dry run is still unsettled
+        let before = pending(paths);
+        let mut report = apply::run(declaration, mode, paths)?;
+        report.pending = before.or_else(|| pending(paths));
+        return Ok(with_notes(report, mode, paths));
+    }
+    if asks.is_empty() {
         let report = apply::run(declaration, mode, paths)?;
         return Ok(with_notes(report, mode, paths));
     }
@@ -111,31 +122,51 @@ fn forget(id: &str, dir: &Path) {
     let _ = boot::remove(id);
 }
 
-/// `mesh-host confirm <id>`: the change stays. Exit 0 confirmed, [`EXIT_ALREADY_REVERTED`] when
-/// its deadline passed first, 2 when no such change is known.
+/// `mesh-host confirm <id>`: the change stays. Asked again about the same change (its answer was
+/// lost on the way back), it answers what became of it: exit 0 confirmed,
+/// [`EXIT_ALREADY_REVERTED`] when its deadline passed first, [`EXIT_UNKNOWN_CHANGE`] when the
+/// machine knows nothing of it.
 pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
     let dir = kept::dir(paths, id);
     let done = dir.with_extension("confirmed");
     match std::fs::rename(&dir, &done) {
         Ok(()) => {
-            forget(id, &done);
+            settle_confirmed(id, &done, paths);
             println!("confirmed {id}");
             0
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let reverting = dir.with_extension("reverting");
-            if note(paths, id).exists() || reverting.exists() {
+            let fate = ledger::fate(paths, id).ok().flatten();
+            if done.exists() || fate == Some(Fate::Confirmed) {
+                // a confirmation already made: a retry after a lost answer hears it again
+                settle_confirmed(id, &done, paths);
+                println!("confirmed {id} (already)");
+                0
+            } else if note(paths, id).exists()
+                || dir.with_extension("reverting").exists()
+                || fate == Some(Fate::Reverted)
+            {
                 eprintln!("mesh-host: change {id} was already reverted: its deadline passed");
                 u8::try_from(EXIT_ALREADY_REVERTED).unwrap_or(2)
             } else {
-                eprintln!("mesh-host: no change {id} awaits confirmation on this machine");
-                2
+                eprintln!("mesh-host: change {id} is unknown on this machine");
+                u8::try_from(EXIT_UNKNOWN_CHANGE).unwrap_or(2)
             }
         }
         Err(e) => {
             eprintln!("mesh-host: cannot confirm change {id}: {e}");
             3
         }
+    }
+}
+
+/// Notes change `id` confirmed, then drops what was kept for it (in `done`): while the note
+/// cannot be written, `done` itself says it.
+fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
+    if ledger::note(paths, id, Fate::Confirmed).is_ok() {
+        forget(id, done);
+    } else {
+        let _ = boot::remove(id);
     }
 }
 
@@ -236,6 +267,17 @@ fn awaiting(paths: &Paths) -> io::Result<Option<String>> {
         }
     }
     Ok(None)
+}
+
+/// A change this machine has not settled yet: awaiting its confirmation, or being reverted. A
+/// dry run says it, and nothing it found may be taken as confirmed.
+fn pending(paths: &Paths) -> Option<String> {
+    let entries = std::fs::read_dir(paths.root.join("pending")).ok()?;
+    entries.flatten().find_map(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let id = name.strip_suffix(".reverting").unwrap_or(&name);
+        Awaiting::valid_id(id).then(|| id.to_string())
+    })
 }
 
 /// The resources in `asks` that `report` says changed (or would).
@@ -339,7 +381,10 @@ fn revert_claimed(paths: &Paths, id: &str, claimed: &Path, at_boot: bool) -> Rev
             files::private_dir(&paths.root.join("reverted"), 0o700)?;
             files::write_atomically(&note(paths, id), &json, None, 0o600)
         });
-    if saved.is_ok() {
+    if saved
+        .and_then(|()| ledger::note(paths, id, Fate::Reverted))
+        .is_ok()
+    {
         forget(id, claimed);
     }
     reverted

@@ -39,9 +39,13 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
         .map(|j| resolve::declaration_digest(&j.declaration))
         .collect();
     let started = inv.now()?;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), ctx, |_| {
-        String::new()
-    })?;
+    let results = fan_out(
+        jobs,
+        &options(&a.connect, Mode::Adopt),
+        ctx,
+        |_| {},
+        |_| String::new(),
+    )?;
     // what the machines said is printed first: it stands whether or not it can be recorded
     if ctx.json {
         print_json(&render::results_json(&results, Mode::Adopt))?;

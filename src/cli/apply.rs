@@ -283,11 +283,28 @@ fn push_wave(
         .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
         .collect();
     let unrecorded = &mut out.unrecorded;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
+    // noted on a connection of its own the moment the helper says so: an operator killed while
+    // it confirms leaves the node pending confirmation, and `plan` says it
+    let path = inv.path().to_path_buf();
+    let heard = move |event: &push::Event| {
+        if let push::Event::Confirming(node, id) = event {
+            let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
+        }
+    };
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, heard, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
                 // reverted on the machine: what it has is what it had, the inventory keeps
                 // what it confirmed before, and the plan shows the change still pending
+                // unknown on the machine: what it has is not known, so nothing is confirmed
+                Ok(answer) if answer.unknown() => (
+                    PushRecord {
+                        outcome: "failed".into(),
+                        reason: answer.confirmation.as_ref().map(push::Confirmation::said),
+                        ..PushRecord::answered(&r.node, started, digest, &answer.report)
+                    },
+                    None,
+                ),
                 Ok(answer) if answer.reverted() => (
                     PushRecord {
                         outcome: "reverted".into(),

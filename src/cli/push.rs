@@ -131,6 +131,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
             p.unconfirmed = inv.in_flight(&node.name)?;
+            if p.unconfirmed {
+                p.pending_confirmation = inv.pending_confirmation(&node.name)?;
+            }
             p.held = c.held;
             any_held |= !p.held.is_empty();
             if ctx.json {
@@ -163,12 +166,14 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     }
 }
 
-/// Pushes (or checks) every job. `finished` hears each node's result the moment it is in, and
-/// what it returns is printed then; all results come back in the order the nodes were named.
+/// Pushes (or checks) every job. `heard` hears every step as it is taken; `finished` hears each
+/// node's result the moment it is in, and what it returns is printed then; all results come
+/// back in the order the nodes were named.
 pub(crate) fn fan_out(
     jobs: Vec<Job>,
     options: &push::Options,
     ctx: &Context,
+    heard: impl Fn(&push::Event) + Send + Sync + 'static,
     mut finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
@@ -193,7 +198,12 @@ pub(crate) fn fan_out(
     for r in &results {
         progress.print(&finished(r));
     }
-    let events = progress.sink();
+    let sink = progress.sink();
+    let events: std::sync::Arc<dyn Fn(push::Event) + Send + Sync> =
+        std::sync::Arc::new(move |event| {
+            heard(&event);
+            sink(event);
+        });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -210,7 +220,7 @@ pub(crate) fn fan_out(
 pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
     r.result
         .as_ref()
-        .is_ok_and(|a| !a.failed() && !a.report.changed())
+        .is_ok_and(|a| !a.failed() && !a.report.changed() && a.report.pending.is_none())
 }
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
@@ -252,24 +262,40 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .collect::<Result<_>>()?;
     let mut unrecorded = Vec::new();
     let diff = a.diff.then(|| ctx.color());
-    let results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
-        if let (Some(sent), Ok(answer)) = (in_flight.get(&r.node), &r.result)
-            && let Err(e) = inv.reconcile(&r.node, sent, &answer.report)
-        {
-            unrecorded.push((r.node.clone(), e));
-        }
-        if ctx.json || (ctx.quiet && unchanged(r)) {
-            String::new()
-        } else {
-            render::node(r, Mode::DryRun, diff)
-        }
-    })?;
+    let results = fan_out(
+        jobs,
+        &options(&a.connect, Mode::DryRun),
+        ctx,
+        |_| {},
+        |r| {
+            // a change awaiting confirmation is not settled: what the machine has now may be put
+            // back at its deadline, so the push stays unconfirmed until the machine says
+            let recorded = match (in_flight.get(&r.node), &r.result) {
+                (Some(sent), Ok(answer)) => match &answer.report.pending {
+                    Some(id) => inv.note_pending(&r.node, id),
+                    None => inv.reconcile(&r.node, sent, &answer.report),
+                },
+                _ => Ok(()),
+            };
+            if let Err(e) = recorded {
+                unrecorded.push((r.node.clone(), e));
+            }
+            if ctx.json || (ctx.quiet && unchanged(r)) {
+                String::new()
+            } else {
+                render::node(r, Mode::DryRun, diff)
+            }
+        },
+    )?;
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
-    let changes = results
-        .iter()
-        .any(|r| r.result.as_ref().is_ok_and(|a| a.report.changed()));
+    // a change awaiting confirmation may yet be put back: the machine is not as checked
+    let changes = results.iter().any(|r| {
+        r.result
+            .as_ref()
+            .is_ok_and(|a| a.report.changed() || a.report.pending.is_some())
+    });
     if ctx.json {
         print_json(&render::results_json(&results, Mode::DryRun))?;
     } else if !ctx.quiet {

@@ -172,6 +172,7 @@ mod tests {
             adoption: None,
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         }
     }
 

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::Helper;
 use crate::ssh::{self, Credentials, Target};
-use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED};
+use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE};
 
 /// Environment variable for the end-to-end tests only: the operator exits right after the
 /// helper's answer, before it confirms, as if it were killed there.
@@ -25,9 +25,12 @@ pub const LOSE_CONFIRM_REPLY: &str = "MESH_TEST_LOSE_CONFIRM_REPLY";
 pub enum Confirmation {
     /// Confirmed over a new connection: it stays.
     Confirmed,
-    /// No new connection could confirm it within `seconds`: the helper reverts it at its
-    /// deadline. `last` says why the last try failed.
+    /// No new connection could confirm it within `seconds`, or the helper said it had reverted
+    /// it: the helper reverts it at its deadline. `last` says why the last try failed.
     Reverted { seconds: u64, last: String },
+    /// The machine knows nothing of change `id` (nothing awaits, no note says what became of
+    /// it): whether it stayed cannot be said.
+    Unknown { id: String },
 }
 
 impl Confirmation {
@@ -38,6 +41,10 @@ impl Confirmation {
             Confirmation::Reverted { seconds, last } => {
                 format!("reverted: could not reconnect within {seconds} s ({last})")
             }
+            Confirmation::Unknown { id } => format!(
+                "unknown: the machine knows nothing of change {id}, so whether it stayed cannot \
+                 be said; `mesh check` shows what the machine has"
+            ),
         }
     }
 }
@@ -87,11 +94,17 @@ pub(super) async fn confirm(
             out
         })
         .await;
+        // a try whose answer was lost may have confirmed it: the helper says so when asked again
         match attempt {
             Ok(Ok(out)) if out.status == Some(0) => return Confirmation::Confirmed,
             Ok(Ok(out)) if out.status == Some(EXIT_ALREADY_REVERTED) => {
                 last = "the helper had reverted it already".into();
                 break;
+            }
+            Ok(Ok(out)) if out.status == Some(EXIT_UNKNOWN_CHANGE) => {
+                return Confirmation::Unknown {
+                    id: awaiting.id.clone(),
+                };
             }
             Ok(Ok(out)) => {
                 last = format!(

@@ -122,7 +122,13 @@ pub struct Answer {
 impl Answer {
     /// Whether the node failed: a resource or unit failed, or its change was reverted.
     pub fn failed(&self) -> bool {
-        self.report.failed() || self.reverted()
+        self.report.failed() || self.reverted() || self.unknown()
+    }
+
+    /// Whether the machine knew nothing of the change when asked to confirm it: it may or may
+    /// not have stayed.
+    pub fn unknown(&self) -> bool {
+        matches!(self.confirmation, Some(Confirmation::Unknown { .. }))
     }
 
     /// Whether the change was reverted because no new connection could confirm it.
@@ -144,6 +150,9 @@ pub enum Event {
     Connecting(String),
     Uploading(String),
     Applying(String),
+    /// The helper applied a change that awaits confirmation (node, the change's id): the
+    /// operator confirms it now.
+    Confirming(String, String),
     Done(String),
 }
 
@@ -154,6 +163,7 @@ impl Event {
             Event::Connecting(_) => "connecting",
             Event::Uploading(_) => "uploading the helper",
             Event::Applying(_) => "applying",
+            Event::Confirming(..) => "confirming",
             Event::Done(_) => "done",
         }
     }
@@ -323,6 +333,7 @@ async fn push_one(
     })?;
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
+            events(Event::Confirming(name.clone(), awaiting.id.clone()));
             if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
                 std::process::exit(9);
             }

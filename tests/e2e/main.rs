@@ -10,6 +10,7 @@ mod access;
 mod check;
 mod cli;
 mod confirm;
+mod confirm_pending;
 mod confirm_whole;
 mod confirmed;
 mod container;

@@ -193,6 +193,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         adoption: None,
         awaiting: None,
         reverted: Vec::new(),
+        pending: None,
     })
 }
 
