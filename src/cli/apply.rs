@@ -296,15 +296,6 @@ fn push_wave(
             let (record, answered) = match &r.result {
                 // reverted on the machine: what it has is what it had, the inventory keeps
                 // what it confirmed before, and the plan shows the change still pending
-                // unknown on the machine: what it has is not known, so nothing is confirmed
-                Ok(answer) if answer.unknown() => (
-                    PushRecord {
-                        outcome: "failed".into(),
-                        reason: answer.confirmation.as_ref().map(push::Confirmation::said),
-                        ..PushRecord::answered(&r.node, started, digest, &answer.report)
-                    },
-                    None,
-                ),
                 Ok(answer) if answer.reverted() => (
                     PushRecord {
                         outcome: "reverted".into(),
@@ -330,7 +321,14 @@ fn push_wave(
                 ),
             };
             let applied = answered.is_some() && record.outcome == "applied";
-            let forgotten = inv.finish_push(*id, &record, answered).and_then(|()| {
+            let unknown = r.result.as_ref().ok().filter(|a| a.unknown());
+            let finished = match unknown.and_then(|a| a.confirmation.as_ref()) {
+                // whether the change stayed is not known: the push stays unconfirmed, and the
+                // next push or check asks the machine
+                Some(c) => inv.leave_in_flight(*id, &c.said()),
+                None => inv.finish_push(*id, &record, answered),
+            };
+            let forgotten = finished.and_then(|()| {
                 // the machine has taken these consumers' provisions away: their secrets go too
                 let gone = withdrawn.get(&r.node).filter(|_| applied);
                 gone.into_iter()

@@ -163,6 +163,16 @@ impl Inventory {
         Ok(())
     }
 
+    /// Leaves push `id` in flight, saying `reason`: the machine did not say what it has (a
+    /// confirm whose answer never came back), so the next push or check asks it.
+    pub fn leave_in_flight(&mut self, id: i64, reason: &str) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "UPDATE pushes SET reason = ?3 WHERE id = ?1 AND outcome = ?2",
+            params![id, IN_FLIGHT, reason],
+        )?;
+        Ok(())
+    }
+
     /// The change `node`'s push in flight left awaiting confirmation, if it is noted.
     pub fn pending_confirmation(&self, node: &str) -> Result<Option<String>, InventoryError> {
         let reason: Option<Option<String>> = self

@@ -124,3 +124,45 @@ fn a_confirm_whose_answer_is_lost_is_asked_again_and_reported_confirmed() {
         .ok();
     take_sshd_off(&mesh, &["node2"]);
 }
+
+#[test]
+fn a_confirm_that_reached_the_machine_and_never_answered_is_unknown_not_reverted() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    mesh.run(&["push", "node1"]).ok();
+    mesh.run(&["assign", "sshd", "node1"]).ok();
+    mesh.run(&[
+        "settings",
+        "set",
+        "sshd",
+        "--node",
+        "node1",
+        "max-auth-tries=5",
+    ])
+    .ok();
+    // every confirm runs on the machine, and every answer is lost: the first confirmed it
+    let push = mesh
+        .command(&["--json", "push", "node1", "--confirm-timeout", "5"])
+        .env("MESH_TEST_LOSE_CONFIRM_REPLY", "all")
+        .output()
+        .expect("mesh runs");
+    let push = crate::util::Run::from(push).code(2).json();
+    let node1 = node_result(&push, "node1");
+    assert_eq!(node1["outcome"], "failed", "{node1}");
+    let said = node1["confirmation"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("unknown: a confirm reached the machine"),
+        "never said reverted while the change may stay: {said}"
+    );
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(on("node1", "sshd -T").contains("maxauthtries 5"));
+    // the node stays unconfirmed until the machine is asked; then plan and check agree
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(plan.contains("node1: unconfirmed"), "{plan}");
+    mesh.run(&["check", "node1"]).ok();
+    let plan = mesh.run(&["plan", "node1"]).ok().stdout;
+    assert!(plan.contains("node1: no changes"), "{plan}");
+    mesh.run(&["settings", "clear", "sshd", "--node", "node1"])
+        .ok();
+    take_sshd_off(&mesh, &["node1"]);
+}
