@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::confirm::{
     DROP_IN, ID, no_waiter, reverted_on_node3_within, take_sshd_off, unconfirmed_on_node3,
 };
-use crate::util::{Mesh, node_result, on};
+use crate::util::{Mesh, Run, node_result, on};
 
 /// Asks the helper this mesh uploaded on `node` about change `id`: its exit status and what it
 /// said.
@@ -27,6 +27,22 @@ fn ask_helper(node: &str, id: &str) -> (i32, String) {
     );
     let (said, status) = out.trim_end().rsplit_once("exit=").expect("an exit line");
     (status.parse().expect("a status"), said.to_string())
+}
+
+/// Pushes sshd with `max-auth-tries=TRIES` to `node` (deadline 8 s), the confirm's answers lost
+/// as `lose` says to the operator's test switch: `1` the first, `all` every one.
+fn sshd_losing_answers(mesh: &Mesh, node: &str, tries: &str, lose: &str) -> Run {
+    mesh.run(&["push", node]).ok();
+    mesh.run(&["assign", "sshd", node]).ok();
+    let setting = format!("max-auth-tries={tries}");
+    mesh.run(&["settings", "set", "sshd", "--node", node, &setting])
+        .ok();
+    let push = mesh
+        .command(&["--json", "push", node, "--confirm-timeout", "8"])
+        .env("MESH_TEST_LOSE_CONFIRM_REPLY", lose)
+        .output()
+        .expect("mesh runs");
+    Run::from(push)
 }
 
 #[test]
@@ -89,24 +105,8 @@ fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_
 fn a_confirm_whose_answer_is_lost_is_asked_again_and_reported_confirmed() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    mesh.run(&["push", "node2"]).ok();
-    mesh.run(&["assign", "sshd", "node2"]).ok();
-    mesh.run(&[
-        "settings",
-        "set",
-        "sshd",
-        "--node",
-        "node2",
-        "max-auth-tries=4",
-    ])
-    .ok();
     // the first confirm runs on the machine; its connection drops before its exit status is read
-    let push = mesh
-        .command(&["--json", "push", "node2", "--confirm-timeout", "8"])
-        .env("MESH_TEST_LOSE_CONFIRM_REPLY", "1")
-        .output()
-        .expect("mesh runs");
-    let push = crate::util::Run::from(push).ok().json();
+    let push = sshd_losing_answers(&mesh, "node2", "4", "1").ok().json();
     let node2 = node_result(&push, "node2");
     assert_eq!(node2["outcome"], "applied", "{node2}");
     assert_eq!(node2["confirmation"], "confirmed", "{node2}");
@@ -129,24 +129,10 @@ fn a_confirm_whose_answer_is_lost_is_asked_again_and_reported_confirmed() {
 fn a_confirm_that_reached_the_machine_and_never_answered_is_unknown_not_reverted() {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
-    mesh.run(&["push", "node1"]).ok();
-    mesh.run(&["assign", "sshd", "node1"]).ok();
-    mesh.run(&[
-        "settings",
-        "set",
-        "sshd",
-        "--node",
-        "node1",
-        "max-auth-tries=5",
-    ])
-    .ok();
     // every confirm runs on the machine, and every answer is lost: the first confirmed it
-    let push = mesh
-        .command(&["--json", "push", "node1", "--confirm-timeout", "5"])
-        .env("MESH_TEST_LOSE_CONFIRM_REPLY", "all")
-        .output()
-        .expect("mesh runs");
-    let push = crate::util::Run::from(push).code(2).json();
+    let push = sshd_losing_answers(&mesh, "node1", "5", "all")
+        .code(2)
+        .json();
     let node1 = node_result(&push, "node1");
     assert_eq!(node1["outcome"], "failed", "{node1}");
     let said = node1["confirmation"].as_str().unwrap_or_default();
@@ -154,7 +140,7 @@ fn a_confirm_that_reached_the_machine_and_never_answered_is_unknown_not_reverted
         said.starts_with("unknown: a confirm reached the machine"),
         "never said reverted while the change may stay: {said}"
     );
-    std::thread::sleep(Duration::from_secs(7));
+    std::thread::sleep(Duration::from_secs(10));
     assert!(on("node1", "sshd -T").contains("maxauthtries 5"));
     // the node stays unconfirmed until the machine is asked; then plan and check agree
     let plan = mesh.run(&["plan", "node1"]).ok().stdout;
