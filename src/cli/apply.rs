@@ -283,14 +283,7 @@ fn push_wave(
         .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
         .collect();
     let unrecorded = &mut out.unrecorded;
-    // noted on a connection of its own the moment the helper says so: an operator killed while
-    // it confirms leaves the node pending confirmation, and `plan` says it
-    let path = inv.path().to_path_buf();
-    let heard = move |event: &push::Event| {
-        if let push::Event::Confirming(node, id) = event {
-            let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
-        }
-    };
+    let heard = note_confirming(inv.path().to_path_buf());
     let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, heard, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
@@ -347,6 +340,17 @@ fn push_wave(
     })?;
     out.results.extend(results);
     Ok(())
+}
+
+/// Notes, in the inventory at `path` (on a connection of its own, the moment the helper says
+/// so), each change left awaiting confirmation: an operator killed while it confirms leaves the
+/// node pending confirmation, and `plan` says it.
+fn note_confirming(path: std::path::PathBuf) -> impl Fn(&push::Event) + Send + Sync + 'static {
+    move |event: &push::Event| {
+        if let push::Event::Confirming(node, id) = event {
+            let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
+        }
+    }
 }
 
 /// The machines went ahead but the inventory did not follow: what happened, and the way back.
