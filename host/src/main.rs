@@ -116,6 +116,9 @@ fn main() -> ExitCode {
                 // nobody may be reading any more (the operator went away): not a panic
                 let _ = writeln!(std::io::stdout(), "{json}");
             }
+            if let apply::Error::Awaiting(id) = &e {
+                let _ = writeln!(std::io::stdout(), "{id}");
+            }
             return ExitCode::from(e.exit_code());
         }
     };

@@ -56,6 +56,8 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     // push's, so the next push (and `--behind`) sends the declaration in full
     for (r, digest) in results.iter().zip(digests) {
         let (outcome, reason, report) = match &r.result {
+            // nothing was done, and the push that left the change pending stays so
+            Err(crate::push::PushError::Awaiting { .. }) => continue,
             Ok(answer) => ("adopted", None, Some(answer.report.clone())),
             Err(e) => ("failed", Some(e.to_string()), None),
         };

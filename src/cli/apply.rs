@@ -315,11 +315,15 @@ fn push_wave(
             };
             let applied = answered.is_some() && record.outcome == "applied";
             let unknown = r.result.as_ref().ok().filter(|a| a.unknown());
-            let finished = match unknown.and_then(|a| a.confirmation.as_ref()) {
+            let finished = match (unknown.and_then(|a| a.confirmation.as_ref()), &r.result) {
                 // whether the change stayed is not known: the push stays unconfirmed, and the
                 // next push or check asks the machine
-                Some(c) => inv.leave_in_flight(*id, &c.said()),
-                None => inv.finish_push(*id, &record, answered),
+                (Some(c), _) => inv.leave_in_flight(*id, &c.said()),
+                // an earlier change is pending on the machine: so is this node, until it says
+                (_, Err(push::PushError::Awaiting { id: change, .. })) => {
+                    inv.note_pending(&r.node, change)
+                }
+                _ => inv.finish_push(*id, &record, answered),
             };
             let forgotten = finished.and_then(|()| {
                 // the machine has taken these consumers' provisions away: their secrets go too

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use crate::inventory::Node;
 use crate::ssh::{self, SshError};
 use crate::wire::{
-    Declaration, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
+    Declaration, EXIT_AWAITING, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
     EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
 };
 pub use confirm::Confirmation;
@@ -71,6 +71,12 @@ pub enum PushError {
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
+    /// A change an earlier push made awaits confirmation on the machine: nothing was applied.
+    #[error(
+        "{node}: change {id} awaits confirmation on the machine (pending confirmation), so \
+         nothing was applied; push again once it is confirmed or reverted, at its deadline"
+    )]
+    Awaiting { node: String, id: String },
     /// Composed again after an earlier wave of the same push (its provider confirmed, so an
     /// assignment that waited now takes part) and refused then: nothing was sent to it.
     #[error("{node}: refused after its providers were pushed, nothing was sent to it: {problems}")]
@@ -96,9 +102,10 @@ impl PushError {
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
             PushError::Refused { .. } => "refused",
-            PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
-                "helper"
-            }
+            PushError::Upload { .. }
+            | PushError::Helper { .. }
+            | PushError::Report { .. }
+            | PushError::Awaiting { .. } => "helper",
         }
     }
 }
@@ -319,6 +326,13 @@ async fn push_one(
     session.close().await;
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
+    }
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {
+        return Err(PushError::Awaiting {
+            node: name,
+            id: said,
+        });
     }
     if out.status != Some(0) {
         return Err(PushError::Helper {

@@ -50,7 +50,7 @@ fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
     // the operator is gone (killed right after the helper's answer) while the change waits
-    unconfirmed_on_node3(&mesh, "15");
+    unconfirmed_on_node3(&mesh, "25");
 
     let plan = mesh.run(&["plan", "node3"]).ok().stdout;
     assert!(
@@ -68,12 +68,26 @@ fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_
         .to_string();
     let planned = mesh.run(&["--json", "plan", "node3"]).ok().json();
     assert_eq!(planned[0]["pending_confirmation"], id.as_str(), "{planned}");
-    // nor is the machine taken as it is now while the change waits
+    // nor is the machine taken as it is now, nor pushed to, while the change waits; it stays
+    // pending confirmation
     let adopt = mesh.run(&["node", "adopt", "node3"]).code(2).stdout;
-    assert!(adopt.contains("awaits its confirmation"), "{adopt}");
+    assert!(
+        adopt.contains("awaits confirmation on the machine"),
+        "{adopt}"
+    );
+    let push = mesh.run(&["push", "node3"]).code(2).stdout;
+    assert!(
+        push.contains("awaits confirmation on the machine"),
+        "{push}"
+    );
+    let plan = mesh.run(&["plan", "node3"]).ok().stdout;
+    assert!(
+        plan.contains(&format!("node3: pending confirmation: change {id}")),
+        "{plan}"
+    );
 
     // nobody confirms: the machine puts it back, and the plan still has it to make
-    reverted_on_node3_within(Duration::from_secs(15 + 15), "node3 did not revert");
+    reverted_on_node3_within(Duration::from_secs(25 + 15), "node3 did not revert");
     let plan = mesh.run(&["plan", "node3"]).ok().stdout;
     assert!(!plan.contains("no changes"), "the machine differs: {plan}");
     assert!(

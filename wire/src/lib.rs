@@ -63,6 +63,11 @@ pub const EXIT_ALREADY_REVERTED: u32 = 30;
 /// [`CHANGES_NOTED`] changes' fates). Whether it stayed cannot be said.
 pub const EXIT_UNKNOWN_CHANGE: u32 = 31;
 
+/// Exit status of the helper when a change on the machine awaits its confirmation: it applies
+/// nothing else, and prints the change's id on stdout. The operator keeps the node pending
+/// confirmation until the machine says it was confirmed or reverted.
+pub const EXIT_AWAITING: u32 = 32;
+
 /// How many changes' fates (confirmed, reverted) the helper keeps notes of, so that asking
 /// again about one answers what became of it: `confirm ID` is idempotent for as long.
 pub const CHANGES_NOTED: usize = 64;
