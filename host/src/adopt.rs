@@ -395,6 +395,7 @@ impl Adopt<'_> {
             adoption: Some(self.adoption),
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         }
     }
 }

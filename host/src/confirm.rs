@@ -13,6 +13,7 @@
 
 mod boot;
 mod kept;
+mod ledger;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +24,8 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mesh_wire::{
-    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, Mode, Report, Reverted, State,
+    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE, Mode,
+    Report, Reverted, State,
 };
 
 use crate::apply::{self, Error};
@@ -31,6 +33,7 @@ use crate::files;
 use crate::record::Paths;
 use crate::units;
 use kept::Kept;
+use ledger::Fate;
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
 /// resource that asks for confirmation, and says earlier reverts.
@@ -40,9 +43,23 @@ use kept::Kept;
 /// decision and its apply would have its revert undo this one's change, or its lock-out
 /// confirmed by this one's confirmation. The waiter reverts under the same lock.
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
-    if mode != Mode::Apply {
-        let report = apply::run(declaration, mode, paths)?;
-        return Ok(with_notes(report, mode, paths));
+    match mode {
+        Mode::DryRun => {
+            // before and after: a change that begins or ends during the dry run is unsettled
+            let before = pending(paths);
+            let mut report = apply::run(declaration, mode, paths)?;
+            report.pending = before.or_else(|| pending(paths));
+            return Ok(with_notes(report, mode, paths));
+        }
+        Mode::Adopt => {
+            // an adopt writes the record too: a revert would put the one before it back
+            if let Some(id) = pending(paths) {
+                return Err(Error::Awaiting(id));
+            }
+            let report = apply::run(declaration, mode, paths)?;
+            return Ok(with_notes(report, mode, paths));
+        }
+        Mode::Apply => {}
     }
     let held = apply::Held::to_apply(paths, declaration.expects_record)?;
     if let Some(id) = awaiting(paths, &held)? {
@@ -134,31 +151,51 @@ fn forget(id: &str, dir: &Path) {
     let _ = boot::remove(id);
 }
 
-/// `mesh-host confirm <id>`: the change stays. Exit 0 confirmed, [`EXIT_ALREADY_REVERTED`] when
-/// its deadline passed first, 2 when no such change is known.
+/// `mesh-host confirm <id>`: the change stays. Asked again about the same change (its answer was
+/// lost on the way back), it answers what became of it: exit 0 confirmed,
+/// [`EXIT_ALREADY_REVERTED`] when its deadline passed first, [`EXIT_UNKNOWN_CHANGE`] when the
+/// machine knows nothing of it.
 pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
     let dir = kept::dir(paths, id);
     let done = dir.with_extension("confirmed");
     match std::fs::rename(&dir, &done) {
         Ok(()) => {
-            forget(id, &done);
+            settle_confirmed(id, &done, paths);
             println!("confirmed {id}");
             0
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let reverting = dir.with_extension("reverting");
-            if note(paths, id).exists() || reverting.exists() {
+            let fate = ledger::fate(paths, id).ok().flatten();
+            if done.exists() || fate == Some(Fate::Confirmed) {
+                // a confirmation already made: a retry after a lost answer hears it again
+                settle_confirmed(id, &done, paths);
+                println!("confirmed {id} (already)");
+                0
+            } else if note(paths, id).exists()
+                || dir.with_extension("reverting").exists()
+                || fate == Some(Fate::Reverted)
+            {
                 eprintln!("mesh-host: change {id} was already reverted: its deadline passed");
                 u8::try_from(EXIT_ALREADY_REVERTED).unwrap_or(2)
             } else {
-                eprintln!("mesh-host: no change {id} awaits confirmation on this machine");
-                2
+                eprintln!("mesh-host: change {id} is unknown on this machine");
+                u8::try_from(EXIT_UNKNOWN_CHANGE).unwrap_or(2)
             }
         }
         Err(e) => {
             eprintln!("mesh-host: cannot confirm change {id}: {e}");
             3
         }
+    }
+}
+
+/// Notes change `id` confirmed, then drops what was kept for it (in `done`): while the note
+/// cannot be written, `done` itself says it.
+fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
+    if ledger::note(paths, id, Fate::Confirmed).is_ok() {
+        forget(id, done);
+    } else {
+        let _ = boot::remove(id);
     }
 }
 
@@ -259,6 +296,17 @@ fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
         }
     }
     Ok(None)
+}
+
+/// A change this machine has not settled yet: awaiting its confirmation, or being reverted. A
+/// dry run says it, and nothing it found may be taken as confirmed.
+fn pending(paths: &Paths) -> Option<String> {
+    let entries = std::fs::read_dir(paths.root.join("pending")).ok()?;
+    entries.flatten().find_map(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let id = name.strip_suffix(".reverting").unwrap_or(&name);
+        Awaiting::valid_id(id).then(|| id.to_string())
+    })
 }
 
 /// The resources in `asks` that `report` says changed (or would).
@@ -378,7 +426,10 @@ fn revert_claimed(
             files::private_dir(&paths.root.join("reverted"), 0o700)?;
             files::write_atomically(&note(paths, id), &json, None, 0o600)
         });
-    if saved.is_ok() {
+    if saved
+        .and_then(|()| ledger::note(paths, id, Fate::Reverted))
+        .is_ok()
+    {
         forget(id, claimed);
     }
     reverted

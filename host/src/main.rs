@@ -13,8 +13,10 @@
 //!
 //! A push that changes a resource asking for confirmation is kept, applied, and reverted by the
 //! helper itself unless `mesh-host confirm ID` comes over a new connection in time (see
-//! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late, 2 for an
-//! unknown change; `await-confirm ID --deadline SECONDS` is the waiter systemd runs, and
+//! `confirm`): `confirm` exits 0 confirmed, `mesh_wire::EXIT_ALREADY_REVERTED` too late,
+//! `EXIT_UNKNOWN_CHANGE` for a change it knows nothing of, and answers the same when asked again;
+//! an apply or adopt while a change waits exits `EXIT_AWAITING`, the change's id on stdout;
+//! `await-confirm ID --deadline SECONDS` is the waiter systemd runs, and
 //! `revert-pending ID [--at-boot]` what systemd runs when that waiter stops, however it ends,
 //! and early at boot when the machine went down during the wait.
 
@@ -115,6 +117,9 @@ fn main() -> ExitCode {
             {
                 // nobody may be reading any more (the operator went away): not a panic
                 let _ = writeln!(std::io::stdout(), "{json}");
+            }
+            if let apply::Error::Awaiting(id) = &e {
+                let _ = writeln!(std::io::stdout(), "{id}");
             }
             return ExitCode::from(e.exit_code());
         }

@@ -46,9 +46,13 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
         .map(|j| resolve::declaration_digest(&j.declaration))
         .collect();
     let started = inv.now()?;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Adopt), ctx, |_| {
-        String::new()
-    })?;
+    let results = fan_out(
+        jobs,
+        &options(&a.connect, Mode::Adopt),
+        ctx,
+        |_| {},
+        |_| String::new(),
+    )?;
     // what the machines said is printed first: it stands whether or not it can be recorded
     if ctx.json {
         print_json(&render::results_json(&results, Mode::Adopt))?;
@@ -59,6 +63,8 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     // push's, so the next push (and `--behind`) sends the declaration in full
     for (r, digest) in results.iter().zip(digests) {
         let (outcome, reason, report) = match &r.result {
+            // nothing was done, and the push that left the change pending stays so
+            Err(crate::push::PushError::Awaiting { .. }) => continue,
             Ok(answer) => ("adopted", None, Some(answer.report.clone())),
             Err(e) => ("failed", Some(e.to_string()), None),
         };

@@ -291,7 +291,8 @@ fn push_wave(
         .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
         .collect();
     let unrecorded = &mut out.unrecorded;
-    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, |r| {
+    let heard = note_confirming(inv.path().to_path_buf());
+    let results = fan_out(jobs, &options(&a.connect, Mode::Apply), ctx, heard, |r| {
         if let Some((id, digest, sent)) = flights.get(&r.node) {
             let (record, answered) = match &r.result {
                 // reverted on the machine: what it has is what it had, the inventory keeps
@@ -321,7 +322,18 @@ fn push_wave(
                 ),
             };
             let applied = answered.is_some() && record.outcome == "applied";
-            let forgotten = inv.finish_push(*id, &record, answered).and_then(|()| {
+            let unknown = r.result.as_ref().ok().filter(|a| a.unknown());
+            let finished = match (unknown.and_then(|a| a.confirmation.as_ref()), &r.result) {
+                // whether the change stayed is not known: the push stays unconfirmed, and the
+                // next push or check asks the machine
+                (Some(c), _) => inv.leave_in_flight(*id, &c.said()),
+                // an earlier change is pending on the machine: so is this node, until it says
+                (_, Err(push::PushError::Awaiting { id: change, .. })) => {
+                    inv.note_pending(&r.node, change)
+                }
+                _ => inv.finish_push(*id, &record, answered),
+            };
+            let forgotten = finished.and_then(|()| {
                 // the machine has taken these consumers' provisions away: their secrets go too
                 let gone = withdrawn.get(&r.node).filter(|_| applied);
                 gone.into_iter()
@@ -340,6 +352,17 @@ fn push_wave(
     })?;
     out.results.extend(results);
     Ok(())
+}
+
+/// Notes, in the inventory at `path` (on a connection of its own, the moment the helper says
+/// so), each change left awaiting confirmation: an operator killed while it confirms leaves the
+/// node pending confirmation, and `plan` says it.
+fn note_confirming(path: std::path::PathBuf) -> impl Fn(&push::Event) + Send + Sync + 'static {
+    move |event: &push::Event| {
+        if let push::Event::Confirming(node, id) = event {
+            let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
+        }
+    }
 }
 
 /// The machines went ahead but the inventory did not follow: what happened, and the way back.

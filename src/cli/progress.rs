@@ -59,6 +59,7 @@ impl Progress {
             let (Event::Connecting(node)
             | Event::Uploading(node)
             | Event::Applying(node)
+            | Event::Confirming(node, _)
             | Event::Done(node)) = &event;
             if verbose {
                 let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());

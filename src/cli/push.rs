@@ -203,6 +203,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             p.unconfirmed = inv.in_flight(&node.name)?;
             p.rekeyed = inv.rekeyed(&node)?;
             p.new_machine = inv.found_new(&node.name)?;
+            if p.unconfirmed {
+                p.pending_confirmation = inv.pending_confirmation(&node.name)?;
+            }
             p.held = c.held;
             any_held |= !p.held.is_empty();
             if ctx.json {
@@ -250,12 +253,14 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     }
 }
 
-/// Pushes (or checks) every job. `finished` hears each node's result the moment it is in, and
-/// what it returns is printed then; all results come back in the order the nodes were named.
+/// Pushes (or checks) every job. `heard` hears every step as it is taken; `finished` hears each
+/// node's result the moment it is in, and what it returns is printed then; all results come
+/// back in the order the nodes were named.
 pub(crate) fn fan_out(
     jobs: Vec<Job>,
     options: &push::Options,
     ctx: &Context,
+    heard: impl Fn(&push::Event) + Send + Sync + 'static,
     mut finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
@@ -280,7 +285,12 @@ pub(crate) fn fan_out(
     for r in &results {
         progress.print(&finished(r));
     }
-    let events = progress.sink();
+    let sink = progress.sink();
+    let events: std::sync::Arc<dyn Fn(push::Event) + Send + Sync> =
+        std::sync::Arc::new(move |event| {
+            heard(&event);
+            sink(event);
+        });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -297,7 +307,7 @@ pub(crate) fn fan_out(
 pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
     r.result
         .as_ref()
-        .is_ok_and(|a| !a.failed() && !a.report.changed())
+        .is_ok_and(|a| !a.failed() && !a.report.changed() && a.report.pending.is_none())
 }
 
 /// A node's declaration as it is sent: it says whether the inventory knows the machine has a
@@ -327,7 +337,12 @@ fn record_check(
         return Ok(());
     };
     if let Some(sent) = sent {
-        inv.reconcile(&r.node, sent, &answer.report)?;
+        // a change awaiting confirmation is not settled: what the machine has now may be put
+        // back at its deadline, so the push stays unconfirmed until the machine says
+        match &answer.report.pending {
+            Some(id) => inv.note_pending(&r.node, id)?,
+            None => inv.reconcile(&r.node, sent, &answer.report)?,
+        }
     }
     inv.record_found_new(&r.node, started, digest, &answer.report)
 }
@@ -373,24 +388,33 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             out_raw!("{}", render::node(r, Mode::DryRun, None));
         }
     }
-    let mut results = fan_out(jobs, &options(&a.connect, Mode::DryRun), ctx, |r| {
-        let digest = digests.get(&r.node).map_or("", String::as_str);
-        if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
-            unrecorded.push((r.node.clone(), e));
-        }
-        if ctx.json || (ctx.quiet && unchanged(r)) {
-            String::new()
-        } else {
-            render::node(r, Mode::DryRun, diff)
-        }
-    })?;
+    let mut results = fan_out(
+        jobs,
+        &options(&a.connect, Mode::DryRun),
+        ctx,
+        |_| {},
+        |r| {
+            let digest = digests.get(&r.node).map_or("", String::as_str);
+            if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
+                unrecorded.push((r.node.clone(), e));
+            }
+            if ctx.json || (ctx.quiet && unchanged(r)) {
+                String::new()
+            } else {
+                render::node(r, Mode::DryRun, diff)
+            }
+        },
+    )?;
     results.extend(refusals);
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
-    let changes = results
-        .iter()
-        .any(|r| r.result.as_ref().is_ok_and(|a| a.report.changed()));
+    // a change awaiting confirmation may yet be put back: the machine is not as checked
+    let changes = results.iter().any(|r| {
+        r.result
+            .as_ref()
+            .is_ok_and(|a| a.report.changed() || a.report.pending.is_some())
+    });
     if ctx.json {
         print_json(&render::results_json(&results, Mode::DryRun))?;
     } else if !ctx.quiet {

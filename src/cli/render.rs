@@ -97,7 +97,15 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
 /// What a plan is made against, when that is not simply what the machine last confirmed.
 fn headline(p: &Plan) -> String {
     let mut out = String::new();
-    if p.unconfirmed {
+    if let Some(id) = &p.pending_confirmation {
+        let _ = writeln!(
+            out,
+            "{}: pending confirmation: change {id} awaits confirmation on the machine (the push \
+             that made it was cut short); it stays only if confirmed in time, else the machine \
+             puts back what it last confirmed. Planned against that:",
+            p.node
+        );
+    } else if p.unconfirmed {
         let _ = writeln!(
             out,
             "{}: unconfirmed: the last push was interrupted; the next push or check asks the \
@@ -266,6 +274,8 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
     let verdict = if answer.reverted() {
         "FAILED (reverted)"
+    } else if answer.unknown() {
+        "FAILED (unknown)"
     } else if report.failed() {
         "FAILED (resources)"
     } else if mode == Mode::DryRun {
@@ -290,6 +300,13 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     );
     if let Some(confirmation) = &answer.confirmation {
         let line = format!("  {}", confirmation.said());
+        let _ = writeln!(out, "{}", visible(&line));
+    }
+    if let Some(id) = &report.pending {
+        let line = format!(
+            "  pending confirmation: change {id} awaits confirmation on the machine; what it has \
+             now is not taken as confirmed until it is confirmed or reverted"
+        );
         let _ = writeln!(out, "{}", visible(&line));
     }
     for r in &report.reverted {
@@ -385,6 +402,9 @@ pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
                         "uploaded": a.uploaded, "report": a.report});
                     if let Some(c) = &a.confirmation {
                         node["confirmation"] = json!(c.said());
+                    }
+                    if let Some(id) = &a.report.pending {
+                        node["pending_confirmation"] = json!(id);
                     }
                     node
                 }

@@ -184,6 +184,7 @@ mod tests {
             adoption: None,
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         }
     }
 

@@ -136,6 +136,7 @@ mod tests {
             units: Vec::new(),
             adoption: None,
             awaiting: None,
+            pending: None,
             reverted: Vec::new(),
         }
     }

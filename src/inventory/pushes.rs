@@ -37,6 +37,14 @@ impl PushRecord {
 /// The outcome of a push that was sent and never finished.
 const IN_FLIGHT: &str = "in-flight";
 
+/// How the reason of a push in flight begins when it left a change awaiting confirmation; the
+/// change's id follows.
+const PENDING: &str = "pending confirmation: change ";
+
+/// The reason of a node's last push, if it is in flight.
+const LAST_REASON: &str = "SELECT reason FROM (SELECT reason, outcome FROM pushes WHERE node = ?1
+     ORDER BY id DESC LIMIT 1) WHERE outcome = ?2";
+
 /// One row of the push history.
 #[derive(Debug, Clone, Serialize)]
 pub struct PushRow {
@@ -138,6 +146,47 @@ impl Inventory {
         close_interrupted(&tx, node, "`mesh check`")?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Notes that `node`'s push in flight left change `id` awaiting confirmation on the machine
+    /// (its helper said so, or a check found it): it stays in flight, unconfirmed, until the
+    /// machine says the change was confirmed or reverted. A node not in flight is left as it is.
+    pub fn note_pending(&mut self, node: &str, id: &str) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "UPDATE pushes SET reason = ?3 WHERE node = ?1 AND outcome = ?2",
+            params![
+                node,
+                IN_FLIGHT,
+                format!("{PENDING}{id} on the machine; recorded once it is confirmed or reverted")
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Leaves push `id` in flight, saying `reason`: the machine did not say what it has (a
+    /// confirm whose answer never came back), so the next push or check asks it.
+    pub fn leave_in_flight(&mut self, id: i64, reason: &str) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "UPDATE pushes SET reason = ?3 WHERE id = ?1 AND outcome = ?2",
+            params![id, IN_FLIGHT, reason],
+        )?;
+        Ok(())
+    }
+
+    /// The change `node`'s push in flight left awaiting confirmation, if it is noted.
+    pub fn pending_confirmation(&self, node: &str) -> Result<Option<String>, InventoryError> {
+        let reason: Option<Option<String>> = self
+            .conn
+            .prepare_cached(LAST_REASON)?
+            .query_row(params![node, IN_FLIGHT], |r| r.get(0))
+            .optional()?;
+        Ok(reason
+            .flatten()
+            .and_then(|r| {
+                let rest = r.strip_prefix(PENDING)?;
+                rest.split_whitespace().next().map(str::to_string)
+            })
+            .filter(|id| crate::wire::Awaiting::valid_id(id)))
     }
 
     /// Whether `node`'s last push was sent and never recorded as finished.

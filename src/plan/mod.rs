@@ -38,6 +38,11 @@ pub struct Plan {
     /// confirmed is there, so everything is to add.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub new_machine: bool,
+    /// The change that interrupted push left awaiting confirmation on the machine, by id: the
+    /// machine keeps it only if it is confirmed in time, else puts back what this plan compares
+    /// with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_confirmation: Option<String>,
     /// Assignments held back from the push (their provider gone or not ready): they keep what
     /// the node has of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -290,6 +295,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
         unconfirmed: false,
         rekeyed: false,
         new_machine: false,
+        pending_confirmation: None,
         held: Vec::new(),
         needs_confirmation,
         changes,

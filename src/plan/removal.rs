@@ -176,6 +176,7 @@ mod tests {
             adoption: None,
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

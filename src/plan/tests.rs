@@ -110,6 +110,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         adoption: None,
         awaiting: None,
         reverted: Vec::new(),
+        pending: None,
     };
     assert!(
         plan(&decl(vec![]), Some(&old), Some(&report))

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use crate::inventory::Node;
 use crate::ssh::{self, SshError};
 use crate::wire::{
-    Declaration, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
+    Declaration, EXIT_AWAITING, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
     EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
 };
 pub use confirm::Confirmation;
@@ -71,6 +71,12 @@ pub enum PushError {
         "{node}: the pinned host key in the inventory cannot be read: {reason}; pin it again with `mesh node trust {node}`"
     )]
     PinnedKey { node: String, reason: String },
+    /// A change an earlier push made awaits confirmation on the machine: nothing was applied.
+    #[error(
+        "{node}: change {id} awaits confirmation on the machine (pending confirmation), so \
+         nothing was applied; push again once it is confirmed or reverted, at its deadline"
+    )]
+    Awaiting { node: String, id: String },
     /// Composed again after an earlier wave of the same push (its provider confirmed, so an
     /// assignment that waited now takes part) and refused then: nothing was sent to it.
     #[error("{node}: refused after its providers were pushed, nothing was sent to it: {problems}")]
@@ -101,9 +107,10 @@ impl PushError {
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
-            PushError::Upload { .. } | PushError::Helper { .. } | PushError::Report { .. } => {
-                "helper"
-            }
+            PushError::Upload { .. }
+            | PushError::Helper { .. }
+            | PushError::Report { .. }
+            | PushError::Awaiting { .. } => "helper",
         }
     }
 }
@@ -127,7 +134,13 @@ pub struct Answer {
 impl Answer {
     /// Whether the node failed: a resource or unit failed, or its change was reverted.
     pub fn failed(&self) -> bool {
-        self.report.failed() || self.reverted()
+        self.report.failed() || self.reverted() || self.unknown()
+    }
+
+    /// Whether the machine knew nothing of the change when asked to confirm it: it may or may
+    /// not have stayed.
+    pub fn unknown(&self) -> bool {
+        matches!(self.confirmation, Some(Confirmation::Unknown { .. }))
     }
 
     /// Whether the change was reverted because no new connection could confirm it.
@@ -149,6 +162,9 @@ pub enum Event {
     Connecting(String),
     Uploading(String),
     Applying(String),
+    /// The helper applied a change that awaits confirmation (node, the change's id): the
+    /// operator confirms it now.
+    Confirming(String, String),
     Done(String),
 }
 
@@ -159,6 +175,7 @@ impl Event {
             Event::Connecting(_) => "connecting",
             Event::Uploading(_) => "uploading the helper",
             Event::Applying(_) => "applying",
+            Event::Confirming(..) => "confirming",
             Event::Done(_) => "done",
         }
     }
@@ -320,6 +337,13 @@ async fn push_one(
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
     }
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {
+        return Err(PushError::Awaiting {
+            node: name,
+            id: said,
+        });
+    }
     if out.status != Some(0) {
         return Err(PushError::Helper {
             node: name,
@@ -333,6 +357,7 @@ async fn push_one(
     })?;
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
+            events(Event::Confirming(name.clone(), awaiting.id.clone()));
             #[cfg(debug_assertions)]
             if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
                 std::process::exit(9);

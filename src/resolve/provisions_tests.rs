@@ -210,6 +210,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             adoption: None,
             awaiting: None,
             reverted: Vec::new(),
+            pending: None,
         }),
     };
     m.inv

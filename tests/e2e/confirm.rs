@@ -174,7 +174,7 @@ fn a_good_sshd_change_is_confirmed_and_stays() {
 
 /// sshd on node3 with a change awaiting confirmation (`max-auth-tries=2`, its drop-in absent
 /// before) whose operator died right after the helper's answer, before it confirmed.
-fn unconfirmed_on_node3(mesh: &Mesh, deadline: &str) {
+pub(crate) fn unconfirmed_on_node3(mesh: &Mesh, deadline: &str) {
     mesh.run(&["push", "--all"]).ok();
     on("node3", &format!("rm -f {DROP_IN}"));
     mesh.run(&["assign", "sshd", "node3"]).ok();
@@ -190,7 +190,7 @@ fn unconfirmed_on_node3(mesh: &Mesh, deadline: &str) {
 }
 
 /// Waits until node3's drop-in is gone again (it was not there before), as sshd had it.
-fn reverted_on_node3_within(within: Duration, why: &str) {
+pub(crate) fn reverted_on_node3_within(within: Duration, why: &str) {
     let started = Instant::now();
     while on(
         "node3",

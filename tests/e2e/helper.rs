@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn helper() -> PathBuf {
+pub(crate) fn helper() -> PathBuf {
     // build.rs builds it beside the profile's own build directory
     let mesh = PathBuf::from(env!("CARGO_BIN_EXE_mesh"));
     let profile = mesh.parent().expect("target/<profile>");

@@ -13,6 +13,7 @@ mod check;
 mod cli;
 mod confirm;
 mod confirm_edges;
+mod confirm_pending;
 mod confirm_whole;
 mod confirmed;
 mod container;

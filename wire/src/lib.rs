@@ -58,6 +58,20 @@ pub const CONFIRM_WITHIN: u64 = 30;
 /// passed): the operator reports the revert.
 pub const EXIT_ALREADY_REVERTED: u32 = 30;
 
+/// Exit status of the helper's `confirm ID` when the machine knows nothing of change `ID`: not
+/// pending, and no note says it was confirmed or reverted (the helper keeps the last
+/// [`CHANGES_NOTED`] changes' fates). Whether it stayed cannot be said.
+pub const EXIT_UNKNOWN_CHANGE: u32 = 31;
+
+/// Exit status of the helper when a change on the machine awaits its confirmation: it applies
+/// nothing else, and prints the change's id on stdout. The operator keeps the node pending
+/// confirmation until the machine says it was confirmed or reverted.
+pub const EXIT_AWAITING: u32 = 32;
+
+/// How many changes' fates (confirmed, reverted) the helper keeps notes of, so that asking
+/// again about one answers what became of it: `confirm ID` is idempotent for as long.
+pub const CHANGES_NOTED: usize = 64;
+
 /// Lower-case hex of `bytes`: how every digest reads, on both sides of the wire. A digest is
 /// made for every setting a resource reads, so this writes straight into one string.
 pub fn hex(bytes: &[u8]) -> String {

@@ -108,6 +108,11 @@ pub struct Report {
     /// the next apply; a dry run says them too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reverted: Vec<Reverted>,
+    /// In a dry run: the id of an earlier push's change that still awaits confirmation on the
+    /// machine (its operator may be gone). What the machine has is not settled until it is
+    /// confirmed or reverted, so nothing of this run may be taken as confirmed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
 }
 
 /// A change waiting to be confirmed.

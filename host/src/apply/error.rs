@@ -25,7 +25,8 @@ impl Error {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Error::Record(_) => 3,
-            Error::Busy | Error::Awaiting(_) => 4,
+            Error::Busy => 4,
+            Error::Awaiting(_) => u8::try_from(mesh_wire::EXIT_AWAITING).unwrap_or(4),
             Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
         }
     }

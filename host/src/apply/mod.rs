@@ -231,6 +231,7 @@ fn measure_or_apply(
         adoption: None,
         awaiting: None,
         reverted: Vec::new(),
+        pending: None,
     })
 }
 

@@ -1,10 +1,10 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use mesh_wire::{EXIT_ALREADY_REVERTED, Mode};
+use mesh_wire::{CHANGES_NOTED, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE, Mode};
 
 use super::kept::{self, Kept};
-use super::{claim, confirm};
+use super::{claim, confirm, revert_claimed};
 use crate::apply::testkit::{decl, directory, file, run, sandbox};
 use crate::record::Record;
 
@@ -80,7 +80,71 @@ fn confirming_and_reverting_race_for_one_rename_and_the_loser_hears_it() {
         EXIT_ALREADY_REVERTED,
         "reverting: too late to confirm"
     );
-    assert_eq!(confirm("ef", &paths), 2, "no such change");
+    assert_eq!(
+        u32::from(confirm("ef", &paths)),
+        EXIT_UNKNOWN_CHANGE,
+        "no such change"
+    );
+}
+
+#[test]
+fn asking_again_about_a_change_answers_what_became_of_it() {
+    let (dir, paths) = sandbox();
+    fs::create_dir_all(kept::dir(&paths, "ab")).unwrap();
+    assert_eq!(confirm("ab", &paths), 0);
+    // the first answer was lost on the way back: the retry hears it confirmed, not "no change"
+    assert_eq!(confirm("ab", &paths), 0, "confirmed, asked again");
+    assert!(!kept::dir(&paths, "ab").with_extension("confirmed").exists());
+
+    // reverted, and the next apply has said (and dropped) its reverted/ note: still reverted
+    let a = dir.path().join("a.conf");
+    let push = decl(vec![file(&a, "a\n")]);
+    let pending = kept::dir(&paths, "cd");
+    Kept::take(&push, None, &pending, &paths).unwrap();
+    let claimed = claim(&paths, "cd").unwrap().unwrap();
+    {
+        // a revert runs under the machine's lock, let go before the next apply takes it
+        let held = crate::apply::Held::take(&paths).unwrap();
+        assert!(
+            revert_claimed(&paths, &held, "cd", &claimed, false)
+                .failed
+                .is_empty()
+        );
+    }
+    let said = super::run(&push, Mode::Apply, &paths).unwrap();
+    assert_eq!(said.reverted.len(), 1, "{said:?}");
+    assert_eq!(u32::from(confirm("cd", &paths)), EXIT_ALREADY_REVERTED);
+    assert_eq!(u32::from(confirm("cd", &paths)), EXIT_ALREADY_REVERTED);
+    assert_eq!(u32::from(confirm("e0", &paths)), EXIT_UNKNOWN_CHANGE);
+}
+
+#[test]
+fn the_notes_of_what_became_of_changes_stay_bounded_in_number() {
+    let (_dir, paths) = sandbox();
+    for n in 0..CHANGES_NOTED + 10 {
+        let id = format!("{n:04x}");
+        fs::create_dir_all(kept::dir(&paths, &id)).unwrap();
+        assert_eq!(confirm(&id, &paths), 0);
+    }
+    let notes = fs::read_dir(paths.root.join("changes")).unwrap().count();
+    assert_eq!(notes, CHANGES_NOTED);
+    let last = format!("{:04x}", CHANGES_NOTED + 9);
+    assert_eq!(confirm(&last, &paths), 0, "the newest note is kept");
+}
+
+#[test]
+fn a_dry_run_says_a_change_still_awaits_confirmation() {
+    let (dir, paths) = sandbox();
+    let push = decl(vec![file(&dir.path().join("a.conf"), "a\n")]);
+    let dry = super::run(&push, Mode::DryRun, &paths).unwrap();
+    assert_eq!(dry.pending, None);
+    fs::create_dir_all(kept::dir(&paths, "ab")).unwrap();
+    let dry = super::run(&push, Mode::DryRun, &paths).unwrap();
+    assert_eq!(dry.pending.as_deref(), Some("ab"));
+    // being reverted is not settled either
+    claim(&paths, "ab").unwrap();
+    let dry = super::run(&push, Mode::DryRun, &paths).unwrap();
+    assert_eq!(dry.pending.as_deref(), Some("ab"));
 }
 
 #[test]
