@@ -160,6 +160,17 @@ enum Command {
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
+    ///
+    /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
+    /// debootstrap image (Debian 12), on a bridge of its own with no route out: a `package`
+    /// resource installs only what the image has (docker.io, redis-server, redis-tools,
+    /// systemd-resolved, and MESH_LAB_PACKAGES).
+    ///
+    /// Environment: MESH_LAB_ID (0-99, default 0) keeps labs apart (the tests use 7);
+    /// MESH_LAB_CACHE (default /var/tmp/mesh-lab) holds the images and machines;
+    /// MESH_LAB_PACKAGES adds Debian packages to the image (comma separated; a new image is built
+    /// for them); MESH_LAB_MIRROR (default http://deb.debian.org/debian); MESH_LAB_TIMEOUT
+    /// (seconds to wait for a machine's sshd, default 180).
     #[command(subcommand)]
     Lab(lab::LabCommand),
     /// Export the inventory as a reviewable text document, or import one.
@@ -290,7 +301,7 @@ pub fn run() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             // an error can quote a module's or a machine's text: shown, never obeyed
-            let text = format!("{e:#}");
+            let text = said(&e);
             if ctx.json {
                 let mut doc = error_json(error_kind(&e), &text);
                 // what was done before the error still happened
@@ -441,4 +452,20 @@ mod tests {
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
     }
+}
+
+/// An error and its causes, each said once: a typed error often quotes its cause in its own
+/// message already (`cannot read F: No such file`), and anyhow's chain would say it again.
+fn said(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if !text.ends_with(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
 }

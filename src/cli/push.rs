@@ -378,6 +378,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .collect();
     let started = inv.now()?;
     let mut unrecorded = Vec::new();
+    let mut said = BTreeMap::new();
     let diff = a.diff.then(|| ctx.color());
     let refusals: Vec<push::NodeResult> = refusals
         .into_iter()
@@ -398,13 +399,16 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
                 unrecorded.push((r.node.clone(), e));
             }
-            if ctx.json || (ctx.quiet && unchanged(r)) {
-                String::new()
-            } else {
-                render::node(r, Mode::DryRun, diff)
+            // said in the nodes' order by name once all have answered, not as they answer
+            if !(ctx.json || (ctx.quiet && unchanged(r))) {
+                said.insert(r.node.clone(), render::node(r, Mode::DryRun, diff));
             }
+            String::new()
         },
     )?;
+    for text in said.values() {
+        out_raw!("{text}");
+    }
     results.extend(refusals);
     let failed = results
         .iter()

@@ -357,8 +357,9 @@ pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
         .filter(|r| r.result.as_ref().map_or(true, push::Answer::failed))
         .count();
     format!(
-        "{} nodes: {} {}, {failed} failed\n",
+        "{} {}: {} {}, {failed} failed\n",
         results.len(),
+        if results.len() == 1 { "node" } else { "nodes" },
         results.len() - failed,
         if mode == Mode::DryRun {
             "checked"

@@ -60,3 +60,24 @@ fn check_finds_a_hand_edit_and_a_stopped_unit_and_nothing_on_a_converged_machine
         "systemctl stop mesh-watched.service; rm -f /etc/systemd/system/mesh-watched.service; systemctl daemon-reload",
     );
 }
+
+#[test]
+fn check_says_the_nodes_in_the_order_of_their_names_and_one_node_is_one_node() {
+    let mesh = Mesh::new();
+    let _lab = mesh.with_lab();
+    mesh.run(&["assign", "motd", "node1", "node2", "node3"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+    // the nodes answer in any order; what is said is in the order of their names
+    for _ in 0..3 {
+        let run = mesh.run(&["check", "--all"]).ok();
+        let said: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.split(':').next())
+            .filter(|n| n.starts_with("node"))
+            .collect();
+        assert_eq!(said, ["node1", "node2", "node3"], "{}", run.stdout);
+    }
+    let one = mesh.run(&["check", "node2"]).ok();
+    assert!(one.stdout.contains("1 node: 1 checked"), "{}", one.stdout);
+}

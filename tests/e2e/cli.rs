@@ -305,3 +305,31 @@ fn the_plan_shows_every_check_a_push_would_run_as_root() {
         "{plan}"
     );
 }
+
+#[test]
+fn an_error_says_its_cause_once() {
+    let mesh = Mesh::new();
+    let run = mesh
+        .run(&["module", "check", "/nonexistent-module-folder"])
+        .code(1);
+    let cause = "No such file or directory";
+    assert_eq!(run.stderr.matches(cause).count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nonexistent-module-folder"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn lab_help_says_its_environment_and_that_machines_have_no_route_out() {
+    let run = Mesh::bare().run(&["lab", "--help"]).ok();
+    for said in [
+        "MESH_LAB_ID",
+        "MESH_LAB_CACHE",
+        "MESH_LAB_PACKAGES",
+        "no route out",
+    ] {
+        assert!(run.stdout.contains(said), "{said}:\n{}", run.stdout);
+    }
+}
