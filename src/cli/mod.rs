@@ -444,16 +444,6 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_command_line_is_well_formed() {
-        Cli::command().debug_assert();
-    }
-}
-
 /// An error and its causes, each said once: a typed error often quotes its cause in its own
 /// message already (`cannot read F: No such file`), and anyhow's chain would say it again.
 fn said(e: &anyhow::Error) -> String {
@@ -468,4 +458,14 @@ fn said(e: &anyhow::Error) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 }

@@ -65,7 +65,8 @@ fn check_finds_a_hand_edit_and_a_stopped_unit_and_nothing_on_a_converged_machine
 fn check_says_the_nodes_in_the_order_of_their_names_and_one_node_is_one_node() {
     let mesh = Mesh::new();
     let _lab = mesh.with_lab();
-    mesh.run(&["assign", "motd", "node1", "node2", "node3"]).ok();
+    mesh.run(&["assign", "motd", "node1", "node2", "node3"])
+        .ok();
     mesh.run(&["push", "--all"]).ok();
     // the nodes answer in any order; what is said is in the order of their names
     for _ in 0..3 {
