@@ -65,12 +65,18 @@ impl Helper {
         wrap(&script, sudo)
     }
 
-    /// Stores stdin as the helper, after checking the machine is a platform it runs on.
+    /// Stores stdin as the helper, after checking the machine is a platform it runs on. It takes
+    /// its place only once its digest is the helper's: `cat` ends well when the connection drops
+    /// halfway, and a truncated file under the helper's name would never be sent again.
     pub fn upload_command(&self, sudo: bool) -> String {
         let path = self.remote_path();
+        let sha256 = &self.sha256;
         let script = format!(
             "[ \"$(uname -s)/$(uname -m)\" = Linux/x86_64 ] || {{ uname -sm >&2; exit {EXIT_WRONG_PLATFORM}; }}; \
-             umask 022 && mkdir -p {STATE_DIR}/bin && cat > {path}.part && chmod 0755 {path}.part && mv -f {path}.part {path}"
+             umask 022 && mkdir -p {STATE_DIR}/bin && cat > {path}.part && \
+             {{ [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ] || \
+             {{ rm -f {path}.part; echo \"the helper arrived incomplete or changed (its sha256 is not {sha256}): nothing stored\" >&2; exit 1; }}; }} && \
+             chmod 0755 {path}.part && mv -f {path}.part {path}"
         );
         wrap(&script, sudo)
     }

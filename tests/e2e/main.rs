@@ -60,5 +60,6 @@ mod secrets;
 mod sshd;
 mod stop;
 mod takeover;
+mod upload;
 mod util;
 mod waves;
