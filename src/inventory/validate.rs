@@ -20,10 +20,31 @@ fn invalid(field: &'static str, reason: String) -> Invalid {
     Invalid { field, reason }
 }
 
-/// The system's own directories: instances' directories never go in them.
+/// The system's own directories: instances' directories never go in them. `/root` is root's
+/// home (its keys); `/var/run` and `/var/lock` are `/run` by another name; the package manager's,
+/// systemd's and the mesh's own state are under `/var/lib`.
 const SYSTEM: &[&str] = &[
-    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/run", "/proc", "/sys",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/boot",
+    "/run",
+    "/proc",
+    "/sys",
     "/dev",
+    "/root",
+    "/var/run",
+    "/var/lock",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/lib/systemd",
+    "/var/lib/mesh",
+    "/var/cache/apt",
+    "/lost+found",
 ];
 
 /// Directories every machine has that hold others' files: a directory in them is fine, but one of
@@ -31,7 +52,6 @@ const SYSTEM: &[&str] = &[
 /// `/tmp` everyone's files, `/root` root's keys).
 const SHARED: &[&str] = &[
     "/",
-    "/root",
     "/home",
     "/tmp",
     "/var",
@@ -291,6 +311,15 @@ mod tests {
             "/proc/1",
             "/dev/shm",
             "/lib64",
+            // found by an attacker: accepted before
+            "/var/run/x",
+            "/root/.ssh",
+            "/root/x",
+            "/var/lib/systemd",
+            "/var/lib/dpkg",
+            "/var/lib/apt",
+            "/var/lib/mesh/kv",
+            "/lost+found",
         ] {
             assert!(system_directory(path).is_some(), "{path}");
         }
