@@ -582,12 +582,24 @@ fn openssh_strictly_reaches(ssh: &Openssh, addr: &str, port: &str) -> Run {
         .arg("-F")
         .arg("/dev/null")
         .args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=5"])
-        .args(["-o", "StrictHostKeyChecking=yes", "-o", "GlobalKnownHostsFile=/dev/null"])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+        ])
         .args([
             "-o",
             &format!("UserKnownHostsFile={}", path_str(&ssh.file("known_hosts"))),
         ])
-        .args(["-i", &lab_key(), "-p", port, &format!("root@{addr}"), "hostname"])
+        .args([
+            "-i",
+            &lab_key(),
+            "-p",
+            port,
+            &format!("root@{addr}"),
+            "hostname",
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .expect("ssh runs");
