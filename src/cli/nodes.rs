@@ -168,9 +168,18 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             let assignments = inv.assignments(Some(&name))?;
             let tags = inv.tags_of(&name)?;
             if ctx.json {
-                print_json(
-                    &serde_json::json!({ "node": n, "tags": tags, "assignments": assignments }),
-                )?;
+                let resolved = match super::reach::resolved(&n, &inv.nodes()?) {
+                    Ok(fields) => serde_json::Value::Object(
+                        fields
+                            .into_iter()
+                            .map(|(k, v)| (k.to_string(), v))
+                            .collect(),
+                    ),
+                    Err(e) => serde_json::json!({ "error": e }),
+                };
+                print_json(&serde_json::json!({
+                    "node": n, "tags": tags, "assignments": assignments, "resolved": resolved,
+                }))?;
             } else {
                 out!("name:      {}", visible(&n.name));
                 out!("address:   {}:{}", visible(&n.address), n.port);
@@ -196,6 +205,13 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     "reached:   {}",
                     visible(&super::reach::describe(&n, &inv.nodes()?))
                 );
+                if let Ok(fields) = super::reach::resolved(&n, &inv.nodes()?) {
+                    for (key, v) in fields {
+                        for line in resolved_lines(key, &v) {
+                            out!("{}", visible(&line));
+                        }
+                    }
+                }
                 out!(
                     "tags:      {}",
                     if tags.is_empty() {
@@ -407,4 +423,36 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
         format_args!("pinned {seen} for {}", node.name),
     );
     Ok(())
+}
+
+/// One resolved field as `node show` prints it, under `ssh -G`'s keyword, one line per value:
+/// `port 2222 (ssh_config:F:3)`.
+fn resolved_lines(key: &str, v: &serde_json::Value) -> Vec<String> {
+    let keyword = key.replace('_', "");
+    let keyword = keyword
+        .strip_suffix('s')
+        .filter(|_| key == "identity_files")
+        .unwrap_or(&keyword);
+    let one = |v: &serde_json::Value| {
+        let value = match &v["value"] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(a) if a.is_empty() => "none".into(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|h| h.as_str().unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            serde_json::Value::Null => "none".into(),
+            other => other.to_string(),
+        };
+        format!(
+            "{keyword} {value} ({})",
+            v["source"].as_str().unwrap_or_default()
+        )
+    };
+    match v.as_array() {
+        Some(list) if list.is_empty() => vec![format!("{keyword} none")],
+        Some(list) => list.iter().map(one).collect(),
+        None => vec![one(v)],
+    }
 }

@@ -1,6 +1,6 @@
 //! Before a fan-out: how every node is reached (inventory, then OpenSSH's configuration) and
 //! every key file that takes, loaded once each, so a passphrase prompt never lands in the middle
-//! of a parallel push.
+//! of a parallel push; and, for `node show`, each field that resolves to with where it came from.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -102,4 +102,123 @@ pub(crate) fn describe(node: &Node, all: &[Node]) -> String {
             }
         }
     }
+}
+
+/// One resolved field and where it came from: `inventory`, `ssh_config:FILE:LINE` or `default`.
+fn field(value: serde_json::Value, source: String) -> serde_json::Value {
+    serde_json::json!({ "value": value, "source": source })
+}
+
+/// Where a value of the ssh configuration was written, as a source.
+fn from_config(at: Option<&String>) -> String {
+    at.map_or_else(|| "default".to_string(), |at| format!("ssh_config:{at}"))
+}
+
+/// Every field mesh resolved to reach `node`, each with its source, in `ssh -G`'s order:
+/// what `node show` prints. `Err` says why the route cannot be worked out.
+pub(crate) fn resolved(
+    node: &Node,
+    all: &[Node],
+) -> Result<Vec<(&'static str, serde_json::Value)>, String> {
+    let config = SshConfig::load().map_err(|e| e.to_string())?;
+    let cfg = config.lookup(&node.address).map_err(|e| e.to_string())?;
+    let t = route::target(node, all, &config).map_err(|e| e.to_string())?;
+    let given = |yes: bool, keyword: &str| {
+        if yes {
+            "inventory".to_string()
+        } else {
+            from_config(cfg.at.get(keyword))
+        }
+    };
+    let hostname = match cfg.at.get("hostname") {
+        Some(at) => format!("ssh_config:{at}"),
+        None => "inventory".into(),
+    };
+    let port = match (node.port_given, cfg.at.get("port")) {
+        (false, Some(at)) => format!("ssh_config:{at}"),
+        (false, None) if node.port == 22 => "default".into(),
+        _ => "inventory".into(),
+    };
+    let user = match (node.user_given, cfg.at.get("user")) {
+        (false, Some(at)) => format!("ssh_config:{at}"),
+        (false, None) if node.user == "root" => "default".into(),
+        _ => "inventory".into(),
+    };
+    let identities = identity_fields(node, &cfg, &t);
+    let hops: Vec<String> = t
+        .jumps
+        .iter()
+        .map(|h| format!("{}@{}:{}", h.user, h.address, h.port))
+        .collect();
+    let secs = |d: Option<std::time::Duration>| d.map(|d| d.as_secs());
+    let keepalive = secs(t.keepalive).unwrap_or(crate::ssh::KEEPALIVE.as_secs());
+    let known_hosts = known_hosts_field(node, &t)?;
+    Ok(vec![
+        ("hostname", field(t.address.clone().into(), hostname)),
+        ("port", field(t.port.into(), port)),
+        ("user", field(t.user.clone().into(), user)),
+        ("identity_files", serde_json::Value::Array(identities)),
+        (
+            "identities_only",
+            field(t.identities_only.into(), given(false, "identitiesonly")),
+        ),
+        (
+            "proxy_jump",
+            field(hops.into(), given(node.jump.is_some(), "proxyjump")),
+        ),
+        (
+            "connect_timeout",
+            field(
+                secs(t.connect_timeout).into(),
+                given(false, "connecttimeout"),
+            ),
+        ),
+        (
+            "server_alive_interval",
+            field(keepalive.into(), given(false, "serveraliveinterval")),
+        ),
+        ("known_hosts", known_hosts),
+    ])
+}
+
+/// The key files in the order they are offered, each with where it came from.
+fn identity_fields(
+    node: &Node,
+    cfg: &crate::ssh::config::HostConfig,
+    t: &Target,
+) -> Vec<serde_json::Value> {
+    match &node.identity {
+        Some(own) => vec![field(own.display().to_string().into(), "inventory".into())],
+        None if cfg.identity_files.is_empty() => t
+            .identities
+            .iter()
+            .map(|p| field(p.display().to_string().into(), "default".into()))
+            .collect(),
+        None => t
+            .identities
+            .iter()
+            .zip(&cfg.identity_files)
+            .map(|(p, w)| {
+                field(
+                    p.display().to_string().into(),
+                    format!("ssh_config:{}", w.at),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Where the host key is checked against: the inventory's pin, else the known_hosts line.
+fn known_hosts_field(node: &Node, t: &Target) -> Result<serde_json::Value, String> {
+    Ok(match &node.host_key {
+        Some(_) => field("pinned in the inventory".into(), "inventory".into()),
+        None => {
+            let known = KnownHosts::load().map_err(|e| e.to_string())?;
+            let places = known.places_for(&t.address, t.port);
+            match places.first() {
+                Some(place) => field(place.clone().into(), "known_hosts".into()),
+                None => field(serde_json::Value::Null, "default".into()),
+            }
+        }
+    })
 }

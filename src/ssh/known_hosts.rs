@@ -125,14 +125,50 @@ impl KnownHosts {
             .collect()
     }
 
-    /// Whether `offered` is the key recorded for `host` at `port`.
+    /// Where the keys for `host` at `port` are recorded (`file:line`), the plain `host`
+    /// entries after those of `[host]:port`, as [`KnownHosts::check`] may take them.
+    pub fn places_for(&self, host: &str, port: u16) -> Vec<String> {
+        let mut names = vec![written_name(host, port)];
+        if port != 22 {
+            names.push(written_name(host, 22));
+        }
+        names
+            .iter()
+            .flat_map(|name| {
+                self.entries
+                    .iter()
+                    .filter(move |e| e.marker == Marker::None && matches(&e.hosts, name))
+            })
+            .map(|e| e.place.clone())
+            .collect()
+    }
+
+    /// Whether `offered` is the key recorded for `host` at `port`. As OpenSSH does ("found
+    /// matching key w/out port"), when nothing of the offered key's type is recorded for
+    /// `[host]:port`, a plain `host` entry holding exactly that key is taken; a plain entry
+    /// with another key does not make it changed.
     pub fn check(&self, host: &str, port: u16, offered: &PublicKey) -> Verdict {
-        let name = written_name(host, port);
+        let verdict = self.check_name(&written_name(host, port), offered);
+        let of_type_recorded = |v: &Verdict| match v {
+            Verdict::Unknown => false,
+            Verdict::Changed { recorded, .. } => recorded.algorithm() == offered.algorithm(),
+            _ => true,
+        };
+        if port != 22
+            && !of_type_recorded(&verdict)
+            && self.check_name(&written_name(host, 22), offered) == Verdict::Known
+        {
+            return Verdict::Known;
+        }
+        verdict
+    }
+
+    fn check_name(&self, name: &str, offered: &PublicKey) -> Verdict {
         let same = |e: &&Entry| e.key.key_data() == offered.key_data();
         let mut for_host = self
             .entries
             .iter()
-            .filter(|e| e.marker != Marker::CertAuthority && matches(&e.hosts, &name));
+            .filter(|e| e.marker != Marker::CertAuthority && matches(&e.hosts, name));
         if let Some(revoked) = for_host
             .clone()
             .filter(|e| e.marker == Marker::Revoked)
@@ -296,5 +332,25 @@ mod tests {
             }
         );
         assert_eq!(k.check("db", 22, &key(ED2)), Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_plain_entry_with_the_offered_key_answers_for_a_port_with_no_entry_of_its_type() {
+        let k = hosts(&format!("192.0.2.1 {ED}\n"));
+        assert_eq!(k.check("192.0.2.1", 2222, &key(ED)), Verdict::Known);
+        // another key in the plain entry: nothing is known for [addr]:2222, it is not changed
+        assert_eq!(k.check("192.0.2.1", 2222, &key(ED2)), Verdict::Unknown);
+        // an [addr]:port entry of the offered type decides, the plain one is not asked
+        let k = hosts(&format!("192.0.2.1 {ED}\n[192.0.2.1]:2222 {ED2}\n"));
+        assert!(matches!(
+            k.check("192.0.2.1", 2222, &key(ED)),
+            Verdict::Changed { .. }
+        ));
+        // only another type for [addr]:port: the plain entry with the offered key is taken
+        let k = hosts(&format!("[192.0.2.1]:2222 {ECDSA}\n192.0.2.1 {ED}\n"));
+        assert_eq!(k.check("192.0.2.1", 2222, &key(ED)), Verdict::Known);
+        // a key revoked for the plain name is never taken for the port
+        let k = hosts(&format!("@revoked 192.0.2.1 {ED}\n192.0.2.1 {ED}\n"));
+        assert_ne!(k.check("192.0.2.1", 2222, &key(ED)), Verdict::Known);
     }
 }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod files;
 mod hostkey;
 mod jump;
+pub(crate) use jump::KEEPALIVE;
 pub mod known_hosts;
 mod local;
 mod output;

@@ -200,3 +200,136 @@ fn a_new_address_unpins_the_key_until_trusted_and_history_is_kept() {
             .contains("modules:   motd")
     );
 }
+
+/// `node show --json` of `name`, with `config` as the ssh configuration and `known` as the
+/// user's known_hosts, no system files.
+fn resolved(mesh: &Mesh, dir: &std::path::Path, name: &str) -> serde_json::Value {
+    let out = mesh
+        .command(&["node", "show", name, "--json"])
+        .env("HOME", dir)
+        .env("MESH_SSH_CONFIG", dir.join("config"))
+        .env("MESH_SSH_SYSTEM_CONFIG", dir.join("none"))
+        .env("MESH_SSH_KNOWN_HOSTS", dir.join("known_hosts"))
+        .env("MESH_SSH_SYSTEM_KNOWN_HOSTS", dir.join("none"))
+        .output()
+        .expect("mesh runs");
+    crate::util::Run::from(out).ok().json()["resolved"].clone()
+}
+
+#[test]
+fn node_show_json_gives_each_resolved_field_with_the_file_and_line_it_came_from() {
+    let mesh = Mesh::new();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = dir.path().join("config");
+    let at = |line: usize| format!("ssh_config:{}:{line}", config.display());
+    std::fs::write(
+        &config,
+        "Host web-alias\n  HostName 192.0.2.20\n  Port 2200\n  User deploy\n  IdentityFile /keys/a\n  IdentityFile /keys/%h\n  IdentitiesOnly yes\n  ProxyJump ops@gw.example:2201\n  ConnectTimeout 1m30s\n  ServerAliveInterval 0\n",
+    )
+    .expect("config");
+    let kh = dir.path().join("known_hosts");
+    std::fs::write(
+        &kh,
+        "# fleet\n[192.0.2.20]:2200 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdwlzA7ywn5+Bs51gDd4efsKL46CckJB88Fw0wAWPHb\n",
+    )
+    .expect("known_hosts");
+    mesh.run(&["node", "add", "web", "--address", "web-alias", "--sudo"])
+        .ok();
+    let r = resolved(&mesh, dir.path(), "web");
+    let field = |k: &str| (r[k]["value"].clone(), r[k]["source"].clone());
+    assert_eq!(
+        field("hostname"),
+        ("192.0.2.20".into(), at(2).into()),
+        "{r}"
+    );
+    assert_eq!(field("port"), (2200.into(), at(3).into()), "{r}");
+    assert_eq!(field("user"), ("deploy".into(), at(4).into()), "{r}");
+    let ids: Vec<(serde_json::Value, serde_json::Value)> = r["identity_files"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| (f["value"].clone(), f["source"].clone()))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            ("/keys/a".into(), at(5).into()),
+            ("/keys/192.0.2.20".into(), at(6).into())
+        ],
+        "{r}"
+    );
+    assert_eq!(field("identities_only"), (true.into(), at(7).into()), "{r}");
+    assert_eq!(
+        field("proxy_jump"),
+        (serde_json::json!(["ops@gw.example:2201"]), at(8).into()),
+        "{r}"
+    );
+    assert_eq!(field("connect_timeout"), (90.into(), at(9).into()), "{r}");
+    assert_eq!(
+        field("server_alive_interval"),
+        (0.into(), at(10).into()),
+        "{r}"
+    );
+    assert_eq!(
+        field("known_hosts"),
+        (format!("{}:2", kh.display()).into(), "known_hosts".into()),
+        "{r}"
+    );
+
+    // given to the inventory: a script tells --port 2200 from the configuration's Port 2200
+    mesh.run(&[
+        "node", "set", "web", "--port", "2200", "--user", "root", "--jump", "none",
+    ])
+    .ok();
+    let r = resolved(&mesh, dir.path(), "web");
+    let field = |k: &str| (r[k]["value"].clone(), r[k]["source"].clone());
+    assert_eq!(field("port"), (2200.into(), "inventory".into()), "{r}");
+    assert_eq!(field("user"), ("root".into(), "inventory".into()), "{r}");
+    assert_eq!(
+        field("proxy_jump"),
+        (serde_json::json!([]), "inventory".into()),
+        "{r}"
+    );
+
+    // nothing in the configuration: the defaults
+    mesh.run(&["node", "add", "db", "--address", "192.0.2.30"])
+        .ok();
+    let r = resolved(&mesh, dir.path(), "db");
+    for (key, value) in [
+        ("hostname", serde_json::json!("192.0.2.30")),
+        ("port", 22.into()),
+        ("user", "root".into()),
+        ("identities_only", false.into()),
+        ("connect_timeout", serde_json::Value::Null),
+        ("server_alive_interval", 15.into()),
+    ] {
+        let source = if key == "hostname" {
+            "inventory"
+        } else {
+            "default"
+        };
+        assert_eq!(
+            (r[key]["value"].clone(), r[key]["source"].clone()),
+            (value, source.into()),
+            "{key}: {r}"
+        );
+    }
+    let text = mesh
+        .command(&["node", "show", "web"])
+        .env("HOME", dir.path())
+        .env("MESH_SSH_CONFIG", &config)
+        .env("MESH_SSH_SYSTEM_CONFIG", dir.path().join("none"))
+        .env("MESH_SSH_KNOWN_HOSTS", &kh)
+        .output()
+        .expect("mesh runs");
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.contains(&format!("hostname 192.0.2.20 ({})", at(2))),
+        "{text}"
+    );
+    assert!(text.contains("port 2200 (inventory)"), "{text}");
+    assert!(
+        text.contains(&format!("identityfile /keys/a ({})", at(5))),
+        "{text}"
+    );
+}

@@ -574,3 +574,71 @@ fn a_misspelt_keyword_is_refused_as_ssh_refuses_it_and_a_service_name_port_reach
     );
     ssh.run(&mesh, &["node", "remove", "web"]).ok();
 }
+
+/// `ssh` to `addr:port` with `known_hosts` as its only file and strict checking, printing the
+/// hostname of the machine it reaches.
+fn openssh_strictly_reaches(ssh: &Openssh, addr: &str, port: &str) -> Run {
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg("/dev/null")
+        .args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=5"])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+        ])
+        .args([
+            "-o",
+            &format!("UserKnownHostsFile={}", path_str(&ssh.file("known_hosts"))),
+        ])
+        .args([
+            "-i",
+            &lab_key(),
+            "-p",
+            port,
+            &format!("root@{addr}"),
+            "hostname",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ssh runs");
+    Run::from(out)
+}
+
+#[test]
+fn a_plain_addr_entry_with_the_machines_key_answers_for_another_port_as_ssh_takes_it() {
+    let mesh = Mesh::new();
+    let _machines = mesh.with_lab();
+    let ssh = Openssh::new();
+    let sshd = SecondSshd::new("node3");
+    unpinned_node3(&mesh, &ssh, "2222");
+    let node3 = address("node3");
+    ssh.write(
+        "known_hosts",
+        &format!("{node3} {}\n", host_key("node3", "ed25519")),
+    );
+    let by_ssh = openssh_strictly_reaches(&ssh, &node3, "2222");
+    let pushed = ssh.run(&mesh, &["push", "node3", "--json"]);
+    // a plain entry with another key: ssh refuses [addr]:2222 as unknown, so must mesh
+    ssh.write(
+        "known_hosts",
+        &format!("{node3} {}\n", host_key("node1", "ed25519")),
+    );
+    let other_by_ssh = openssh_strictly_reaches(&ssh, &node3, "2222");
+    let other = ssh.run(&mesh, &["push", "node3", "--json"]);
+    drop(sshd);
+    assert_eq!(by_ssh.status, 0, "{}", by_ssh.stderr);
+    assert_eq!(by_ssh.stdout.trim(), "node3");
+    pushed_motd(&pushed.json(), "node3", "node3");
+    assert_ne!(other_by_ssh.status, 0, "{}", other_by_ssh.stdout);
+    assert!(
+        other_by_ssh.stderr.contains("No ED25519 host key is known"),
+        "{}",
+        other_by_ssh.stderr
+    );
+    let other = other.json();
+    let result = node_result(&other, "node3");
+    assert_eq!(result["outcome"], "failed", "{other}");
+    assert_eq!(result["kind"], "host-key", "{other}");
+}

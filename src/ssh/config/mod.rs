@@ -64,6 +64,9 @@ pub struct HostConfig {
     pub connect_timeout: Option<Duration>,
     /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
     pub server_alive_interval: Option<Duration>,
+    /// Where each value above was written, `file:line`, by keyword in lower case
+    /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
+    pub at: std::collections::BTreeMap<String, String>,
 }
 
 /// A value as written in a file, and where: `file:line`.
@@ -346,6 +349,7 @@ impl SshConfig {
                 };
                 if seen.insert(slot) {
                     found.set(value, host, at()).map_err(fail)?;
+                    found.at.insert(slot.to_string(), at());
                 }
             }
         }

@@ -322,3 +322,28 @@ fn the_first_of_proxycommand_and_proxyjump_wins_as_in_ssh() {
         (None, Some(format!("{}:2", main.display())))
     );
 }
+
+#[test]
+fn every_value_found_knows_the_file_and_line_it_was_first_written_on() {
+    let c = config(
+        "Host web\n  Port 2222\n  ProxyCommand nc %h %p\nHost *\n  Port 22\n  User deploy\n",
+        "Host *\n  User admin\n  IdentitiesOnly yes\n  ServerAliveInterval 0\n  ProxyJump gw\n",
+    );
+    let web = c.lookup("web").unwrap();
+    let at: Vec<(&str, &str)> = web
+        .at
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            ("identitiesonly", "system:3"),
+            ("port", "user:2"),
+            // ProxyCommand came first: the slot's line is its, not the ProxyJump's
+            ("proxyjump", "user:3"),
+            ("serveraliveinterval", "system:4"),
+            ("user", "user:6"),
+        ]
+    );
+}
