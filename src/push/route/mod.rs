@@ -99,7 +99,8 @@ impl Routes<'_> {
         let address = cfg
             .host_name
             .clone()
-            .unwrap_or_else(|| node.address.clone());
+            // lowered as ssh lowers the name it connects to (a HostName is lowered already)
+            .unwrap_or_else(|| node.address.to_ascii_lowercase());
         let mut target = Target::direct(&node.name, &address, port, &user);
         target.pinned = pinned;
         target.identities = match &node.identity {
@@ -206,7 +207,10 @@ impl Routes<'_> {
             .config
             .lookup(&hop.host)
             .map_err(|e| unusable(self.owner, e.to_string()))?;
-        let address = cfg.host_name.clone().unwrap_or_else(|| hop.host.clone());
+        let address = cfg
+            .host_name
+            .clone()
+            .unwrap_or_else(|| hop.host.to_ascii_lowercase());
         // as `ssh -J user@host:port`: what the hop says wins over the configuration
         let user = match hop.user.clone().or_else(|| cfg.user.clone()) {
             Some(user) => user,

@@ -212,3 +212,15 @@ fn a_later_hops_own_proxyjump_is_not_read_as_openssh_does() {
     let t = target(&Node::new("n", "tgt"), &[], &config).unwrap();
     assert_eq!(addresses(&t), ["gw", "192.0.2.2"]);
 }
+
+#[test]
+fn a_name_no_host_name_replaces_is_connected_to_in_lower_case_as_ssh_does() {
+    // `ssh -G LAB3` says `hostname lab3`; `Host Lab3` does not match it (case counts)
+    let config = read("Host Lab3\n  Port 2\n");
+    let node = Node::new("lab3", "LAB3");
+    let t = target(&node, &[], &config).unwrap();
+    assert_eq!((t.address.as_str(), t.port), ("lab3", 22));
+    let outside = read("Host LAB3\n  ProxyJump GATE\n");
+    let t = target(&node, &[], &outside).unwrap();
+    assert_eq!(addresses(&t), ["gate"]);
+}
