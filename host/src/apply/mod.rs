@@ -97,6 +97,7 @@ fn measure_or_apply(
         written: Vec::new(),
         gone: BTreeSet::new(),
         stopped: BTreeSet::new(),
+        started: BTreeSet::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -179,11 +180,16 @@ fn measure_or_apply(
         })
         .chain(stopped.iter().map(String::as_str))
         .collect();
-    let units = run.pay_units(&mut record, &not_paid);
+    let mut units = run.pay_units(&mut record, &not_paid);
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
         let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
         fault::at(mode, paths, &resource.id);
+    }
+    for u in &mut units {
+        if run.started.contains(&u.unit) && u.done.as_deref() == Some(units::NOT_RUNNING) {
+            u.done = Some(units::STARTED.to_string());
+        }
     }
     let left = "held back by the operator: left as the machine has it";
     run.outcomes
@@ -281,6 +287,8 @@ struct Run<'a> {
     gone: BTreeSet<PathBuf>,
     /// Units this run stops on the way out: what their files owe is not paid.
     stopped: BTreeSet<String>,
+    /// Units this run started: they read every file this run wrote as they started.
+    started: BTreeSet<String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
