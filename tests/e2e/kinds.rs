@@ -155,3 +155,53 @@ fn a_push_that_starts_a_unit_says_it_read_the_change_as_it_started() {
     mesh.run(&["push", "node3"]).ok();
     clean(&["mesh-u.service"]);
 }
+
+fn exists(path: &str) -> String {
+    on(
+        "node3",
+        &format!("test -e {path} && echo there || echo gone; ls -A {path} 2>/dev/null || true"),
+    )
+}
+
+#[test]
+fn undeclaring_a_directory_removes_the_empty_instance_folder_the_mesh_made_and_no_other() {
+    let mesh = Mesh::new();
+    let _lab = mesh.with_lab();
+    on("node3", "rm -rf /srv/mesh/mesh-p /srv/mesh/mesh-q");
+    mesh.module(
+        "dirs",
+        r#"{"name": "dirs", "version": "1", "description": "A directory of its own.",
+  "requires": [{"name": "data", "kind": "host", "directory": {"mode": "0700"}}],
+  "resources": [{"kind": "file", "path": "${data.path}/note", "template": "note"}]}"#,
+        &[("note", "kept here\n")],
+    );
+    let round = |instance: &str| {
+        mesh.run(&["assign", "dirs", "node3", "--as", instance])
+            .ok();
+        mesh.run(&["push", "node3"]).ok();
+        assert_eq!(
+            exists(&format!("/srv/mesh/{instance}/data")),
+            "there\nnote\n"
+        );
+    };
+    let off = |instance: &str| {
+        mesh.run(&["unassign", instance, "node3"]).ok();
+        mesh.run(&["push", "node3"]).ok().stdout
+    };
+    // the mesh made /srv/mesh/mesh-p to hold the directory: empty, it goes with it
+    round("mesh-p");
+    let said = off("mesh-p");
+    assert_eq!(exists("/srv/mesh/mesh-p"), "gone\n", "{said}");
+    // one that holds something else stays, and so does what it holds
+    round("mesh-p");
+    on("node3", "echo mine >/srv/mesh/mesh-p/other");
+    let said = off("mesh-p");
+    assert_eq!(exists("/srv/mesh/mesh-p"), "there\nother\n", "{said}");
+    on("node3", "rm -rf /srv/mesh/mesh-p");
+    // one the mesh did not make stays, empty as it is
+    on("node3", "mkdir -p /srv/mesh/mesh-q");
+    round("mesh-q");
+    let said = off("mesh-q");
+    assert_eq!(exists("/srv/mesh/mesh-q"), "there\n", "{said}");
+    on("node3", "rm -rf /srv/mesh/mesh-q");
+}

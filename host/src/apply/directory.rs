@@ -99,6 +99,9 @@ impl Run<'_> {
         let Some(empty) =
             files::dir_is_empty(path, &self.gone).map_err(|e| format!("{}: {e}", entry.path))?
         else {
+            if entry.created {
+                self.remove_empty_dirs(&entry.parents_made);
+            }
             return Ok(format!("{} is already gone", entry.path));
         };
         if entry.created {
@@ -110,6 +113,9 @@ impl Run<'_> {
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             }
             self.gone.insert(path.to_path_buf());
+            // the folders made to hold it (the instance's, in the default layout) go too, each
+            // only while empty: never one the mesh did not make
+            self.remove_empty_dirs(&entry.parents_made);
             return Ok(format!(
                 "{} {}: the mesh made it and it is empty",
                 self.said("removed", "remove"),
