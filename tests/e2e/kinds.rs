@@ -205,3 +205,28 @@ fn undeclaring_a_directory_removes_the_empty_instance_folder_the_mesh_made_and_n
     assert_eq!(exists("/srv/mesh/mesh-q"), "there\n", "{said}");
     on("node3", "rm -rf /srv/mesh/mesh-q");
 }
+
+#[test]
+fn an_instance_folder_made_for_one_of_two_directories_goes_once_both_are_gone() {
+    let mesh = Mesh::new();
+    let _lab = mesh.with_lab();
+    on("node3", "rm -rf /srv/mesh/mesh-s");
+    // `logs` is made first, so it is the one that made /srv/mesh/mesh-s; it is also the first
+    // taken off, while `data` is still there
+    mesh.module(
+        "twodirs",
+        r#"{"name": "twodirs", "version": "1", "description": "Two directories.",
+  "requires": [{"name": "logs", "kind": "host", "directory": {"mode": "0700"}},
+               {"name": "data", "kind": "host", "directory": {"mode": "0700"}}],
+  "resources": [{"kind": "file", "path": "${logs.path}/note", "template": "note"},
+                {"kind": "file", "path": "${data.path}/note", "template": "note"}]}"#,
+        &[("note", "kept here\n")],
+    );
+    mesh.run(&["assign", "twodirs", "node3", "--as", "mesh-s"])
+        .ok();
+    mesh.run(&["push", "node3"]).ok();
+    assert_eq!(exists("/srv/mesh/mesh-s"), "there\ndata\nlogs\n");
+    mesh.run(&["unassign", "mesh-s", "node3"]).ok();
+    let said = mesh.run(&["push", "node3"]).ok().stdout;
+    assert_eq!(exists("/srv/mesh/mesh-s"), "gone\n", "{said}");
+}

@@ -98,6 +98,7 @@ fn measure_or_apply(
         gone: BTreeSet::new(),
         stopped: BTreeSet::new(),
         started: BTreeSet::new(),
+        parents_made: Vec::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -147,6 +148,7 @@ fn measure_or_apply(
         let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
+    run.remove_parents_made();
     // Then what is declared: packages, directories, files and keys; the units that read changed
     // files are paid; then services and processes are put in their state.
     let phase = |spec: &Spec| match spec {
@@ -289,6 +291,9 @@ struct Run<'a> {
     stopped: BTreeSet<String>,
     /// Units this run started: they read every file this run wrote as they started.
     started: BTreeSet<String>,
+    /// Parents the mesh made for directories given back in this run: removed, when empty,
+    /// once all of them are.
+    parents_made: Vec<String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
