@@ -153,6 +153,20 @@ impl Run<'_> {
         for dir in parents {
             self.remove_empty_dirs(std::slice::from_ref(&dir));
         }
+        // what a removal said it kept before its parents were judged may be gone by now
+        for o in self
+            .outcomes
+            .iter_mut()
+            .filter(|o| o.state == State::Removed)
+        {
+            if let Some(undo) = o.undo.as_mut() {
+                let (gone, kept): (Vec<String>, Vec<String>) = std::mem::take(&mut undo.keeps)
+                    .into_iter()
+                    .partition(|p| self.gone.contains(Path::new(p)));
+                undo.deletes.extend(gone);
+                undo.keeps = kept;
+            }
+        }
     }
 
     /// A declared directory refused earlier in this run that holds the file or keys file `spec`
