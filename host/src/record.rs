@@ -172,6 +172,7 @@ impl Entry {
                 if d.created {
                     // data outlives the module: only the helper, at that moment, can tell
                     undo.deletes_if_empty.push(d.path.clone());
+                    undo.deletes_if_empty.extend(d.parents_made.iter().cloned());
                 } else if let Some(found) = d.original {
                     undo.owners
                         .push(format!("{} ({})", d.path, owner_mode(found)));

@@ -154,6 +154,13 @@ fn run(args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// What paying a unit that is not running did: nothing, as it reads its files when it starts.
+pub(crate) const NOT_RUNNING: &str = "not running: it reads the change when it starts";
+
+/// What paying a unit did when the same run then started it (`NOT_RUNNING` said before the
+/// start would read as if the change were still unread).
+pub(crate) const STARTED: &str = "started by this push: it read the change as it started";
+
 /// Reloads or restarts a unit that is running. A unit that is not running reads its files when
 /// it next starts, so nothing is owed, unless `owed_before` says an earlier restart of it failed:
 /// then it is down because of the mesh, and the restart is tried again.
@@ -164,7 +171,7 @@ pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static 
     let now = state(unit)?;
     let retry = owed_before && now.failed;
     if now.running != Some(true) && !retry {
-        return Ok("not running: it reads the change when it starts");
+        return Ok(NOT_RUNNING);
     }
     if cost == Cost::Reload && !retry {
         systemctl("reload", unit).map(|()| "reloaded")

@@ -174,15 +174,25 @@ pub(super) fn resource(
                 }),
             )
         }
-        ResourceDef::Service(sv) => (
-            format!("{instance}:service:{}", sv.unit),
-            Spec::Service(ServiceSpec {
-                unit: sv.unit.clone(),
-                running: sv.running,
-                enabled: sv.enabled,
-                on_removal: sv.on_removal,
-            }),
-        ),
+        ResourceDef::Service(sv) => {
+            let unit = text(&sv.unit);
+            if !crate::catalogue::valid_unit(&unit) {
+                return Err(format!(
+                    "module {}: service unit {} reads as {unit:?}, which is not a systemd unit name",
+                    module.name,
+                    sv.unit.source_text()
+                ));
+            }
+            (
+                format!("{instance}:service:{unit}"),
+                Spec::Service(ServiceSpec {
+                    unit,
+                    running: sv.running,
+                    enabled: sv.enabled,
+                    on_removal: sv.on_removal,
+                }),
+            )
+        }
     };
     // settings filled in may hold what a unit or an environment cannot: refused before anything
     // is sent

@@ -31,6 +31,7 @@ mod inventory_file;
 mod inventory_hostile;
 mod inventory_removal;
 mod key_order;
+mod kinds;
 mod lab;
 mod manual;
 mod nodes;

@@ -61,21 +61,25 @@ fn a_directory_emptied_by_the_same_push_is_predicted_removed_and_removed() {
     let (plan, check, push) = removed(&mesh, "true");
     assert_eq!(
         planned(&plan, DIR_ID),
-        json!({"deletes_if_empty": [DIR]}),
-        "the plan cannot know what the directory will hold: it says the condition"
+        json!({"deletes_if_empty": [DIR, "/srv/mesh/spool"]}),
+        "the plan cannot know what the directory will hold: it says the condition, and of the \
+         instance folder the mesh made for it"
     );
     assert_eq!(
         planned(&plan, FILE_ID),
         json!({"deletes": [format!("{DIR}/made.conf")]})
     );
     // the file goes first, so the directory is empty when it is judged: check says so too
-    assert_eq!(done(&check, DIR_ID), json!({"deletes": [DIR]}));
+    assert_eq!(
+        done(&check, DIR_ID),
+        json!({"deletes": [DIR, "/srv/mesh/spool"]})
+    );
     assert_eq!(done(&check, DIR_ID), done(&push, DIR_ID));
     assert_eq!(done(&check, FILE_ID), done(&push, FILE_ID));
     assert_eq!(
         on(
             "node1",
-            &format!("test -e {DIR} && echo there || echo gone")
+            "test -e /srv/mesh/spool && echo there || echo gone"
         ),
         "gone\n"
     );
@@ -87,8 +91,14 @@ fn a_directory_holding_someone_elses_file_is_predicted_kept_and_kept() {
     let _machines = mesh.with_lab();
     on("node1", "rm -rf /srv/mesh/spool");
     let (plan, check, push) = removed(&mesh, &format!("echo data >{DIR}/precious"));
-    assert_eq!(planned(&plan, DIR_ID), json!({"deletes_if_empty": [DIR]}));
-    assert_eq!(done(&check, DIR_ID), json!({"keeps": [DIR]}));
+    assert_eq!(
+        planned(&plan, DIR_ID),
+        json!({"deletes_if_empty": [DIR, "/srv/mesh/spool"]})
+    );
+    assert_eq!(
+        done(&check, DIR_ID),
+        json!({"keeps": [DIR, "/srv/mesh/spool"]})
+    );
     assert_eq!(done(&check, DIR_ID), done(&push, DIR_ID));
     assert_eq!(on("node1", &format!("cat {DIR}/precious")), "data\n");
     on("node1", "rm -rf /srv/mesh/spool");

@@ -99,6 +99,9 @@ impl Run<'_> {
         let Some(empty) =
             files::dir_is_empty(path, &self.gone).map_err(|e| format!("{}: {e}", entry.path))?
         else {
+            if entry.created {
+                self.parents_made.extend(entry.parents_made.iter().cloned());
+            }
             return Ok(format!("{} is already gone", entry.path));
         };
         if entry.created {
@@ -110,6 +113,10 @@ impl Run<'_> {
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             }
             self.gone.insert(path.to_path_buf());
+            // the folders made to hold it (the instance's, in the default layout) go too once
+            // every directory is given back (a sibling may still be in one), each only while
+            // empty: never one the mesh did not make
+            self.parents_made.extend(entry.parents_made.iter().cloned());
             return Ok(format!(
                 "{} {}: the mesh made it and it is empty",
                 self.said("removed", "remove"),
@@ -137,6 +144,31 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// Removes the parents the mesh made for the directories given back in this run, deepest
+    /// first, each that is empty by then.
+    pub(super) fn remove_parents_made(&mut self) {
+        let mut parents = std::mem::take(&mut self.parents_made);
+        parents.sort_by_key(|p| std::cmp::Reverse(Path::new(p).components().count()));
+        parents.dedup();
+        for dir in parents {
+            self.remove_empty_dirs(std::slice::from_ref(&dir));
+        }
+        // what a removal said it kept before its parents were judged may be gone by now
+        for o in self
+            .outcomes
+            .iter_mut()
+            .filter(|o| o.state == State::Removed)
+        {
+            if let Some(undo) = o.undo.as_mut() {
+                let (gone, kept): (Vec<String>, Vec<String>) = std::mem::take(&mut undo.keeps)
+                    .into_iter()
+                    .partition(|p| self.gone.contains(Path::new(p)));
+                undo.deletes.extend(gone);
+                undo.keeps = kept;
+            }
+        }
+    }
+
     /// A declared directory refused earlier in this run that holds the file or keys file `spec`
     /// writes: what would go in a directory the helper would not make its own (one it did not
     /// make, at `/etc/ssh`) is not written either.

@@ -97,6 +97,8 @@ fn measure_or_apply(
         written: Vec::new(),
         gone: BTreeSet::new(),
         stopped: BTreeSet::new(),
+        started: BTreeSet::new(),
+        parents_made: Vec::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -146,6 +148,7 @@ fn measure_or_apply(
         let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
+    run.remove_parents_made();
     // Then what is declared: packages, directories, files and keys; the units that read changed
     // files are paid; then services and processes are put in their state.
     let phase = |spec: &Spec| match spec {
@@ -179,11 +182,16 @@ fn measure_or_apply(
         })
         .chain(stopped.iter().map(String::as_str))
         .collect();
-    let units = run.pay_units(&mut record, &not_paid);
+    let mut units = run.pay_units(&mut record, &not_paid);
     for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
         let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
         fault::at(mode, paths, &resource.id);
+    }
+    for u in &mut units {
+        if run.started.contains(&u.unit) && u.done.as_deref() == Some(units::NOT_RUNNING) {
+            u.done = Some(units::STARTED.to_string());
+        }
     }
     let left = "held back by the operator: left as the machine has it";
     run.outcomes
@@ -281,6 +289,11 @@ struct Run<'a> {
     gone: BTreeSet<PathBuf>,
     /// Units this run stops on the way out: what their files owe is not paid.
     stopped: BTreeSet<String>,
+    /// Units this run started: they read every file this run wrote as they started.
+    started: BTreeSet<String>,
+    /// Parents the mesh made for directories given back in this run: removed, when empty,
+    /// once all of them are.
+    parents_made: Vec<String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {

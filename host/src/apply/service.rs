@@ -56,12 +56,23 @@ impl Run<'_> {
         spec: &ServiceSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
+        // not found before this run: its unit file may be one this run just wrote (a timer and
+        // its service declared as files), which systemd reads only once told to
+        let first = !record.resources.contains_key(&resource.id);
+        if first && self.applying() {
+            units::daemon_reload()?;
+        }
         let now = units::state(&spec.unit)?;
         if !now.exists {
             return Err(
                 "no such unit on this machine (a service names a unit that is installed; install its package first)"
                     .into(),
             );
+        }
+        if first {
+            // found now, after this run's files and before anything of this run moved it
+            self.find_service(resource, spec, record)
+                .map_err(|e| e.to_string())?;
         }
         let Some(Entry::Service(mut entry)) = record.resources.get(&resource.id).cloned() else {
             return Err("its found state was not recorded".into());
@@ -97,6 +108,9 @@ impl Run<'_> {
             let verb = if run { "start" } else { "stop" };
             if self.applying() {
                 units::systemctl(verb, &spec.unit)?;
+                if run {
+                    self.started.insert(spec.unit.clone());
+                }
             }
             entry.started = run && entry.found_running == Some(false);
             entry.stopped = !run && entry.found_running == Some(true);

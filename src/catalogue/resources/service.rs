@@ -5,14 +5,16 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ResourceDef, valid_unit};
-use crate::catalogue::CatalogueError;
+use crate::catalogue::scope::Reading;
+use crate::catalogue::{CatalogueError, Template};
 use crate::wire::OnRemoval;
 
 /// A unit the module wants in a state.
 #[derive(Debug, Clone)]
 pub struct ServiceDef {
-    /// The unit's name, e.g. `docker.service`.
-    pub unit: String,
+    /// The unit's name, e.g. `docker.service` or `${me.instance}.timer`; a name that reads
+    /// settings or requirements is checked again once rendered.
+    pub unit: Template,
     /// `Some(true)` running, `Some(false)` stopped, `None` left as it is.
     pub running: Option<bool>,
     /// Enabled at boot, disabled, or left as it is.
@@ -35,9 +37,9 @@ impl ServiceDef {
             want.push(format!("on removal: {}", self.on_removal.name()));
         }
         if want.is_empty() {
-            self.unit.clone()
+            self.unit.source_text().to_string()
         } else {
-            format!("{} ({})", self.unit, want.join(", "))
+            format!("{} ({})", self.unit.source_text(), want.join(", "))
         }
     }
 }
@@ -66,17 +68,22 @@ impl Parser<'_> {
     ) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let sv: RawService = self.raw(i, value)?;
-        let unit = self.required(
-            i,
-            "unit",
-            sv.unit,
-            valid_unit,
-            "a systemd unit name like \"ssh.service\"",
-        )?;
-        if self.units.contains(&unit) {
-            return Err(self.invalid(&at("unit"), format!("{unit} is declared twice")));
+        let text = sv
+            .unit
+            .ok_or_else(|| self.invalid(&at("unit"), "missing".into()))?;
+        // a name read from settings or requirements is known only once rendered, and checked
+        // then (`resolve::render`); a literal one is checked here
+        let unit = self.template(i, "unit", &text, Reading::Plain)?;
+        if unit.references().is_empty() && !valid_unit(&text) {
+            return Err(self.invalid(
+                &at("unit"),
+                format!("{text:?} is not a systemd unit name like \"ssh.service\""),
+            ));
         }
-        self.units.push(unit.clone());
+        if self.units.contains(&text) {
+            return Err(self.invalid(&at("unit"), format!("{text} is declared twice")));
+        }
+        self.units.push(text);
         let running = match sv.state.as_deref() {
             None => None,
             Some("running") => Some(true),
