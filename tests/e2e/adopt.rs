@@ -26,7 +26,9 @@ fn answered(json: &serde_json::Value) -> Vec<String> {
 #[test]
 fn adopt_takes_names_globs_tags_and_exclude_as_every_other_verb() {
     let mesh = Mesh::new();
-    let _lab = mesh.with_lab();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["node", "tag", "node2", "spare"]).ok();
 
     let both = mesh.run(&["node", "adopt", "node1", "node2", "--json"]);
@@ -56,7 +58,9 @@ fn adopt_takes_names_globs_tags_and_exclude_as_every_other_verb() {
 #[test]
 fn adopting_a_new_machine_keeps_what_it_has_and_unassigning_gives_it_back_byte_for_byte() {
     let mesh = Mesh::new();
-    let _lab = mesh.with_lab();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
     rebuild(&mesh, "node2");
     // Debian's own message of the day, with an owner and mode of the host's
     on("node2", "chown 1:1 /etc/motd; chmod 0640 /etc/motd");

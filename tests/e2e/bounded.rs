@@ -107,7 +107,9 @@ const MOST_KIB: u64 = 400 * 1024;
 #[test]
 fn a_helper_that_answers_with_far_too_much_fails_alone_and_the_operators_memory_stays_bounded() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     for node in ["node1", "node2", "node3"] {
         mesh.run(&["assign", "motd", node]).ok();
     }

@@ -11,7 +11,9 @@ use crate::util::{Mesh, node_result, on, rebuild};
 #[test]
 fn a_fresh_machines_first_push_of_sshd_is_confirmed_and_the_next_is_a_no_op() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // a blank disk: no helper, no record, nothing of the mesh (other tests pushed to node1)
     rebuild(&mesh, "node1");
     mesh.run(&["assign", "sshd", "node1"]).ok();
@@ -57,7 +59,9 @@ const LISTEN: &str = r#"{
 #[test]
 fn a_revert_after_a_change_that_killed_sshd_starts_it_again_and_says_so() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.module(
         "listen",
         LISTEN,
@@ -160,7 +164,9 @@ fn push_after(
 #[test]
 fn two_inventories_racing_on_one_machine_never_undo_a_confirmed_change_nor_confirm_a_lock_out() {
     let a = Mesh::new();
-    let _machines = a.with_lab();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
     a.run(&["push", "--all"]).ok();
     // B: a second operator's inventory with the same machines (the lab is up: no boot)
     let b = Mesh::new();

@@ -48,7 +48,9 @@ fn sshd_losing_answers(mesh: &Mesh, node: &str, tries: &str, lose: &str) -> Run 
 #[test]
 fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_change() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // the operator is gone (killed right after the helper's answer) while the change waits
     unconfirmed_on_node3(&mesh, "25");
 
@@ -118,7 +120,9 @@ fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_
 #[test]
 fn a_confirm_whose_answer_is_lost_is_asked_again_and_reported_confirmed() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // the first confirm runs on the machine; its connection drops before its exit status is read
     let push = sshd_losing_answers(&mesh, "node2", "4", "1").ok().json();
     let node2 = node_result(&push, "node2");
@@ -142,7 +146,9 @@ fn a_confirm_whose_answer_is_lost_is_asked_again_and_reported_confirmed() {
 #[test]
 fn a_confirm_that_reached_the_machine_and_never_answered_is_unknown_not_reverted() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // every confirm runs on the machine, and every answer is lost: the first confirmed it
     let push = sshd_losing_answers(&mesh, "node1", "5", "all")
         .code(2)

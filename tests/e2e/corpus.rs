@@ -305,7 +305,9 @@ fn declarations(tally: &mut Tally) {
 #[test]
 fn every_hostile_input_is_refused_by_name_and_changes_nothing() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // the helper onto node1 with nothing declared: the machine as the corpus starts from it
     mesh.run(&["push", "node1"]).ok();
     let mut tally = Tally::default();

@@ -22,7 +22,9 @@ fn push(mesh: &Mesh) -> serde_json::Value {
 #[test]
 fn the_strongest_cost_among_moved_settings_is_paid_once_per_unit() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.module(
         "costed",
         COSTED,
@@ -109,7 +111,9 @@ const FLAKY_UNIT: &str = "printf '[Service]\\nExecStartPre=/bin/sh -c \"test ! -
 #[test]
 fn a_restart_that_fails_is_reported_and_still_owed_at_the_next_push() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.module("flaky", FLAKY, &[("flaky.conf", "level ${level}\n")]);
     mesh.run(&["push", "--all"]).ok();
     on(

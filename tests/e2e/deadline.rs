@@ -34,7 +34,9 @@ fn hung_sleeps(node: &str) -> usize {
 #[test]
 fn a_hung_check_is_ended_by_the_timeout_and_the_others_are_applied_and_recorded() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.module("stall", STALL, &[("stall.conf", "level ${level}\n")]);
     for node in ["node1", "node2", "node3"] {
         on(node, "rm -f /etc/mesh-stall.conf /run/mesh-stall");

@@ -54,7 +54,9 @@ fn fingerprint() -> String {
 #[test]
 fn unassigning_gives_back_files_units_processes_and_directories_as_found() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.module(
         "keeper",
         KEEPER,

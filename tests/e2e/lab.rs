@@ -13,7 +13,9 @@ fn host_key(node: &str) -> String {
 #[test]
 fn a_rebuilt_lab_machine_is_blank_at_its_address_with_its_new_host_key_pinned() {
     let mesh = Mesh::new();
-    let _lab = mesh.with_lab();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["assign", "motd", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();
     assert!(on("node3", "test -d /var/lib/mesh && echo yes").contains("yes"));

@@ -133,7 +133,9 @@ fn selectors_name_globs_and_tags_and_one_that_matches_nothing_is_refused() {
 #[test]
 fn a_tag_selects_a_subset_for_plan_push_and_check() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let contact = format!("tags-{}", std::process::id());
     let untouched = on("node3", "cat /etc/motd 2>/dev/null; true");
     mesh.run(&["node", "tag", "node1", "pair"]).ok();
@@ -168,7 +170,9 @@ fn a_tag_selects_a_subset_for_plan_push_and_check() {
 #[test]
 fn a_new_address_unpins_the_key_until_trusted_and_history_is_kept() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["assign", "motd", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
     let real = on(

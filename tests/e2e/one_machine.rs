@@ -9,7 +9,9 @@ use crate::util::{Mesh, Run, address, path_str};
 #[test]
 fn an_ssh_alias_of_a_node_is_refused_when_added_trusted_and_pushed() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     let ssh = home.path().join(".ssh");
     std::fs::create_dir_all(&ssh).unwrap();

@@ -143,7 +143,9 @@ fn machine_state() -> String {
 #[test]
 fn a_rendered_path_that_leaves_its_place_is_refused_by_plan_and_nothing_reaches_the_machine() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // the machines as this inventory last left them: nothing of the mesh's on them
     mesh.run(&["push", "--all"]).ok();
     let cat = mesh.module("leaky", &module("leaky", LEAKY), &[("t", "x\n")]);

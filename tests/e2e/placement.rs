@@ -15,7 +15,9 @@ fn owner_mode(path: &str) -> String {
 #[test]
 fn a_system_directory_is_never_placed_and_the_helper_never_takes_over_one_it_did_not_make() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["assign", "kv", "node1"]).ok();
     for path in [
         "/etc/ssh",

@@ -32,7 +32,9 @@ fn redis(node: &str, port: u64, password: &str, command: &str) -> String {
 #[test]
 fn a_consumer_on_one_machine_talks_to_its_provider_on_another_with_the_password_as_a_file() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["push", "--all"]).ok();
     on("node1", "rm -rf /srv/mesh/kv-a /srv/mesh/kv-b");
     on("node2", "rm -rf /srv/mesh/kv-client");

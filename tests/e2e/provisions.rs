@@ -86,7 +86,9 @@ fn heartbeat(port: u64, login: &str, password: &str) -> String {
 #[test]
 fn each_consumer_has_its_own_login_waits_for_it_and_loses_it_when_taken_away() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["push", "--all"]).ok();
     for n in ["node1", "node2", "node3"] {
         on(n, "rm -rf /srv/mesh/kv /srv/mesh/kv-client");

@@ -45,7 +45,9 @@ fn trapped_key(mesh: &Mesh, node: &str, path: &Path, trap: &str) {
 #[test]
 fn a_fifo_or_dev_zero_identity_fails_its_node_fast_naming_the_file_and_the_others_are_applied() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("a temp dir");
     let (fifo, zero) = (dir.path().join("fifo_key"), dir.path().join("zero_key"));
     trapped_key(&mesh, "node1", &fifo, "mkfifo \"$1\"");

@@ -47,7 +47,9 @@ fn clean(mesh: &Mesh) {
 #[test]
 fn a_machine_whose_record_was_deleted_is_refused_until_adopted_and_loses_nothing() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     clean(&mesh);
     on("node1", "chown 1:1 /etc/issue; chmod 0604 /etc/issue");
     let original = issue();
@@ -145,7 +147,9 @@ fn a_machine_whose_record_was_deleted_is_refused_until_adopted_and_loses_nothing
 #[test]
 fn a_record_of_a_version_the_helper_does_not_know_is_refused_naming_it() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     clean(&mesh);
     mesh.run(&["assign", "motd", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
@@ -188,7 +192,9 @@ const SHARED: &str = r#"{
 #[test]
 fn a_machine_whose_whole_state_directory_is_gone_is_refused_because_the_inventory_knows_it() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     clean(&mesh);
     on(
         "node1",

@@ -56,7 +56,9 @@ fn removed(mesh: &Mesh, before: &str) -> (Value, Value, Value) {
 #[test]
 fn a_directory_emptied_by_the_same_push_is_predicted_removed_and_removed() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     on("node1", "rm -rf /srv/mesh/spool");
     let (plan, check, push) = removed(&mesh, "true");
     assert_eq!(
@@ -88,7 +90,9 @@ fn a_directory_emptied_by_the_same_push_is_predicted_removed_and_removed() {
 #[test]
 fn a_directory_holding_someone_elses_file_is_predicted_kept_and_kept() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     on("node1", "rm -rf /srv/mesh/spool");
     let (plan, check, push) = removed(&mesh, &format!("echo data >{DIR}/precious"));
     assert_eq!(

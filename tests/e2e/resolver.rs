@@ -6,7 +6,9 @@ use crate::util::{Mesh, invocation, on};
 #[test]
 fn the_resolver_upstreams_are_a_tunable_list_the_daemon_runs_with() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     mesh.run(&["push", "--all"]).ok();
     mesh.run(&["assign", "resolver", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();

@@ -46,7 +46,9 @@ fn unit_actions(push: &serde_json::Value, node: &str) -> Vec<String> {
 #[test]
 fn a_mesh_wide_runtime_setting_reaches_every_daemon_and_a_node_override_survives_it() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     // whatever an earlier test left is given back first
     mesh.run(&["push", "--all"]).ok();
     // node2's operator keeps a key of their own in Docker's file

@@ -45,7 +45,9 @@ fn run_service() -> (bool, String) {
 #[test]
 fn the_readme_timer_pushes_quietly_under_systemd_and_a_failure_fails_the_service() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let binary = std::fs::read(env!("CARGO_BIN_EXE_mesh")).expect("the mesh binary");
     on_with_input(
         "cat > /usr/local/bin/mesh && chmod 0755 /usr/local/bin/mesh",

@@ -80,7 +80,9 @@ pub fn kv_and_its_client(mesh: &Mesh) -> String {
 #[test]
 fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let push = kv_and_its_client(&mesh);
 
     let secrets = secrets(&mesh);

@@ -23,7 +23,9 @@ fn upload(node: &str, command: &str, input: &[u8]) -> Run {
 #[test]
 fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_whole() {
     let mesh = Mesh::new();
-    let _lab = mesh.with_lab();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
     let helper = Helper::embedded();
     let path = helper.remote_path();
     on("node3", &format!("rm -f {path} {path}.part"));

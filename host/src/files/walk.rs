@@ -18,7 +18,9 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-/// Who besides root can add, rename or remove entries in a directory.
+/// Who besides root, and the helper itself, can add, rename or remove entries in a directory.
+/// The helper runs as root on a machine; its own uid counts as root's so that its tests can run
+/// as an ordinary user in a directory of their own (someone else's directory stays someone else's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Writers {
     Root,
@@ -31,7 +33,7 @@ impl Writers {
     pub(crate) fn of(st: &Stat) -> Writers {
         if st.st_mode & 0o002 != 0 {
             Writers::Anyone
-        } else if st.st_uid != 0 {
+        } else if st.st_uid != 0 && st.st_uid != rustix::process::geteuid().as_raw() {
             // its owner can always chmod it open
             Writers::User(st.st_uid)
         } else if st.st_mode & 0o020 != 0 && st.st_gid != 0 {
