@@ -157,12 +157,43 @@ impl Mesh {
         let guard = MACHINES
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        DOWN_WHEN_DONE.call_once(take_the_lab_down_when_the_tests_end);
         self.run(&["lab", "up", "3"]).ok();
         Some(guard)
     }
 }
 
 static MACHINES: Mutex<()> = Mutex::new(());
+static DOWN_WHEN_DONE: std::sync::Once = std::sync::Once::new();
+
+/// The test command leaves nothing running: a watcher in a session of its own waits for this
+/// test process to end, however it ends, then takes the test lab down (`MESH_LAB_KEEP=1` keeps
+/// it up, to look at the machines after a run). The harness has no hook for "all tests done".
+fn take_the_lab_down_when_the_tests_end() {
+    if std::env::var_os("MESH_LAB_KEEP").is_some_and(|v| v == "1") {
+        return;
+    }
+    let watched = Command::new("setsid")
+        .args([
+            "sh",
+            "-c",
+            r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2" lab down"#,
+            "mesh-test-lab-watcher",
+        ])
+        .arg(std::process::id().to_string())
+        .arg(env!("CARGO_BIN_EXE_mesh"))
+        .env("MESH_LAB_ID", lab_id())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = watched {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("the test lab will stay up after the tests: no watcher ({e})\n").as_bytes(),
+        );
+    }
+}
 
 /// Why lab machines cannot boot on this host, if they cannot.
 fn lab_unavailable() -> Option<String> {
