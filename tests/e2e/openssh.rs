@@ -4,7 +4,7 @@
 //! jump host whose key is wrong refused naming the hop; known_hosts read as OpenSSH reads it
 //! (the system file, hashed names, `[addr]:port`, an ECDSA-only entry, a changed key).
 //!
-//! Every command runs with its own HOME (so `~/.ssh/config` and `~/.ssh/known_hosts` are the
+//! Every command runs with its own HOME and MESH_SSH_CONFIG/MESH_SSH_KNOWN_HOSTS there (so `~/.ssh/config` and `~/.ssh/known_hosts` are the
 //! test's) and its own system files.
 
 use std::path::PathBuf;
@@ -33,6 +33,9 @@ impl Openssh {
         let out = mesh
             .command(args)
             .env("HOME", self.home.path())
+            // ssh's own files are the passwd home's whatever HOME says: name this home's
+            .env("MESH_SSH_CONFIG", self.file("config"))
+            .env("MESH_SSH_KNOWN_HOSTS", self.file("known_hosts"))
             .env("MESH_SSH_SYSTEM_CONFIG", self.file("system_config"))
             .env(
                 "MESH_SSH_SYSTEM_KNOWN_HOSTS",
@@ -493,6 +496,8 @@ fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_
     let out = mesh
         .command(&["push", "node2", "--json"])
         .env("HOME", ssh.home.path())
+        .env("MESH_SSH_CONFIG", ssh.file("config"))
+        .env("MESH_SSH_KNOWN_HOSTS", ssh.file("known_hosts"))
         .env("MESH_SSH_SYSTEM_CONFIG", ssh.file("system_config"))
         .env(
             "MESH_SSH_SYSTEM_KNOWN_HOSTS",
