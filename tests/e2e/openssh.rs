@@ -465,7 +465,8 @@ fn a_key_known_hosts_marks_revoked_is_refused_pinned_or_not_and_never_pinned_by_
 }
 
 #[test]
-fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login() {
+fn whatever_user_the_environment_names_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login()
+ {
     let mesh = Mesh::new();
     let _machines = mesh.with_lab();
     let ssh = Openssh::new();
@@ -503,8 +504,9 @@ fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_
             "MESH_SSH_SYSTEM_KNOWN_HOSTS",
             ssh.file("system_known_hosts"),
         )
-        .env_remove("USER")
-        .env_remove("LOGNAME")
+        // as under `sudo -E`: the environment names another user, ssh takes the passwd entry's
+        .env("USER", "nobody")
+        .env("LOGNAME", "nobody")
         .output()
         .expect("mesh runs");
     let pushed = Run::from(out).json();

@@ -15,6 +15,21 @@ fn root_elsewhere() -> Local {
     }
 }
 
+/// A passwd home and a `$HOME` elsewhere, each with an empty `.ssh/`, and root as their user.
+fn two_homes() -> (tempfile::TempDir, tempfile::TempDir, Local) {
+    let passwd = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for dir in [&passwd, &elsewhere] {
+        std::fs::create_dir(dir.path().join(".ssh")).unwrap();
+    }
+    let local = Local {
+        home: Some(passwd.path().into()),
+        env_home: Some(elsewhere.path().into()),
+        ..root_elsewhere()
+    };
+    (passwd, elsewhere, local)
+}
+
 fn tokens() -> Tokens<'static> {
     Tokens {
         alias: "h",
@@ -85,18 +100,11 @@ fn a_user_with_no_passwd_entry_is_refused_naming_the_line() {
 fn the_users_own_file_is_in_the_passwd_home_not_home() {
     // HOME=/tmp/elsewhere with /tmp/elsewhere/.ssh/config saying `Host h / Port 2999`:
     // `ssh -G h` answers "port 22", reading /root/.ssh/config (which has none)
-    let passwd = tempfile::tempdir().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
+    let (passwd, elsewhere, local) = two_homes();
     for (dir, port) in [(&passwd, 2111), (&elsewhere, 2999)] {
-        std::fs::create_dir(dir.path().join(".ssh")).unwrap();
         let text = format!("Host h\n  Port {port}\n");
         std::fs::write(dir.path().join(".ssh/config"), text).unwrap();
     }
-    let local = Local {
-        home: Some(passwd.path().into()),
-        env_home: Some(elsewhere.path().into()),
-        ..root_elsewhere()
-    };
     let c = SshConfig::load_as(local).unwrap();
     assert_eq!(c.lookup("h").unwrap().port, Some(2111));
 }
@@ -106,17 +114,10 @@ fn include_follows_home_as_openssh_glob_does_else_the_passwd_home() {
     // `Include ~/inc` with /tmp/elsewhere/inc saying Port 2777: `ssh -G -F cfg2 h` answers
     // "port 2777"; `Include inc2` with /tmp/elsewhere/.ssh/inc2 saying Port 2666: "port 2666";
     // with HOME unset (`env -u HOME`) `~/inc` is /root/inc
-    let elsewhere = tempfile::tempdir().unwrap();
-    let passwd = tempfile::tempdir().unwrap();
-    std::fs::create_dir(elsewhere.path().join(".ssh")).unwrap();
+    let (passwd, elsewhere, local) = two_homes();
     std::fs::write(elsewhere.path().join("inc"), "Host h\n  Port 2777\n").unwrap();
     std::fs::write(elsewhere.path().join(".ssh/inc2"), "Host h\n  Port 2666\n").unwrap();
     std::fs::write(passwd.path().join("inc"), "Host h\n  Port 2555\n").unwrap();
-    let local = Local {
-        home: Some(passwd.path().into()),
-        env_home: Some(elsewhere.path().into()),
-        ..root_elsewhere()
-    };
     let port = |local: &Local, text: &str| {
         let mut c = SshConfig::for_user(local.clone());
         c.add(Path::new("cfg"), text).unwrap();
