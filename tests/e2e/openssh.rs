@@ -4,8 +4,8 @@
 //! jump host whose key is wrong refused naming the hop; known_hosts read as OpenSSH reads it
 //! (the system file, hashed names, `[addr]:port`, an ECDSA-only entry, a changed key).
 //!
-//! Every command runs with its own HOME and MESH_SSH_CONFIG/MESH_SSH_KNOWN_HOSTS there (so `~/.ssh/config` and `~/.ssh/known_hosts` are the
-//! test's) and its own system files.
+//! Every command runs with its own HOME, `MESH_SSH_CONFIG` and `MESH_SSH_KNOWN_HOSTS` naming the
+//! files in it (ssh's own are the passwd home's whatever HOME says), and its own system files.
 
 use std::path::PathBuf;
 use std::process::Command;
