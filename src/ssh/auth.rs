@@ -54,7 +54,8 @@ pub fn load_identity(node: &str, path: &Path) -> Result<PrivateKey, SshError> {
 
 /// The key files to try when a node names none.
 pub fn default_identities() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+    // the passwd entry's home, as ssh takes `~/.ssh/id_*`, whatever `$HOME` says
+    let Some(home) = super::local::local_home() else {
         return Vec::new();
     };
     ["id_ed25519", "id_ecdsa", "id_rsa"]

@@ -61,8 +61,8 @@ impl KnownHosts {
     pub fn load() -> Result<KnownHosts, FileError> {
         let user: Vec<PathBuf> = match std::env::var_os("MESH_SSH_KNOWN_HOSTS") {
             Some(p) => vec![p.into()],
-            None => std::env::var_os("HOME")
-                .map(PathBuf::from)
+            // the passwd entry's home, as ssh expands `~/.ssh/known_hosts`
+            None => super::local::local_home()
                 .map(|h| vec![h.join(".ssh/known_hosts"), h.join(".ssh/known_hosts2")])
                 .unwrap_or_default(),
         };

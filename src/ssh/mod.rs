@@ -27,7 +27,7 @@ use russh::keys::PublicKey;
 pub use auth::{Credentials, default_identities, load_identity};
 use hostkey::Checker;
 pub use hostkey::{fingerprint, parse_public_key};
-pub use local::local_user;
+pub use local::{Local, local_home, local_user};
 pub use output::{Bound, Output, size};
 
 /// Why talking to a node failed. Every variant names the node.

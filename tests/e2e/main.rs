@@ -25,6 +25,7 @@ mod deadline;
 mod drift;
 mod giveback;
 mod helper;
+mod home;
 mod honesty;
 mod hostile;
 mod inventory_file;

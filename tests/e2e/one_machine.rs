@@ -25,6 +25,9 @@ fn an_ssh_alias_of_a_node_is_refused_when_added_trusted_and_pushed() {
         Run::from(
             mesh.command(args)
                 .env("HOME", home.path())
+                // ssh's own files are the passwd home's whatever HOME says: name this home's
+                .env("MESH_SSH_CONFIG", ssh.join("config"))
+                .env("MESH_SSH_KNOWN_HOSTS", ssh.join("known_hosts"))
                 .env("MESH_SSH_SYSTEM_CONFIG", ssh.join("none"))
                 .env("MESH_SSH_SYSTEM_KNOWN_HOSTS", ssh.join("none"))
                 .output()
@@ -98,6 +101,9 @@ fn an_ssh_alias_of_a_node_is_refused_when_added_trusted_and_pushed() {
     let imported = Run::from(
         mesh.command(&["inventory", "import", path_str(&file)])
             .env("HOME", home.path())
+            .env("MESH_SSH_CONFIG", ssh.join("config"))
+            .env("MESH_SSH_KNOWN_HOSTS", ssh.join("known_hosts"))
+            .env("MESH_SSH_SYSTEM_CONFIG", ssh.join("none"))
             .env("MESH_INVENTORY", &fresh)
             .output()
             .unwrap(),

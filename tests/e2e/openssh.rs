@@ -4,8 +4,8 @@
 //! jump host whose key is wrong refused naming the hop; known_hosts read as OpenSSH reads it
 //! (the system file, hashed names, `[addr]:port`, an ECDSA-only entry, a changed key).
 //!
-//! Every command runs with its own HOME (so `~/.ssh/config` and `~/.ssh/known_hosts` are the
-//! test's) and its own system files.
+//! Every command runs with its own HOME, `MESH_SSH_CONFIG` and `MESH_SSH_KNOWN_HOSTS` naming the
+//! files in it (ssh's own are the passwd home's whatever HOME says), and its own system files.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -33,6 +33,9 @@ impl Openssh {
         let out = mesh
             .command(args)
             .env("HOME", self.home.path())
+            // ssh's own files are the passwd home's whatever HOME says: name this home's
+            .env("MESH_SSH_CONFIG", self.file("config"))
+            .env("MESH_SSH_KNOWN_HOSTS", self.file("known_hosts"))
             .env("MESH_SSH_SYSTEM_CONFIG", self.file("system_config"))
             .env(
                 "MESH_SSH_SYSTEM_KNOWN_HOSTS",
@@ -482,7 +485,8 @@ fn a_key_known_hosts_marks_revoked_is_refused_pinned_or_not_and_never_pinned_by_
 }
 
 #[test]
-fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login() {
+fn whatever_user_the_environment_names_the_local_user_is_the_passwd_one_for_u_and_a_jump_hosts_login()
+ {
     let mesh = Mesh::new();
     let Some(_machines) = mesh.with_lab() else {
         return;
@@ -515,13 +519,16 @@ fn without_user_in_the_environment_the_local_user_is_the_passwd_one_for_u_and_a_
     let out = mesh
         .command(&["push", "node2", "--json"])
         .env("HOME", ssh.home.path())
+        .env("MESH_SSH_CONFIG", ssh.file("config"))
+        .env("MESH_SSH_KNOWN_HOSTS", ssh.file("known_hosts"))
         .env("MESH_SSH_SYSTEM_CONFIG", ssh.file("system_config"))
         .env(
             "MESH_SSH_SYSTEM_KNOWN_HOSTS",
             ssh.file("system_known_hosts"),
         )
-        .env_remove("USER")
-        .env_remove("LOGNAME")
+        // as under `sudo -E`: the environment names another user, ssh takes the passwd entry's
+        .env("USER", "nobody")
+        .env("LOGNAME", "nobody")
         .output()
         .expect("mesh runs");
     let pushed = Run::from(out).json();

@@ -218,7 +218,7 @@ impl Routes<'_> {
                 unusable(
                     self.owner,
                     format!(
-                        "jump host {}: no user to log in as: neither the hop nor the ssh configuration names one, and the local user name is unknown (USER, LOGNAME, `id -un`)",
+                        "jump host {}: no user to log in as: neither the hop nor the ssh configuration names one, and the local user name is unknown (this uid has no passwd entry)",
                         hop.host
                     ),
                 )

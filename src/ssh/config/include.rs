@@ -1,11 +1,13 @@
-//! `Include`: which files a line names, as OpenSSH finds them. `~/` is the home folder; a
+//! `Include`: which files a line names, as OpenSSH finds them. `~/` is `$HOME` (else the passwd
+//! home) and `~user/` that user's, as glob(3)'s `GLOB_TILDE` takes them in OpenSSH; a
 //! relative path is read from `~/.ssh` for the user's file and `/etc/ssh` for the system's; `*`
 //! and `?` are globs (in any part of the path, not matching a leading `.`), the files found in
 //! byte order, as glob(3) sorts them. A file not there is no file.
 
 use std::path::{Component, Path, PathBuf};
 
-use super::values::{home, wildcard};
+use super::Local;
+use super::values::wildcard;
 
 /// Includes inside includes deeper than this are refused (OpenSSH's READCONF_MAX_DEPTH).
 pub(super) const MAX_DEPTH: usize = 16;
@@ -14,14 +16,25 @@ pub(super) const MAX_DEPTH: usize = 16;
 pub(super) const MAX_FILES: usize = 256;
 
 /// Where the user's file's relative Includes are read from.
-pub(super) fn user_dir() -> PathBuf {
-    home().unwrap_or_default().join(".ssh")
+pub(super) fn user_dir(local: &Local) -> PathBuf {
+    local.include_home().unwrap_or(Path::new("")).join(".ssh")
 }
 
 /// The files `arg` names, relative ones under `dir`.
-pub(super) fn expand(arg: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let path = match arg.strip_prefix("~/") {
-        Some(rest) => home().ok_or("Include ~/...: HOME is not set")?.join(rest),
+pub(super) fn expand(arg: &str, dir: &Path, local: &Local) -> Result<Vec<PathBuf>, String> {
+    let path = match arg.strip_prefix('~') {
+        Some(rest) => {
+            let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
+            let home = if user.is_empty() {
+                local.include_home().map(Path::to_path_buf)
+            } else {
+                local.home_of(user)
+            };
+            let home = home.ok_or_else(|| {
+                format!("Include {arg}: no home for ~{user} (HOME is not set, nor in passwd)")
+            })?;
+            home.join(tail)
+        }
         None => dir.join(arg),
     };
     let mut found = vec![PathBuf::new()];

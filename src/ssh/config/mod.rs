@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub(crate) use values::wildcard;
-use values::{home, local_uid, percent, split, time, yes};
+use values::{percent, split, time, yes};
+
+pub use super::local::Local;
 
 /// The keywords mesh acts on (lower case); the others are left to OpenSSH.
 const READ: &[&str] = &[
@@ -67,6 +69,8 @@ pub struct HostConfig {
     /// Where each value above was written, `file:line`, by keyword in lower case
     /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
     pub at: std::collections::BTreeMap<String, String>,
+    /// The local user the tokens and `~` of [`HostConfig::identities`] stand for.
+    pub local: Local,
 }
 
 /// A value as written in a file, and where: `file:line`.
@@ -90,35 +94,36 @@ pub struct Tokens<'a> {
 }
 
 impl HostConfig {
-    /// The IdentityFiles with `~/`, `${VAR}` and the `%` tokens expanded for this connection: `%h`, `%n`,
-    /// `%p`, `%r`, `%d` (home), `%u` (local user), `%i` (local uid) and `%%`. Another token is
-    /// refused naming where it is written, as OpenSSH refuses it.
+    /// The IdentityFiles with `~/`, `~user/`, `${VAR}` and the `%` tokens expanded for this
+    /// connection: `%h`, `%n`, `%p`, `%r`, `%d` (the passwd entry's home), `%u` (its name), `%i`
+    /// (local uid) and `%%`. Another token is refused naming where it is written, as OpenSSH
+    /// refuses it.
     pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
-        let home = home()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let local = &self.local;
+        let home = local
+            .home
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned());
         self.identity_files
             .iter()
             .map(|written| {
-                let path = match written.value.strip_prefix("~/") {
-                    Some(rest) => format!("{home}/{rest}"),
-                    None => written.value.clone(),
-                };
-                let path = values::dollar(&path).map_err(|why| {
+                let fail = |why: String| {
                     format!("{}: IdentityFile {:?}: {why}", written.at, written.value)
-                })?;
+                };
+                let path = local.tilde(&written.value).map_err(fail)?;
+                let path = values::dollar(&path).map_err(fail)?;
                 percent(&path, |token| match token {
                     'h' => Some(tokens.host.to_string()),
                     'n' => Some(tokens.alias.to_string()),
                     'p' => Some(tokens.port.to_string()),
                     'r' => Some(tokens.user.to_string()),
-                    'd' => Some(home.clone()),
-                    'u' => super::local_user(),
-                    'i' => local_uid(),
+                    'd' => home.clone(),
+                    'u' => local.name.clone(),
+                    'i' => Some(local.uid.to_string()),
                     _ => None,
                 })
                 .map(PathBuf::from)
-                .map_err(|why| format!("{}: IdentityFile {:?}: {why}", written.at, written.value))
+                .map_err(fail)
             })
             .collect()
     }
@@ -130,6 +135,8 @@ pub struct SshConfig {
     blocks: Vec<Block>,
     /// Files read through `Include` so far, against [`include::MAX_FILES`].
     included: usize,
+    /// Whose `~` and tokens these are.
+    local: Local,
 }
 
 /// Lines that apply to a host when every one of their conditions does.
@@ -154,14 +161,20 @@ impl SshConfig {
     /// from `~/.ssh`), then `MESH_SSH_SYSTEM_CONFIG` or `/etc/ssh/ssh_config` (from `/etc/ssh`).
     /// A file that is not there is no configuration.
     pub fn load() -> Result<SshConfig, ConfigError> {
+        Self::load_as(Local::current())
+    }
+
+    /// [`SshConfig::load`] for `local`: the user's file is in its passwd home, as ssh reads
+    /// it whatever `$HOME` says; a relative Include from `$HOME/.ssh`, as ssh's glob finds it.
+    pub fn load_as(local: Local) -> Result<SshConfig, ConfigError> {
         let user = std::env::var_os("MESH_SSH_CONFIG")
             .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(".ssh/config")));
+            .or_else(|| local.home.as_ref().map(|h| h.join(".ssh/config")));
         let system = std::env::var_os("MESH_SSH_SYSTEM_CONFIG")
             .map_or_else(|| PathBuf::from("/etc/ssh/ssh_config"), PathBuf::from);
-        let mut config = SshConfig::default();
+        let mut config = SshConfig::for_user(local);
         let files = user
-            .map(|u| (u, include::user_dir()))
+            .map(|u| (u, include::user_dir(&config.local)))
             .into_iter()
             .chain([(system, PathBuf::from("/etc/ssh"))]);
         for (path, dir) in files {
@@ -180,10 +193,20 @@ impl SshConfig {
         Ok(config)
     }
 
+    /// No files yet, `~` and the tokens standing for `local`.
+    pub fn for_user(local: Local) -> SshConfig {
+        SshConfig {
+            blocks: Vec::new(),
+            included: 0,
+            local,
+        }
+    }
+
     /// Reads one more file's text (a user's file: a relative Include is read from `~/.ssh`),
     /// after those already read.
     pub fn add(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
-        self.add_from(path, text, &include::user_dir())
+        let dir = include::user_dir(&self.local);
+        self.add_from(path, text, &dir)
     }
 
     /// Reads one more file's text, a relative Include read from `dir`.
@@ -270,7 +293,7 @@ impl SshConfig {
             )));
         }
         for arg in args {
-            for file in include::expand(arg, dir).map_err(Included::Here)? {
+            for file in include::expand(arg, dir, &self.local).map_err(Included::Here)? {
                 let text = match super::files::read_text(&file) {
                     Ok(text) => text,
                     Err(e) if e.is_missing() => continue,
@@ -296,7 +319,10 @@ impl SshConfig {
     /// keyword OpenSSH does not know (unless an `IgnoreUnknown` that applies came before it), a
     /// keyword mesh reads given no value, more values than it takes, or a value OpenSSH refuses.
     pub fn lookup(&self, host: &str) -> Result<HostConfig, ConfigError> {
-        let mut found = HostConfig::default();
+        let mut found = HostConfig {
+            local: self.local.clone(),
+            ..HostConfig::default()
+        };
         let mut seen = std::collections::BTreeSet::new();
         let mut ignore_unknown: Option<Vec<String>> = None;
         for block in &self.blocks {
@@ -459,6 +485,8 @@ fn host_matches(patterns: &[String], text: &str) -> bool {
     matched
 }
 
+#[cfg(test)]
+mod home_tests;
 #[cfg(test)]
 mod openssh_tests;
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The values of a configuration line: its words, patterns, numbers, times, yes/no and `%`
 //! tokens, read as OpenSSH reads them.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// OpenSSH's pattern: `*` any run of characters, `?` any one character.
@@ -147,10 +146,6 @@ pub(super) fn yes(text: &str) -> Result<bool, String> {
     }
 }
 
-pub(super) fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from)
-}
-
 /// `text` with each `%x` replaced by `token(x)` and `%%` by `%`; a token `token` does not know
 /// is refused.
 pub(super) fn percent(
@@ -199,12 +194,4 @@ pub(super) fn dollar(text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
-}
-
-/// The operator's uid, for `%i` (the owner of this process's /proc entry).
-pub(super) fn local_uid() -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .ok()
-        .map(|m| m.uid().to_string())
 }
