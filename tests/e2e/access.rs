@@ -4,7 +4,7 @@
 //! process given read access cannot write into it. A container is given the same access, at the
 //! same path inside it, read-only when only reading was asked.
 
-use crate::util::{Mesh, node_result, on, ssh, states};
+use crate::util::{Mesh, node_result, on, ssh, states, within};
 
 /// A process that tries to write into the operator's data and notes how that went.
 const READER: &str = r#"{
@@ -80,14 +80,10 @@ fn the_operators_data_is_never_made_owned_or_removed_and_read_access_cannot_writ
             .all(|(_, s)| s != "failed"),
         "{pushed}"
     );
-    let mut rc = String::new();
-    for _ in 0..20 {
-        rc = on("node1", "cat /run/reader.rc 2>/dev/null; true");
-        if !rc.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+    let rc = within(std::time::Duration::from_secs(10), || {
+        Some(on("node1", "cat /run/reader.rc 2>/dev/null; true")).filter(|rc| !rc.is_empty())
+    })
+    .unwrap_or_default();
     assert_ne!(rc.trim(), "0", "the process wrote into read-only data");
     assert!(!rc.trim().is_empty(), "the process never ran");
     let err = on("node1", "cat /run/reader.err");

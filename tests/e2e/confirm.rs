@@ -2,9 +2,9 @@
 //! puts it back by itself; a revert is a failure (exit 2), kept in the history, and the plan
 //! shows the change still pending.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{Mesh, node_result, on, ssh};
+use crate::util::{Mesh, eventually, node_result, on, ssh, within};
 
 pub(crate) const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-mesh.conf";
 pub(crate) const ID: &str = "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf";
@@ -12,35 +12,26 @@ pub(crate) const ID: &str = "sshd:file:/etc/ssh/sshd_config.d/50-mesh.conf";
 /// What `script` prints on `node` once the machine lets the operator in again, polled for at most
 /// `seconds`.
 pub(crate) fn once_reachable(node: &str, script: &str, seconds: u64) -> String {
-    let started = Instant::now();
-    loop {
-        let out = ssh(node, script);
-        if out.status == 0 {
-            return out.stdout;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(seconds),
-            "{node} did not let root in again within {seconds} s: {}",
-            out.stderr
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    eventually(
+        Duration::from_secs(seconds),
+        &format!("{node} to let root in again"),
+        || {
+            let out = ssh(node, script);
+            (out.status == 0).then_some(out.stdout)
+        },
+    )
 }
 
 /// No waiter is left on the machine (it ends a moment after what it did is visible).
 pub(crate) fn no_waiter(node: &str) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
+    within(Duration::from_secs(5), || {
         let units = on(
             node,
             "systemctl list-units --all --plain --no-legend 'mesh-confirm-*' | wc -l",
         );
-        if units.trim() == "0" {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    false
+        (units.trim() == "0").then_some(())
+    })
+    .is_some()
 }
 
 pub(crate) fn take_sshd_off(mesh: &Mesh, nodes: &[&str]) {
@@ -195,17 +186,13 @@ pub(crate) fn unconfirmed_on_node3(mesh: &Mesh, deadline: &str) {
 
 /// Waits until node3's drop-in is gone again (it was not there before), as sshd had it.
 pub(crate) fn reverted_on_node3_within(within: Duration, why: &str) {
-    let started = Instant::now();
-    while on(
-        "node3",
-        &format!("test -e {DROP_IN} && echo there || echo gone"),
-    )
-    .trim()
-        != "gone"
-    {
-        assert!(started.elapsed() < within, "{why}");
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    eventually(within, why, || {
+        let there = on(
+            "node3",
+            &format!("test -e {DROP_IN} && echo there || echo gone"),
+        );
+        (there.trim() == "gone").then_some(())
+    });
     assert!(on("node3", "sshd -T").contains("maxauthtries 6"));
     assert!(no_waiter("node3"));
 }
@@ -278,18 +265,11 @@ fn a_helper_that_dies_right_after_changing_sshd_is_reverted_by_its_waiter_at_onc
     on("node3", &format!("echo '{ID}' > /var/lib/mesh/fault"));
     mesh.run(&["push", "node3", "--confirm-timeout", "600"])
         .code(2);
-    let started = Instant::now();
-    loop {
-        let now = on("node3", &format!("cat {DROP_IN}"));
-        if now == before {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the drop-in a dead helper wrote stays (its deadline is 600 s): {now}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    eventually(
+        Duration::from_secs(30),
+        "the drop-in a dead helper wrote to be put back (its deadline is 600 s)",
+        || (on("node3", &format!("cat {DROP_IN}")) == before).then_some(()),
+    );
     assert!(no_waiter("node3"));
     assert_eq!(
         on("node3", "ls -A /var/lib/mesh/pending 2>/dev/null | wc -l").trim(),

@@ -7,9 +7,9 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{Mesh, invocation, node_result, on, states};
+use crate::util::{Mesh, eventually, invocation, node_result, on, states};
 
 const GUARDED: &str = r#"{
   "name": "guarded", "version": "1", "description": "A file its validate command refuses unless it is good.",
@@ -63,13 +63,9 @@ fn spawn(mesh: &Mesh, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
     (child, rx)
 }
 
-/// Waits until `done` holds, checking every half second, for at most `limit`.
+/// Waits until `done` holds, for at most `limit`.
 fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < until, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    eventually(limit, what, || done().then_some(()));
 }
 
 /// The plan's one change of `id`, as `plan --json` says it.

@@ -28,7 +28,9 @@ fn ssh_g(home: &std::path::Path, host: &str) -> (String, String, String) {
 #[test]
 fn with_home_elsewhere_mesh_reaches_the_machine_port_and_user_ssh_does() {
     let mesh = Mesh::new();
-    let _machines = mesh.with_lab();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
     let node1 = address("node1");
     let fake = tempfile::tempdir().unwrap();
     std::fs::create_dir(fake.path().join(".ssh")).unwrap();

@@ -3,7 +3,7 @@
 //! on another machine writes into the one it is pinned to, with the login and password that
 //! store made for it alone, its password delivered as a file and printed nowhere.
 
-use crate::util::{Mesh, on};
+use crate::util::{Mesh, on, within};
 
 /// The ACL lines a kv instance's Redis was given, read on the machine itself.
 fn acl_on(node: &str, instance: &str) -> String {
@@ -92,14 +92,11 @@ fn a_consumer_on_one_machine_talks_to_its_provider_on_another_with_the_password_
     let environment = on("node2", "systemctl show -p Environment kv-client.service");
     assert!(!environment.contains(&pa), "{environment}");
     // and it talks to kv-a on node1 (the heartbeat arrives within a few beats), not to kv-b
-    let mut beat = String::new();
-    for _ in 0..20 {
-        beat = redis("node1", a, &pa, "GET kv-client_node2:heartbeat");
-        if !beat.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+    let ask = || redis("node1", a, &pa, "GET kv-client_node2:heartbeat");
+    let beat = within(std::time::Duration::from_secs(10), || {
+        Some(ask()).filter(|beat| !beat.is_empty())
+    })
+    .unwrap_or_default();
     assert!(
         beat.parse::<u64>().is_ok(),
         "no heartbeat in kv-a: {beat:?}"

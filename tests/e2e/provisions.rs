@@ -6,7 +6,7 @@
 //! the store as a whole (no listing of keys, no flushing, no server commands), and a consumer
 //! taken away leaves no secret of its own in the inventory.
 
-use crate::util::{Mesh, node_result, on};
+use crate::util::{Mesh, node_result, on, within};
 
 const PASSWORD: &str = "/srv/mesh/kv-client/home/store-password";
 
@@ -72,15 +72,11 @@ fn kept_for(mesh: &Mesh, login: &str) -> i64 {
 
 /// The consumer's heartbeat, as the consumer itself may read it, within a few beats.
 fn heartbeat(port: u64, login: &str, password: &str) -> String {
-    let mut beat = String::new();
-    for _ in 0..30 {
-        beat = redis(port, login, password, &format!("GET {login}:heartbeat"));
-        if beat.parse::<u64>().is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    beat
+    let ask = || redis(port, login, password, &format!("GET {login}:heartbeat"));
+    within(std::time::Duration::from_secs(15), || {
+        Some(ask()).filter(|beat| beat.parse::<u64>().is_ok())
+    })
+    .unwrap_or_else(ask)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! the machines still get the right value (the client authenticates to the store), and the
 //! inventory without the operator's key opens nothing and says which key it needs.
 
-use crate::util::{Mesh, on};
+use crate::util::{Mesh, on, within};
 
 /// Every secret the inventory keeps, opened with the test's operator key.
 pub fn secrets(mesh: &Mesh) -> Vec<String> {
@@ -113,22 +113,17 @@ fn no_secret_is_in_the_inventory_in_clear_and_the_machines_still_get_it() {
         .json()["requirements"]["listen.port"]
         .as_u64()
         .expect("a port");
-    let mut beat = String::new();
-    for _ in 0..20 {
-        beat = on(
+    let beat = within(std::time::Duration::from_secs(10), || {
+        let beat = on(
             "node1",
             &format!(
                 "REDISCLI_AUTH='{password}' redis-cli --user kv-client_node2 -p {port} \
                  GET kv-client_node2:heartbeat"
             ),
-        )
-        .trim()
-        .to_string();
-        if !beat.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+        );
+        Some(beat.trim().to_string()).filter(|beat| !beat.is_empty())
+    })
+    .unwrap_or_default();
     assert!(beat.parse::<u64>().is_ok(), "no heartbeat: {beat:?}");
 
     // a second push sends the same secret sealed anew: nothing changed, nothing is behind

@@ -366,3 +366,29 @@ pub fn reboot_hard(node: &str) {
 pub fn rebuild(mesh: &Mesh, node: &str) {
     mesh.run(&["lab", "rebuild", node]).ok();
 }
+
+/// Asks `probe` every quarter second until it answers `Some`, for at most `limit`: `None` past
+/// it. Every wait of the tests for a machine to get somewhere goes through here (no fixed sleeps
+/// standing for "long enough").
+pub fn within<T>(limit: std::time::Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if let Some(answer) = probe() {
+            return Some(answer);
+        }
+        if std::time::Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// `within`, for a test that cannot go on without the answer: past `limit` it fails naming
+/// `what` it waited for.
+pub fn eventually<T>(
+    limit: std::time::Duration,
+    what: &str,
+    probe: impl FnMut() -> Option<T>,
+) -> T {
+    within(limit, probe).unwrap_or_else(|| panic!("gave up after {limit:?} waiting for {what}"))
+}
