@@ -93,19 +93,16 @@ With --json every command prints one JSON document on stdout, an error too:
     after_help = EXIT_CODES
 )]
 pub struct Cli {
-    /// The inventory file [default: $XDG_STATE_HOME/mesh/inventory.db]
-    #[arg(long, global = true, env = "MESH_INVENTORY", value_name = "PATH")]
+    // Not clap's `env =`: clap counts a value from the environment as given on the command
+    // line and prints it in every usage line as if it were required (issue 23); the
+    // environment is read in [`from_env`] instead, and these help lines say so.
+    /// The inventory file [default: $MESH_INVENTORY, else $XDG_STATE_HOME/mesh/inventory.db]
+    #[arg(long, global = true, value_name = "PATH")]
     inventory: Option<PathBuf>,
 
-    /// A folder of modules to add to the built-in catalogue (repeatable; `:`-separated in the
-    /// environment). A module here overrides a built-in one of the same name.
-    #[arg(
-        long,
-        global = true,
-        env = "MESH_CATALOGUE",
-        value_name = "DIR",
-        value_delimiter = ':'
-    )]
+    /// A folder of modules to add to the built-in catalogue (repeatable). A module here overrides
+    /// a built-in one of the same name [default: $MESH_CATALOGUE, `:`-separated]
+    #[arg(long, global = true, value_name = "DIR", value_delimiter = ':')]
     catalogue: Vec<PathBuf>,
 
     /// Print results as JSON, for scripts (errors too: `{"error": {"kind", "message"}}`).
@@ -264,6 +261,28 @@ impl Context {
     }
 }
 
+/// The inventory and catalogue folders: the command line's, else MESH_INVENTORY's and
+/// MESH_CATALOGUE's (an empty variable counts as unset, as clap's `env` did).
+fn from_env(cli: &Cli) -> (Option<PathBuf>, Vec<PathBuf>) {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let inventory = cli
+        .inventory
+        .clone()
+        .or_else(|| set("MESH_INVENTORY").map(PathBuf::from));
+    let catalogue = if cli.catalogue.is_empty() {
+        set("MESH_CATALOGUE")
+            .map(|v| {
+                std::env::split_paths(&v)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        cli.catalogue.clone()
+    };
+    (inventory, catalogue)
+}
+
 /// Runs the command line; returns the process's exit status.
 pub fn run() -> ExitCode {
     let json = std::env::args_os().any(|a| a == "--json");
@@ -274,9 +293,10 @@ pub fn run() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e, json),
     };
+    let (inventory, catalogue) = from_env(&cli);
     let ctx = Context {
-        inventory: cli.inventory.clone(),
-        catalogue: cli.catalogue.clone(),
+        inventory,
+        catalogue,
         json: cli.json,
         quiet: cli.quiet,
         verbose: cli.verbose,

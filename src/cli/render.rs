@@ -25,20 +25,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         );
         return out;
     }
-    let count = |a: Action| p.changes.iter().filter(|c| c.action == a).count();
-    let _ = writeln!(
-        out,
-        "{}: {} to add, {} to change, {} to remove{}",
-        p.node,
-        count(Action::Added),
-        count(Action::Changed),
-        count(Action::Removed),
-        if p.first_send {
-            " (first push to this node)"
-        } else {
-            ""
-        }
-    );
+    out.push_str(&counts(p));
     for c in &p.changes {
         let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
             (true, _) => String::new(),
@@ -56,6 +43,8 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             {
                 " — the container will be recreated".to_string()
             }
+            // never asked: the machine may already have it, and the push then takes it over
+            Action::Added if p.first_send => " — add, or take over what the machine has".into(),
             _ => String::new(),
         };
         let line = format!("  {} {}{fields}{what}", c.action.sign(), c.id);
@@ -69,6 +58,12 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
             let _ = writeln!(out, "{}", visible(&line));
         }
         if diff && let Some(text) = change_diff(c, color) {
+            if p.first_send && c.action == Action::Added {
+                let _ = writeln!(
+                    out,
+                    "      (against nothing: what the machine has is not known until asked)"
+                );
+            }
             for line in text.lines() {
                 let _ = writeln!(out, "      {line}");
             }
@@ -92,6 +87,27 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// The plan's summary line: how many of each, and what a first push does not know yet.
+fn counts(p: &Plan) -> String {
+    let count = |a: Action| p.changes.iter().filter(|c| c.action == a).count();
+    let unknown = if p.first_send {
+        format!(
+            " (first push to this node: the machine was never asked what it has, so each + may \
+             add or take over what is there; `mesh check {}` asks it)",
+            p.node
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {} to add, {} to change, {} to remove{unknown}\n",
+        p.node,
+        count(Action::Added),
+        count(Action::Changed),
+        count(Action::Removed),
+    )
 }
 
 /// What a plan is made against, when that is not simply what the machine last confirmed.
@@ -159,15 +175,20 @@ pub(crate) fn refused(node: &str, problems: &[String]) -> String {
 }
 
 /// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
+/// A node never asked what it has says so, and each addition says it may take over what the
+/// machine has (`"or_take_over": true`), as the text does.
 pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
     let mut value = serde_json::to_value(plans)?;
-    if !diff {
-        return Ok(value);
-    }
     for (p, v) in plans.iter().zip(value.as_array_mut().into_iter().flatten()) {
+        if p.first_send && !p.changes.is_empty() {
+            v["never_asked"] = json!({"ask_with": format!("mesh check {}", p.node)});
+        }
         let changes = v.get_mut("changes").and_then(Value::as_array_mut);
         for (c, cv) in p.changes.iter().zip(changes.into_iter().flatten()) {
-            if let Some(text) = change_diff(c, false) {
+            if p.first_send && c.action == Action::Added {
+                cv["or_take_over"] = Value::Bool(true);
+            }
+            if diff && let Some(text) = change_diff(c, false) {
                 cv["diff"] = Value::String(text);
             }
         }

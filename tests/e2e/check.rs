@@ -86,3 +86,31 @@ fn check_says_the_nodes_in_the_order_of_their_names_and_one_node_is_one_node() {
     let one = mesh.run(&["check", "node2"]).ok();
     assert!(one.stdout.contains("1 node: 1 checked"), "{}", one.stdout);
 }
+
+#[test]
+fn a_plan_of_a_never_asked_node_says_each_addition_may_take_over_and_that_check_asks_it() {
+    // issue 23: the first plan said `1 to add` and a diff from an empty /etc/motd, where the
+    // push then found the machine's own /etc/motd and changed it
+    let mesh = Mesh::new();
+    mesh.add_offline_nodes();
+    mesh.module(
+        "greet",
+        r#"{"name": "greet", "version": "1", "description": "A greeting.",
+  "resources": [{"kind": "file", "path": "/etc/motd", "template": "motd"}]}"#,
+        &[("motd", "hello\n")],
+    );
+    mesh.run(&["assign", "greet", "n1"]).ok();
+    let plan = mesh.run(&["plan", "n1", "--diff"]).ok().stdout;
+    for words in [
+        "n1: 1 to add, 0 to change, 0 to remove (first push to this node: the machine was never \
+         asked what it has, so each + may add or take over what is there; `mesh check n1` asks it)",
+        "+ greet:file:/etc/motd — add, or take over what the machine has",
+        "(against nothing: what the machine has is not known until asked)",
+    ] {
+        assert!(plan.contains(words), "{words:?} not in:\n{plan}");
+    }
+    let json = mesh.run(&["plan", "n1", "--json"]).ok().json();
+    let n1 = &json[0];
+    assert_eq!(n1["never_asked"]["ask_with"], "mesh check n1", "{n1}");
+    assert_eq!(n1["changes"][0]["or_take_over"], true, "{n1}");
+}

@@ -333,3 +333,26 @@ fn lab_help_says_its_environment_and_that_machines_have_no_route_out() {
         assert!(run.stdout.contains(said), "{said}:\n{}", run.stdout);
     }
 }
+
+#[test]
+fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_required() {
+    // issue 23: with MESH_INVENTORY and MESH_CATALOGUE set (Mesh::command sets both), clap
+    // printed `--inventory <PATH> --catalogue <DIR>` in usage lines as if they were required
+    let mesh = Mesh::new();
+    mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
+    for args in [&["module", "show"][..], &["node", "add"][..]] {
+        let run = mesh.run(args).code(64);
+        let usage = run.stderr.lines().find(|l| l.starts_with("Usage:"));
+        let usage = usage.unwrap_or_else(|| panic!("no usage line:\n{}", run.stderr));
+        assert!(
+            !usage.contains("--inventory") && !usage.contains("--catalogue"),
+            "{usage}"
+        );
+    }
+    let help = mesh.run(&["plan", "--help"]).ok();
+    assert!(help.stdout.contains("$MESH_INVENTORY"), "{}", help.stdout);
+    assert!(help.stdout.contains("$MESH_CATALOGUE"), "{}", help.stdout);
+    // the environment is still read: the module from MESH_CATALOGUE is shown
+    let run = mesh.run(&["module", "show", "demo"]).ok();
+    assert!(run.stdout.contains("demo"), "{}", run.stdout);
+}
