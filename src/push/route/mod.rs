@@ -252,9 +252,18 @@ struct Hop {
     port: Option<u16>,
 }
 
-/// `[user@]host[:port]`, the host possibly an IPv6 address in brackets.
+/// `[user@]host[:port]`, the host possibly an IPv6 address in brackets, or the same as
+/// `ssh://[user@]host[:port]` (a `/` may end it, no path may follow), as OpenSSH's ProxyJump.
 fn parse_hop(spec: &str) -> Result<Hop, String> {
     let bad = |why: &str| format!("jump host {spec:?}: {why}; write it as [USER@]HOST[:PORT]");
+    let spec = match spec.strip_prefix("ssh://") {
+        Some(uri) => match uri.split_once('/') {
+            Some((authority, "")) => authority,
+            Some(_) => return Err(bad("an ssh:// hop takes no path")),
+            None => uri,
+        },
+        None => spec,
+    };
     let (user, rest) = match spec.rsplit_once('@') {
         Some((u, r)) => (Some(u.to_string()), r),
         None => (None, spec),

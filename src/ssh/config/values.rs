@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::{Tokens, Written};
+
 /// OpenSSH's pattern: `*` any run of characters, `?` any one character.
 pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
@@ -207,4 +209,40 @@ pub(super) fn local_uid() -> Option<String> {
     std::fs::metadata("/proc/self")
         .ok()
         .map(|m| m.uid().to_string())
+}
+
+/// Paths as written with `~/`, `${VAR}` and the `%` tokens of [`HostConfig::identities`]
+/// expanded; one that cannot be is refused naming `keyword` and where it is written.
+pub(super) fn expand_paths(
+    keyword: &str,
+    written: &[Written],
+    tokens: Tokens<'_>,
+) -> Result<Vec<PathBuf>, String> {
+    let home = home()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    written
+        .iter()
+        .map(|written| {
+            let fail =
+                |why: String| format!("{}: {keyword} {:?}: {why}", written.at, written.value);
+            let path = match written.value.strip_prefix("~/") {
+                Some(rest) => format!("{home}/{rest}"),
+                None => written.value.clone(),
+            };
+            let path = dollar(&path).map_err(fail)?;
+            percent(&path, |token| match token {
+                'h' => Some(tokens.host.to_string()),
+                'n' => Some(tokens.alias.to_string()),
+                'p' => Some(tokens.port.to_string()),
+                'r' => Some(tokens.user.to_string()),
+                'd' => Some(home.clone()),
+                'u' => crate::ssh::local_user(),
+                'i' => local_uid(),
+                _ => None,
+            })
+            .map(PathBuf::from)
+            .map_err(fail)
+        })
+        .collect()
 }
