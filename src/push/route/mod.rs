@@ -110,6 +110,7 @@ impl Routes<'_> {
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
+        self.host_keys(&cfg, &node.address, &mut target)?;
         let chain = match &node.jump {
             Some(own) => Chain {
                 hops: if is_direct(own) {
@@ -201,6 +202,56 @@ impl Routes<'_> {
         .map_err(|reason| unusable(self.owner, reason))
     }
 
+    /// HostKeyAlias and the known_hosts files the configuration names for `target` (`alias`
+    /// as given), read now so that one that cannot be is refused before anything connects.
+    fn host_keys(
+        &self,
+        cfg: &HostConfig,
+        alias: &str,
+        target: &mut Target,
+    ) -> Result<(), PushError> {
+        target.host_key_alias = cfg.host_key_alias.clone();
+        let tokens = Tokens {
+            alias,
+            host: &target.address,
+            user: &target.user,
+            port: target.port,
+        };
+        let (user, global) = cfg
+            .known_hosts_files(tokens)
+            .map_err(|reason| unusable(self.owner, reason))?;
+        let (default_user, default_global) = ssh::known_hosts::default_files();
+        let given = user.is_some() || global.is_some();
+        let named =
+            |files: Option<Vec<PathBuf>>, defaults: Vec<PathBuf>, at: Option<&String>| match (
+                files, at,
+            ) {
+                (Some(files), Some(at)) => files.into_iter().map(|f| (f, at.clone())).collect(),
+                _ => defaults
+                    .into_iter()
+                    .map(|f| (f, "default".to_string()))
+                    .collect::<Vec<_>>(),
+            };
+        let mut files = named(user, default_user, cfg.at.get("userknownhostsfile"));
+        files.extend(named(
+            global,
+            default_global,
+            cfg.at.get("globalknownhostsfile"),
+        ));
+        if given {
+            let known =
+                ssh::known_hosts::KnownHosts::read(files.iter().map(|(f, _)| f)).map_err(|e| {
+                    unusable(
+                        self.owner,
+                        format!("{e} (a known_hosts file the ssh configuration names)"),
+                    )
+                })?;
+            target.known_hosts = Some(std::sync::Arc::new(known));
+        }
+        target.known_hosts_files = files;
+        Ok(())
+    }
+
     /// A jump host that is not a node: the configuration says how to reach it.
     fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
         let cfg = self
@@ -231,6 +282,7 @@ impl Routes<'_> {
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
+        self.host_keys(&cfg, &hop.host, &mut target)?;
         Ok((target, Chain::of(cfg)))
     }
 }
