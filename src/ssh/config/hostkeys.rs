@@ -35,6 +35,9 @@ impl KnownFiles {
     }
 }
 
+/// Expanded known_hosts files, in order.
+pub type Files = Vec<PathBuf>;
+
 /// Checks a StrictHostKeyChecking value as OpenSSH does, and refuses those that would accept a
 /// key nobody checked.
 pub(super) fn strict(value: &str) -> Result<(), String> {
@@ -55,7 +58,7 @@ impl HostConfig {
     pub fn known_hosts_files(
         &self,
         tokens: Tokens<'_>,
-    ) -> Result<(Option<Vec<PathBuf>>, Option<Vec<PathBuf>>), String> {
+    ) -> Result<(Option<Files>, Option<Files>), String> {
         let user = self
             .user_known_hosts
             .as_ref()

@@ -21,7 +21,7 @@ mod values;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use hostkeys::KnownFiles;
+pub use hostkeys::{Files, KnownFiles};
 pub(crate) use values::wildcard;
 use values::{home, percent, split, time, yes};
 
@@ -398,10 +398,10 @@ impl Value {
             "hostkeyalias" => Value::HostKeyAlias(first.to_ascii_lowercase()),
             "stricthostkeychecking" => {
                 // an unknown value is refused wherever it is, as ssh refuses it
-                if let Err(e) = hostkeys::strict(first) {
-                    if e.starts_with("unsupported") {
-                        return Err(e);
-                    }
+                if let Err(e) = hostkeys::strict(first)
+                    && e.starts_with("unsupported")
+                {
+                    return Err(e);
                 }
                 Value::Strict(first.clone())
             }
