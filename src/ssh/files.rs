@@ -100,6 +100,12 @@ fn describe(kind: std::fs::FileType) -> &'static str {
 mod tests {
     use super::*;
 
+    /// `UserKnownHostsFile /dev/null` and `ssh -F /dev/null` read nothing, as in OpenSSH.
+    #[test]
+    fn dev_null_reads_as_an_empty_file() {
+        assert_eq!(read_text(Path::new("/dev/null")).unwrap(), "");
+    }
+
     #[test]
     fn a_fifo_a_device_a_directory_and_a_huge_file_are_refused_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
