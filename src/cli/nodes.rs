@@ -431,7 +431,7 @@ fn resolved_lines(key: &str, v: &serde_json::Value) -> Vec<String> {
     let keyword = key.replace('_', "");
     let keyword = keyword
         .strip_suffix('s')
-        .filter(|_| key == "identity_files")
+        .filter(|_| key == "identity_files" || key == "known_hosts_files")
         .unwrap_or(&keyword);
     let one = |v: &serde_json::Value| {
         let value = match &v["value"] {

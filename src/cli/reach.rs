@@ -178,6 +178,17 @@ pub(crate) fn resolved(
             field(keepalive.into(), given(false, "serveraliveinterval")),
         ),
         ("known_hosts", known_hosts),
+        (
+            "known_hosts_files",
+            serde_json::Value::Array(known_hosts_files(&t)),
+        ),
+        (
+            "host_key_alias",
+            field(
+                t.host_key_alias.clone().into(),
+                given(false, "hostkeyalias"),
+            ),
+        ),
     ])
 }
 
@@ -213,12 +224,31 @@ fn known_hosts_field(node: &Node, t: &Target) -> Result<serde_json::Value, Strin
     Ok(match &node.host_key {
         Some(_) => field("pinned in the inventory".into(), "inventory".into()),
         None => {
-            let known = KnownHosts::load().map_err(|e| e.to_string())?;
-            let places = known.places_for(&t.address, t.port);
+            let (name, port) = t.key_name();
+            let places = match &t.known_hosts {
+                Some(known) => known.places_for(name, port),
+                None => KnownHosts::load()
+                    .map_err(|e| e.to_string())?
+                    .places_for(name, port),
+            };
             match places.first() {
                 Some(place) => field(place.clone().into(), "known_hosts".into()),
                 None => field(serde_json::Value::Null, "default".into()),
             }
         }
     })
+}
+
+/// The known_hosts files read for the node, in order, each with what named it.
+fn known_hosts_files(t: &Target) -> Vec<serde_json::Value> {
+    t.known_hosts_files
+        .iter()
+        .map(|(path, at)| {
+            let source = match at.as_str() {
+                "default" => "default".to_string(),
+                at => format!("ssh_config:{at}"),
+            };
+            field(path.display().to_string().into(), source)
+        })
+        .collect()
 }

@@ -43,6 +43,10 @@ pub fn read_text(path: &Path) -> Result<String, FileError> {
         path: path.to_path_buf(),
         reason,
     };
+    // what OpenSSH reads as an empty file (`UserKnownHostsFile /dev/null`, `ssh -F /dev/null`)
+    if path == Path::new("/dev/null") {
+        return Ok(String::new());
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -95,6 +99,12 @@ fn describe(kind: std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `UserKnownHostsFile /dev/null` and `ssh -F /dev/null` read nothing, as in OpenSSH.
+    #[test]
+    fn dev_null_reads_as_an_empty_file() {
+        assert_eq!(read_text(Path::new("/dev/null")).unwrap(), "");
+    }
 
     #[test]
     fn a_fifo_a_device_a_directory_and_a_huge_file_are_refused_without_waiting() {

@@ -85,10 +85,8 @@ pub(super) fn explain(
         };
     }
     // a revoked key is named as that first, even where another key is pinned
-    match (
-        known.check(&target.address, target.port, &seen),
-        &target.pinned,
-    ) {
+    let (name, port) = target.key_name();
+    match (known.check(name, port, &seen), &target.pinned) {
         (Verdict::Revoked { place }, _) => SshError::Revoked {
             node,
             seen: fingerprint(&seen),
@@ -157,8 +155,9 @@ pub(super) fn algorithms(
         return algorithms_for(pinned);
     }
     let mut recorded: Vec<Algorithm> = Vec::new();
+    let (name, port) = target.key_name();
     for a in known
-        .keys_for(&target.address, target.port)
+        .keys_for(name, port)
         .into_iter()
         .flat_map(algorithms_for)
     {

@@ -47,7 +47,12 @@ pub(super) async fn reach(
     let mut handle = match handle {
         Ok(h) => h,
         Err(Failure::Ssh(e)) => {
-            return Err(hostkey::explain(target, &credentials.known_hosts, &seen, e));
+            return Err(hostkey::explain(
+                target,
+                target.known(credentials),
+                &seen,
+                e,
+            ));
         }
         Err(Failure::Other(e)) => return Err(e),
     };
@@ -118,14 +123,19 @@ async fn handshake(
     };
     config.preferred.key = match only {
         Some(kinds) => kinds.to_vec().into(),
-        None => hostkey::algorithms(target, &credentials.known_hosts, &config.preferred.key).into(),
+        None => {
+            hostkey::algorithms(target, target.known(credentials), &config.preferred.key).into()
+        }
     };
     let config = Arc::new(config);
     let checker = Checker {
         pinned: target.pinned.clone(),
-        known: credentials.known_hosts.clone(),
-        host: target.address.clone(),
-        port: target.port,
+        known: target
+            .known_hosts
+            .clone()
+            .unwrap_or_else(|| credentials.known_hosts.clone()),
+        host: target.key_name().0.to_string(),
+        port: target.key_name().1,
         seen,
         node: (target.node.clone(), target.is_node),
         pinned_by: target.pinned_by.clone(),

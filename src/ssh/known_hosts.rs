@@ -59,22 +59,14 @@ impl KnownHosts {
     /// each, stand in for the user's and the system's pair). Files that are not there hold
     /// nothing; one that is there but cannot be read (a FIFO, a device, too large) is refused.
     pub fn load() -> Result<KnownHosts, FileError> {
-        let user: Vec<PathBuf> = match std::env::var_os("MESH_SSH_KNOWN_HOSTS") {
-            Some(p) => vec![p.into()],
-            // the passwd entry's home, as ssh expands `~/.ssh/known_hosts`
-            None => super::local::local_home()
-                .map(|h| vec![h.join(".ssh/known_hosts"), h.join(".ssh/known_hosts2")])
-                .unwrap_or_default(),
-        };
-        let system: Vec<PathBuf> = match std::env::var_os("MESH_SSH_SYSTEM_KNOWN_HOSTS") {
-            Some(p) => vec![p.into()],
-            None => vec![
-                "/etc/ssh/ssh_known_hosts".into(),
-                "/etc/ssh/ssh_known_hosts2".into(),
-            ],
-        };
+        let (user, system) = default_files();
+        KnownHosts::read(user.iter().chain(&system))
+    }
+
+    /// The entries of `paths`, in order, read as [`KnownHosts::load`] reads them.
+    pub fn read<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Result<KnownHosts, FileError> {
         let mut known = KnownHosts::default();
-        for path in user.iter().chain(&system) {
+        for path in paths {
             match read_text(path) {
                 Ok(text) => known.add(path, &text),
                 Err(e) if e.is_missing() => {}
@@ -245,6 +237,25 @@ fn hashed_matches(hashed: &str, name: &str) -> bool {
                 .is_ok()
         })
         .unwrap_or(false)
+}
+
+/// The user's and the system's known_hosts files when the ssh configuration names none.
+pub fn default_files() -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let user: Vec<PathBuf> = match std::env::var_os("MESH_SSH_KNOWN_HOSTS") {
+        Some(p) => vec![p.into()],
+        // the passwd entry's home, as ssh expands `~/.ssh/known_hosts`
+        None => super::local::local_home()
+            .map(|h| vec![h.join(".ssh/known_hosts"), h.join(".ssh/known_hosts2")])
+            .unwrap_or_default(),
+    };
+    let system: Vec<PathBuf> = match std::env::var_os("MESH_SSH_SYSTEM_KNOWN_HOSTS") {
+        Some(p) => vec![p.into()],
+        None => vec![
+            "/etc/ssh/ssh_known_hosts".into(),
+            "/etc/ssh/ssh_known_hosts2".into(),
+        ],
+    };
+    (user, system)
 }
 
 #[cfg(test)]

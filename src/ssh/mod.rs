@@ -182,6 +182,14 @@ pub struct Target {
     pub connect_timeout: Option<Duration>,
     /// ServerAliveInterval from the ssh configuration; zero turns keepalives off.
     pub keepalive: Option<Duration>,
+    /// The known_hosts files the configuration names for this machine (UserKnownHostsFile,
+    /// GlobalKnownHostsFile), read; `None`: the operator's usual ones in [`Credentials`].
+    pub known_hosts: Option<std::sync::Arc<known_hosts::KnownHosts>>,
+    /// HostKeyAlias: the name known_hosts is searched for instead of the address.
+    pub host_key_alias: Option<String>,
+    /// The known_hosts files read for this machine, each with what named it (`file:line` of
+    /// the ssh configuration, or `default`), for `node show`.
+    pub known_hosts_files: Vec<(PathBuf, String)>,
 }
 
 impl Target {
@@ -200,6 +208,25 @@ impl Target {
             jumps: Vec::new(),
             connect_timeout: None,
             keepalive: None,
+            known_hosts: None,
+            host_key_alias: None,
+            known_hosts_files: Vec::new(),
+        }
+    }
+
+    /// The known_hosts entries this machine's key is checked against.
+    pub fn known<'a>(&'a self, credentials: &'a Credentials) -> &'a known_hosts::KnownHosts {
+        self.known_hosts
+            .as_deref()
+            .unwrap_or(&credentials.known_hosts)
+    }
+
+    /// The name and port known_hosts is searched for: HostKeyAlias alone (ssh then adds no
+    /// port), else the address and port.
+    pub fn key_name(&self) -> (&str, u16) {
+        match &self.host_key_alias {
+            Some(alias) => (alias, 22),
+            None => (&self.address, self.port),
         }
     }
 }
@@ -355,10 +382,9 @@ pub async fn scan_host_key(
             }
         }
     }
+    let (name, port) = target.key_name();
     if let known_hosts::Verdict::Revoked { place } =
-        credentials
-            .known_hosts
-            .check(&target.address, target.port, &key)
+        target.known(credentials).check(name, port, &key)
     {
         return Err(SshError::Revoked {
             node: target.node.clone(),

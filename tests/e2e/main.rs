@@ -33,6 +33,7 @@ mod inventory_hostile;
 mod inventory_removal;
 mod key_order;
 mod kinds;
+mod known_files;
 mod lab;
 mod manual;
 mod nodes;

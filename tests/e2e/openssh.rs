@@ -23,7 +23,7 @@ impl Openssh {
         std::fs::create_dir_all(home.path().join(".ssh")).expect(".ssh");
         Openssh { home }
     }
-    fn file(&self, name: &str) -> PathBuf {
+    pub fn file(&self, name: &str) -> PathBuf {
         self.home.path().join(".ssh").join(name)
     }
     pub fn write(&self, name: &str, text: &str) {
@@ -47,7 +47,7 @@ impl Openssh {
     }
 }
 
-fn lab_key() -> String {
+pub fn lab_key() -> String {
     path_str(&lab_state().join("id_ed25519")).to_string()
 }
 

@@ -110,6 +110,7 @@ impl Routes<'_> {
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
+        self.host_keys(&cfg, &node.address, &mut target)?;
         let chain = match &node.jump {
             Some(own) => Chain {
                 hops: if is_direct(own) {
@@ -201,6 +202,56 @@ impl Routes<'_> {
         .map_err(|reason| unusable(self.owner, reason))
     }
 
+    /// HostKeyAlias and the known_hosts files the configuration names for `target` (`alias`
+    /// as given), read now so that one that cannot be is refused before anything connects.
+    fn host_keys(
+        &self,
+        cfg: &HostConfig,
+        alias: &str,
+        target: &mut Target,
+    ) -> Result<(), PushError> {
+        target.host_key_alias = cfg.host_key_alias.clone();
+        let tokens = Tokens {
+            alias,
+            host: &target.address,
+            user: &target.user,
+            port: target.port,
+        };
+        let (user, global) = cfg
+            .known_hosts_files(tokens)
+            .map_err(|reason| unusable(self.owner, reason))?;
+        let (default_user, default_global) = ssh::known_hosts::default_files();
+        let given = user.is_some() || global.is_some();
+        let named =
+            |files: Option<Vec<PathBuf>>, defaults: Vec<PathBuf>, at: Option<&String>| match (
+                files, at,
+            ) {
+                (Some(files), Some(at)) => files.into_iter().map(|f| (f, at.clone())).collect(),
+                _ => defaults
+                    .into_iter()
+                    .map(|f| (f, "default".to_string()))
+                    .collect::<Vec<_>>(),
+            };
+        let mut files = named(user, default_user, cfg.at.get("userknownhostsfile"));
+        files.extend(named(
+            global,
+            default_global,
+            cfg.at.get("globalknownhostsfile"),
+        ));
+        if given {
+            let known =
+                ssh::known_hosts::KnownHosts::read(files.iter().map(|(f, _)| f)).map_err(|e| {
+                    unusable(
+                        self.owner,
+                        format!("{e} (a known_hosts file the ssh configuration names)"),
+                    )
+                })?;
+            target.known_hosts = Some(std::sync::Arc::new(known));
+        }
+        target.known_hosts_files = files;
+        Ok(())
+    }
+
     /// A jump host that is not a node: the configuration says how to reach it.
     fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
         let cfg = self
@@ -231,6 +282,7 @@ impl Routes<'_> {
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;
         target.keepalive = cfg.server_alive_interval;
+        self.host_keys(&cfg, &hop.host, &mut target)?;
         Ok((target, Chain::of(cfg)))
     }
 }
@@ -252,9 +304,18 @@ struct Hop {
     port: Option<u16>,
 }
 
-/// `[user@]host[:port]`, the host possibly an IPv6 address in brackets.
+/// `[user@]host[:port]`, the host possibly an IPv6 address in brackets, or the same as
+/// `ssh://[user@]host[:port]` (a `/` may end it, no path may follow), as OpenSSH's ProxyJump.
 fn parse_hop(spec: &str) -> Result<Hop, String> {
     let bad = |why: &str| format!("jump host {spec:?}: {why}; write it as [USER@]HOST[:PORT]");
+    let spec = match spec.strip_prefix("ssh://") {
+        Some(uri) => match uri.split_once('/') {
+            Some((authority, "")) => authority,
+            Some(_) => return Err(bad("an ssh:// hop takes no path")),
+            None => uri,
+        },
+        None => spec,
+    };
     let (user, rest) = match spec.rsplit_once('@') {
         Some((u, r)) => (Some(u.to_string()), r),
         None => (None, spec),

@@ -18,6 +18,25 @@ fn hops_are_parsed_in_every_form() {
     assert_eq!(parse_hop("[::1]:22").unwrap(), hop(None, "::1", Some(22)));
     assert_eq!(parse_hop("fe80::1").unwrap(), hop(None, "fe80::1", None));
     assert!(parse_hop("gw:port").is_err() && parse_hop("@gw").is_err());
+}
+
+/// `ssh -G -J ssh://bob@h1:2200 x` shows `proxyjump bob@h1:2200`, `ssh://h1/` shows `h1`, and
+/// `ssh://h1/path` is "Invalid -J argument".
+#[test]
+fn ssh_uri_hops_are_read_as_openssh_reads_them() {
+    let hop = |u: Option<&str>, h: &str, p: Option<u16>| Hop {
+        user: u.map(str::to_string),
+        host: h.into(),
+        port: p,
+    };
+    assert_eq!(
+        parse_hop("ssh://bob@h1:2200").unwrap(),
+        hop(Some("bob"), "h1", Some(2200))
+    );
+    assert_eq!(parse_hop("ssh://h1/").unwrap(), hop(None, "h1", None));
+    let e = parse_hop("ssh://h1/path").unwrap_err();
+    assert!(e.contains("takes no path"), "{e}");
+    assert!(check_jump("n", "ssh://ops@gw:2200,db").is_ok());
     assert!(check_jump("n", " , ").is_err() && check_jump("n", "a,b:1").is_ok());
     assert!(check_jump("n", "none").is_ok());
     for bad in [

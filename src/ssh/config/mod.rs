@@ -1,7 +1,7 @@
 //! OpenSSH's client configuration (`~/.ssh/config`, then `/etc/ssh/ssh_config`), read the way
 //! `ssh` reads it, for the keywords mesh acts on: HostName, Port, User, IdentityFile,
-//! IdentitiesOnly, ProxyJump, ProxyCommand (to refuse it), ConnectTimeout and
-//! ServerAliveInterval.
+//! IdentitiesOnly, ProxyJump, ProxyCommand (to refuse it), ConnectTimeout,
+//! ServerAliveInterval, and those that decide which host key is trusted ([`hostkeys`]).
 //!
 //! The first value found for a keyword wins, reading the user's file before the system's and
 //! each file top to bottom; IdentityFile adds up instead; ProxyJump and ProxyCommand share one
@@ -13,6 +13,7 @@
 //! ssh2-config was considered: it has no IdentitiesOnly and merges only what libssh2 supports,
 //! so this small reader, tested against `ssh` itself, is the one place the format is read.
 
+mod hostkeys;
 mod include;
 mod keywords;
 mod values;
@@ -20,6 +21,7 @@ mod values;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use hostkeys::{Files, KnownFiles};
 pub(crate) use values::wildcard;
 use values::{percent, split, time, yes};
 
@@ -36,6 +38,10 @@ const READ: &[&str] = &[
     "proxycommand",
     "connecttimeout",
     "serveraliveinterval",
+    "userknownhostsfile",
+    "globalknownhostsfile",
+    "hostkeyalias",
+    "stricthostkeychecking",
 ];
 
 /// A configuration file that cannot be used.
@@ -66,6 +72,11 @@ pub struct HostConfig {
     pub connect_timeout: Option<Duration>,
     /// `Some(ZERO)` turns keepalives off, as `ServerAliveInterval 0` does.
     pub server_alive_interval: Option<Duration>,
+    /// UserKnownHostsFile and GlobalKnownHostsFile as written; `None` where not given.
+    pub user_known_hosts: Option<KnownFiles>,
+    pub global_known_hosts: Option<KnownFiles>,
+    /// HostKeyAlias, lower case as ssh uses it.
+    pub host_key_alias: Option<String>,
     /// Where each value above was written, `file:line`, by keyword in lower case
     /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
     pub at: std::collections::BTreeMap<String, String>,
@@ -99,33 +110,7 @@ impl HostConfig {
     /// (local uid) and `%%`. Another token is refused naming where it is written, as OpenSSH
     /// refuses it.
     pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
-        let local = &self.local;
-        let home = local
-            .home
-            .as_ref()
-            .map(|h| h.to_string_lossy().into_owned());
-        self.identity_files
-            .iter()
-            .map(|written| {
-                let fail = |why: String| {
-                    format!("{}: IdentityFile {:?}: {why}", written.at, written.value)
-                };
-                let path = local.tilde(&written.value).map_err(fail)?;
-                let path = values::dollar(&path).map_err(fail)?;
-                percent(&path, |token| match token {
-                    'h' => Some(tokens.host.to_string()),
-                    'n' => Some(tokens.alias.to_string()),
-                    'p' => Some(tokens.port.to_string()),
-                    'r' => Some(tokens.user.to_string()),
-                    'd' => home.clone(),
-                    'u' => local.name.clone(),
-                    'i' => Some(local.uid.to_string()),
-                    _ => None,
-                })
-                .map(PathBuf::from)
-                .map_err(fail)
-            })
-            .collect()
+        values::expand_paths("IdentityFile", &self.identity_files, tokens, &self.local)
     }
 }
 
@@ -396,6 +381,11 @@ enum Value {
     ProxyCommand(Option<String>),
     ConnectTimeout(Duration),
     ServerAliveInterval(Duration),
+    /// UserKnownHostsFile (`true`) or GlobalKnownHostsFile: the files as written.
+    KnownHosts(bool, Vec<String>),
+    HostKeyAlias(String),
+    /// StrictHostKeyChecking's value, checked when it is the one that applies.
+    Strict(String),
 }
 
 impl Value {
@@ -404,7 +394,13 @@ impl Value {
             return Err(format!("{keyword} without a value"));
         };
         // ProxyCommand is a command line; ProxyJump, as in OpenSSH, reads its first word only
-        if args.len() > 1 && !matches!(keyword, "proxycommand" | "proxyjump") {
+        let many = [
+            "proxycommand",
+            "proxyjump",
+            "userknownhostsfile",
+            "globalknownhostsfile",
+        ];
+        if args.len() > 1 && !many.contains(&keyword) {
             return Err(format!("keyword {keyword} extra arguments at end of line"));
         }
         Ok(match keyword {
@@ -422,6 +418,19 @@ impl Value {
                 Value::ProxyCommand((!first.eq_ignore_ascii_case("none")).then(|| args.join(" ")))
             }
             "connecttimeout" => Value::ConnectTimeout(time(first)?),
+            "userknownhostsfile" | "globalknownhostsfile" => {
+                Value::KnownHosts(keyword == "userknownhostsfile", args.to_vec())
+            }
+            "hostkeyalias" => Value::HostKeyAlias(first.to_ascii_lowercase()),
+            "stricthostkeychecking" => {
+                // an unknown value is refused wherever it is, as ssh refuses it
+                if let Err(e) = hostkeys::strict(first)
+                    && e.starts_with("unsupported")
+                {
+                    return Err(e);
+                }
+                Value::Strict(first.clone())
+            }
             _ => Value::ServerAliveInterval(time(first)?),
         })
     }
@@ -450,6 +459,15 @@ impl HostConfig {
             // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
             Value::ConnectTimeout(t) => self.connect_timeout = Some(t).filter(|t| !t.is_zero()),
             Value::ServerAliveInterval(t) => self.server_alive_interval = Some(t),
+            Value::KnownHosts(user, files) => {
+                let files = Some(KnownFiles { files, at });
+                match user {
+                    true => self.user_known_hosts = files,
+                    false => self.global_known_hosts = files,
+                }
+            }
+            Value::HostKeyAlias(alias) => self.host_key_alias = Some(alias),
+            Value::Strict(value) => hostkeys::strict(&value)?,
             Value::IdentityFile(_) => {}
         }
         Ok(())

@@ -3,6 +3,10 @@
 
 use std::time::Duration;
 
+use std::path::PathBuf;
+
+use super::{Local, Tokens, Written};
+
 /// OpenSSH's pattern: `*` any run of characters, `?` any one character.
 pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
@@ -194,4 +198,39 @@ pub(super) fn dollar(text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+/// Paths as written with `~/`, `~user/`, `${VAR}` and the `%` tokens of
+/// [`HostConfig::identities`](super::HostConfig::identities) expanded for `local`; one that
+/// cannot be is refused naming `keyword` and where it is written.
+pub(super) fn expand_paths(
+    keyword: &str,
+    written: &[Written],
+    tokens: Tokens<'_>,
+    local: &Local,
+) -> Result<Vec<PathBuf>, String> {
+    let home = local
+        .home
+        .as_ref()
+        .map(|h| h.to_string_lossy().into_owned());
+    written
+        .iter()
+        .map(|written| {
+            let fail =
+                |why: String| format!("{}: {keyword} {:?}: {why}", written.at, written.value);
+            let path = local.tilde(&written.value).map_err(fail)?;
+            let path = dollar(&path).map_err(fail)?;
+            percent(&path, |token| match token {
+                'h' => Some(tokens.host.to_string()),
+                'n' => Some(tokens.alias.to_string()),
+                'p' => Some(tokens.port.to_string()),
+                'r' => Some(tokens.user.to_string()),
+                'd' => home.clone(),
+                'u' => local.name.clone(),
+                'i' => Some(local.uid.to_string()),
+                _ => None,
+            })
+            .map(PathBuf::from)
+            .map_err(fail)
+        })
+        .collect()
 }
