@@ -65,7 +65,7 @@ pub mod exit {
     pub const USAGE: u8 = 64;
 }
 
-/// Every exit status, as `mesh --help` shows it (and the README repeats).
+/// Every exit status, as `mesh --help` shows it (and docs/reference.md repeats).
 const EXIT_CODES: &str = "\
 Exit status:
   0   done (for `check`: nothing would change)

@@ -1,16 +1,16 @@
-//! The README's systemd timer, run as written under real systemd: a lab machine is the operator's
+//! The systemd timer of docs/operating.md, run as written under real systemd: a lab machine is the operator's
 //! machine (the `mesh` binary, an `ops` account with its inventory) and pushes to another lab
 //! machine. A push that changes nothing puts nothing in the journal; a change puts its lines there;
 //! a failed node marks the service failed.
 
 use crate::util::{Mesh, address, lab_state, on, ssh_command};
 
-/// The text of a fenced block of the README that starts with `first_line`.
+/// The text of a fenced block of docs/operating.md that starts with `first_line`.
 fn readme_block(first_line: &str) -> String {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/operating.md");
     let start = readme
         .find(first_line)
-        .unwrap_or_else(|| panic!("README has no block starting {first_line:?}"));
+        .unwrap_or_else(|| panic!("docs/operating.md has no block starting {first_line:?}"));
     let rest = &readme[start..];
     rest[..rest.find("```").expect("the block ends")].to_string()
 }

@@ -6,7 +6,7 @@
 //! (root's, 0700) before the push changes anything; put back by [`revert`], which leaves every
 //! unit that ran before the push running (the push's change may have made one exit).
 //!
-//! Containers and packages are not kept: a revert leaves them as the push made them (the README
+//! Containers and packages are not kept: a revert leaves them as the push made them (docs/guide.md
 //! says so).
 
 mod unit;
