@@ -85,11 +85,11 @@ fn connect(port: u16, within: Duration) -> Result<TcpStream, String> {
 /// The status an HTTP/1.0 GET of `path` on the local `port` answers.
 fn http_status(port: u16, path: &str, within: Duration) -> Result<u16, String> {
     let mut stream = connect(port, within)?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n"
-    )
-    .map_err(|e| plain(&e))?;
+    // one write: a server that reads the request once and closes must see all of it
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| plain(&e))?;
     let mut head = Vec::with_capacity(STATUS_LINE);
     let mut buf = [0u8; STATUS_LINE];
     while head.len() < STATUS_LINE && !head.contains(&b'\n') {
