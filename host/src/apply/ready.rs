@@ -127,6 +127,9 @@ mod tests {
         Ready { probe, timeout }
     }
 
+    /// Held by each test: a port one test let go of is not handed to another's listener.
+    static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A port nothing listens on: bound, then let go.
     fn closed_port() -> u16 {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -135,6 +138,7 @@ mod tests {
 
     #[test]
     fn a_tcp_probe_passes_on_a_listening_port_and_names_a_refusing_one() {
+        let _ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         wait(&ready(Probe::Tcp(port), 2)).unwrap();
@@ -148,6 +152,7 @@ mod tests {
 
     #[test]
     fn a_tcp_probe_retries_until_the_port_listens() {
+        let _ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
         let port = closed_port();
         let server = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(600));
@@ -174,6 +179,7 @@ mod tests {
 
     #[test]
     fn an_http_probe_passes_on_its_status_and_names_another() {
+        let _ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
         let port = http_server(200);
         let url = format!("http://127.0.0.1:{port}/health");
         wait(&ready(
