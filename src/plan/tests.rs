@@ -166,6 +166,7 @@ fn a_new_module_version_alone_restarts_no_process() {
             bundle_dir: "/var/lib/mesh/bundles/m.service".into(),
             bundle: vec![],
             access: vec![],
+            ready: None,
         }),
     };
     let old = decl(vec![process("m@1", "/bin/a")]);

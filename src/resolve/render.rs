@@ -121,6 +121,8 @@ pub(super) fn resource(
                         .collect(),
                     // the operator's data: filled in by `compose` from the module's accesses
                     access: vec![],
+                    // module.json's `ready` is not read yet (issue 21's catalogue half)
+                    ready: None,
                 }),
             )
         }

@@ -15,6 +15,7 @@ mod keys;
 pub mod path;
 mod process;
 pub mod read;
+mod ready;
 mod refusal;
 mod report;
 #[cfg(test)]
@@ -26,6 +27,7 @@ pub use declaration::*;
 pub use file::*;
 pub use keys::*;
 pub use process::*;
+pub use ready::*;
 pub use refusal::*;
 pub use report::*;
 

@@ -40,6 +40,9 @@ pub struct ProcessSpec {
     /// on the machine fails the process, and one read-only is mounted so for it alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access: Vec<Access>,
+    /// What says it serves, probed after every start or restart the helper made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<Ready>,
 }
 
 /// Access to a path the operator named (`mesh place`): the mesh only checks that it is there.

@@ -113,6 +113,7 @@ fn a_bundle_file_costs_what_moved_in_it_and_anything_else_restarts() {
         bundle_dir: "/var/lib/mesh/bundles/p".into(),
         bundle: vec![bundle],
         access: vec![],
+        ready: None,
     };
     let old = process(file("t1", "1", "1", "a"), "/bin/sh");
     assert_eq!(

@@ -389,6 +389,7 @@ mod tests {
             bundle_dir: "/var/lib/mesh/bundles/a-w".into(),
             bundle: vec![],
             access: vec![],
+            ready: None,
         };
         assert!(spec("nobody", false).check().is_ok());
         assert!(spec("kv", true).check().is_ok());

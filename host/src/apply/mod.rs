@@ -26,6 +26,7 @@ mod package;
 mod process;
 #[cfg(test)]
 mod process_tests;
+mod ready;
 #[cfg(test)]
 mod refused;
 mod service;

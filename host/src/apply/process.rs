@@ -156,6 +156,12 @@ impl Run<'_> {
                 .insert(resource.id.clone(), Entry::Process(entry));
             // a command that cannot run is not "started": systemctl returns before it fails
             not_running = units::settled(&spec.unit).err();
+            // it runs; whether it serves is what its probe says
+            if not_running.is_none()
+                && let Some(ready) = &spec.ready
+            {
+                not_running = super::ready::wait(ready).err();
+            }
         }
         let what = if first {
             self.said("created, enabled and started", "create, enable and start")

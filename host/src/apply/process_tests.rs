@@ -21,6 +21,7 @@ fn spec() -> ProcessSpec {
         bundle_dir: "/var/lib/mesh/bundles/app".into(),
         bundle: vec![],
         access: vec![],
+        ready: None,
     }
 }
 

@@ -101,6 +101,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
                 settings: Default::default(),
             }],
             access: vec![],
+            ready: None,
         }))
     };
     let container = resource(Spec::Container(ContainerSpec {
