@@ -3,8 +3,13 @@
 //! The helper is linked statically, and glibc's `getpwnam` from a static binary would load the
 //! NSS modules of the glibc it was built with. `getent` is the machine's own program, so LDAP,
 //! sssd or plain `/etc/passwd` answer exactly as they do for everything else there.
+//!
+//! Each name is asked once per run: a declaration names `root` or a service user for many
+//! resources, and each `getent` is a process the no-op push would wait for.
 
+use std::collections::HashMap;
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 
 use crate::child::{self, Bounded as _};
 
@@ -19,10 +24,42 @@ pub(crate) fn user(name: &str) -> Result<u32, String> {
     id_of("passwd", name)
 }
 
+/// What this run has asked `getent` already, by database and name.
+type Answers = HashMap<(&'static str, String), Result<u32, String>>;
+
+fn answers() -> &'static Mutex<Answers> {
+    static ANSWERS: OnceLock<Mutex<Answers>> = OnceLock::new();
+    ANSWERS.get_or_init(Mutex::default)
+}
+
 /// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
-fn id_of(database: &str, name: &str) -> Result<u32, String> {
+fn id_of(database: &'static str, name: &str) -> Result<u32, String> {
     if let Ok(id) = name.parse::<u32>() {
         return Ok(id);
+    }
+    // uid 0 is root by the kernel's definition, and every Linux distribution names gid 0 root
+    if name == "root" {
+        return Ok(0);
+    }
+    let key = (database, name.to_string());
+    if let Some(known) = answers().lock().ok().and_then(|a| a.get(&key).cloned()) {
+        return known;
+    }
+    let answer = ask(database, name);
+    if let Ok(mut a) = answers().lock() {
+        a.insert(key, answer.clone());
+    }
+    answer
+}
+
+/// How many times this run has started `getent` for each name, for the tests that keep it once.
+#[cfg(test)]
+static ASKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn ask(database: &str, name: &str) -> Result<u32, String> {
+    #[cfg(test)]
+    if let Ok(mut asked) = ASKED.lock() {
+        asked.push(format!("{database} {name}"));
     }
     let out = Command::new("getent")
         .arg(database)
@@ -63,4 +100,43 @@ pub(crate) fn name_of(database: &str, id: u32) -> String {
         })
         .filter(|name| !name.is_empty())
         .map_or_else(|| id.to_string(), |name| format!("{name} ({id})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ASKED, id_of, ids, user};
+
+    fn times_asked(name: &str) -> usize {
+        ASKED
+            .lock()
+            .map_or(0, |a| a.iter().filter(|n| *n == name).count())
+    }
+
+    #[test]
+    fn root_is_never_asked_and_another_name_is_asked_once_per_run() {
+        assert_eq!(ids("root", "root"), Ok((0, 0)));
+        assert_eq!(
+            times_asked("passwd root") + times_asked("group root"),
+            0,
+            "root needs no getent"
+        );
+
+        let first = user("nobody");
+        assert_eq!(user("nobody"), first);
+        assert_eq!(id_of("passwd", "nobody"), first);
+        assert_eq!(
+            times_asked("passwd nobody"),
+            1,
+            "a name asked again is not asked again"
+        );
+
+        let missing = user("mesh-owners-test-no-such-user");
+        assert!(missing.is_err());
+        assert_eq!(user("mesh-owners-test-no-such-user"), missing);
+        assert_eq!(
+            times_asked("passwd mesh-owners-test-no-such-user"),
+            1,
+            "a refusal is remembered too"
+        );
+    }
 }
