@@ -4,8 +4,6 @@
 //! module writes is ever pasted into them. Everything else reaches the machine as data on the
 //! helper's stdin.
 
-use sha2::{Digest, Sha256};
-
 use crate::ssh::Bound;
 use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, STATE_DIR, Seen};
 
@@ -15,24 +13,34 @@ mod embedded {
 
 /// The helper this mesh carries.
 pub struct Helper {
-    bytes: &'static [u8],
-    sha256: String,
+    gzipped: &'static [u8],
+    sha256: &'static str,
+    len: usize,
 }
 
 impl Helper {
     /// The helper embedded at build time.
     pub fn embedded() -> Helper {
-        let bytes = embedded::HELPER;
-        let sha256 = crate::wire::hex(&Sha256::digest(bytes));
-        Helper { bytes, sha256 }
+        Helper {
+            gzipped: embedded::HELPER_GZ,
+            sha256: embedded::HELPER_SHA256,
+            len: embedded::HELPER_LEN,
+        }
     }
 
-    pub fn bytes(&self) -> &'static [u8] {
-        self.bytes
+    /// The helper as it is sent: gzipped, unpacked by [`Helper::upload_command`].
+    pub fn gzipped(&self) -> &'static [u8] {
+        self.gzipped
     }
 
+    /// The helper's size on the machine, unpacked.
+    pub fn unpacked_len(&self) -> usize {
+        self.len
+    }
+
+    /// The sha256 of the unpacked helper.
     pub fn sha256(&self) -> &str {
-        &self.sha256
+        self.sha256
     }
 
     /// Where it lives on a machine: one file per content hash, so a machine that has it is never
@@ -65,16 +73,16 @@ impl Helper {
         wrap(&script, sudo)
     }
 
-    /// Stores stdin as the helper, after checking the machine is a platform it runs on. It takes
-    /// its place only once its digest is the helper's: `cat` ends well when the connection drops
-    /// halfway, and a truncated file under the helper's name would never be sent again.
+    /// Stores stdin, gzipped, as the helper, after checking the machine is a platform it runs on.
+    /// It takes its place only once its unpacked digest is the helper's: a truncated file under
+    /// the helper's name would never be sent again.
     pub fn upload_command(&self, sudo: bool) -> String {
         let path = self.remote_path();
         let sha256 = &self.sha256;
         let script = format!(
             "[ \"$(uname -s)/$(uname -m)\" = Linux/x86_64 ] || {{ uname -sm >&2; exit {EXIT_WRONG_PLATFORM}; }}; \
-             umask 022 && mkdir -p {STATE_DIR}/bin && cat > {path}.part && \
-             {{ [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ] || \
+             umask 022 && mkdir -p {STATE_DIR}/bin && \
+             {{ {{ gzip -dc > {path}.part && [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ]; }} || \
              {{ rm -f {path}.part; echo \"the helper arrived incomplete or changed (its sha256 is not {sha256}): nothing stored\" >&2; exit 1; }}; }} && \
              chmod 0755 {path}.part && mv -f {path}.part {path}"
         );
@@ -132,8 +140,14 @@ mod tests {
     fn the_helper_is_embedded_and_addressed_by_its_hash() {
         let h = Helper::embedded();
         assert!(
-            h.bytes().len() > 100_000,
+            h.unpacked_len() > 100_000,
             "the embedded helper is suspiciously small"
+        );
+        assert!(
+            h.gzipped().len() < h.unpacked_len() * 2 / 3,
+            "the helper travels compressed: {} of {} bytes",
+            h.gzipped().len(),
+            h.unpacked_len()
         );
         assert_eq!(h.sha256().len(), 64);
         assert!(h.remote_path().ends_with(h.sha256()));

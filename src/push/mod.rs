@@ -305,7 +305,7 @@ async fn push_one(
         let up = session
             .exec(
                 &helper.upload_command(sudo),
-                helper.bytes(),
+                helper.gzipped(),
                 helper::UPLOAD_BOUND,
             )
             .await?;

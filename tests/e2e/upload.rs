@@ -30,7 +30,7 @@ fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_who
     let path = helper.remote_path();
     on("node3", &format!("rm -f {path} {path}.part"));
 
-    let half = &helper.bytes()[..helper.bytes().len() / 2];
+    let half = &helper.gzipped()[..helper.gzipped().len() / 2];
     let run = upload("node3", &helper.upload_command(false), half);
     assert_ne!(run.status, 0, "an incomplete helper is refused");
     assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
