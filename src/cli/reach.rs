@@ -26,6 +26,7 @@ pub(crate) fn reach(nodes: &[&Node], all: &[Node]) -> Result<(Reach, BTreeMap<St
             known_hosts: Arc::new(KnownHosts::load()?),
             ..Credentials::default()
         },
+        hops: Default::default(),
     };
     // a key file the inventory names must work; one from the configuration or the defaults
     // that does not is passed over, as OpenSSH does

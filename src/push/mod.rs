@@ -289,7 +289,13 @@ async fn push_one(
         reason: "it was not resolved before the push (a bug)".into(),
     })?;
     events(Event::Connecting(name.clone()));
-    let session = ssh::connect(target, &reach.credentials, options.connect_timeout).await?;
+    let session = ssh::connect_via(
+        target,
+        &reach.credentials,
+        Some(&reach.hops),
+        options.connect_timeout,
+    )
+    .await?;
     let input = serde_json::to_vec(&job.declaration).map_err(|e| PushError::Report {
         node: name.clone(),
         reason: e.to_string(),

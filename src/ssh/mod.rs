@@ -10,6 +10,7 @@
 mod auth;
 pub mod config;
 pub mod files;
+mod hops;
 mod hostkey;
 mod jump;
 pub(crate) use jump::KEEPALIVE;
@@ -25,6 +26,7 @@ use russh::client::Handle;
 use russh::keys::PublicKey;
 
 pub use auth::{Credentials, default_identities, load_identity};
+pub use hops::Hops;
 use hostkey::Checker;
 pub use hostkey::{fingerprint, parse_public_key};
 pub use local::{Local, local_home, local_user};
@@ -236,7 +238,7 @@ pub struct Session {
     node: String,
     handle: Handle<Checker>,
     /// The jump hosts' connections, kept open as long as this one runs through them.
-    _hops: Vec<Handle<Checker>>,
+    _hops: Vec<std::sync::Arc<Handle<Checker>>>,
 }
 
 /// Connects (through every jump host), verifies each host key and authenticates, each machine
@@ -247,8 +249,19 @@ pub async fn connect(
     credentials: &Credentials,
     timeout: Duration,
 ) -> Result<Session, SshError> {
-    let hops = through(target, credentials, timeout).await?;
-    let handle = jump::reach(hops.last(), target, credentials, timeout).await?;
+    connect_via(target, credentials, None, timeout).await
+}
+
+/// As [`connect`], with the jump hosts' connections taken from `hops` where the run has one
+/// open already (one login per bastion for the whole run).
+pub async fn connect_via(
+    target: &Target,
+    credentials: &Credentials,
+    hops: Option<&Hops>,
+    timeout: Duration,
+) -> Result<Session, SshError> {
+    let hops = hops::through(target, credentials, hops, timeout).await?;
+    let handle = jump::reach(hops.last().map(|h| &**h), target, credentials, timeout).await?;
     Ok(Session {
         node: target.node.clone(),
         handle,
@@ -335,27 +348,6 @@ impl Session {
     }
 }
 
-/// Connects to each of the target's jump hosts in turn, each through those before it; a
-/// failure names the hop.
-async fn through(
-    target: &Target,
-    credentials: &Credentials,
-    timeout: Duration,
-) -> Result<Vec<Handle<Checker>>, SshError> {
-    let mut hops: Vec<Handle<Checker>> = Vec::new();
-    for hop in &target.jumps {
-        let handle = jump::reach(hops.last(), hop, credentials, timeout)
-            .await
-            .map_err(|source| SshError::Jump {
-                node: target.node.clone(),
-                hop: hop.node.clone(),
-                source: Box::new(source),
-            })?;
-        hops.push(handle);
-    }
-    Ok(hops)
-}
-
 /// Connects only far enough to learn the host key the machine offers (for `node trust`); jump
 /// hosts on the way are connected to fully, their keys checked. With `want` (a fingerprint), a
 /// machine that offers another key first is asked for each other kind in turn: the key with that
@@ -368,13 +360,13 @@ pub async fn scan_host_key(
     timeout: Duration,
     want: Option<&str>,
 ) -> Result<PublicKey, SshError> {
-    let hops = through(target, credentials, timeout).await?;
-    let mut key = jump::scan(hops.last(), target, credentials, timeout, None).await?;
+    let hops = hops::through(target, credentials, None, timeout).await?;
+    let via = hops.last().map(|h| &**h);
+    let mut key = jump::scan(via, target, credentials, timeout, None).await?;
     if let Some(want) = want.filter(|w| *w != fingerprint(&key)) {
         for kind in hostkey::kinds_other_than(&key) {
             // a kind the machine lacks fails its handshake: it is only not the one
-            if let Ok(other) =
-                jump::scan(hops.last(), target, credentials, timeout, Some(&kind)).await
+            if let Ok(other) = jump::scan(via, target, credentials, timeout, Some(&kind)).await
                 && fingerprint(&other) == want
             {
                 key = other;

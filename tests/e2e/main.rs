@@ -8,6 +8,7 @@
 
 mod access;
 mod adopt;
+mod bastion;
 mod bounded;
 mod check;
 mod cli;

@@ -21,6 +21,8 @@ use super::PushError;
 pub struct Reach {
     pub targets: BTreeMap<String, Target>,
     pub credentials: Credentials,
+    /// The jump hosts' connections, opened once for the run.
+    pub hops: ssh::Hops,
 }
 
 /// More jump hosts than this, each in front of the next, is taken for a loop.
