@@ -190,6 +190,7 @@ impl Adopt<'_> {
             detail,
             undo: (undo != Undo::default()).then_some(undo),
             seen: Vec::new(),
+            micros: 0,
         });
         self.record.resources.insert(id.to_string(), entry);
     }

@@ -60,11 +60,17 @@ impl Progress {
             | Event::Uploading(node)
             | Event::Applying(node)
             | Event::Confirming(node, _)
+            | Event::Answered(node, _)
             | Event::Done(node)) = &event;
             if verbose {
                 let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());
                 let since = *begun.entry(node.clone()).or_insert_with(Instant::now);
                 err!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
+                if let Event::Answered(_, timed) = &event {
+                    for line in helper_times(timed) {
+                        err!("{node}:   {line}");
+                    }
+                }
             }
             if let Some((_, bar)) = bars.iter().find(|(name, _)| name == node) {
                 if matches!(event, Event::Done(_)) {
@@ -99,4 +105,20 @@ impl Progress {
             let _ = multi.clear();
         }
     }
+}
+
+/// The helper's own time per resource, for `-v`: each resource, then the sum.
+fn helper_times(timed: &[(String, Duration)]) -> Vec<String> {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let mut lines: Vec<String> = timed
+        .iter()
+        .map(|(id, d)| format!("{:>8.2} ms  {id}", ms(*d)))
+        .collect();
+    let total: Duration = timed.iter().map(|(_, d)| *d).sum();
+    lines.push(format!(
+        "{:>8.2} ms  on the machine, {} resources",
+        ms(total),
+        timed.len()
+    ));
+    lines
 }

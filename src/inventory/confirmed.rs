@@ -178,6 +178,7 @@ mod tests {
                     detail: String::new(),
                     undo: None,
                     seen: Vec::new(),
+                    micros: 0,
                 })
                 .collect(),
             units: vec![],

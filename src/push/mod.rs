@@ -165,6 +165,8 @@ pub enum Event {
     /// The helper applied a change that awaits confirmation (node, the change's id): the
     /// operator confirms it now.
     Confirming(String, String),
+    /// The helper answered (node, each resource's id and the helper's own time on it).
+    Answered(String, Vec<(String, Duration)>),
     Done(String),
 }
 
@@ -176,6 +178,7 @@ impl Event {
             Event::Uploading(_) => "uploading the helper",
             Event::Applying(_) => "applying",
             Event::Confirming(..) => "confirming",
+            Event::Answered(..) => "reading the answer",
             Event::Done(_) => "done",
         }
     }
@@ -361,6 +364,14 @@ async fn push_one(
         node: name.clone(),
         reason: e.to_string(),
     })?;
+    events(Event::Answered(
+        name.clone(),
+        report
+            .resources
+            .iter()
+            .map(|r| (r.id.clone(), Duration::from_micros(r.micros)))
+            .collect(),
+    ));
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
             events(Event::Confirming(name.clone(), awaiting.id.clone()));

@@ -198,6 +198,14 @@ pub struct Outcome {
     /// has and what a push would write, for `check --diff`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seen: Vec<Seen>,
+    /// The helper's own time on it, in microseconds (looking, writing, the commands it ran;
+    /// not the units it reloaded or restarted at the end of the run), for `-v`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub micros: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file as the machine has it and as a push would write it. Either text is at most

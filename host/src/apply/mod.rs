@@ -304,12 +304,22 @@ fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
         detail: detail.into(),
         undo: None,
         seen: Vec::new(),
+        micros: 0,
     }
 }
 
 impl Run<'_> {
-    /// Applies one declared resource; a failure is that resource's alone.
+    /// Applies one declared resource, timed; a failure is that resource's alone.
     fn apply(&mut self, resource: &Resource, record: &mut Record) -> Outcome {
+        let begun = std::time::Instant::now();
+        let mut outcome = self.apply_untimed(resource, record);
+        outcome.micros = u64::try_from(begun.elapsed().as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        outcome
+    }
+
+    fn apply_untimed(&mut self, resource: &Resource, record: &mut Record) -> Outcome {
         // The operator checked these too, but the helper runs as root and trusts no sender: a
         // path that leaves its place or names the helper's state, or a mode that hands out
         // power, fails the resource before anything is looked at.

@@ -1,7 +1,11 @@
 //! A package from the machine's package manager: installed if missing, left installed when
 //! undeclared (other software may have come to need it).
+//!
+//! Whether a package is installed is read from dpkg's own database (`/var/lib/dpkg/status`,
+//! what `dpkg-query` reads) once per run: a no-op push runs no command for its packages.
 
 use std::process::Command;
+use std::sync::Mutex;
 
 use mesh_wire::{Outcome, PackageSpec, Resource, State};
 
@@ -58,9 +62,42 @@ impl Run<'_> {
     }
 }
 
-/// Whether dpkg says the package is installed. A machine without dpkg has no package manager
-/// mesh knows, and is refused rather than guessed at.
+/// dpkg's database of what is installed, as `dpkg-query` reads it.
+const DPKG_STATUS: &str = "/var/lib/dpkg/status";
+
+/// The database as read in this run; emptied by an install, which changes it.
+static STATUS: Mutex<Option<String>> = Mutex::new(None);
+
+/// Whether dpkg says the package is installed: from its database, else (a machine whose
+/// database is not where Debian keeps it) by asking `dpkg-query`.
 fn installed(name: &str) -> Result<bool, String> {
+    let mut status = STATUS.lock().unwrap_or_else(|p| p.into_inner());
+    if status.is_none() {
+        *status = std::fs::read_to_string(DPKG_STATUS).ok();
+    }
+    match status.as_deref() {
+        Some(db) => Ok(installed_in(db, name)),
+        None => ask_dpkg(name),
+    }
+}
+
+/// Whether `db` (dpkg's status file: one paragraph per package and architecture) has `name`
+/// installed, as `dpkg-query -W -f='${Status}'` ending in ` installed` says.
+fn installed_in(db: &str, name: &str) -> bool {
+    db.split("\n\n").any(|paragraph| {
+        let field = |key: &str| {
+            paragraph
+                .lines()
+                .find_map(|l| l.strip_prefix(key).map(str::trim))
+        };
+        field("Package:") == Some(name)
+            && field("Status:").is_some_and(|s| s.ends_with(" installed"))
+    })
+}
+
+/// A machine without dpkg has no package manager mesh knows, and is refused rather than
+/// guessed at.
+fn ask_dpkg(name: &str) -> Result<bool, String> {
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", "--", name])
         .output_within(child::LOOKUP)
@@ -73,6 +110,7 @@ fn installed(name: &str) -> Result<bool, String> {
 }
 
 fn install(name: &str) -> Result<(), String> {
+    *STATUS.lock().unwrap_or_else(|p| p.into_inner()) = None;
     let out = Command::new("apt-get")
         .args([
             "install",
@@ -96,4 +134,48 @@ fn install(name: &str) -> Result<(), String> {
         "apt-get install failed: {}",
         last[last.len().saturating_sub(3)..].join(" / ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DPKG_STATUS, ask_dpkg, installed_in};
+
+    const DB: &str = "Package: redis-tools\nStatus: install ok installed\nPriority: optional\n\n\
+        Package: nginx\nStatus: deinstall ok config-files\nVersion: 1.22\n\n\
+        Package: libc6\nStatus: hold ok installed\nArchitecture: amd64\n\n\
+        Package: redis\nStatus: install ok half-installed\n";
+
+    #[test]
+    fn installed_is_what_dpkg_query_calls_installed() {
+        assert!(installed_in(DB, "redis-tools"));
+        assert!(installed_in(DB, "libc6"), "held is installed");
+        assert!(
+            !installed_in(DB, "nginx"),
+            "removed, its configuration kept"
+        );
+        assert!(
+            !installed_in(DB, "redis"),
+            "half-installed is not installed"
+        );
+        assert!(!installed_in(DB, "redis-server"), "absent");
+        assert!(!installed_in(DB, "redis-tool"), "a name is matched whole");
+    }
+
+    /// On this machine's own database, the answer is dpkg-query's for every package it lists
+    /// (and a few it does not).
+    #[test]
+    fn the_database_agrees_with_dpkg_query_here() {
+        let Ok(db) = std::fs::read_to_string(DPKG_STATUS) else {
+            return;
+        };
+        let names: Vec<&str> = db
+            .lines()
+            .filter_map(|l| l.strip_prefix("Package: "))
+            .take(40)
+            .chain(["no-such-package-here", "libc"])
+            .collect();
+        for name in names {
+            assert_eq!(Ok(installed_in(&db, name)), ask_dpkg(name), "{name}");
+        }
+    }
 }
