@@ -171,6 +171,7 @@ mod tests {
                     ..Undo::default()
                 }),
                 seen: Vec::new(),
+                micros: 0,
             }],
             units: vec![],
             adoption: None,

@@ -105,6 +105,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
             detail: String::new(),
             undo: Some(Undo::default()),
             seen: Vec::new(),
+            micros: 0,
         }],
         units: vec![],
         adoption: None,

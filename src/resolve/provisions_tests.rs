@@ -204,6 +204,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
                     detail: String::new(),
                     undo: None,
                     seen: Vec::new(),
+                    micros: 0,
                 })
                 .collect(),
             units: vec![],
