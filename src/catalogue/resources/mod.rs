@@ -10,6 +10,8 @@ mod package;
 mod parser;
 mod process;
 mod ready;
+#[cfg(test)]
+mod ready_tests;
 mod service;
 #[cfg(test)]
 mod tests;
