@@ -7,6 +7,7 @@
 //! Debian), a few lines in a bundle file.
 
 use crate::container::IMAGE;
+use crate::drift::clean;
 use crate::util::{Mesh, node_result, on, path_str};
 
 /// Serves every GET with 200 on 127.0.0.1:PORT; a GET of /health leaves a mark, so the test sees
@@ -51,11 +52,6 @@ fn outcome_of(push: &serde_json::Value, id: &str) -> serde_json::Value {
         .and_then(|all| all.iter().find(|o| o["id"] == id))
         .cloned()
         .unwrap_or_else(|| panic!("no outcome for {id} in {push}"))
-}
-
-fn clean(mesh: &Mesh, instance: &str) {
-    mesh.run(&["unassign", instance, "node1"]).ok();
-    mesh.run(&["push", "node1"]).ok();
 }
 
 #[test]
