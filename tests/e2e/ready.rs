@@ -248,3 +248,56 @@ fn module_show_says_each_probe_and_module_check_refuses_what_cannot_be_one() {
         check.stderr
     );
 }
+
+/// A process that reads a file of its module (a restart when the file changes) and whose probe
+/// asks `${probe-port}`, a setting that costs nothing.
+const PAID: &str = r#"{
+  "name": "paid", "version": "1", "description": "A process restarted for the file it reads.",
+  "settings": [
+    {"name": "word", "type": "string", "meaning": "What the file says.", "default": "one", "cost": "restart"},
+    {"name": "probe-port", "type": "integer", "meaning": "Where its probe asks.", "default": 8185, "cost": "none"}
+  ],
+  "requires": [{"name": "me", "kind": "mesh"}],
+  "resources": [
+    {"kind": "file", "path": "/etc/mesh-ready-paid.conf", "template": "paid.conf", "cost": "restart",
+     "units": ["${me.instance}.service"]},
+    {"kind": "process", "description": "Serves HTTP", "command": ["/usr/bin/perl", "serve.pl", "8185"],
+     "bundle": [{"path": "serve.pl", "template": "serve.pl", "mode": "0644"}],
+     "ready": {"tcp": "${probe-port}", "timeout": 3}}
+  ]
+}"#;
+
+#[test]
+fn a_process_restarted_for_a_file_it_reads_is_probed_and_one_left_alone_is_not() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    mesh.run(&["push", "--all"]).ok();
+    mesh.module(
+        "paid",
+        PAID,
+        &[("serve.pl", SERVE_PL), ("paid.conf", "${word}\n")],
+    );
+    mesh.run(&["assign", "paid", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+
+    // the probe now asks where nothing serves; the process is left as it runs, and not probed
+    mesh.run(&["settings", "set", "paid", "probe-port=8186"])
+        .ok();
+    mesh.run(&["push", "node1"]).ok();
+
+    // its file changes: the helper restarts it for the file, and then its probe is asked
+    mesh.run(&["settings", "set", "paid", "probe-port=8186", "word=two"])
+        .ok();
+    let push = mesh.run(&["push", "node1", "--json"]).code(2).json();
+    let outcome = outcome_of(&push, "paid:process:paid.service");
+    assert_eq!(outcome["state"], "failed", "{outcome}");
+    assert_eq!(
+        outcome["detail"],
+        "paid.service restarted for the files it reads, but not ready after 3 s: \
+         tcp 127.0.0.1:8186: connection refused",
+        "{outcome}"
+    );
+    clean(&mesh, "paid");
+}
