@@ -23,7 +23,8 @@ pub use module::Module;
 pub(crate) use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
 pub use resources::{
-    ContainerDef, FileDef, KeyValue, KeysDef, ProcessDef, ResourceDef, ServiceDef, valid_unit,
+    ContainerDef, FileDef, KeyValue, KeysDef, ProbeDef, ProcessDef, ReadyDef, ResourceDef,
+    ServiceDef, valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

@@ -99,6 +99,7 @@ mod tests {
                     ports: vec![],
                     restart: "no".into(),
                     access: vec![],
+                    ready: None,
                 }),
             }],
         }

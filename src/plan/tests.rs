@@ -132,6 +132,7 @@ fn a_plan_says_which_units_start_stop_or_restart() {
             running: Some(running),
             enabled: None,
             on_removal: Default::default(),
+            ready: None,
         }),
     };
     let new = decl(vec![

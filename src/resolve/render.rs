@@ -121,8 +121,7 @@ pub(super) fn resource(
                         .collect(),
                     // the operator's data: filled in by `compose` from the module's accesses
                     access: vec![],
-                    // module.json's `ready` is not read yet (issue 21's catalogue half)
-                    ready: None,
+                    ready: ready(p.ready.as_ref(), values)?,
                 }),
             )
         }
@@ -173,6 +172,7 @@ pub(super) fn resource(
                     restart: c.restart.clone(),
                     // the operator's data it reaches is added once answered (`with_access`)
                     access: Vec::new(),
+                    ready: ready(c.ready.as_ref(), values)?,
                 }),
             )
         }
@@ -192,6 +192,7 @@ pub(super) fn resource(
                     running: sv.running,
                     enabled: sv.enabled,
                     on_removal: sv.on_removal,
+                    ready: ready(sv.ready.as_ref(), values)?,
                 }),
             )
         }
@@ -212,6 +213,14 @@ pub(super) fn resource(
         confirm: def.confirm(),
         spec,
     })
+}
+
+/// A unit's probe with the node's answers filled in.
+fn ready(
+    def: Option<&crate::catalogue::ReadyDef>,
+    values: &BTreeMap<String, Value>,
+) -> Result<Option<wire::Ready>, String> {
+    def.map(|r| r.render(values)).transpose()
 }
 
 /// A resource's unit names, rendered (`${me.instance}.service`) and checked.

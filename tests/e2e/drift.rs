@@ -77,7 +77,8 @@ fn drifter(mesh: &Mesh) {
     );
 }
 
-fn clean(mesh: &Mesh, instance: &str) {
+/// Takes `instance` off node1 and pushes, undoing what it made.
+pub fn clean(mesh: &Mesh, instance: &str) {
     mesh.run(&["unassign", instance, "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
 }

@@ -51,6 +51,7 @@ mod provisions;
 mod push;
 mod push_lock;
 mod reaching;
+mod ready;
 mod rebuilt;
 mod record;
 mod removal;

@@ -33,6 +33,10 @@ pub struct ContainerSpec {
     /// the machine fails the container.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access: Vec<Access>,
+    /// What says it serves, probed after every run, recreation or start the helper made; not
+    /// part of what the container is made from (a probe added or changed recreates nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<Ready>,
 }
 
 impl ContainerSpec {

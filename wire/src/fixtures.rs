@@ -19,5 +19,6 @@ pub(crate) fn container_mounting(source: &str) -> ContainerSpec {
         ports: vec![],
         restart: "no".into(),
         access: vec![],
+        ready: None,
     }
 }

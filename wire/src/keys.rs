@@ -51,6 +51,9 @@ pub struct ServiceSpec {
     /// What undeclaring it does to a unit the mesh started.
     #[serde(default, skip_serializing_if = "OnRemoval::is_give_back")]
     pub on_removal: OnRemoval,
+    /// What says it serves, probed after every start, restart or reload the helper made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<Ready>,
 }
 
 /// What undeclaring a service does to a unit the mesh moved (module.json's `"on-removal"`).

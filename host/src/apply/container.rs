@@ -29,7 +29,13 @@ impl Run<'_> {
         spec.check().map_err(|e| e.to_string())?;
         // the operator's data is never made: one not there fails the container before it runs
         access::present(&spec.access)?;
-        let digest = files::sha256(&serde_json::to_vec(spec).map_err(|e| e.to_string())?);
+        // the probe is not what the container is made from: adding or changing one recreates
+        // nothing, and a container made before probes existed keeps its digest
+        let made_from = ContainerSpec {
+            ready: None,
+            ..spec.clone()
+        };
+        let digest = files::sha256(&serde_json::to_vec(&made_from).map_err(|e| e.to_string())?);
         let found = inspect(&spec.name)?;
         let previous = match record.resources.get(&resource.id) {
             Some(Entry::Container(e)) => e.spec.clone(),
@@ -113,6 +119,14 @@ impl Run<'_> {
         };
         if self.applying() {
             self.remember(resource, spec, record, true)?;
+        }
+        // it was run, recreated or started: whether it serves is what its probe says
+        if let Some(e) = self.not_ready(true, spec.ready.as_ref()) {
+            return Ok(outcome(
+                &resource.id,
+                State::Failed,
+                format!("{detail}, but {e}"),
+            ));
         }
         Ok(outcome(&resource.id, state, detail))
     }
@@ -432,6 +446,7 @@ mod tests {
             }],
             restart: "unless-stopped".into(),
             access: vec![],
+            ready: None,
         }
     }
 

@@ -99,6 +99,7 @@ fn measure_or_apply(
         gone: BTreeSet::new(),
         stopped: BTreeSet::new(),
         started: BTreeSet::new(),
+        paid: BTreeMap::new(),
         parents_made: Vec::new(),
     };
     for (unit, entry) in &record.units {
@@ -292,6 +293,9 @@ struct Run<'a> {
     stopped: BTreeSet<String>,
     /// Units this run started: they read every file this run wrote as they started.
     started: BTreeSet<String>,
+    /// Units this run restarted or reloaded for the files they read, and which of the two: a
+    /// probe they declare is asked once their resource is put in its state.
+    paid: BTreeMap<String, &'static str>,
     /// Parents the mesh made for directories given back in this run: removed, when empty,
     /// once all of them are.
     parents_made: Vec<String>,
@@ -522,6 +526,9 @@ impl Run<'_> {
                 match units::pay(&unit, cost, owed_before) {
                     Ok(done) => {
                         record.units.remove(&unit);
+                        if matches!(done, "restarted" | "reloaded") {
+                            self.paid.insert(unit.clone(), done);
+                        }
                         (Some(done.to_string()), None)
                     }
                     Err(e) => {

@@ -81,6 +81,16 @@ impl Run<'_> {
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
         let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
         if !changed && running && enabled {
+            // restarted for a file it reads (`Run::pay_units`): it must serve again
+            if let Some(how) = self.paid.get(&spec.unit)
+                && let Some(e) = self.not_ready(true, spec.ready.as_ref())
+            {
+                return Ok(outcome(
+                    &resource.id,
+                    State::Failed,
+                    format!("{} {how} for the files it reads, but {e}", spec.unit),
+                ));
+            }
             return Ok(outcome(
                 &resource.id,
                 State::Unchanged,

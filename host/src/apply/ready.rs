@@ -19,6 +19,18 @@ const ONE_TRY: Duration = Duration::from_secs(2);
 /// At most this many bytes of an HTTP answer are read for its status line.
 const STATUS_LINE: usize = 256;
 
+impl super::Run<'_> {
+    /// What a unit's probe last answered when it does not pass, after a start, restart or reload
+    /// this run made (`moved`); `None` when it passes, was not asked for, or nothing moved (a
+    /// dry run moves nothing).
+    pub(super) fn not_ready(&self, moved: bool, ready: Option<&Ready>) -> Option<String> {
+        match ready {
+            Some(ready) if moved && self.applying() => wait(ready).err(),
+            _ => None,
+        }
+    }
+}
+
 /// Waits for `ready` to pass; the error says the probe and what it last answered, e.g.
 /// `not ready after 5 s: tcp 127.0.0.1:6380: connection refused`.
 pub(super) fn wait(ready: &Ready) -> Result<(), String> {

@@ -119,6 +119,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
         ports: vec![],
         restart: "no".into(),
         access: vec![],
+        ready: None,
     }));
     let (_state, out) = applied(vec![
         process("/var/lib/mesh/bundles/../lock", None, "run.sh"),

@@ -102,6 +102,7 @@ impl Run<'_> {
             entry.disabled = !enable && entry.found_enabled == Some(true);
             did.push(self.said(&format!("{verb}d"), verb));
         }
+        let mut started = false;
         if let Some(run) = spec.running
             && now.running != Some(run)
         {
@@ -112,6 +113,7 @@ impl Run<'_> {
                     self.started.insert(spec.unit.clone());
                 }
             }
+            started = run;
             entry.started = run && entry.found_running == Some(false);
             entry.stopped = !run && entry.found_running == Some(true);
             did.push(self.said(if run { "started" } else { "stopped" }, verb));
@@ -120,6 +122,18 @@ impl Run<'_> {
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Service(entry));
+        }
+        // whether it serves is its probe's to say, after whatever this run did to it
+        let paid = self.paid.get(&spec.unit).copied();
+        if let Some(e) = self.not_ready(started || paid.is_some(), spec.ready.as_ref()) {
+            if let Some(how) = paid {
+                did.push(format!("{how} for the files it reads"));
+            }
+            return Ok(outcome(
+                &resource.id,
+                State::Failed,
+                format!("{} {}, but {e}", did.join(" and "), spec.unit),
+            ));
         }
         Ok(if did.is_empty() {
             outcome(

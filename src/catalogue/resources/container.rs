@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{ReadyDef, ResourceDef};
 use crate::catalogue::CatalogueError;
 use crate::catalogue::scope::Reading;
 use crate::catalogue::template::Template;
@@ -29,6 +29,8 @@ pub struct ContainerDef {
     /// Host port (a number, or `${web.port}` from a host requirement), container port, protocol.
     pub ports: Vec<(Template, u16, String)>,
     pub restart: String,
+    /// What says it serves, probed after every run, recreation or start.
+    pub ready: Option<ReadyDef>,
 }
 
 impl ContainerDef {
@@ -39,7 +41,7 @@ impl ContainerDef {
             .map(|(source, target, _)| format!("{} → {target}", source.source_text()))
             .collect();
         format!(
-            "{} from image {}, restart {}{}",
+            "{} from image {}, restart {}{}{}",
             self.name
                 .as_deref()
                 .unwrap_or("(the instance's own container)"),
@@ -49,7 +51,8 @@ impl ContainerDef {
                 String::new()
             } else {
                 format!(", mounts {}", mounts.join(", "))
-            }
+            },
+            super::ready_when(self.ready.as_ref())
         )
     }
 }
@@ -74,6 +77,8 @@ struct RawContainer {
     /// Why a secret must reach this container as an environment variable (ADR 0086's exception).
     #[serde(rename = "secret-environment")]
     secret_environment: Option<String>,
+    /// A probe that says it serves.
+    ready: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -165,6 +170,7 @@ impl Parser<'_> {
             "restart",
             unit::check_restart(&c.restart, &unit::CONTAINER_RESTARTS),
         )?;
+        let ready = self.ready(i, c.ready)?;
         Ok(ResourceDef::Container(ContainerDef {
             name: c.name,
             image,
@@ -174,6 +180,7 @@ impl Parser<'_> {
             mounts,
             ports,
             restart: c.restart,
+            ready,
         }))
     }
 }

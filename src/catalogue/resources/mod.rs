@@ -9,6 +9,9 @@ mod keys;
 mod package;
 mod parser;
 mod process;
+mod ready;
+#[cfg(test)]
+mod ready_tests;
 mod service;
 #[cfg(test)]
 mod tests;
@@ -18,6 +21,7 @@ pub use file::FileDef;
 pub use keys::{KeyValue, KeysDef};
 pub(in crate::catalogue) use parser::Parser;
 pub use process::ProcessDef;
+pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
 
 use crate::wire::Cost;
@@ -82,6 +86,11 @@ impl ResourceDef {
 
 /// The resource kinds module.json may name, for messages.
 pub(crate) const KINDS: &str = "file, keys, service, package, process, container";
+
+/// "; ready when …" for a unit that declares a probe, for `describe`.
+fn ready_when(ready: Option<&ReadyDef>) -> String {
+    ready.map(ReadyDef::describe).unwrap_or_default()
+}
 
 /// ", read by UNIT, UNIT" for a resource some units read, for `describe`.
 fn read_by(units: &[String]) -> String {

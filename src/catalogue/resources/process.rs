@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ResourceDef, default_mode, root};
+use super::{ReadyDef, ResourceDef, default_mode, root};
 use crate::catalogue::CatalogueError;
 use crate::catalogue::module::digest;
 use crate::catalogue::scope::Reading;
@@ -34,12 +34,14 @@ pub struct ProcessDef {
     pub bundle: Vec<(String, Template, u32)>,
     /// Digest of everything shipped and the module's version.
     pub source: String,
+    /// What says it serves, probed after every start or restart.
+    pub ready: Option<ReadyDef>,
 }
 
 impl ProcessDef {
     pub(super) fn describe(&self) -> String {
         format!(
-            "{}: {} as {}, restart {}{}",
+            "{}: {} as {}, restart {}{}{}",
             self.name.as_deref().unwrap_or("(the instance's own unit)"),
             self.description,
             self.user,
@@ -55,7 +57,8 @@ impl ProcessDef {
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
-            }
+            },
+            super::ready_when(self.ready.as_ref())
         )
     }
 }
@@ -79,6 +82,8 @@ struct RawProcess {
     bundle: Vec<RawBundleFile>,
     /// Why a secret must reach this process as an environment variable (ADR 0086's exception).
     secret_environment: Option<String>,
+    /// A probe that says it serves (`ready`).
+    ready: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +166,7 @@ impl Parser<'_> {
             bundle.push((f.path.clone(), t, mode));
         }
         let source = digest(&shipped_parts);
+        let ready = self.ready(i, p.ready)?;
         Ok(ResourceDef::Process(ProcessDef {
             name: p.name,
             description,
@@ -172,6 +178,7 @@ impl Parser<'_> {
             restart: p.restart,
             bundle,
             source,
+            ready,
         }))
     }
 }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ResourceDef, valid_unit};
+use super::{ReadyDef, ResourceDef, valid_unit};
 use crate::catalogue::scope::Reading;
 use crate::catalogue::{CatalogueError, Template};
 use crate::wire::OnRemoval;
@@ -25,6 +25,8 @@ pub struct ServiceDef {
     /// What undeclaring it does to the unit (`"on-removal"`): given back as found, or left
     /// running.
     pub on_removal: OnRemoval,
+    /// What says it serves, probed after every start, restart or reload the helper made.
+    pub ready: Option<ReadyDef>,
 }
 
 impl ServiceDef {
@@ -36,10 +38,11 @@ impl ServiceDef {
         if !self.on_removal.is_give_back() {
             want.push(format!("on removal: {}", self.on_removal.name()));
         }
+        let ready = super::ready_when(self.ready.as_ref());
         if want.is_empty() {
-            self.unit.source_text().to_string()
+            format!("{}{ready}", self.unit.source_text())
         } else {
-            format!("{} ({})", self.unit.source_text(), want.join(", "))
+            format!("{} ({}){ready}", self.unit.source_text(), want.join(", "))
         }
     }
 }
@@ -58,6 +61,8 @@ struct RawService {
     /// What undeclaring it does to the unit.
     #[serde(rename = "on-removal")]
     on_removal: Option<String>,
+    /// A probe that says it serves.
+    ready: Option<Value>,
 }
 
 impl Parser<'_> {
@@ -107,12 +112,21 @@ impl Parser<'_> {
                 )
             })?,
         };
+        if sv.ready.is_some() && running == Some(false) {
+            return Err(self.invalid(
+                &at("ready"),
+                "a unit declared stopped serves nothing: drop \"ready\" or declare it running"
+                    .into(),
+            ));
+        }
+        let ready = self.ready(i, sv.ready)?;
         Ok(ResourceDef::Service(ServiceDef {
             unit,
             running,
             enabled: sv.enabled,
             confirm: sv.confirm,
             on_removal,
+            ready,
         }))
     }
 }
