@@ -10,18 +10,21 @@ use serde_json::{Value, json};
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
 use crate::inventory::catalogued::{declared, node_layer};
-use crate::inventory::{Inventory, Layer};
-use crate::resolve::{self, Effective};
+use crate::inventory::{Inventory, Layer, LayerOf};
+use crate::resolve::{self, Effective, Layers};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SettingsCommand {
-    /// Read a layer: the mesh-wide one, or a node's with --node.
+    /// Read a layer: the mesh-wide one, a tag's with --tag, or a node's with --node.
     Show {
         /// The module (for a node's layer: the instance, if it was assigned --as another name).
         module: String,
         /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
+        /// The layer for every node carrying TAG (between the mesh-wide layer and a node's).
+        #[arg(long, conflicts_with = "node")]
+        tag: Option<String>,
         /// Also every layer it replaced, oldest first.
         #[arg(long)]
         history: bool,
@@ -34,6 +37,9 @@ pub(crate) enum SettingsCommand {
         /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
+        /// The layer for every node carrying TAG (between the mesh-wide layer and a node's).
+        #[arg(long, conflicts_with = "node")]
+        tag: Option<String>,
         /// Allow the new layer to drop keys the old one set.
         #[arg(long)]
         replace: bool,
@@ -48,6 +54,9 @@ pub(crate) enum SettingsCommand {
         /// A node's layer [default: the mesh-wide layer].
         #[arg(long)]
         node: Option<String>,
+        /// The layer for every node carrying TAG (between the mesh-wide layer and a node's).
+        #[arg(long, conflicts_with = "node")]
+        tag: Option<String>,
     },
 }
 
@@ -97,10 +106,23 @@ fn target(
     Ok((cat.module(name)?.clone(), name.to_string()))
 }
 
-fn layer_name(module: &str, node: Option<&str>) -> String {
-    match node {
-        Some(n) => format!("the {n} layer of {module}"),
-        None => format!("the mesh-wide layer of {module}"),
+/// Whose layer the flags name; a tag must be one a node could carry.
+fn scope<'a>(node: Option<&'a str>, tag: Option<&'a str>) -> Result<LayerOf<'a>> {
+    match tag {
+        Some(t) if !crate::inventory::nodes_valid_name(t) => bail!(
+            "{t:?} cannot be a tag (letters, digits, `-`, `_`, `.`, starting with a letter); \
+             nothing was stored"
+        ),
+        Some(t) => Ok(LayerOf::Tag(t)),
+        None => Ok(LayerOf::of(node)),
+    }
+}
+
+fn layer_name(module: &str, scope: LayerOf) -> String {
+    match scope {
+        LayerOf::Node(n) => format!("the {n} layer of {module}"),
+        LayerOf::Tag(t) => format!("the layer of {module} for tag {t}"),
+        LayerOf::Mesh => format!("the mesh-wide layer of {module}"),
     }
 }
 
@@ -111,25 +133,27 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
         SettingsCommand::Show {
             module,
             node,
+            tag,
             history,
         } => {
+            let at = scope(node.as_deref(), tag.as_deref())?;
             let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
-            let layer = inv.layer(&key, node.as_deref())?;
+            let layer = inv.layer(&key, at)?;
             let past = if history {
-                inv.layer_history(&key, node.as_deref())?
+                inv.layer_history(&key, at)?
             } else {
                 Vec::new()
             };
             if ctx.json {
                 print_json(
-                    &json!({"module": m.name, "node": node, "layer": layer, "history": past}),
+                    &json!({"module": m.name, "node": node, "tag": tag, "layer": layer, "history": past}),
                 )?;
                 return Ok(exit::OK);
             }
             match &layer {
-                None => out!("{}: not set", layer_name(&key, node.as_deref())),
+                None => out!("{}: not set", layer_name(&key, at)),
                 Some(l) => {
-                    out!("{}:", layer_name(&key, node.as_deref()));
+                    out!("{}:", layer_name(&key, at));
                     for (k, v) in l {
                         out!("  {k} = {v}");
                     }
@@ -148,43 +172,38 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
         SettingsCommand::Set {
             module,
             node,
+            tag,
             replace,
             pairs,
         } => {
+            let at = scope(node.as_deref(), tag.as_deref())?;
             let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
             let new = parse_pairs(&m, &pairs)?;
-            let old = inv.layer(&key, node.as_deref())?.unwrap_or_default();
+            let old = inv.layer(&key, at)?.unwrap_or_default();
             let (added, changed, removed) = compare(&old, &new);
             refuse_removal(
                 &format!(
                     "{} sets {}",
-                    layer_name(&key, node.as_deref()),
+                    layer_name(&key, at),
                     list(&old.keys().cloned().collect::<Vec<_>>())
                 ),
                 &removed,
                 &|them| format!("Repeat {them}"),
                 replace,
             )?;
-            let moved = reach(&inv, &m, &key, node.as_deref(), &new)?;
-            inv.set_layer(&key, node.as_deref(), &new)?;
-            answer(
-                ctx,
-                &key,
-                node.as_deref(),
-                &added,
-                &changed,
-                &removed,
-                &moved,
-            )?;
+            let moved = reach(&inv, &m, &key, at, &new)?;
+            inv.set_layer(&key, at, &new)?;
+            answer(ctx, &key, at, &added, &changed, &removed, &moved)?;
         }
-        SettingsCommand::Clear { module, node } => {
+        SettingsCommand::Clear { module, node, tag } => {
+            let at = scope(node.as_deref(), tag.as_deref())?;
             let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
-            let moved = reach(&inv, &m, &key, node.as_deref(), &Layer::new())?;
-            let removed = inv.clear_layer(&key, node.as_deref())?;
+            let moved = reach(&inv, &m, &key, at, &Layer::new())?;
+            let removed = inv.clear_layer(&key, at)?;
             let removed: Vec<String> = removed
                 .map(|l| l.keys().cloned().collect())
                 .unwrap_or_default();
-            answer(ctx, &key, node.as_deref(), &[], &[], &removed, &moved)?;
+            answer(ctx, &key, at, &[], &[], &removed, &moved)?;
         }
     }
     Ok(exit::OK)
@@ -231,31 +250,64 @@ fn compare(old: &Layer, new: &Layer) -> (Vec<String>, Vec<String>, Vec<String>) 
 }
 
 /// Every assignment of the module whose effective value would move if the layer were `new`, with
-/// the settings that move. An assignment whose own node layer overrides a key does not move when
-/// the mesh layer changes it.
+/// the settings that move. An assignment whose own node layer (or, for the mesh-wide layer, a tag
+/// layer) overrides a key does not move when the layer under it changes it.
 fn reach(
     inv: &Inventory,
     m: &Module,
     instance: &str,
-    node: Option<&str>,
+    at: LayerOf,
     new: &Layer,
 ) -> Result<Vec<(String, String, Vec<String>)>> {
-    let mesh_now = inv.layer(&m.name, None)?;
+    let mesh_now = inv.layer(&m.name, LayerOf::Mesh)?;
     let mut moved = Vec::new();
     for a in inv
         .assignments(None)?
         .into_iter()
         .filter(|a| a.module == m.name)
     {
-        if node.is_some_and(|n| n != a.node || a.instance != instance) {
-            continue;
+        let carried = inv.tags_of(&a.node)?;
+        match at {
+            LayerOf::Node(n) if n != a.node || a.instance != instance => continue,
+            LayerOf::Tag(t) if !carried.iter().any(|c| c == t) => continue,
+            _ => {}
         }
-        let own_now = inv.layer(&a.instance, Some(&a.node))?;
-        let before = resolve::effective(m, mesh_now.as_ref(), own_now.as_ref());
-        let after = match node {
-            None => resolve::effective(m, Some(new), own_now.as_ref()),
-            Some(_) => resolve::effective(m, mesh_now.as_ref(), Some(new)),
+        let own_now = inv.layer(&a.instance, LayerOf::Node(&a.node))?;
+        let tags_now = inv.tag_layers(&m.name, &carried)?;
+        let now = Layers {
+            mesh: mesh_now.as_ref(),
+            tags: &tags_now,
+            node: own_now.as_ref(),
         };
+        let tags_then: Vec<(String, Layer)> = match at {
+            LayerOf::Tag(t) => carried
+                .iter()
+                .filter_map(|c| {
+                    let l = if c == t {
+                        Some(new.clone())
+                    } else {
+                        inv.layer(&m.name, LayerOf::Tag(c)).ok()?
+                    };
+                    Some((c.clone(), l?))
+                })
+                .collect(),
+            _ => tags_now.clone(),
+        };
+        let then = match at {
+            LayerOf::Mesh => Layers {
+                mesh: Some(new),
+                ..now
+            },
+            LayerOf::Tag(_) => Layers {
+                tags: &tags_then,
+                ..now
+            },
+            LayerOf::Node(_) => Layers {
+                node: Some(new),
+                ..now
+            },
+        };
+        let (before, after) = (resolve::effective(m, now), resolve::effective(m, then));
         let keys: Vec<String> = before
             .iter()
             .zip(&after)
@@ -301,7 +353,7 @@ fn list(keys: &[String]) -> String {
 fn answer(
     ctx: &Context,
     module: &str,
-    node: Option<&str>,
+    at: LayerOf,
     added: &[String],
     changed: &[String],
     removed: &[String],
@@ -312,13 +364,18 @@ fn answer(
             .iter()
             .map(|(i, n, k)| json!({"instance": i, "node": n, "settings": k}))
             .collect();
+        let (node, tag) = match at {
+            LayerOf::Node(n) => (Some(n), None),
+            LayerOf::Tag(t) => (None, Some(t)),
+            LayerOf::Mesh => (None, None),
+        };
         return print_json(
-            &json!({"module": module, "node": node, "added": added, "changed": changed, "removed": removed, "reach": reach}),
+            &json!({"module": module, "node": node, "tag": tag, "added": added, "changed": changed, "removed": removed, "reach": reach}),
         );
     }
     out!(
         "{}: added {}; changed {}; removed {}",
-        layer_name(module, node),
+        layer_name(module, at),
         list(added),
         list(changed),
         list(removed)
@@ -374,7 +431,7 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
     if ctx.json {
         let rows: Vec<_> = values.iter().map(|e| {
             let decl = m.setting(&e.name);
-            json!({"name": e.name, "value": e.value, "source": e.source, "type": decl.map(|d| d.kind.as_str()), "cost": decl.map(|d| d.cost.as_str())})
+            json!({"name": e.name, "value": e.value, "source": e.source, "tag": e.tag, "conflict": e.conflict, "type": decl.map(|d| d.kind.as_str()), "cost": decl.map(|d| d.cost.as_str())})
         }).collect();
         let reqs: serde_json::Map<String, Value> = requirement_rows.into_iter().collect();
         print_json(
@@ -395,7 +452,17 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
             || "(unset: no default; must be set)".to_string(),
             |v| v.to_string(),
         );
-        out!("  {:<24} {:<40} {}", e.name, value, e.source.as_str());
+        let from = if e.conflict.is_empty() {
+            e.source_text()
+        } else {
+            let said: Vec<String> = e
+                .conflict
+                .iter()
+                .map(|(t, v)| format!("tag {t} sets {v}"))
+                .collect();
+            format!("{} (tags disagree: {})", e.source_text(), said.join(", "))
+        };
+        out!("  {:<24} {:<40} {from}", e.name, value);
     }
     if !requirement_rows.is_empty() {
         out!("requirements:");

@@ -82,8 +82,11 @@ pub struct AssignmentEntry {
 pub struct LayerEntry {
     /// The module (mesh-wide layer) or the instance (a node's layer).
     pub module: String,
-    /// `None`: the mesh-wide layer.
+    /// `None`: the mesh-wide layer (or a tag's).
     pub node: Option<String>,
+    /// The tag whose nodes the layer is for; `None`: the mesh-wide layer (or a node's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     pub values: BTreeMap<String, Value>,
 }
 
@@ -303,9 +306,11 @@ impl Inventory {
             let values = serde_json::from_str(&body).map_err(|e| {
                 InventoryError::Corrupt(format!("the settings layer of {module}: {e}"))
             })?;
+            let (node, tag) = super::LayerOf::from_column(&node);
             layers.push(LayerEntry {
                 module,
-                node: Some(node).filter(|n| !n.is_empty()),
+                node,
+                tag,
                 values,
             });
         }

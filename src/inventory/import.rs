@@ -76,17 +76,17 @@ impl Inventory {
             }
         }
         // a layer's change keeps the layer it replaced, as `settings set` and `clear` do
-        let by_key = |layers: &'_ [LayerEntry]| -> HashMap<(String, Option<String>), String> {
+        let by_key = |layers: &'_ [LayerEntry]| -> HashMap<(String, String), String> {
             layers
                 .iter()
-                .map(|l| ((l.module.clone(), l.node.clone()), body(&l.values)))
+                .map(|l| ((l.module.clone(), column(l)), body(&l.values)))
                 .collect()
         };
         let (was, will) = (by_key(&now.layers), by_key(&doc.layers));
-        let key = |l: &LayerEntry| (l.module.clone(), l.node.clone());
+        let key = |l: &LayerEntry| (l.module.clone(), column(l));
         for old in &now.layers {
             if !will.contains_key(&key(old)) {
-                let node = old.node.as_deref().unwrap_or("");
+                let node = column(old);
                 tx.execute(
                     "INSERT INTO layer_history (module, node, replaced, action)
                      VALUES (?1, ?2, ?3, 'clear')",
@@ -104,7 +104,7 @@ impl Inventory {
             if before.as_ref() == Some(&new) {
                 continue;
             }
-            let node = l.node.as_deref().unwrap_or("");
+            let node = column(l);
             tx.execute(
                 "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'set')",
                 params![l.module, node, before],
@@ -322,10 +322,16 @@ fn body(values: &BTreeMap<String, Value>) -> String {
     serde_json::to_string(values).unwrap_or_default()
 }
 
+/// The `node` column a layer is stored under.
+fn column(l: &LayerEntry) -> String {
+    super::LayerOf::column_of(l.node.as_deref(), l.tag.as_deref())
+}
+
 fn layer_name(l: &LayerEntry) -> String {
-    match &l.node {
-        Some(node) => format!("settings {} on {node}", l.module),
-        None => format!("settings {} (mesh-wide)", l.module),
+    match (&l.node, &l.tag) {
+        (Some(node), _) => format!("settings {} on {node}", l.module),
+        (None, Some(tag)) => format!("settings {} for tag {tag}", l.module),
+        (None, None) => format!("settings {} (mesh-wide)", l.module),
     }
 }
 

@@ -119,6 +119,17 @@ impl Document {
                 "a module"
             };
             check_word(what, &l.module).map_err(|e| invalid(at("module"), e))?;
+            if let Some(tag) = &l.tag {
+                if l.node.is_some() {
+                    return Err(invalid(
+                        at("tag"),
+                        "a layer is a node's or a tag's, not both".into(),
+                    ));
+                }
+                if !valid_name(tag) {
+                    return Err(invalid(at("tag"), format!("{tag:?} cannot be a tag")));
+                }
+            }
             if let Some(node) = &l.node
                 && !names.contains(node.as_str())
             {

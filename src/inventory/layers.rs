@@ -1,5 +1,5 @@
-//! Settings layers: per module, one mesh-wide and one per node, each replaced whole when set,
-//! each change keeping the layer it replaced.
+//! Settings layers: per module, one mesh-wide and one per tag, and one per node (of an instance),
+//! each replaced whole when set, each change keeping the layer it replaced.
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -9,6 +9,51 @@ use super::{Inventory, InventoryError};
 
 /// A layer's values: setting → value.
 pub type Layer = Map<String, Value>;
+
+/// Whose layer: a module's mesh-wide one, a module's for every node carrying a tag, or an
+/// instance's on one node. Later ones win: mesh, then tags, then the node's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerOf<'a> {
+    Mesh,
+    Tag(&'a str),
+    Node(&'a str),
+}
+
+/// A tag's layer is stored under `@TAG` where a node's is stored under its name: no node name
+/// starts with `@`, and `@TAG` is how a selection names the same nodes.
+const TAG: char = '@';
+
+impl<'a> LayerOf<'a> {
+    /// The mesh-wide layer, or a node's.
+    pub fn of(node: Option<&'a str>) -> LayerOf<'a> {
+        node.map_or(LayerOf::Mesh, LayerOf::Node)
+    }
+
+    /// The `node` column of the layers tables.
+    fn column(self) -> String {
+        match self {
+            LayerOf::Mesh => String::new(),
+            LayerOf::Tag(t) => format!("{TAG}{t}"),
+            LayerOf::Node(n) => n.to_string(),
+        }
+    }
+
+    /// The node or the tag a stored `node` column names (neither: the mesh-wide layer).
+    pub fn from_column(column: &str) -> (Option<String>, Option<String>) {
+        match column.strip_prefix(TAG) {
+            Some(tag) => (None, Some(tag.to_string())),
+            None => (Some(column.to_string()).filter(|n| !n.is_empty()), None),
+        }
+    }
+
+    /// The column a layer of `node` or `tag` (at most one) is stored under.
+    pub fn column_of(node: Option<&str>, tag: Option<&str>) -> String {
+        match (node, tag) {
+            (_, Some(t)) => LayerOf::Tag(t).column(),
+            (n, None) => LayerOf::of(n).column(),
+        }
+    }
+}
 
 /// One change of a layer, with the layer it replaced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,42 +75,50 @@ fn parse(text: &str) -> Result<Layer, InventoryError> {
 }
 
 impl Inventory {
-    /// A module's layer: the mesh-wide one (`node` = `None`) or a node's.
-    pub fn layer(&self, module: &str, node: Option<&str>) -> Result<Option<Layer>, InventoryError> {
+    /// A layer: a module's mesh-wide or tag layer, or an instance's node layer.
+    pub fn layer(&self, module: &str, scope: LayerOf) -> Result<Option<Layer>, InventoryError> {
         let text: Option<String> = self
             .conn
             .prepare_cached("SELECT body FROM layers WHERE module = ?1 AND node = ?2")?
-            .query_row(params![module, node.unwrap_or("")], |r| r.get(0))
+            .query_row(params![module, scope.column()], |r| r.get(0))
             .optional()?;
         text.map(|t| parse(&t)).transpose()
+    }
+
+    /// The tag layers of `module` among `tags`, in the tags' order, each with its tag.
+    pub fn tag_layers(
+        &self,
+        module: &str,
+        tags: &[String],
+    ) -> Result<Vec<(String, Layer)>, InventoryError> {
+        let mut out = Vec::new();
+        for tag in tags {
+            if let Some(layer) = self.layer(module, LayerOf::Tag(tag))? {
+                out.push((tag.clone(), layer));
+            }
+        }
+        Ok(out)
     }
 
     /// Replaces a layer whole, keeping the one it replaced in the history.
     pub fn set_layer(
         &mut self,
         module: &str,
-        node: Option<&str>,
+        scope: LayerOf,
         layer: &Layer,
     ) -> Result<(), InventoryError> {
-        let before = self.layer(module, node)?;
+        let node = scope.column();
+        let before = self.layer(module, scope)?;
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'set')",
-            params![
-                module,
-                node.unwrap_or(""),
-                before.map(|b| Value::Object(b).to_string())
-            ],
+            params![module, node, before.map(|b| Value::Object(b).to_string())],
         )?;
         tx.execute(
             "INSERT INTO layers (module, node, body) VALUES (?1, ?2, ?3)
              ON CONFLICT (module, node) DO UPDATE SET body = ?3,
                  set_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
-            params![
-                module,
-                node.unwrap_or(""),
-                Value::Object(layer.clone()).to_string()
-            ],
+            params![module, node, Value::Object(layer.clone()).to_string()],
         )?;
         tx.commit()?;
         Ok(())
@@ -75,20 +128,21 @@ impl Inventory {
     pub fn clear_layer(
         &mut self,
         module: &str,
-        node: Option<&str>,
+        scope: LayerOf,
     ) -> Result<Option<Layer>, InventoryError> {
-        let before = self.layer(module, node)?;
+        let node = scope.column();
+        let before = self.layer(module, scope)?;
         if before.is_none() {
             return Ok(None);
         }
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'clear')",
-            params![module, node.unwrap_or(""), before.clone().map(|b| Value::Object(b).to_string())],
+            params![module, node, before.clone().map(|b| Value::Object(b).to_string())],
         )?;
         tx.execute(
             "DELETE FROM layers WHERE module = ?1 AND node = ?2",
-            params![module, node.unwrap_or("")],
+            params![module, node],
         )?;
         tx.commit()?;
         Ok(before)
@@ -98,12 +152,12 @@ impl Inventory {
     pub fn layer_history(
         &self,
         module: &str,
-        node: Option<&str>,
+        scope: LayerOf,
     ) -> Result<Vec<HistoryEntry>, InventoryError> {
         let mut stmt = self.conn.prepare(
             "SELECT at, action, replaced FROM layer_history WHERE module = ?1 AND node = ?2 ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![module, node.unwrap_or("")], |r| {
+        let rows = stmt.query_map(params![module, scope.column()], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,

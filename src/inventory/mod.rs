@@ -33,7 +33,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
-pub use layers::{HistoryEntry, Layer};
+pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
     DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
 };

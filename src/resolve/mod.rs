@@ -26,10 +26,10 @@ use collisions::collisions;
 use render::resource;
 
 use crate::catalogue::{Catalogue, Module, digest};
-use crate::inventory::{Inventory, InventoryError, Node};
+use crate::inventory::{Inventory, InventoryError, LayerOf, Node};
 use crate::wire::{self, Declaration, Resource, Spec};
 pub use held::Held;
-pub use settings::{Effective, Source, effective};
+pub use settings::{Effective, Layers, Source, effective};
 
 /// Why a declaration could not be composed.
 #[derive(Debug, thiserror::Error)]
@@ -47,17 +47,25 @@ pub enum ResolveError {
     },
 }
 
-/// The effective settings of one assignment: the module's mesh-wide layer, then the node layer of
-/// this instance.
+/// The effective settings of one assignment: the module's mesh-wide layer, then its layers for
+/// the node's tags, then the node layer of this instance.
 pub fn assignment_settings(
     inventory: &Inventory,
     module: &Module,
     node: &str,
     instance: &str,
 ) -> Result<Vec<Effective>, InventoryError> {
-    let mesh = inventory.layer(&module.name, None)?;
-    let own = inventory.layer(instance, Some(node))?;
-    Ok(effective(module, mesh.as_ref(), own.as_ref()))
+    let mesh = inventory.layer(&module.name, LayerOf::Mesh)?;
+    let tags = inventory.tag_layers(&module.name, &inventory.tags_of(node)?)?;
+    let own = inventory.layer(instance, LayerOf::Node(node))?;
+    Ok(effective(
+        module,
+        Layers {
+            mesh: mesh.as_ref(),
+            tags: &tags,
+            node: own.as_ref(),
+        },
+    ))
 }
 
 /// Everything an assignment's definition reads, answered, with what could not be.

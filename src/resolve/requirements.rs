@@ -46,6 +46,27 @@ pub(super) fn own(
         let Some(decl) = module.setting(&e.name) else {
             continue;
         };
+        if !e.conflict.is_empty() {
+            let said: Vec<String> = e
+                .conflict
+                .iter()
+                .map(|(t, v)| format!("{t} sets {v}"))
+                .collect();
+            problems.push(format!(
+                "{}: setting {:?} is set differently by the layers of tags that {} carries ({}), \
+                 and no order is kept between tags; set it in the node's own layer (`mesh settings set \
+                 {} {}=VALUE --node {}`), or make the tags' layers agree",
+                a.instance,
+                e.name,
+                node.name,
+                said.join(", "),
+                a.instance,
+                e.name,
+                node.name
+            ));
+            continue;
+        }
+        let from = e.source_text();
         match e.value {
             None => problems.push(format!(
                 "{}: setting {:?} (the operator's) has no default and no layer sets it; set it with \
@@ -61,7 +82,7 @@ pub(super) fn own(
                 "{}: setting {:?} is {v} (from the {} layer) but the module now wants {}",
                 a.instance,
                 e.name,
-                e.source.as_str(),
+                from,
                 decl.kind.expected()
             )),
             Some(v) => {

@@ -1,6 +1,7 @@
-//! Effective settings: a module's default, then the mesh-wide layer, then the node's. Later wins,
-//! objects merge key by key, lists (and everything else) replace. Every value says where it came
-//! from.
+//! Effective settings: a module's default, then the mesh-wide layer, then the layers of the
+//! node's tags, then the node's. Later wins, objects merge key by key, lists (and everything else)
+//! replace. Every value says where it came from. Two tags of one node that set a key differently
+//! have no order between them: that key is a conflict, unless the node's own layer sets it.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -16,6 +17,8 @@ pub enum Source {
     Default,
     /// The module's mesh-wide layer.
     Mesh,
+    /// The module's layer for a tag the node carries (named in [`Effective::tag`]).
+    Tag,
     /// The node's layer.
     Node,
     /// Nothing: no default and no layer sets it.
@@ -27,6 +30,7 @@ impl Source {
         match self {
             Source::Default => "default",
             Source::Mesh => "mesh",
+            Source::Tag => "tag",
             Source::Node => "node",
             Source::Unset => "unset",
         }
@@ -39,38 +43,89 @@ pub struct Effective {
     pub name: String,
     pub value: Option<Value>,
     pub source: Source,
+    /// The tag whose layer set it, when the source is a tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Tags of the node whose layers set it differently (each with its value), the node's own
+    /// layer not setting it: a problem at resolution, named with both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflict: Vec<(String, Value)>,
 }
 
-/// Every declared setting of `module` with its effective value, given the two layers.
-pub fn effective(module: &Module, mesh: Option<&Layer>, node: Option<&Layer>) -> Vec<Effective> {
+impl Effective {
+    /// Where it came from, in words: `default`, `mesh`, `tag web`, `node`, `unset`.
+    pub fn source_text(&self) -> String {
+        match &self.tag {
+            Some(t) => format!("tag {t}"),
+            None => self.source.as_str().to_string(),
+        }
+    }
+}
+
+/// The layers of one assignment, in the order they apply.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Layers<'a> {
+    pub mesh: Option<&'a Layer>,
+    /// The module's layers for the node's tags, each with its tag.
+    pub tags: &'a [(String, Layer)],
+    pub node: Option<&'a Layer>,
+}
+
+/// Every declared setting of `module` with its effective value, given its layers.
+pub fn effective(module: &Module, layers: Layers) -> Vec<Effective> {
     module
         .settings
         .iter()
-        .map(|s| effective_one(s, mesh, node))
+        .map(|s| effective_one(s, layers))
         .collect()
 }
 
-fn effective_one(setting: &Setting, mesh: Option<&Layer>, node: Option<&Layer>) -> Effective {
-    let mut value = setting.default.clone();
-    let mut source = if value.is_some() {
-        Source::Default
-    } else {
-        Source::Unset
+fn effective_one(setting: &Setting, layers: Layers) -> Effective {
+    let mut e = Effective {
+        name: setting.name.clone(),
+        value: setting.default.clone(),
+        source: if setting.default.is_some() {
+            Source::Default
+        } else {
+            Source::Unset
+        },
+        tag: None,
+        conflict: Vec::new(),
     };
-    for (layer, from) in [(mesh, Source::Mesh), (node, Source::Node)] {
-        if let Some(v) = layer.and_then(|l| l.get(&setting.name)) {
-            value = Some(match value {
-                Some(under) => merge(under, v.clone()),
-                None => v.clone(),
-            });
-            source = from;
+    let lay = |e: &mut Effective, v: &Value, from: Source| {
+        e.value = Some(match e.value.take() {
+            Some(under) => merge(under, v.clone()),
+            None => v.clone(),
+        });
+        e.source = from;
+    };
+    if let Some(v) = layers.mesh.and_then(|l| l.get(&setting.name)) {
+        lay(&mut e, v, Source::Mesh);
+    }
+    let by_tag: Vec<(&String, &Value)> = layers
+        .tags
+        .iter()
+        .filter_map(|(t, l)| Some((t, l.get(&setting.name)?)))
+        .collect();
+    match by_tag.as_slice() {
+        [] => {}
+        [(tag, v), rest @ ..] if rest.iter().all(|(_, other)| other == v) => {
+            lay(&mut e, v, Source::Tag);
+            e.tag = Some((*tag).clone());
+        }
+        all => {
+            e.conflict = all
+                .iter()
+                .map(|(t, v)| ((*t).clone(), (*v).clone()))
+                .collect()
         }
     }
-    Effective {
-        name: setting.name.clone(),
-        value,
-        source,
+    if let Some(v) = layers.node.and_then(|l| l.get(&setting.name)) {
+        lay(&mut e, v, Source::Node);
+        e.tag = None;
+        e.conflict.clear();
     }
+    e
 }
 
 /// `over` laid on `under`: objects merge key by key (recursively), anything else replaces.
@@ -137,7 +192,14 @@ mod tests {
     fn each_value_names_its_source_and_later_layers_win() {
         let mesh = layer(json!({"b": "mb", "c": "mc"}));
         let node = layer(json!({"c": "nc"}));
-        let e = effective(&module(), Some(&mesh), Some(&node));
+        let e = effective(
+            &module(),
+            Layers {
+                mesh: Some(&mesh),
+                node: Some(&node),
+                ..Layers::default()
+            },
+        );
         let got: Vec<(&str, Option<&Value>, Source)> = e
             .iter()
             .map(|e| (e.name.as_str(), e.value.as_ref(), e.source))
@@ -152,8 +214,62 @@ mod tests {
     fn objects_merge_and_lists_replace() {
         let mesh = layer(json!({"o": {"y": {"q": 2}}, "l": [9]}));
         let node = layer(json!({"o": {"x": 5}}));
-        let e = effective(&module(), Some(&mesh), Some(&node));
+        let e = effective(
+            &module(),
+            Layers {
+                mesh: Some(&mesh),
+                node: Some(&node),
+                ..Layers::default()
+            },
+        );
         assert_eq!(e[3].value, Some(json!({"x": 5, "y": {"p": 1, "q": 2}})));
         assert_eq!(e[4].value, Some(json!([9])));
+    }
+
+    #[test]
+    fn a_tag_layer_sits_between_the_mesh_and_the_node_and_two_tags_that_disagree_conflict() {
+        let mesh = layer(json!({"a": "ma", "b": "mb", "c": "mc"}));
+        let tags = vec![
+            (
+                "web".to_string(),
+                layer(json!({"a": "web", "b": "same", "c": "web"})),
+            ),
+            (
+                "db".to_string(),
+                layer(json!({"b": "same", "c": "db", "must": "db"})),
+            ),
+        ];
+        let node = layer(json!({"must": "n"}));
+        let e = effective(
+            &module(),
+            Layers {
+                mesh: Some(&mesh),
+                tags: &tags,
+                node: Some(&node),
+            },
+        );
+        assert_eq!(
+            (&e[0].value, e[0].source_text()),
+            (&Some(json!("web")), "tag web".into())
+        );
+        assert_eq!(
+            (&e[1].value, e[1].source_text()),
+            (&Some(json!("same")), "tag web".into())
+        );
+        assert_eq!(
+            e[2].value,
+            Some(json!("mc")),
+            "a conflict leaves what is under it"
+        );
+        assert_eq!(
+            e[2].conflict,
+            vec![("web".into(), json!("web")), ("db".into(), json!("db"))]
+        );
+        assert!(e[5].conflict.is_empty(), "the node's own layer settles it");
+        assert_eq!(
+            (&e[5].value, e[5].source),
+            (&Some(json!("n")), Source::Node)
+        );
+        assert_eq!(e[3].source, Source::Default);
     }
 }

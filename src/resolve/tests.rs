@@ -34,7 +34,13 @@ fn resources(mesh: Option<&Layer>) -> Vec<Spec> {
     )
     .unwrap();
     let module = load_module(&m).unwrap();
-    let values = effective(&module, mesh, None);
+    let values = effective(
+        &module,
+        super::Layers {
+            mesh,
+            ..Default::default()
+        },
+    );
     let by_name: BTreeMap<String, Value> = values
         .into_iter()
         .filter_map(|e| e.value.map(|v| (e.name, v)))

@@ -64,6 +64,7 @@ mod sealed;
 mod secrets;
 mod sshd;
 mod stop;
+mod tag_layers;
 mod takeover;
 mod upload;
 mod util;
