@@ -75,9 +75,14 @@ impl Routes<'_> {
     /// `node` reached directly (as a jump host, with the user and port `hop` gives), and the
     /// jump list in front of it.
     fn node(&self, node: &Node, hop: &Hop) -> Result<(Target, Chain), PushError> {
+        // a user the hop or the inventory gives is ssh's `-l`: `Match user` takes it
+        let given = hop
+            .user
+            .as_deref()
+            .or(node.user_given.then_some(node.user.as_str()));
         let cfg = self
             .config
-            .lookup(&node.address)
+            .lookup_as(&node.address, given)
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let pinned = node
             .host_key
@@ -256,7 +261,7 @@ impl Routes<'_> {
     fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
         let cfg = self
             .config
-            .lookup(&hop.host)
+            .lookup_as(&hop.host, hop.user.as_deref())
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let address = cfg
             .host_name
