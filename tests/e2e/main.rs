@@ -36,6 +36,7 @@ mod kinds;
 mod known_files;
 mod lab;
 mod manual;
+mod matching;
 mod nodes;
 mod one_machine;
 mod openssh;

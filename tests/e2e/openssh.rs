@@ -102,10 +102,10 @@ impl Drop for Blackhole {
 }
 
 /// A second sshd on port 2222 of a lab machine (the same host keys), stopped when dropped.
-struct SecondSshd(&'static str);
+pub struct SecondSshd(&'static str);
 
 impl SecondSshd {
-    fn new(node: &'static str) -> SecondSshd {
+    pub fn new(node: &'static str) -> SecondSshd {
         on(
             node,
             "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid && sleep 0.5",
