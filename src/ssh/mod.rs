@@ -72,6 +72,18 @@ pub enum SshError {
         seen: String,
     },
     #[error(
+        "{node}: host key {seen} is not pinned and not in known_hosts; the ssh configuration's {line} would have ssh accept it unchecked, mesh does not: check it, then {}",
+        if *is_node { format!("`mesh node trust {node} --fingerprint {seen}`") } else {
+            "add it to known_hosts (ssh-keyscan)".into()
+        }
+    )]
+    UnknownNotAccepted {
+        node: String,
+        seen: String,
+        line: String,
+        is_node: bool,
+    },
+    #[error(
         "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {}",
         if *is_node { format!("pin it with `mesh node trust {node}`") } else {
             "put it in place of that known_hosts line (`ssh-keygen -R HOST` removes the old one)".into()
@@ -144,6 +156,7 @@ impl SshError {
             SshError::NotPinned { .. }
             | SshError::PinnedElsewhere { .. }
             | SshError::NotKnown { .. }
+            | SshError::UnknownNotAccepted { .. }
             | SshError::KeyChanged { .. }
             | SshError::Revoked { .. } => "host-key",
             SshError::Auth { .. } | SshError::Identity { .. } => "auth",
@@ -190,6 +203,10 @@ pub struct Target {
     /// The known_hosts files read for this machine, each with what named it (`file:line` of
     /// the ssh configuration, or `default`), for `node show`.
     pub known_hosts_files: Vec<(PathBuf, String)>,
+    /// A StrictHostKeyChecking that would accept an unknown key (`no`, `accept-new` …), as
+    /// `StrictHostKeyChecking VALUE (file:line)`, where no key is pinned: mesh still refuses
+    /// an unknown key, and says which line it did not follow.
+    pub accepts_unknown: Option<String>,
 }
 
 impl Target {
@@ -211,6 +228,7 @@ impl Target {
             known_hosts: None,
             host_key_alias: None,
             known_hosts_files: Vec::new(),
+            accepts_unknown: None,
         }
     }
 

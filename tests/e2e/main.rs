@@ -63,6 +63,7 @@ mod sealed;
 mod secrets;
 mod sshd;
 mod stop;
+mod strict;
 mod takeover;
 mod upload;
 mod util;

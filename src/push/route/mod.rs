@@ -107,6 +107,10 @@ impl Routes<'_> {
             // lowered as ssh lowers the name it connects to (a HostName is lowered already)
             .unwrap_or_else(|| node.address.to_ascii_lowercase());
         let mut target = Target::direct(&node.name, &address, port, &user);
+        // where a key is pinned, the pin decides and StrictHostKeyChecking changes nothing
+        if pinned.is_none() {
+            target.accepts_unknown = cfg.accepts_unknown();
+        }
         target.pinned = pinned;
         target.identities = match &node.identity {
             Some(own) => vec![own.clone()],
@@ -283,6 +287,7 @@ impl Routes<'_> {
         let port = hop.port.or(cfg.port).unwrap_or(22);
         let mut target = Target::direct(&hop.host, &address, port, &user);
         target.is_node = false;
+        target.accepts_unknown = cfg.accepts_unknown();
         target.identities = self.identities(&cfg, &hop.host, &target)?;
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;

@@ -235,11 +235,7 @@ impl Value {
             "hostkeyalias" => Value::HostKeyAlias(first.to_ascii_lowercase()),
             "stricthostkeychecking" => {
                 // an unknown value is refused wherever it is, as ssh refuses it
-                if let Err(e) = hostkeys::strict(first)
-                    && e.starts_with("unsupported")
-                {
-                    return Err(e);
-                }
+                hostkeys::strict(first)?;
                 Value::Strict(first.clone())
             }
             _ => Value::ServerAliveInterval(time(first)?),
@@ -278,7 +274,12 @@ impl HostConfig {
                 }
             }
             Value::HostKeyAlias(alias) => self.host_key_alias = Some(alias),
-            Value::Strict(value) => hostkeys::strict(&value)?,
+            Value::Strict(value) => {
+                self.strict_host_key_checking = Some(Written {
+                    value: value.to_ascii_lowercase(),
+                    at,
+                })
+            }
             Value::IdentityFile(_) => {}
         }
         Ok(())

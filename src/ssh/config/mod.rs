@@ -80,6 +80,9 @@ pub struct HostConfig {
     pub global_known_hosts: Option<KnownFiles>,
     /// HostKeyAlias, lower case as ssh uses it.
     pub host_key_alias: Option<String>,
+    /// The StrictHostKeyChecking that applies, lower case, and where: see
+    /// [`HostConfig::accepts_unknown`].
+    pub strict_host_key_checking: Option<Written>,
     /// Where each value above was written, `file:line`, by keyword in lower case
     /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
     pub at: std::collections::BTreeMap<String, String>,
