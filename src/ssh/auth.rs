@@ -117,7 +117,7 @@ pub(super) async fn authenticate(
     handle: &mut Handle<Checker>,
     target: &Target,
     credentials: &Credentials,
-) -> Result<(), SshError> {
+) -> Result<Vec<String>, SshError> {
     let protocol = |source| SshError::Protocol {
         node: target.node.clone(),
         source,
@@ -166,7 +166,7 @@ pub(super) async fn authenticate(
             (Offer::Agent(_), None) => false,
         };
         if accepted {
-            return Ok(());
+            return Ok(tried);
         }
     }
     Err(SshError::Auth {

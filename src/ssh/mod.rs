@@ -249,6 +249,18 @@ impl Target {
     }
 }
 
+/// `-v`: each connection says what it reached and how (see [`jump`]).
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns `-v`'s line per connection on (on stderr).
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// An open, verified, authenticated connection.
 pub struct Session {
     node: String,
@@ -266,7 +278,12 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<Session, SshError> {
     let hops = through(target, credentials, timeout).await?;
-    let handle = jump::reach(hops.last(), target, credentials, timeout).await?;
+    let via = target
+        .jumps
+        .last()
+        .map(|hop| (hops.last(), hop.node.as_str()));
+    let via = via.and_then(|(handle, name)| handle.map(|h| (h, name)));
+    let handle = jump::reach(via, target, credentials, timeout).await?;
     Ok(Session {
         node: target.node.clone(),
         handle,
@@ -361,8 +378,11 @@ async fn through(
     timeout: Duration,
 ) -> Result<Vec<Handle<Checker>>, SshError> {
     let mut hops: Vec<Handle<Checker>> = Vec::new();
-    for hop in &target.jumps {
-        let handle = jump::reach(hops.last(), hop, credentials, timeout)
+    for (i, hop) in target.jumps.iter().enumerate() {
+        let via = hops
+            .last()
+            .zip(i.checked_sub(1).map(|b| target.jumps[b].node.as_str()));
+        let handle = jump::reach(via, hop, credentials, timeout)
             .await
             .map_err(|source| SshError::Jump {
                 node: target.node.clone(),

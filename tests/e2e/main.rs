@@ -67,4 +67,5 @@ mod strict;
 mod takeover;
 mod upload;
 mod util;
+mod verbose_reach;
 mod waves;
