@@ -8,6 +8,7 @@
 
 mod access;
 mod adopt;
+mod agent_order;
 mod bounded;
 mod check;
 mod cli;

@@ -30,8 +30,12 @@ impl Openssh {
         std::fs::write(self.file(name), text).expect("write an ssh file");
     }
     pub fn run(&self, mesh: &Mesh, args: &[&str]) -> Run {
-        let out = mesh
-            .command(args)
+        Run::from(self.command(mesh, args).output().expect("mesh runs"))
+    }
+    /// The mesh command [`Openssh::run`] runs, to add to.
+    pub fn command(&self, mesh: &Mesh, args: &[&str]) -> Command {
+        let mut command = mesh.command(args);
+        command
             .env("HOME", self.home.path())
             // ssh's own files are the passwd home's whatever HOME says: name this home's
             .env("MESH_SSH_CONFIG", self.file("config"))
@@ -40,10 +44,8 @@ impl Openssh {
             .env(
                 "MESH_SSH_SYSTEM_KNOWN_HOSTS",
                 self.file("system_known_hosts"),
-            )
-            .output()
-            .expect("mesh runs");
-        Run::from(out)
+            );
+        command
     }
 }
 
