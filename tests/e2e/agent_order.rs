@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Child, Command};
 
-use crate::openssh::{Openssh, fingerprint, lab_key};
+use crate::openssh::{Openssh, key_file_fingerprint, lab_key};
 use crate::util::{Mesh, Run, address, eventually};
 
 /// An ssh-agent on its own socket, ended (by its pid) when dropped.
@@ -52,13 +52,6 @@ fn add(socket: &Path, key: &str) {
     );
 }
 
-/// The fingerprint of the public half of a key file.
-fn fingerprint_of(key: &str) -> String {
-    let public = std::fs::read_to_string(format!("{key}.pub")).expect("a public key");
-    let words: Vec<&str> = public.split_whitespace().take(2).collect();
-    fingerprint(&words.join(" "))
-}
-
 #[test]
 fn the_agents_keys_are_offered_first_and_a_key_the_agent_holds_too_only_once() {
     let mesh = Mesh::new();
@@ -85,7 +78,10 @@ fn the_agents_keys_are_offered_first_and_a_key_the_agent_holds_too_only_once() {
             .output()
             .expect("mesh runs"),
     );
-    let (theirs, ours) = (fingerprint_of(&other), fingerprint_of(&lab_key()));
+    let (theirs, ours) = (
+        key_file_fingerprint(&other),
+        key_file_fingerprint(&lab_key()),
+    );
     let said = format!("ssh root@{}:22: host key", address("node1"));
     let line = run
         .stderr

@@ -62,6 +62,13 @@ pub fn host_key(node: &str, kind: &str) -> String {
         .join(" ")
 }
 
+/// The fingerprint of a key file's public half (`FILE.pub`), as `-v` names a key offered.
+pub fn key_file_fingerprint(key: &str) -> String {
+    let public = std::fs::read_to_string(format!("{key}.pub")).expect("a public key");
+    let words: Vec<&str> = public.split_whitespace().take(2).collect();
+    fingerprint(&words.join(" "))
+}
+
 pub fn fingerprint(key: &str) -> String {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = dir.path().join("k.pub");

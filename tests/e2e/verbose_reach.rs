@@ -2,15 +2,10 @@
 //! address and port, the jump host it went through, the host key and what vouched for it (the
 //! inventory's pin, or the known_hosts file and line), the keys offered and the one accepted.
 
-use crate::openssh::{Openssh, fingerprint, host_key, lab_key, unpinned_node3};
+use crate::openssh::{
+    Openssh, fingerprint, host_key, key_file_fingerprint, lab_key, unpinned_node3,
+};
 use crate::util::{Mesh, address};
-
-/// The fingerprint of the lab's key pair, as `-v` names a key offered.
-fn lab_key_fingerprint() -> String {
-    let public = std::fs::read_to_string(format!("{}.pub", lab_key())).expect("the lab's key");
-    let key: Vec<&str> = public.split_whitespace().take(2).collect();
-    fingerprint(&key.join(" "))
-}
 
 #[test]
 fn verbose_names_each_connections_address_user_hop_keys_and_known_hosts_line() {
@@ -28,7 +23,7 @@ fn verbose_names_each_connections_address_user_hop_keys_and_known_hosts_line() {
         &format!("# the lab\n{node3} {}\n", host_key("node3", "ed25519")),
     );
     let run = ssh.run(&mesh, &["push", "node3", "-v"]).ok();
-    let offered = lab_key_fingerprint();
+    let offered = key_file_fingerprint(&lab_key());
     let hop = format!(
         "node1: ssh root@{node1}:22: host key {} (pinned in the inventory); offered {offered}; accepted {offered}",
         fingerprint(&host_key("node1", "ed25519"))
