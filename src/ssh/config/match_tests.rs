@@ -257,3 +257,42 @@ fn a_match_exec_names_its_line_and_the_fix() {
     assert!(e.contains("`Match host !web exec …`"), "{e}");
     assert_eq!(c.lookup_as("web", Some("other")).unwrap().port, None);
 }
+
+#[test]
+fn an_include_inside_a_match_block_applies_where_the_match_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("part");
+    std::fs::write(&part, "Host *\n  Port 2200\n").unwrap();
+    let cases = [
+        // `ssh -G -F FILE a`: user bob, port 2200; then user root, port 22
+        (
+            format!(
+                "Match user nobody\n  Include {0}\nMatch localuser root\n  Include {0}\n  User bob\n",
+                part.display()
+            ),
+            "2200 bob a",
+        ),
+        (
+            format!("Match user nobody\n  Include {}\n", part.display()),
+            "22 root a",
+        ),
+    ];
+    for (i, (text, answer)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("config{i}"));
+        std::fs::write(&file, text).unwrap();
+        let case = Case {
+            text: "",
+            host: "a",
+            user: None,
+            answer: Ok(answer),
+        };
+        assert_eq!(
+            ssh_says(&file, &case).as_deref(),
+            Ok(*answer),
+            "ssh:\n{text}"
+        );
+        let mut c = SshConfig::default();
+        c.add(&file, text).unwrap();
+        assert_eq!(mesh_says(&c, &case).unwrap(), *answer, "mesh:\n{text}");
+    }
+}
