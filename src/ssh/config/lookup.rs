@@ -1,6 +1,7 @@
 //! Looking a host up: the lines that apply to it, the first value of each keyword winning, in
-//! the two passes OpenSSH makes (the second only when a `Match final` asks for it, its `Host`
-//! patterns then taking the host name ssh connects to, and what the first set staying).
+//! the two passes OpenSSH makes (the second only when a `Match final` or CanonicalizeHostname
+//! `yes`/`always` asks for it, its `Host` patterns then taking the host name ssh connects to,
+//! and what the first set staying).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -35,7 +36,7 @@ impl SshConfig {
             ignore_unknown: None,
         };
         lookup.pass(false)?;
-        if self.final_pass {
+        if self.final_pass || lookup.found.canonicalize == Some(true) {
             lookup.pass(true)?;
         }
         Ok(lookup.found)
@@ -197,6 +198,8 @@ enum Value {
     HostKeyAlias(String),
     /// StrictHostKeyChecking's value, checked when it is the one that applies.
     Strict(String),
+    /// CanonicalizeHostname: `yes`/`always` (true) or `no`.
+    Canonicalize(bool),
 }
 
 impl Value {
@@ -238,6 +241,11 @@ impl Value {
                 hostkeys::strict(first)?;
                 Value::Strict(first.clone())
             }
+            "canonicalizehostname" => match first.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "always" => Value::Canonicalize(true),
+                "no" | "false" => Value::Canonicalize(false),
+                _ => return Err(format!("unsupported option {first:?}")),
+            },
             _ => Value::ServerAliveInterval(time(first)?),
         })
     }
@@ -274,6 +282,7 @@ impl HostConfig {
                 }
             }
             Value::HostKeyAlias(alias) => self.host_key_alias = Some(alias),
+            Value::Canonicalize(on) => self.canonicalize = Some(on),
             Value::Strict(value) => {
                 self.strict_host_key_checking = Some(Written {
                     value: value.to_ascii_lowercase(),

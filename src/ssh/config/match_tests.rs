@@ -137,6 +137,33 @@ const CASES: &[Case] = &[
         "a",
         "2200 root real",
     ),
+    // CanonicalizeHostname yes/always asks for the second pass too (wherever it applies)
+    case(
+        "CanonicalizeHostname yes\nMatch canonical\n  Port 2200\n",
+        "a",
+        "2200 root a",
+    ),
+    case(
+        "CanonicalizeHostname always\nMatch canonical\n  Port 2200\n",
+        "a",
+        "2200 root a",
+    ),
+    case(
+        "CanonicalizeHostname no\nMatch canonical\n  Port 2200\n",
+        "a",
+        "22 root a",
+    ),
+    case(
+        "Host b\n CanonicalizeHostname yes\nMatch canonical\n  Port 2200\n",
+        "a",
+        "22 root a",
+    ),
+    case(
+        "Match canonical\n  Port 2200\nMatch all\n CanonicalizeHostname yes\n",
+        "a",
+        "2200 root a",
+    ),
+    refused("CanonicalizeHostname none\n", 1),
     // an exec ssh skips (a criterion before it failed) is no refusal
     case(
         "Match host other exec \"false\"\n  Port 2200\n",

@@ -5,8 +5,8 @@
 //! far (the host name, the user): the lookup keeps each line's answer for the rest of its pass.
 //! `host` and `originalhost` compare in lower case, `user` and `localuser` as written; each
 //! takes a comma list of patterns, `!` excluding. `canonical` and `final` hold only in the
-//! second pass ssh makes when a `Match final` is anywhere in the files (mesh, like ssh with
-//! CanonicalizeHostname off, canonicalizes nothing). `exec` runs a command in ssh: mesh does not
+//! second pass ssh makes when a `Match final` is anywhere in the files or CanonicalizeHostname
+//! `yes`/`always` applies (mesh rewrites no name with CanonicalDomains: that takes DNS). `exec` runs a command in ssh: mesh does not
 //! run it, and refuses the line where ssh would run it (every criterion before it matched).
 
 use super::values::wildcard;

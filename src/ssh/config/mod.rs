@@ -45,6 +45,7 @@ const READ: &[&str] = &[
     "globalknownhostsfile",
     "hostkeyalias",
     "stricthostkeychecking",
+    "canonicalizehostname",
 ];
 
 /// A configuration file that cannot be used.
@@ -83,6 +84,9 @@ pub struct HostConfig {
     /// The StrictHostKeyChecking that applies, lower case, and where: see
     /// [`HostConfig::accepts_unknown`].
     pub strict_host_key_checking: Option<Written>,
+    /// CanonicalizeHostname `yes` or `always`: ssh then reads its files a second time, as for
+    /// `Match final` (mesh rewrites no name with CanonicalDomains: that takes DNS).
+    pub canonicalize: Option<bool>,
     /// Where each value above was written, `file:line`, by keyword in lower case
     /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
     pub at: std::collections::BTreeMap<String, String>,
