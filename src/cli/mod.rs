@@ -294,6 +294,7 @@ pub fn run() -> ExitCode {
         Err(e) => return usage_error(&e, json),
     };
     let (inventory, catalogue) = from_env(&cli);
+    crate::ssh::set_verbose(cli.verbose);
     let ctx = Context {
         inventory,
         catalogue,

@@ -122,7 +122,10 @@ pub(crate) fn resolved(
     all: &[Node],
 ) -> Result<Vec<(&'static str, serde_json::Value)>, String> {
     let config = SshConfig::load().map_err(|e| e.to_string())?;
-    let cfg = config.lookup(&node.address).map_err(|e| e.to_string())?;
+    let given = node.user_given.then_some(node.user.as_str());
+    let cfg = config
+        .lookup_as(&node.address, given)
+        .map_err(|e| e.to_string())?;
     let t = route::target(node, all, &config).map_err(|e| e.to_string())?;
     let given = |yes: bool, keyword: &str| {
         if yes {

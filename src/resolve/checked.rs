@@ -43,7 +43,8 @@ fn problems(prepare: impl FnOnce(&mut Inventory)) -> Vec<String> {
 fn set(inv: &mut Inventory, key: &str, value: &str) {
     let mut layer = Layer::new();
     layer.insert(key.into(), value.into());
-    inv.set_layer("leaky", crate::inventory::LayerOf::Mesh, &layer).unwrap();
+    inv.set_layer("leaky", crate::inventory::LayerOf::Mesh, &layer)
+        .unwrap();
 }
 
 #[test]

@@ -51,9 +51,10 @@ pub(super) async fn through(
 ) -> Result<Vec<Arc<Handle<Checker>>>, SshError> {
     let mut chain: Vec<Arc<Handle<Checker>>> = Vec::new();
     let mut route = String::new();
-    for hop in &target.jumps {
+    for (i, hop) in target.jumps.iter().enumerate() {
         route = route_key(&route, hop);
-        let via = chain.last().map(|h| &**h);
+        let before = i.checked_sub(1).map(|b| target.jumps[b].node.as_str());
+        let via = chain.last().map(|h| &**h).zip(before);
         let failed = |source| SshError::Jump {
             node: target.node.clone(),
             hop: hop.node.clone(),

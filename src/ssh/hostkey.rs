@@ -106,6 +106,14 @@ pub(super) fn explain(
             pinned: fingerprint(&recorded),
             seen: fingerprint(&seen),
         },
+        (Verdict::Unknown, None) if target.accepts_unknown.is_some() => {
+            SshError::UnknownNotAccepted {
+                line: target.accepts_unknown.clone().unwrap_or_default(),
+                node,
+                seen: fingerprint(&seen),
+                is_node: target.is_node,
+            }
+        }
         (Verdict::Unknown | Verdict::Known, None) if target.is_node => SshError::NotPinned {
             node,
             seen: fingerprint(&seen),

@@ -23,10 +23,11 @@ enum Failure {
     Other(SshError),
 }
 
-/// Connects to `target` (through `via` when it is behind a jump host), verifies its host key and
-/// authenticates, within the target's ConnectTimeout or else `timeout`.
+/// Connects to `target` (through `via`, a jump host's connection and name, when it is behind
+/// one), verifies its host key and authenticates, within the target's ConnectTimeout or else
+/// `timeout`. With `-v` it says so in one line on stderr.
 pub(super) async fn reach(
-    via: Option<&Handle<Checker>>,
+    via: Option<(&Handle<Checker>, &str)>,
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
@@ -40,7 +41,7 @@ pub(super) async fn reach(
     let seen = Arc::new(Mutex::new(None));
     let handle = tokio::time::timeout(
         timeout,
-        handshake(via, target, credentials, seen.clone(), None),
+        handshake(via.map(|v| v.0), target, credentials, seen.clone(), None),
     )
     .await
     .map_err(|_| timed_out())?;
@@ -56,13 +57,55 @@ pub(super) async fn reach(
         }
         Err(Failure::Other(e)) => return Err(e),
     };
-    tokio::time::timeout(
+    let tried = tokio::time::timeout(
         timeout,
         auth::authenticate(&mut handle, target, credentials),
     )
     .await
     .map_err(|_| timed_out())??;
+    if super::verbose() {
+        let key = seen.lock().ok().and_then(|s| s.clone());
+        eprintln!(
+            "{}",
+            connected(target, via.map(|v| v.1), key.as_ref(), credentials, &tried)
+        );
+    }
     Ok(handle)
+}
+
+/// `-v`'s line for one connection: where, as whom, through which hop, the host key and what
+/// vouched for it, the keys offered and the one accepted (the last offered).
+fn connected(
+    target: &Target,
+    via: Option<&str>,
+    key: Option<&PublicKey>,
+    credentials: &Credentials,
+    tried: &[String],
+) -> String {
+    let via = via.map(|hop| format!(" via {hop}")).unwrap_or_default();
+    let host_key = match key {
+        Some(key) => {
+            let (name, port) = target.key_name();
+            let place = match &target.pinned {
+                Some(_) => "pinned in the inventory".to_string(),
+                None => target
+                    .known(credentials)
+                    .place_of(name, port, key)
+                    .map_or_else(|| "not recorded".into(), |p| format!("known_hosts {p}")),
+            };
+            format!("{} ({place})", super::fingerprint(key))
+        }
+        None => "unknown".into(),
+    };
+    let accepted = tried.last().map_or("none", String::as_str);
+    format!(
+        "{}: ssh {}@{}:{}{via}: host key {host_key}; offered {}; accepted {accepted}",
+        target.node,
+        target.user,
+        target.address,
+        target.port,
+        tried.join(", ")
+    )
 }
 
 /// Connects only far enough to learn the host key `target` offers: of the kinds `only` names

@@ -120,10 +120,7 @@ impl KnownHosts {
     /// Where the keys for `host` at `port` are recorded (`file:line`), the plain `host`
     /// entries after those of `[host]:port`, as [`KnownHosts::check`] may take them.
     pub fn places_for(&self, host: &str, port: u16) -> Vec<String> {
-        let mut names = vec![written_name(host, port)];
-        if port != 22 {
-            names.push(written_name(host, 22));
-        }
+        let names = names_for(host, port);
         names
             .iter()
             .flat_map(|name| {
@@ -133,6 +130,22 @@ impl KnownHosts {
             })
             .map(|e| e.place.clone())
             .collect()
+    }
+
+    /// The line (`file:line`) that records exactly `key` for `host` at `port` (or, for a port
+    /// other than 22, for the plain `host`, as [`KnownHosts::check`] may take it).
+    pub fn place_of(&self, host: &str, port: u16, key: &PublicKey) -> Option<String> {
+        let names = names_for(host, port);
+        names.iter().find_map(|name| {
+            self.entries
+                .iter()
+                .find(|e| {
+                    e.marker == Marker::None
+                        && e.key.key_data() == key.key_data()
+                        && matches(&e.hosts, name)
+                })
+                .map(|e| e.place.clone())
+        })
     }
 
     /// Whether `offered` is the key recorded for `host` at `port`. As OpenSSH does ("found
@@ -189,6 +202,16 @@ impl KnownHosts {
             None => Verdict::Unknown,
         }
     }
+}
+
+/// The names a host's keys may be recorded under: `[host]:port`, then (for a port other than
+/// 22) the plain `host`, as [`KnownHosts::check`] takes them.
+fn names_for(host: &str, port: u16) -> Vec<String> {
+    let mut names = vec![written_name(host, port)];
+    if port != 22 {
+        names.push(written_name(host, 22));
+    }
+    names
 }
 
 /// How a host is written in known_hosts: bare for port 22, else `[host]:port`.
@@ -363,5 +386,20 @@ mod tests {
         // a key revoked for the plain name is never taken for the port
         let k = hosts(&format!("@revoked 192.0.2.1 {ED}\n192.0.2.1 {ED}\n"));
         assert_ne!(k.check("192.0.2.1", 2222, &key(ED)), Verdict::Known);
+    }
+
+    #[test]
+    fn the_line_holding_the_key_is_found_as_check_takes_it() {
+        let k = hosts(&format!("[192.0.2.1]:2222 {ECDSA}\n192.0.2.1 {ED}\n"));
+        assert_eq!(
+            k.place_of("192.0.2.1", 2222, &key(ED)).as_deref(),
+            Some("kh:2")
+        );
+        assert_eq!(
+            k.place_of("192.0.2.1", 2222, &key(ECDSA)).as_deref(),
+            Some("kh:1")
+        );
+        assert_eq!(k.place_of("192.0.2.1", 22, &key(ECDSA)), None);
+        assert_eq!(k.place_of("192.0.2.1", 2222, &key(ED2)), None);
     }
 }

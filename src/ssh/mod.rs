@@ -74,6 +74,18 @@ pub enum SshError {
         seen: String,
     },
     #[error(
+        "{node}: host key {seen} is not pinned and not in known_hosts; the ssh configuration's {line} would have ssh accept it unchecked, mesh does not: check it, then {}",
+        if *is_node { format!("`mesh node trust {node} --fingerprint {seen}`") } else {
+            "add it to known_hosts (ssh-keyscan)".into()
+        }
+    )]
+    UnknownNotAccepted {
+        node: String,
+        seen: String,
+        line: String,
+        is_node: bool,
+    },
+    #[error(
         "{node}: HOST KEY CHANGED (REMOTE HOST IDENTIFICATION HAS CHANGED): {recorded_in} has {pinned}, the machine offered {seen}; refused. If the machine was rebuilt, check the new key, then {}",
         if *is_node { format!("pin it with `mesh node trust {node}`") } else {
             "put it in place of that known_hosts line (`ssh-keygen -R HOST` removes the old one)".into()
@@ -146,6 +158,7 @@ impl SshError {
             SshError::NotPinned { .. }
             | SshError::PinnedElsewhere { .. }
             | SshError::NotKnown { .. }
+            | SshError::UnknownNotAccepted { .. }
             | SshError::KeyChanged { .. }
             | SshError::Revoked { .. } => "host-key",
             SshError::Auth { .. } | SshError::Identity { .. } => "auth",
@@ -192,6 +205,10 @@ pub struct Target {
     /// The known_hosts files read for this machine, each with what named it (`file:line` of
     /// the ssh configuration, or `default`), for `node show`.
     pub known_hosts_files: Vec<(PathBuf, String)>,
+    /// A StrictHostKeyChecking that would accept an unknown key (`no`, `accept-new` …), as
+    /// `StrictHostKeyChecking VALUE (file:line)`, where no key is pinned: mesh still refuses
+    /// an unknown key, and says which line it did not follow.
+    pub accepts_unknown: Option<String>,
 }
 
 impl Target {
@@ -213,6 +230,7 @@ impl Target {
             known_hosts: None,
             host_key_alias: None,
             known_hosts_files: Vec::new(),
+            accepts_unknown: None,
         }
     }
 
@@ -231,6 +249,18 @@ impl Target {
             None => (&self.address, self.port),
         }
     }
+}
+
+/// `-v`: each connection says what it reached and how (see [`jump`]).
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns `-v`'s line per connection on (on stderr).
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// An open, verified, authenticated connection.
@@ -261,7 +291,11 @@ pub async fn connect_via(
     timeout: Duration,
 ) -> Result<Session, SshError> {
     let hops = hops::through(target, credentials, hops, timeout).await?;
-    let handle = jump::reach(hops.last().map(|h| &**h), target, credentials, timeout).await?;
+    let via = hops
+        .last()
+        .map(|h| &**h)
+        .zip(target.jumps.last().map(|hop| hop.node.as_str()));
+    let handle = jump::reach(via, target, credentials, timeout).await?;
     Ok(Session {
         node: target.node.clone(),
         handle,

@@ -8,6 +8,7 @@
 
 mod access;
 mod adopt;
+mod agent_order;
 mod bastion;
 mod bounded;
 mod check;
@@ -37,6 +38,7 @@ mod kinds;
 mod known_files;
 mod lab;
 mod manual;
+mod matching;
 mod nodes;
 mod one_machine;
 mod openssh;
@@ -64,8 +66,10 @@ mod sealed;
 mod secrets;
 mod sshd;
 mod stop;
+mod strict;
 mod tag_layers;
 mod takeover;
 mod upload;
 mod util;
+mod verbose_reach;
 mod waves;

@@ -30,8 +30,12 @@ impl Openssh {
         std::fs::write(self.file(name), text).expect("write an ssh file");
     }
     pub fn run(&self, mesh: &Mesh, args: &[&str]) -> Run {
-        let out = mesh
-            .command(args)
+        Run::from(self.command(mesh, args).output().expect("mesh runs"))
+    }
+    /// The mesh command [`Openssh::run`] runs, to add to.
+    pub fn command(&self, mesh: &Mesh, args: &[&str]) -> Command {
+        let mut command = mesh.command(args);
+        command
             .env("HOME", self.home.path())
             // ssh's own files are the passwd home's whatever HOME says: name this home's
             .env("MESH_SSH_CONFIG", self.file("config"))
@@ -40,10 +44,8 @@ impl Openssh {
             .env(
                 "MESH_SSH_SYSTEM_KNOWN_HOSTS",
                 self.file("system_known_hosts"),
-            )
-            .output()
-            .expect("mesh runs");
-        Run::from(out)
+            );
+        command
     }
 }
 
@@ -58,6 +60,13 @@ pub fn host_key(node: &str, kind: &str) -> String {
         .take(2)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The fingerprint of a key file's public half (`FILE.pub`), as `-v` names a key offered.
+pub fn key_file_fingerprint(key: &str) -> String {
+    let public = std::fs::read_to_string(format!("{key}.pub")).expect("a public key");
+    let words: Vec<&str> = public.split_whitespace().take(2).collect();
+    fingerprint(&words.join(" "))
 }
 
 pub fn fingerprint(key: &str) -> String {
@@ -102,10 +111,10 @@ impl Drop for Blackhole {
 }
 
 /// A second sshd on port 2222 of a lab machine (the same host keys), stopped when dropped.
-struct SecondSshd(&'static str);
+pub struct SecondSshd(&'static str);
 
 impl SecondSshd {
-    fn new(node: &'static str) -> SecondSshd {
+    pub fn new(node: &'static str) -> SecondSshd {
         on(
             node,
             "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid && sleep 0.5",

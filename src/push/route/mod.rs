@@ -77,9 +77,14 @@ impl Routes<'_> {
     /// `node` reached directly (as a jump host, with the user and port `hop` gives), and the
     /// jump list in front of it.
     fn node(&self, node: &Node, hop: &Hop) -> Result<(Target, Chain), PushError> {
+        // a user the hop or the inventory gives is ssh's `-l`: `Match user` takes it
+        let given = hop
+            .user
+            .as_deref()
+            .or(node.user_given.then_some(node.user.as_str()));
         let cfg = self
             .config
-            .lookup(&node.address)
+            .lookup_as(&node.address, given)
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let pinned = node
             .host_key
@@ -104,6 +109,10 @@ impl Routes<'_> {
             // lowered as ssh lowers the name it connects to (a HostName is lowered already)
             .unwrap_or_else(|| node.address.to_ascii_lowercase());
         let mut target = Target::direct(&node.name, &address, port, &user);
+        // where a key is pinned, the pin decides and StrictHostKeyChecking changes nothing
+        if pinned.is_none() {
+            target.accepts_unknown = cfg.accepts_unknown();
+        }
         target.pinned = pinned;
         target.identities = match &node.identity {
             Some(own) => vec![own.clone()],
@@ -258,7 +267,7 @@ impl Routes<'_> {
     fn outsider(&self, hop: &Hop) -> Result<(Target, Chain), PushError> {
         let cfg = self
             .config
-            .lookup(&hop.host)
+            .lookup_as(&hop.host, hop.user.as_deref())
             .map_err(|e| unusable(self.owner, e.to_string()))?;
         let address = cfg
             .host_name
@@ -280,6 +289,7 @@ impl Routes<'_> {
         let port = hop.port.or(cfg.port).unwrap_or(22);
         let mut target = Target::direct(&hop.host, &address, port, &user);
         target.is_node = false;
+        target.accepts_unknown = cfg.accepts_unknown();
         target.identities = self.identities(&cfg, &hop.host, &target)?;
         target.identities_only = cfg.identities_only.unwrap_or(false);
         target.connect_timeout = cfg.connect_timeout;

@@ -4,9 +4,11 @@
 //! StrictHostKeyChecking.
 //!
 //! mesh never accepts an unknown key unasked: `yes` and `ask` behave as mesh always does (an
-//! unknown key is refused, `mesh node trust` pins it); `no`, `off`, `false` and `accept-new`
-//! are refused naming the line, since following them silently would trust a machine nobody
-//! checked and ignoring them would hide that the operator's files say otherwise.
+//! unknown key is refused, `mesh node trust` pins it). `no`, `off`, `false` and `accept-new`
+//! change nothing where the key is pinned (the pin decides, as it does for `node trust`
+//! itself) or where known_hosts holds it; where known_hosts decides and has no entry, the
+//! refusal names the line ssh would have followed ([`HostConfig::accepts_unknown`]), so the
+//! operator sees that the files say otherwise.
 
 use std::path::PathBuf;
 
@@ -43,21 +45,23 @@ impl KnownFiles {
 /// Expanded known_hosts files, in order.
 pub type Files = Vec<PathBuf>;
 
-/// Checks a StrictHostKeyChecking value as OpenSSH does, and refuses those that would accept a
-/// key nobody checked.
+/// Checks a StrictHostKeyChecking value as OpenSSH does (`unsupported option` otherwise).
 pub(super) fn strict(value: &str) -> Result<(), String> {
     match value.to_ascii_lowercase().as_str() {
-        "yes" | "true" | "ask" => Ok(()),
-        "no" | "false" | "off" | "accept-new" => Err(format!(
-            "StrictHostKeyChecking {value}: mesh never accepts an unknown host key unasked; \
-             remove the line (or keep it to hosts mesh does not reach) and pin the key with \
-             `mesh node trust NODE` after checking its fingerprint"
-        )),
+        "yes" | "true" | "ask" | "no" | "false" | "off" | "accept-new" => Ok(()),
         _ => Err(format!("unsupported option {value:?}")),
     }
 }
 
 impl HostConfig {
+    /// The StrictHostKeyChecking that applies, where it would have ssh accept an unknown key:
+    /// `StrictHostKeyChecking VALUE (file:line)`, for the refusal to name.
+    pub fn accepts_unknown(&self) -> Option<String> {
+        let strict = self.strict_host_key_checking.as_ref()?;
+        matches!(strict.value.as_str(), "no" | "false" | "off" | "accept-new")
+            .then(|| format!("StrictHostKeyChecking {} ({})", strict.value, strict.at))
+    }
+
     /// The known_hosts files for this connection, user's then system's, or `None` for either
     /// where the configuration names none (mesh's defaults then apply).
     pub fn known_hosts_files(
@@ -127,21 +131,28 @@ mod tests {
         assert!(e.starts_with("cfg:1: UserKnownHostsFile"), "{e}");
     }
 
-    /// ssh takes the first StrictHostKeyChecking; mesh refuses those that accept an unknown key,
-    /// naming the line, and refuses a value ssh refuses (`unsupported option "bogus"`) anywhere.
+    /// ssh takes the first StrictHostKeyChecking; one that accepts an unknown key is no
+    /// refusal of the configuration (a pinned key decides), but is kept for the refusal of an
+    /// unknown key to name; a value ssh refuses (`unsupported option "bogus"`) is refused
+    /// anywhere.
     #[test]
-    fn strict_host_key_checking_that_accepts_unknown_keys_is_refused_naming_the_line() {
+    fn strict_host_key_checking_that_accepts_unknown_keys_is_kept_with_its_line() {
         for ok in ["yes", "ask", "True"] {
-            assert!(lookup(&format!("StrictHostKeyChecking {ok}\n"), "a").is_ok());
+            let cfg = lookup(&format!("StrictHostKeyChecking {ok}\n"), "a").unwrap();
+            assert_eq!(cfg.accepts_unknown(), None, "{ok}");
         }
         for no in ["no", "off", "false", "accept-new"] {
-            let e = lookup(&format!("Host a\n StrictHostKeyChecking {no}\n"), "a").unwrap_err();
-            assert!(e.starts_with("cfg:2: StrictHostKeyChecking"), "{e}");
-            assert!(e.contains("mesh node trust"), "{e}");
-            // a block for another host does not stop this one
-            assert!(lookup(&format!("Host b\n StrictHostKeyChecking {no}\n"), "a").is_ok());
+            let cfg = lookup(&format!("Host a\n StrictHostKeyChecking {no}\n"), "a").unwrap();
+            assert_eq!(
+                cfg.accepts_unknown(),
+                Some(format!("StrictHostKeyChecking {no} (cfg:2)"))
+            );
+            // a block for another host does not apply to this one
+            let other = lookup(&format!("Host b\n StrictHostKeyChecking {no}\n"), "a").unwrap();
+            assert_eq!(other.accepts_unknown(), None);
         }
-        assert!(lookup("StrictHostKeyChecking yes\nStrictHostKeyChecking no\n", "a").is_ok());
+        let first = lookup("StrictHostKeyChecking yes\nStrictHostKeyChecking no\n", "a").unwrap();
+        assert_eq!(first.accepts_unknown(), None);
         let e = lookup("Host b\n StrictHostKeyChecking bogus\n", "a").unwrap_err();
         assert!(e.contains("unsupported option"), "{e}");
     }

@@ -4,11 +4,11 @@
 //! ServerAliveInterval, and those that decide which host key is trusted ([`hostkeys`]).
 //!
 //! The first value found for a keyword wins, reading the user's file before the system's and
-//! each file top to bottom; IdentityFile adds up instead; ProxyJump and ProxyCommand share one
-//! slot (the first of them wins, as in OpenSSH). `Host` takes patterns (`*`, `?`, `!` to
-//! exclude); `Include` is followed ([`include`]); `Match` blocks other than `Match all` are not
-//! (a block mesh cannot evaluate is skipped, as if it did not match). Keywords OpenSSH knows and
-//! mesh does not act on are ignored; one OpenSSH does not know is refused ([`keywords`]).
+//! each file top to bottom ([`lookup`]); IdentityFile adds up instead; ProxyJump and
+//! ProxyCommand share one slot (the first of them wins, as in OpenSSH). `Host` and `Match`
+//! lines are evaluated in their place ([`matching`]); `Include` is followed ([`include`]).
+//! Keywords OpenSSH knows and mesh does not act on are ignored; one OpenSSH does not know is
+//! refused ([`keywords`]).
 //!
 //! ssh2-config was considered: it has no IdentitiesOnly and merges only what libssh2 supports,
 //! so this small reader, tested against `ssh` itself, is the one place the format is read.
@@ -16,14 +16,17 @@
 mod hostkeys;
 mod include;
 mod keywords;
+mod lookup;
+mod matching;
 mod values;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use hostkeys::{Files, KnownFiles};
+use matching::Condition;
+use values::split;
 pub(crate) use values::wildcard;
-use values::{percent, split, time, yes};
 
 pub use super::local::Local;
 
@@ -42,6 +45,7 @@ const READ: &[&str] = &[
     "globalknownhostsfile",
     "hostkeyalias",
     "stricthostkeychecking",
+    "canonicalizehostname",
 ];
 
 /// A configuration file that cannot be used.
@@ -77,6 +81,12 @@ pub struct HostConfig {
     pub global_known_hosts: Option<KnownFiles>,
     /// HostKeyAlias, lower case as ssh uses it.
     pub host_key_alias: Option<String>,
+    /// The StrictHostKeyChecking that applies, lower case, and where: see
+    /// [`HostConfig::accepts_unknown`].
+    pub strict_host_key_checking: Option<Written>,
+    /// CanonicalizeHostname `yes` or `always`: ssh then reads its files a second time, as for
+    /// `Match final` (mesh rewrites no name with CanonicalDomains: that takes DNS).
+    pub canonicalize: Option<bool>,
     /// Where each value above was written, `file:line`, by keyword in lower case
     /// (`hostname`, `port` …; `proxyjump` for the ProxyJump/ProxyCommand slot).
     pub at: std::collections::BTreeMap<String, String>,
@@ -118,6 +128,10 @@ impl HostConfig {
 #[derive(Debug, Clone, Default)]
 pub struct SshConfig {
     blocks: Vec<Block>,
+    /// Every `Host` and `Match` line, where it is written (file, line): blocks name them.
+    conditions: Vec<(PathBuf, usize, Condition)>,
+    /// Whether a `Match final` asks for ssh's second pass.
+    final_pass: bool,
     /// Files read through `Include` so far, against [`include::MAX_FILES`].
     included: usize,
     /// Whose `~` and tokens these are.
@@ -128,17 +142,10 @@ pub struct SshConfig {
 #[derive(Debug, Clone)]
 struct Block {
     path: PathBuf,
-    /// The block's own `Host`/`Match`, after those of the blocks that include its file.
-    conditions: Vec<Condition>,
+    /// The block's own `Host`/`Match` (in [`SshConfig::conditions`]), after those of the
+    /// blocks that include its file.
+    conditions: Vec<usize>,
     lines: Vec<(usize, String, Vec<String>)>,
-}
-
-#[derive(Debug, Clone)]
-enum Condition {
-    /// `Host` patterns.
-    Host(Vec<String>),
-    /// A `Match` mesh cannot evaluate: never applies.
-    Never,
 }
 
 impl SshConfig {
@@ -182,6 +189,8 @@ impl SshConfig {
     pub fn for_user(local: Local) -> SshConfig {
         SshConfig {
             blocks: Vec::new(),
+            conditions: Vec::new(),
+            final_pass: false,
             included: 0,
             local,
         }
@@ -206,10 +215,10 @@ impl SshConfig {
         path: &Path,
         text: &str,
         dir: &Path,
-        outer: &[Condition],
+        outer: &[usize],
         depth: usize,
     ) -> Result<(), ConfigError> {
-        let start = |own: Option<Condition>| Block {
+        let start = |own: Option<usize>| Block {
             path: path.to_path_buf(),
             conditions: outer.iter().cloned().chain(own).collect(),
             lines: Vec::new(),
@@ -230,13 +239,16 @@ impl SshConfig {
                     if args.is_empty() {
                         return Err(fail("Host without a pattern".into()));
                     }
-                    let next = start(Some(Condition::Host(args)));
-                    self.blocks.push(std::mem::replace(&mut block, next));
+                    let id = self.condition(path, line, Condition::Host(args));
+                    self.blocks
+                        .push(std::mem::replace(&mut block, start(Some(id))));
                 }
                 "match" => {
-                    let all = args.len() == 1 && args[0].eq_ignore_ascii_case("all");
-                    let next = start((!all).then_some(Condition::Never));
-                    self.blocks.push(std::mem::replace(&mut block, next));
+                    let criteria = matching::parse_match(&args).map_err(fail)?;
+                    self.final_pass |= matching::wants_final(&criteria);
+                    let id = self.condition(path, line, Condition::Match(criteria));
+                    self.blocks
+                        .push(std::mem::replace(&mut block, start(Some(id))));
                 }
                 "include" => {
                     // what follows the Include still belongs to the block it is in
@@ -260,12 +272,18 @@ impl SshConfig {
         Ok(())
     }
 
+    /// Keeps a `Host` or `Match` line, written at `path:line`; its index.
+    fn condition(&mut self, path: &Path, line: usize, condition: Condition) -> usize {
+        self.conditions.push((path.to_path_buf(), line, condition));
+        self.conditions.len() - 1
+    }
+
     /// Reads every file an `Include` line names, in OpenSSH's order.
     fn include(
         &mut self,
         args: &[String],
         dir: &Path,
-        conditions: &[Condition],
+        conditions: &[usize],
         depth: usize,
     ) -> Result<(), Included> {
         if args.is_empty() {
@@ -297,181 +315,6 @@ impl SshConfig {
         }
         Ok(())
     }
-
-    /// What applies to `host` (the name as given, before any HostName).
-    ///
-    /// As `ssh` does, every line of every file is checked, whether or not its block applies: a
-    /// keyword OpenSSH does not know (unless an `IgnoreUnknown` that applies came before it), a
-    /// keyword mesh reads given no value, more values than it takes, or a value OpenSSH refuses.
-    pub fn lookup(&self, host: &str) -> Result<HostConfig, ConfigError> {
-        let mut found = HostConfig {
-            local: self.local.clone(),
-            ..HostConfig::default()
-        };
-        let mut seen = std::collections::BTreeSet::new();
-        let mut ignore_unknown: Option<Vec<String>> = None;
-        for block in &self.blocks {
-            let applies = block.applies_to(host);
-            for (line, keyword, args) in &block.lines {
-                let fail = |reason: String| ConfigError {
-                    path: block.path.clone(),
-                    line: Some(*line),
-                    reason,
-                };
-                if !keywords::known(keyword) {
-                    if ignore_unknown
-                        .as_ref()
-                        .is_some_and(|patterns| host_matches(patterns, keyword))
-                    {
-                        continue;
-                    }
-                    return Err(fail(format!("Bad configuration option: {keyword}")));
-                }
-                if keyword == "ignoreunknown" && applies && ignore_unknown.is_none() {
-                    // matched against the keyword in lower case, as OpenSSH does
-                    ignore_unknown = Some(
-                        args.iter()
-                            .flat_map(|a| a.split(','))
-                            .map(str::to_ascii_lowercase)
-                            .collect(),
-                    );
-                }
-                if !READ.contains(&keyword.as_str()) {
-                    continue;
-                }
-                let value = Value::read(keyword, args).map_err(fail)?;
-                if !applies {
-                    continue;
-                }
-                let at = || format!("{}:{line}", block.path.display());
-                if let Value::IdentityFile(file) = value {
-                    let duplicate = found.identity_files.iter().any(|w| w.value == file);
-                    if !file.eq_ignore_ascii_case("none") && !duplicate {
-                        found.identity_files.push(Written {
-                            value: file,
-                            at: at(),
-                        });
-                    }
-                    continue;
-                }
-                let slot = match keyword.as_str() {
-                    "proxycommand" => "proxyjump",
-                    other => other,
-                };
-                if seen.insert(slot) {
-                    found.set(value, host, at()).map_err(fail)?;
-                    found.at.insert(slot.to_string(), at());
-                }
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// One line's value of a keyword mesh reads, checked as OpenSSH checks it.
-enum Value {
-    HostName(String),
-    Port(u16),
-    User(String),
-    IdentityFile(String),
-    IdentitiesOnly(bool),
-    /// The hops, empty for `none`.
-    ProxyJump(Vec<String>),
-    /// The command, `None` for `none`.
-    ProxyCommand(Option<String>),
-    ConnectTimeout(Duration),
-    ServerAliveInterval(Duration),
-    /// UserKnownHostsFile (`true`) or GlobalKnownHostsFile: the files as written.
-    KnownHosts(bool, Vec<String>),
-    HostKeyAlias(String),
-    /// StrictHostKeyChecking's value, checked when it is the one that applies.
-    Strict(String),
-}
-
-impl Value {
-    fn read(keyword: &str, args: &[String]) -> Result<Value, String> {
-        let Some(first) = args.first() else {
-            return Err(format!("{keyword} without a value"));
-        };
-        // ProxyCommand is a command line; ProxyJump, as in OpenSSH, reads its first word only
-        let many = [
-            "proxycommand",
-            "proxyjump",
-            "userknownhostsfile",
-            "globalknownhostsfile",
-        ];
-        if args.len() > 1 && !many.contains(&keyword) {
-            return Err(format!("keyword {keyword} extra arguments at end of line"));
-        }
-        Ok(match keyword {
-            "hostname" => Value::HostName(first.clone()),
-            "port" => Value::Port(values::port(first)?),
-            "user" => Value::User(first.clone()),
-            "identityfile" => Value::IdentityFile(first.clone()),
-            "identitiesonly" => Value::IdentitiesOnly(yes(first)?),
-            "proxyjump" => Value::ProxyJump(if first.eq_ignore_ascii_case("none") {
-                Vec::new()
-            } else {
-                first.split(',').map(str::to_string).collect()
-            }),
-            "proxycommand" => {
-                Value::ProxyCommand((!first.eq_ignore_ascii_case("none")).then(|| args.join(" ")))
-            }
-            "connecttimeout" => Value::ConnectTimeout(time(first)?),
-            "userknownhostsfile" | "globalknownhostsfile" => {
-                Value::KnownHosts(keyword == "userknownhostsfile", args.to_vec())
-            }
-            "hostkeyalias" => Value::HostKeyAlias(first.to_ascii_lowercase()),
-            "stricthostkeychecking" => {
-                // an unknown value is refused wherever it is, as ssh refuses it
-                if let Err(e) = hostkeys::strict(first)
-                    && e.starts_with("unsupported")
-                {
-                    return Err(e);
-                }
-                Value::Strict(first.clone())
-            }
-            _ => Value::ServerAliveInterval(time(first)?),
-        })
-    }
-}
-
-impl HostConfig {
-    /// Takes the first value of a keyword for `host`, written at `at`.
-    fn set(&mut self, value: Value, host: &str, at: String) -> Result<(), String> {
-        match value {
-            Value::HostName(name) => {
-                let name = percent(&name, |t| (t == 'h').then(|| host.to_ascii_lowercase()));
-                // lowered after its tokens are expanded, as ssh lowers the name it connects to
-                let name = name.map_err(|why| format!("HostName: {why}"))?;
-                self.host_name = Some(name.to_ascii_lowercase())
-            }
-            Value::Port(port) => self.port = Some(port),
-            Value::User(user) => self.user = Some(user),
-            Value::IdentitiesOnly(only) => self.identities_only = Some(only),
-            Value::ProxyJump(hops) => {
-                self.proxy_jump_at = Some(at);
-                self.proxy_jump = Some(hops);
-            }
-            Value::ProxyCommand(command) => {
-                self.proxy_command = command.map(|value| Written { value, at })
-            }
-            // 0 is OpenSSH's "no ConnectTimeout": mesh's own limit applies
-            Value::ConnectTimeout(t) => self.connect_timeout = Some(t).filter(|t| !t.is_zero()),
-            Value::ServerAliveInterval(t) => self.server_alive_interval = Some(t),
-            Value::KnownHosts(user, files) => {
-                let files = Some(KnownFiles { files, at });
-                match user {
-                    true => self.user_known_hosts = files,
-                    false => self.global_known_hosts = files,
-                }
-            }
-            Value::HostKeyAlias(alias) => self.host_key_alias = Some(alias),
-            Value::Strict(value) => hostkeys::strict(&value)?,
-            Value::IdentityFile(_) => {}
-        }
-        Ok(())
-    }
 }
 
 /// Why an Include failed: on its own line, or inside a file it reads (already placed).
@@ -480,31 +323,10 @@ enum Included {
     There(ConfigError),
 }
 
-impl Block {
-    /// As in OpenSSH, `Host` patterns are matched against the name as given, case and all.
-    fn applies_to(&self, host: &str) -> bool {
-        self.conditions.iter().all(|c| match c {
-            Condition::Never => false,
-            Condition::Host(patterns) => host_matches(patterns, host),
-        })
-    }
-}
-
-/// Whether a pattern list takes `text`: one pattern must match, no `!` pattern may.
-fn host_matches(patterns: &[String], text: &str) -> bool {
-    let mut matched = false;
-    for p in patterns {
-        match p.strip_prefix('!') {
-            Some(negated) if wildcard(negated, text) => return false,
-            Some(_) => {}
-            None => matched |= wildcard(p, text),
-        }
-    }
-    matched
-}
-
 #[cfg(test)]
 mod home_tests;
+#[cfg(test)]
+mod match_tests;
 #[cfg(test)]
 mod openssh_tests;
 #[cfg(test)]

@@ -64,14 +64,17 @@ fn patterns_wildcards_and_negation() {
 }
 
 #[test]
-fn match_blocks_other_than_all_are_skipped_and_global_lines_apply() {
+fn a_match_exec_ssh_would_run_is_refused_naming_its_line_and_one_it_skips_is_not() {
     let c = config(
         "User early\nSendEnv\nMatch host web exec \"true\"\n  Port 1\nMatch all\n  Port 2\n",
         "",
     );
-    let web = c.lookup("web").unwrap();
-    assert_eq!(web.user.as_deref(), Some("early"));
-    assert_eq!(web.port, Some(2));
+    let e = c.lookup("web").unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.to_string().contains("Match host !web exec"), "{e}");
+    let other = c.lookup("db").unwrap();
+    assert_eq!(other.user.as_deref(), Some("early"));
+    assert_eq!(other.port, Some(2));
 }
 
 #[test]
