@@ -3,6 +3,7 @@
 //! overrides a built-in one of the same name.
 
 mod folder;
+mod form;
 mod module;
 pub mod owner;
 pub mod per_consumer;

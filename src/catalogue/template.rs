@@ -6,8 +6,10 @@
 //!
 //! In a JSON `keys` resource a string that is one lone `${name}` takes the value with its type (a
 //! list stays a list); `${name:text}` asks for the value as text instead, for software that wants
-//! a number as a string (Docker's `log-opts`). In a text file both read the same.
-//! `${name:words}` writes a list as its items separated by spaces (`DNS=9.9.9.9 1.1.1.1`).
+//! a number as a string (Docker's `log-opts`). In a text file both read the same. A list is
+//! written into text in one of the list forms of [`super::form`].
+
+use super::form::{self, Form};
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,23 +20,8 @@ pub struct Template {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Text(String),
-    /// What it reads, and how it is written.
-    Ref(String, Form),
-}
-
-/// How a value is written where a template reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Form {
-    /// As it is: a string bare, anything else as JSON; alone in a JSON document, with its type.
-    Plain,
-    /// `:text`: as text, even alone in a JSON document.
-    Text,
-    /// `:words`: a list's items separated by spaces.
-    Words,
-}
-
-impl Form {
-    const ALL: [(&'static str, Form); 2] = [(":text", Form::Text), (":words", Form::Words)];
+    /// What it reads, how it is written, and the line it is on.
+    Ref(String, Form, usize),
 }
 
 impl Template {
@@ -51,21 +38,17 @@ impl Template {
                 rest = tail;
             } else if let Some(tail) = after.strip_prefix("${") {
                 let line = text[..text.len() - after.len()].matches('\n').count() + 1;
-                let end = tail
-                    .find('}')
+                let end = form::closing(tail)
                     .ok_or_else(|| format!("line {line}: `${{` is never closed"))?;
                 let inner = tail[..end].trim();
-                let (name, form) = Form::ALL
-                    .iter()
-                    .find_map(|(suffix, form)| inner.strip_suffix(suffix).map(|n| (n, *form)))
-                    .unwrap_or((inner, Form::Plain));
-                if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ':') {
+                let (name, form) = Form::split(inner).map_err(|e| format!("line {line}: {e}"))?;
+                if name.is_empty() || name.contains(char::is_whitespace) {
                     return Err(format!("line {line}: `${{{inner}}}` names no setting"));
                 }
                 if !literal.is_empty() {
                     parts.push(Part::Text(std::mem::take(&mut literal)));
                 }
-                parts.push(Part::Ref(name.to_string(), form));
+                parts.push(Part::Ref(name.to_string(), form, line));
                 rest = &tail[end + 1..];
             } else {
                 literal.push('$');
@@ -83,7 +66,7 @@ impl Template {
     pub fn references(&self) -> Vec<&str> {
         let mut seen: Vec<&str> = Vec::new();
         for part in &self.parts {
-            if let Part::Ref(name, _) = part
+            if let Part::Ref(name, ..) = part
                 && !seen.contains(&name.as_str())
             {
                 seen.push(name);
@@ -92,13 +75,25 @@ impl Template {
         seen
     }
 
+    /// The references that write their value as it is (no list form), each with its line: a
+    /// list or object setting there would be written as JSON.
+    pub fn unformatted(&self) -> Vec<(&str, usize)> {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Ref(name, form, line) if !form.writes_lists() => Some((name.as_str(), *line)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Fills the template; `lookup` answers each name as text (every name was checked at load).
     pub fn render(&self, mut lookup: impl FnMut(&str) -> String) -> String {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Ref(name, _) => out.push_str(&lookup(name)),
+                Part::Ref(name, ..) => out.push_str(&lookup(name)),
             }
         }
         out
@@ -110,19 +105,9 @@ impl Template {
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Ref(name, form) => {
-                    let Some(value) = values.get(name) else {
-                        continue;
-                    };
-                    match (form, value) {
-                        (Form::Words, serde_json::Value::Array(items)) => out.push_str(
-                            &items
-                                .iter()
-                                .map(super::setting::as_text)
-                                .collect::<Vec<_>>()
-                                .join(" "),
-                        ),
-                        _ => out.push_str(&super::setting::as_text(value)),
+                Part::Ref(name, form, _) => {
+                    if let Some(value) = values.get(name) {
+                        out.push_str(&form.write(value));
                     }
                 }
             }
@@ -136,9 +121,7 @@ impl Template {
             .iter()
             .map(|p| match p {
                 Part::Text(t) => t.replace("${", "$${"),
-                Part::Ref(name, Form::Text) => format!("${{{name}:text}}"),
-                Part::Ref(name, Form::Words) => format!("${{{name}:words}}"),
-                Part::Ref(name, Form::Plain) => format!("${{{name}}}"),
+                Part::Ref(name, form, _) => form.source(name),
             })
             .collect()
     }
@@ -147,7 +130,7 @@ impl Template {
     /// value then keeps its type in a JSON document.
     pub fn lone_reference(&self) -> Option<&str> {
         match self.parts.as_slice() {
-            [Part::Ref(name, Form::Plain)] => Some(name),
+            [Part::Ref(name, Form::Plain, _)] => Some(name),
             _ => None,
         }
     }

@@ -13,7 +13,7 @@ const DEMO: &str = r#"{
   ],
   "resources": [{"kind": "file", "path": "/etc/demo.conf", "template": "demo.conf", "units": ["demo.service"]}]
 }"#;
-const TEMPLATE: &str = "size=${size}\ncount=${count}\nflag=${flag}\nnames=${names}\n";
+const TEMPLATE: &str = "size=${size}\ncount=${count}\nflag=${flag}\nnames=${names:join(\",\")}\n";
 
 fn demo() -> Mesh {
     let mesh = Mesh::new();
@@ -136,7 +136,7 @@ fn a_setting_without_a_default_is_refused_by_name_for_every_node_at_once() {
     assert!(
         plan.stdout.contains("+size=10m")
             && plan.stdout.contains("+count=3")
-            && plan.stdout.contains(r#"+names=["x","y"]"#),
+            && plan.stdout.contains("+names=x,y"),
         "{}",
         plan.stdout
     );

@@ -69,6 +69,7 @@ mod stop;
 mod strict;
 mod tag_layers;
 mod takeover;
+mod template_forms;
 mod upload;
 mod util;
 mod verbose_reach;

@@ -8,9 +8,11 @@ use serde_json::Value;
 
 use super::{ResourceDef, valid_unit};
 use crate::catalogue::CatalogueError;
+use crate::catalogue::form::LIST_FORMS;
 use crate::catalogue::rules;
 use crate::catalogue::scope::{Reading, Scope};
 use crate::catalogue::setting;
+use crate::catalogue::setting::SettingType;
 use crate::catalogue::template::Template;
 use crate::wire::path::{ModeOf, Place};
 use crate::wire::unit;
@@ -170,7 +172,35 @@ impl Parser<'_> {
         let template =
             Template::parse(text).map_err(|m| self.invalid(&at, format!("{name}, {m}")))?;
         self.reads_declared(i, field, name, template.references(), reading)?;
+        self.lists_have_forms(i, field, name, &template)?;
         Ok((bytes, template))
+    }
+
+    /// A list setting written into text needs a list form: the JSON it would be written as is
+    /// never what a configuration file or a command line means. (An object is written as JSON,
+    /// which some files do mean.)
+    fn lists_have_forms(
+        &self,
+        i: usize,
+        field: &str,
+        what: &str,
+        template: &Template,
+    ) -> Result<(), CatalogueError> {
+        for (name, line) in template.unformatted() {
+            let Some(setting) = self.scope.settings.iter().find(|s| s.name == name) else {
+                continue;
+            };
+            if setting.kind == SettingType::List {
+                return Err(self.invalid(
+                    &format!("resources[{i}].{field}"),
+                    format!(
+                        "{what}, line {line}: ${{{name}}} is a list written into text, where it \
+                         would be JSON; write it with one of {LIST_FORMS}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Unit names, each literal (`docker.service`) or read from requirements
@@ -308,6 +338,7 @@ impl Parser<'_> {
         let t = Template::parse(text)
             .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
         self.reads_declared(i, field, text, t.references(), reading)?;
+        self.lists_have_forms(i, field, text, &t)?;
         Ok(t)
     }
 }
