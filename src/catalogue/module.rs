@@ -96,6 +96,7 @@ struct RawSetting {
     meaning: Option<String>,
     default: Option<Value>,
     cost: Option<String>,
+    choices: Option<Vec<String>>,
 }
 
 /// Parses one module: `file` names module.json in messages, `dir_name` is its folder's name and
@@ -173,7 +174,7 @@ pub(super) fn parse(
         if settings.iter().any(|d| d.name == sname) {
             return Err(invalid(&at("name"), "declared twice".into()));
         }
-        let types = SettingType::ALL.map(SettingType::as_str).join(", ");
+        let types = SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice";
         let kind = match &s.kind {
             None => {
                 return Err(invalid(
@@ -181,6 +182,7 @@ pub(super) fn parse(
                     format!("missing: every setting declares its type ({types})"),
                 ));
             }
+            Some(k) if k == "choice" => SettingType::Choice,
             Some(k) => SettingType::parse(k).ok_or_else(|| {
                 invalid(
                     &at("type"),
@@ -198,22 +200,26 @@ pub(super) fn parse(
                     "missing: every setting says in one sentence what it means".into(),
                 )
             })?;
-        if let Some(d) = &s.default
-            && !kind.admits(d)
-        {
-            return Err(invalid(
-                &at("default"),
-                format!("{d} is not {}", kind.expected()),
-            ));
-        }
+        let choices = super::setting::choices(kind, s.choices.clone())
+            .map_err(|m| invalid(&at("choices"), m))?;
         let cost = parse_cost(s.cost.as_deref()).map_err(|m| invalid(&at("cost"), m))?;
-        settings.push(Setting {
+        let setting = Setting {
             name: sname,
             kind,
             meaning,
-            default: s.default,
+            default: s.default.clone(),
             cost,
-        });
+            choices,
+        };
+        if let Some(d) = &s.default
+            && !setting.admits(d)
+        {
+            return Err(invalid(
+                &at("default"),
+                format!("{d} is not {}", setting.expected()),
+            ));
+        }
+        settings.push(setting);
     }
 
     let mut requires: Vec<Requirement> = Vec::new();

@@ -20,6 +20,54 @@ pub struct Setting {
     pub default: Option<Value>,
     /// What a change of its value costs the units that read it.
     pub cost: Cost,
+    /// A `choice` setting's allowed values; empty for every other type.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+}
+
+impl Setting {
+    /// Whether a layer may hold `value` for it: [`SettingType::check`], and for a `choice` one of
+    /// its choices. Refused: what a value looks like.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        self.kind.check(value)?;
+        if self.admits(value) {
+            Ok(())
+        } else {
+            Err(self.expected())
+        }
+    }
+
+    /// Whether `value` is of its type (and among its choices).
+    pub fn admits(&self, value: &Value) -> bool {
+        self.kind.admits(value)
+            && (self.kind != SettingType::Choice
+                || value
+                    .as_str()
+                    .is_some_and(|v| self.choices.iter().any(|c| c == v)))
+    }
+
+    /// What a value looks like, for refusals.
+    pub fn expected(&self) -> String {
+        match self.kind {
+            SettingType::Choice => format!("one of {}", self.choices.join(", ")),
+            kind => kind.expected(),
+        }
+    }
+
+    /// A value typed on a command line, checked.
+    pub fn parse_value(&self, text: &str) -> Result<Value, String> {
+        let value = self.kind.parse_value(text)?;
+        self.check(&value)?;
+        Ok(value)
+    }
+
+    /// Its type as `module show` says it: `choice (a, b)` for a choice.
+    pub fn type_text(&self) -> String {
+        match self.kind {
+            SettingType::Choice => format!("choice ({})", self.choices.join(", ")),
+            kind => kind.as_str().to_string(),
+        }
+    }
 }
 
 /// The types a setting can have.
@@ -42,6 +90,8 @@ pub enum SettingType {
     /// One line of text: a value a configuration file reads up to the end of its line, where a
     /// newline would start a directive of its own.
     Line,
+    /// One of the values the setting lists in `choices` (a module's setting only).
+    Choice,
 }
 
 impl SettingType {
@@ -66,6 +116,7 @@ impl SettingType {
             SettingType::Object => "object",
             SettingType::YesNo => "yes-no",
             SettingType::Line => "line",
+            SettingType::Choice => "choice",
         }
     }
 
@@ -84,6 +135,7 @@ impl SettingType {
             SettingType::Object => value.is_object(),
             SettingType::YesNo => matches!(value.as_str(), Some("yes" | "no")),
             SettingType::Line => value.as_str().is_some_and(|s| !s.contains('\n')),
+            SettingType::Choice => value.is_string(),
         }
     }
 
@@ -91,7 +143,7 @@ impl SettingType {
     /// [`SettingType::check`]s it.
     pub fn parse_value(self, text: &str) -> Result<Value, String> {
         let value = match self {
-            SettingType::String | SettingType::YesNo | SettingType::Line => {
+            SettingType::String | SettingType::YesNo | SettingType::Line | SettingType::Choice => {
                 Value::String(text.to_string())
             }
             _ => serde_json::from_str(text).map_err(|_| self.expected())?,
@@ -128,6 +180,7 @@ impl SettingType {
             SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
             SettingType::YesNo => "yes or no".into(),
             SettingType::Line => "one line of text (no newline)".into(),
+            SettingType::Choice => "one of the setting's choices".into(),
         }
     }
 }
@@ -150,6 +203,39 @@ pub fn control_character(value: &Value) -> Option<char> {
 }
 
 /// Whether `name` is a well-formed setting name.
+/// A setting's `choices` as module.json gives them: required, and only, for a `choice` setting;
+/// each a distinct line of text, at least two.
+pub(crate) fn choices(
+    kind: SettingType,
+    given: Option<Vec<String>>,
+) -> Result<Vec<String>, String> {
+    match (kind, given) {
+        (SettingType::Choice, None) => Err("missing: a choice setting lists its choices".into()),
+        (SettingType::Choice, Some(c)) => {
+            if c.len() < 2 {
+                return Err("a choice needs at least two choices".into());
+            }
+            if let Some(bad) = c
+                .iter()
+                .find(|v| v.is_empty() || v.chars().any(char::is_control))
+            {
+                return Err(format!(
+                    "{bad:?} cannot be a choice (empty, or a control character)"
+                ));
+            }
+            if let Some((i, v)) = c.iter().enumerate().find(|(i, v)| c[..*i].contains(v)) {
+                return Err(format!("{v:?} is listed twice (at {i})"));
+            }
+            Ok(c)
+        }
+        (_, Some(_)) => Err(format!(
+            "only a choice setting lists choices (this one is a {})",
+            kind.as_str()
+        )),
+        (_, None) => Ok(Vec::new()),
+    }
+}
+
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())

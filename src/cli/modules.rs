@@ -140,7 +140,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             out!(
                 "{:<24} {:<8} {:<26} {:<8} {}",
                 s.name,
-                s.kind.as_str(),
+                s.type_text(),
                 visible(&default),
                 s.cost.as_str(),
                 visible(&s.meaning)

@@ -217,7 +217,7 @@ fn parse_pairs(m: &Module, pairs: &[String]) -> Result<Layer> {
             bail!("{pair:?} is not KEY=VALUE; nothing was stored");
         };
         let setting = declared(m, key).map_err(|e| anyhow::anyhow!("{e}; nothing was stored"))?;
-        let value = setting.kind.parse_value(text).map_err(|expected| {
+        let value = setting.parse_value(text).map_err(|expected| {
             anyhow::anyhow!(
                 "{}: {key} takes {expected}, not {text:?}; nothing was stored",
                 m.name

@@ -49,7 +49,6 @@ pub fn declared<'m>(m: &'m Module, key: &str) -> Result<&'m Setting, String> {
 /// character anywhere in it (the value is shown as JSON, so one in it shows escaped).
 pub fn check_value(m: &Module, key: &str, value: &Value) -> Result<(), String> {
     declared(m, key)?
-        .kind
         .check(value)
         .map_err(|expected| format!("{}: {key} takes {expected}, not {value}", m.name))
 }

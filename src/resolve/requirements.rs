@@ -78,12 +78,12 @@ pub(super) fn own(
                 decl.kind.as_str(),
                 decl.meaning
             )),
-            Some(v) if !decl.kind.admits(&v) => problems.push(format!(
+            Some(v) if !decl.admits(&v) => problems.push(format!(
                 "{}: setting {:?} is {v} (from the {} layer) but the module now wants {}",
                 a.instance,
                 e.name,
                 from,
-                decl.kind.expected()
+                decl.expected()
             )),
             Some(v) => {
                 answers.values.insert(e.name, v);

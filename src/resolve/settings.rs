@@ -159,6 +159,7 @@ mod tests {
             meaning: "m".into(),
             default,
             cost: Cost::None,
+            choices: Vec::new(),
         };
         Module {
             reads: Default::default(),

@@ -44,3 +44,51 @@ fn a_list_in_text_needs_a_form_and_each_form_writes_what_it_says() {
     mesh.run(&["unassign", "gate", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
 }
+
+const LEVEL: &str = r#"{
+  "name": "level", "version": "1", "description": "Logs at a level.",
+  "settings": [{"name": "level", "type": "choice", "choices": ["debug", "info", "warn"], "default": "info", "meaning": "How much it logs.", "cost": "none"}],
+  "resources": [{"kind": "file", "path": "/etc/level.conf", "template": "level.conf"}]
+}"#;
+
+#[test]
+fn a_choice_setting_takes_only_its_choices_and_module_show_lists_them() {
+    let mesh = Mesh::new();
+    let cat = mesh.module("level", LEVEL, &[("level.conf", "level=${level}\n")]);
+    let shown = mesh.run(&["module", "show", "level"]).ok().stdout;
+    assert!(shown.contains("choice (debug, info, warn)"), "{shown}");
+    let refused = mesh
+        .run(&["settings", "set", "level", "level=loud"])
+        .code(1);
+    assert!(
+        refused
+            .stderr
+            .contains("level takes one of debug, info, warn, not \"loud\"")
+            && refused.stderr.contains("nothing was stored"),
+        "{}",
+        refused.stderr
+    );
+    mesh.run(&["settings", "set", "level", "level=warn"]).ok();
+
+    for (bad, why) in [
+        (
+            LEVEL.replace("\"default\": \"info\"", "\"default\": \"loud\""),
+            "\"loud\" is not one of debug, info, warn",
+        ),
+        (
+            LEVEL.replace("\"choices\": [\"debug\", \"info\", \"warn\"], ", ""),
+            "a choice setting lists its choices",
+        ),
+        (
+            LEVEL.replace("\"type\": \"choice\"", "\"type\": \"string\""),
+            "only a choice setting lists choices",
+        ),
+        (LEVEL.replace("\"warn\"]", "\"info\"]"), "listed twice"),
+    ] {
+        mesh.module("level", &bad, &[("level.conf", "level=${level}\n")]);
+        let run = mesh
+            .run(&["module", "check", path_str(&cat.join("level"))])
+            .code(1);
+        assert!(run.stderr.contains(why), "{why}: {}", run.stderr);
+    }
+}
