@@ -1,0 +1,136 @@
+//! What each node's change costs, read from its plan, and the waves a rollout of them takes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::catalogue::Catalogue;
+use crate::inventory::{Inventory, InventoryError, Node};
+use crate::plan::Plan;
+use crate::resolve::{self, Composed};
+use crate::wire::{Cost, Declaration};
+
+use super::waves::{NodeCost, Wave, group};
+use super::{DeployError, MaxUnavailable, Options};
+
+/// Reading a node's cost failed.
+pub type NodeCostError = InventoryError;
+
+/// What `plan` (of `declaration`, against what the node confirmed: `confirmed`) costs: the
+/// modules whose units it restarts or stops. A unit started for the first time restarts
+/// nothing that was serving.
+pub fn node_cost(
+    inventory: &Inventory,
+    plan: &Plan,
+    declaration: &Declaration,
+    confirmed: Option<&Declaration>,
+) -> Result<NodeCost, NodeCostError> {
+    let modules: BTreeMap<String, String> = inventory
+        .assignments(Some(&plan.node))?
+        .into_iter()
+        .map(|a| (a.instance, a.module))
+        .collect();
+    let instance_of = |id: &str| {
+        declaration
+            .resources
+            .iter()
+            .chain(confirmed.into_iter().flat_map(|d| d.resources.iter()))
+            .find(|r| r.id == id)
+            .map(|r| r.instance.clone())
+    };
+    let mut restarts = BTreeSet::new();
+    for unit in &plan.units {
+        if unit.verb == "start" || !(unit.action == Cost::Restart || unit.stops) {
+            continue;
+        }
+        for id in &unit.because {
+            if let Some(module) = instance_of(id).and_then(|i| modules.get(&i)) {
+                restarts.insert(module.clone());
+            }
+        }
+    }
+    Ok(NodeCost {
+        node: plan.node.clone(),
+        changes: !plan.changes.is_empty(),
+        restarts,
+    })
+}
+
+/// At most how many of each module's assignments may restart at once: `--max-unavailable`,
+/// else its module.json's `"rollout"`, else one for a module that provides a requirement (its
+/// consumers lose it while it restarts) and no limit otherwise.
+pub fn limits(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    modules: &BTreeSet<String>,
+    max_unavailable: Option<MaxUnavailable>,
+) -> Result<BTreeMap<String, usize>, InventoryError> {
+    let all = inventory.assignments(None)?;
+    let mut out = BTreeMap::new();
+    for m in modules {
+        let module = catalogue.module(m).ok();
+        let limit = max_unavailable
+            .or_else(|| module.and_then(|d| d.rollout.max_unavailable))
+            .or_else(|| {
+                module
+                    .is_some_and(|d| !d.provides.is_empty())
+                    .then_some(MaxUnavailable::Count(1))
+            });
+        if let Some(limit) = limit {
+            out.insert(
+                m.clone(),
+                limit.of(all.iter().filter(|a| a.module == *m).count()),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The waves a rollout of `costs` takes: providers before their consumers (as
+/// [`resolve::order::waves`]), each provider layer grouped by [`group`].
+pub fn waves(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    costs: Vec<(Node, NodeCost)>,
+    options: &Options,
+) -> Result<Vec<Wave>, DeployError> {
+    let modules: BTreeSet<String> = costs
+        .iter()
+        .flat_map(|(_, c)| c.restarts.iter().cloned())
+        .collect();
+    let limits = limits(inventory, catalogue, &modules, options.max_unavailable)?;
+    let mut by_name: BTreeMap<String, NodeCost> = costs
+        .iter()
+        .map(|(n, c)| (n.name.clone(), c.clone()))
+        .collect();
+    let layers = resolve::order::waves(
+        inventory,
+        catalogue,
+        costs.into_iter().map(|(n, _)| n).collect(),
+    )?;
+    let layers: Vec<Vec<NodeCost>> = layers
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .filter_map(|n| by_name.remove(&n.name))
+                .collect()
+        })
+        .collect();
+    Ok(group(layers, options.canary, &limits))
+}
+
+/// The waves a push of `composed` takes, each node's cost read from its plan.
+pub fn plan_waves(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    composed: &[(Node, Composed)],
+    options: &Options,
+) -> Result<Vec<Wave>, DeployError> {
+    let mut costs = Vec::new();
+    for (node, c) in composed {
+        let confirmed = inventory.confirmed(&node.name)?;
+        let report = inventory.last_report(&node.name)?;
+        let p = crate::plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
+        let cost = node_cost(inventory, &p, &c.declaration, confirmed.as_ref())?;
+        costs.push((node.clone(), cost));
+    }
+    waves(inventory, catalogue, costs, options)
+}
