@@ -7,10 +7,11 @@ use anyhow::Result;
 use clap::Args;
 
 use super::push::{
-    Connect, Selection, compose_all, compose_fleet, fan_out, job, options, refused, selected,
-    unchanged,
+    Connect, Selection, compose_fleet, fan_out, job, options, refused, selected, unchanged,
 };
+use super::rollout::{self, RolloutArgs, wave_map};
 use super::{Context, exit, print_json, render};
+use crate::deploy::{self, FailureBudget, NodeOutcome, Rollout};
 use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
 use crate::plan;
 use crate::push::{self, Job};
@@ -37,6 +38,16 @@ pub(crate) struct PushArgs {
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     confirm_timeout: u64,
     #[command(flatten)]
+    rollout: RolloutArgs,
+    /// Nodes (N) or share of the rollout's nodes (P%) that may fail before no further wave
+    /// starts; unreachable nodes are not counted.
+    #[arg(long, default_value = "0", value_name = "N|P%", value_parser = FailureBudget::parse)]
+    max_failed: FailureBudget,
+    /// Continue the last rollout, stopped or cut short: its nodes not yet applied, in their
+    /// waves (no selection: the rollout's own nodes).
+    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable"])]
+    resume: bool,
+    #[command(flatten)]
     connect: Connect,
 }
 
@@ -48,18 +59,40 @@ struct Outcome {
     held: Vec<(String, Vec<plan::Move>)>,
     /// Assignments held back (provider gone or not ready), by node.
     kept: Vec<(String, Held)>,
+    /// Nodes not sent because the rollout stopped, with their waves.
+    stopped: Vec<(String, usize)>,
     unrecorded: Vec<(String, InventoryError)>,
 }
 
 pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let nodes = selected(&inv, &a.select, "push")?;
-    inv.lock_pushes()?;
+    let resumed = if a.resume {
+        inv.lock_pushes()?;
+        Some(Rollout::resume(&mut inv, a.max_failed)?)
+    } else {
+        None
+    };
+    let nodes = match &resumed {
+        Some(r) => {
+            let left = wave_map(&r.waves);
+            let nodes: Vec<Node> = inv
+                .nodes()?
+                .into_iter()
+                .filter(|n| left.contains_key(&n.name))
+                .collect();
+            nodes
+        }
+        None => {
+            let nodes = selected(&inv, &a.select, "push")?;
+            inv.lock_pushes()?;
+            nodes
+        }
+    };
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused
-    let (_, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
+    let (mut composed, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
     let started = inv.now()?;
     let mut out = Outcome::default();
     for (node, problems) in &refusals {
@@ -71,26 +104,115 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             &mut out,
         )?;
     }
-    let nodes: Vec<Node> = nodes
+    let mut nodes: BTreeMap<String, Node> = nodes
         .into_iter()
         .filter(|n| !refusals.iter().any(|(r, _)| *r == n.name))
+        .map(|n| (n.name.clone(), n))
         .collect();
-    let waves = resolve::order::waves(&inv, &cat, nodes)?;
-    for (w, wave) in waves.into_iter().enumerate() {
+    let mut rollout = match resumed {
+        Some(mut r) => {
+            for (node, _) in &refusals {
+                r.note(&mut inv, node, NodeOutcome::Refused)?;
+            }
+            r
+        }
+        None => {
+            if a.behind {
+                composed = behind(&inv, composed)?;
+            }
+            let waves =
+                deploy::plan_waves(&inv, &cat, &composed, &a.rollout.options(a.max_failed))?;
+            Rollout::begin(&mut inv, &started, waves, a.max_failed)?
+        }
+    };
+    drop(composed);
+    let waves = rollout.waves.clone();
+    for wave in &waves {
+        let members: Vec<Node> = wave.nodes.iter().filter_map(|n| nodes.remove(n)).collect();
+        if let Some(by) = rollout.stopped.clone() {
+            hold(
+                &mut inv,
+                ctx,
+                &started,
+                &mut rollout,
+                wave.number,
+                members,
+                &by,
+                &mut out,
+            )?;
+            continue;
+        }
+        if waves.len() > 1 && !ctx.json && !ctx.quiet {
+            out!("{}", rollout::wave_start(wave, waves.len()));
+        }
+        let before = (out.results.len(), out.held.len());
         // composed again: what the wave before confirmed may have ended a consumer's wait, and
         // what then takes part may be refused; machines were changed already, so such a node
         // fails alone
-        let mut composed = if w == 0 {
-            compose_all(&inv, &cat, wave)?
-        } else {
-            compose_wave(&mut inv, ctx, &started, &cat, wave, &mut out)?
-        };
+        let mut composed = compose_wave(&mut inv, ctx, &started, &cat, members, &mut out)?;
         if a.behind {
+            let names: Vec<String> = composed.iter().map(|(n, _)| n.name.clone()).collect();
             composed = behind(&inv, composed)?;
+            for up_to_date in names
+                .iter()
+                .filter(|n| !composed.iter().any(|(c, _)| c.name == **n))
+            {
+                rollout.note(&mut inv, up_to_date, NodeOutcome::Applied)?;
+            }
         }
         push_wave(&mut inv, &a, ctx, &started, composed, &mut out)?;
+        for r in &out.results[before.0..] {
+            rollout.answered(&mut inv, r)?;
+        }
+        for (node, _) in &out.held[before.1..] {
+            rollout.note(&mut inv, node, NodeOutcome::Refused)?;
+        }
+        rollout.after_wave(&mut inv, wave)?;
     }
-    if a.behind && out.results.is_empty() && out.held.is_empty() && out.kept.is_empty() {
+    rollout.finish(&mut inv)?;
+    report(a.behind, ctx, &inv, &rollout, out)
+}
+
+/// The nodes of a wave the rollout's stop keeps from being sent: recorded held, and shown.
+#[allow(clippy::too_many_arguments)]
+fn hold(
+    inv: &mut Inventory,
+    ctx: &Context,
+    started: &str,
+    rollout: &mut Rollout,
+    wave: usize,
+    nodes: Vec<Node>,
+    by: &str,
+    out: &mut Outcome,
+) -> Result<()> {
+    for node in nodes {
+        inv.record_push(&PushRecord {
+            node: node.name.clone(),
+            started_at: started.to_string(),
+            digest: String::new(),
+            outcome: "held".into(),
+            reason: Some(rollout::held_reason(by)),
+            report: None,
+        })?;
+        rollout.note(inv, &node.name, NodeOutcome::Held)?;
+        if !ctx.json && !ctx.quiet {
+            out!("{}: HELD (rollout stopped), sent nothing", node.name);
+        }
+        out.stopped.push((node.name, wave));
+    }
+    Ok(())
+}
+
+/// What the push came to, as text or JSON, and its exit status.
+fn report(
+    behind: bool,
+    ctx: &Context,
+    inv: &Inventory,
+    rollout: &Rollout,
+    out: Outcome,
+) -> Result<u8> {
+    let nothing = out.results.is_empty() && out.held.is_empty() && out.kept.is_empty();
+    if behind && nothing && out.stopped.is_empty() {
         if ctx.json {
             print_json(&render::results_json(&[], Mode::Apply))?;
         } else if !ctx.quiet {
@@ -102,6 +224,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         results,
         held,
         kept,
+        stopped,
         mut unrecorded,
     } = out;
     if ctx.json {
@@ -116,20 +239,30 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             for (node, h) in &kept {
                 list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
             }
+            let by = rollout.stopped.as_deref().unwrap_or_default();
+            for (node, wave) in &stopped {
+                list.push(rollout::held_json(node, *wave, by));
+            }
         }
+        rollout::add_waves(&mut all, &wave_map(&rollout.waves));
         print_json(&all)?;
     } else if !ctx.quiet {
         out_raw!("{}", render::summary(&results, Mode::Apply));
     }
+    if let Some(by) = &rollout.stopped
+        && !ctx.json
+    {
+        err_raw!("{}", rollout::stop_text(by, &stopped, &rollout.unreachable));
+    }
     if !unrecorded.is_empty() {
         unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
+        err_raw!("{}", unrecorded_message(inv, &unrecorded));
         return Ok(exit::SOME_FAILED);
     }
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
-    Ok(if failed {
+    Ok(if failed || rollout.stopped.is_some() {
         exit::SOME_FAILED
     } else if !held.is_empty() || !kept.is_empty() {
         exit::SOME_HELD

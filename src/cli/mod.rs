@@ -39,6 +39,7 @@ mod progress;
 mod push;
 mod reach;
 mod render;
+mod rollout;
 mod secret;
 mod settings;
 

@@ -41,7 +41,11 @@ pub fn node_cost(
         if unit.verb == "start" || !(unit.action == Cost::Restart || unit.stops) {
             continue;
         }
-        for id in &unit.because {
+        // a cause reads `ID` or `ID: settings that moved`
+        for because in &unit.because {
+            let id = because
+                .split_once(": ")
+                .map_or(because.as_str(), |(id, _)| id);
             if let Some(module) = instance_of(id).and_then(|i| modules.get(&i)) {
                 restarts.insert(module.clone());
             }

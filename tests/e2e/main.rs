@@ -55,6 +55,7 @@ mod record;
 mod removal;
 mod requirements;
 mod resolver;
+mod rollout;
 mod runtime;
 mod scheduled;
 mod scripting;
