@@ -143,7 +143,10 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             continue;
         }
         if waves.len() > 1 && !ctx.json && !ctx.quiet {
-            out!("{}", rollout::wave_start(wave, waves.len()));
+            out!(
+                "{}",
+                rollout::wave_start(wave, waves.last().map_or(0, |w| w.number))
+            );
         }
         let before = (out.results.len(), out.held.len());
         // composed again: what the wave before confirmed may have ended a consumer's wait, and

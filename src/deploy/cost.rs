@@ -138,3 +138,47 @@ pub fn plan_waves(
     }
     waves(inventory, catalogue, costs, options)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::{Plan, UnitChange};
+    use crate::wire::Cost;
+
+    #[test]
+    fn a_restart_is_charged_to_the_module_of_its_cause_and_a_first_start_to_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = crate::inventory::Inventory::init(&dir.path().join("i.db")).unwrap();
+        inv.add_node(&crate::inventory::Node::new("n1", "192.0.2.1"))
+            .unwrap();
+        inv.assign("n1", "web", "www").unwrap();
+        let unit = |verb, because: &str| UnitChange {
+            unit: "www-main.service".into(),
+            action: Cost::Restart,
+            because: vec![because.into()],
+            stops: false,
+            verb,
+        };
+        let mut plan = Plan {
+            node: "n1".into(),
+            first_send: false,
+            unconfirmed: false,
+            rekeyed: false,
+            new_machine: false,
+            pending_confirmation: None,
+            held: vec![],
+            changes: vec![],
+            units: vec![unit("restart", "www:process:www-main.service: port")],
+            needs_confirmation: vec![],
+        };
+        let declaration: crate::wire::Declaration = serde_json::from_value(serde_json::json!({
+            "version": 1, "node": "n1", "resources": [{"id": "www:process:www-main.service",
+            "instance": "www", "module": "web@1", "kind": "directory", "path": "/x", "owner": "root", "group": "root", "mode": 493}]
+        }))
+        .unwrap();
+        let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
+        assert_eq!(cost.restarts.into_iter().collect::<Vec<_>>(), vec!["web"]);
+        plan.units = vec![unit("start", "www:process:www-main.service")];
+        let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
+        assert!(cost.restarts.is_empty());
+    }
+}

@@ -135,7 +135,8 @@ impl Rollout {
     }
 
     /// After `wave` answered: whether the next one starts. A failed canary stops the rollout
-    /// whatever the budget; otherwise more failed nodes than the budget allow do.
+    /// whatever the budget; otherwise more failed nodes than the budget allow do. After the last
+    /// wave nothing is left to stop: the rollout is done, its failed nodes failed.
     pub fn after_wave(
         &mut self,
         inventory: &mut Inventory,
@@ -145,6 +146,9 @@ impl Rollout {
             return Ok(Step::Stop {
                 by: self.stopped.clone().unwrap_or_default(),
             });
+        }
+        if self.waves.last().is_none_or(|w| w.number == wave.number) {
+            return Ok(Step::Continue);
         }
         let in_wave = |n: &String| wave.nodes.contains(n);
         let failed_canary = wave.canary && self.failed.iter().any(|(n, _)| in_wave(n));
@@ -172,25 +176,14 @@ impl Rollout {
         Ok(Step::Stop { by })
     }
 
-    /// Every wave ran: done, unless it stopped (then it stays stopped, for `--resume`) or a node
-    /// is left to send again (failed or unreachable under the budget: `--resume` retries them).
+    /// Every wave ran: done, unless it stopped (then it stays stopped, for `--resume`). A node
+    /// that failed within the budget, or was unreachable, is not applied: the plan shows its
+    /// change pending and the next push sends it.
     pub fn finish(&self, inventory: &mut Inventory) -> Result<(), InventoryError> {
         if self.stopped.is_some() {
             return Ok(());
         }
-        let left = inventory
-            .last_rollout()?
-            .filter(|r| r.id == self.id)
-            .is_some_and(|r| !r.left().is_empty());
-        let state = if left {
-            RolloutState::Stopped
-        } else {
-            RolloutState::Done
-        };
-        let by = left.then_some(
-            "some nodes were not applied (failed within the budget, unreachable or held)",
-        );
-        inventory.set_rollout_state(self.id, state, by)
+        inventory.set_rollout_state(self.id, RolloutState::Done, None)
     }
 }
 
@@ -231,5 +224,67 @@ fn reason(r: &NodeResult) -> String {
             }
         }
         Err(e) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Rollout, Step};
+    use crate::deploy::{FailureBudget, RolloutState, Wave};
+
+    fn wave(number: usize, canary: bool, nodes: &[&str]) -> Wave {
+        Wave {
+            number,
+            canary,
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    fn rollout(budget: FailureBudget) -> (tempfile::TempDir, crate::inventory::Inventory, Rollout) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = crate::inventory::Inventory::init(&dir.path().join("i.db")).unwrap();
+        let waves = vec![
+            wave(1, true, &["a"]),
+            wave(2, false, &["b", "c"]),
+            wave(3, false, &["d"]),
+        ];
+        let r = Rollout::begin(&mut inv, "now", waves, budget).unwrap();
+        (dir, inv, r)
+    }
+
+    #[test]
+    fn a_failed_canary_stops_the_rollout_whatever_the_budget() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::Count(5));
+        r.failed.push(("a".into(), "broke".into()));
+        let w = r.waves[0].clone();
+        assert!(
+            matches!(r.after_wave(&mut inv, &w).unwrap(), Step::Stop { by } if by.contains("canary"))
+        );
+        let last = inv.last_rollout().unwrap().unwrap();
+        assert_eq!(last.state, RolloutState::Stopped);
+    }
+
+    #[test]
+    fn more_failures_than_the_budget_stop_it_but_not_after_the_last_wave() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::Count(1));
+        let w = r.waves[1].clone();
+        r.failed.push(("b".into(), "broke".into()));
+        assert_eq!(r.after_wave(&mut inv, &w).unwrap(), Step::Continue);
+        r.failed.push(("c".into(), "broke".into()));
+        assert!(matches!(
+            r.after_wave(&mut inv, &w).unwrap(),
+            Step::Stop { .. }
+        ));
+
+        // every wave sent: nothing is left to stop
+        let (_d, mut inv, mut r) = rollout(FailureBudget::None);
+        r.failed.push(("d".into(), "broke".into()));
+        let w = r.waves[2].clone();
+        assert_eq!(r.after_wave(&mut inv, &w).unwrap(), Step::Continue);
+        r.finish(&mut inv).unwrap();
+        assert_eq!(
+            inv.last_rollout().unwrap().unwrap().state,
+            RolloutState::Done
+        );
     }
 }

@@ -226,3 +226,52 @@ fn max_failed_1_stops_after_the_second_failure_and_no_more() {
         "node4 was sent its change"
     );
 }
+
+#[test]
+fn the_operator_killed_in_the_third_wave_resumes_sending_only_what_was_not_done() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab_of(5) else {
+        return;
+    };
+    fleet(&mesh);
+    mesh.run(&["settings", "set", "svc", "mark=e"]).ok();
+    // one node a wave: killed as the third starts, the first two are done and recorded
+    let (mut child, lines) =
+        crate::confirmed::spawn(&mesh, &["push", "--all", "--max-unavailable", "1"]);
+    let mut said = Vec::new();
+    loop {
+        match lines.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(line) if line.starts_with("wave 3 of 5") => break,
+            Ok(line) => said.push(line),
+            Err(e) => panic!("no third wave ({e}); said: {said:?}"),
+        }
+    }
+    child.kill().expect("the operator kills mesh");
+    child.wait().expect("mesh is gone");
+    let done: Vec<String> = ["node1", "node2"]
+        .iter()
+        .map(|n| invocation(n, UNIT))
+        .collect();
+
+    let plan = mesh.run(&["plan", "--all"]).ok().stdout;
+    assert!(plan.contains("was cut short"), "{plan}");
+    let resumed = mesh.run(&["push", "--resume", "--json"]).ok().json();
+    let sent: Vec<&str> = resumed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["node"].as_str())
+        .collect();
+    assert_eq!(sent, ["node3", "node4", "node5"], "{resumed}");
+    for n in NODES {
+        assert_eq!(on(n, "cat /run/svc-mark").trim(), "e", "{n}");
+    }
+    let again: Vec<String> = ["node1", "node2"]
+        .iter()
+        .map(|n| invocation(n, UNIT))
+        .collect();
+    assert_eq!(
+        done, again,
+        "a node done before the kill was restarted again"
+    );
+}
