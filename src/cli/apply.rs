@@ -1,5 +1,6 @@
-//! `mesh push`: the nodes in waves, providers before their consumers (parallel within a wave);
-//! every node recorded as it happens, held ones included.
+//! `mesh push`: the nodes in the waves the deploy layer plans from what each change costs
+//! (providers before their consumers, parallel within a wave), its failure budget kept after
+//! every wave; every node recorded as it happens, held ones included.
 
 use std::collections::BTreeMap;
 
@@ -9,14 +10,15 @@ use clap::Args;
 use super::push::{
     Connect, Selection, compose_fleet, fan_out, job, options, refused, selected, unchanged,
 };
+use super::pushed::Outcome;
 use super::rollout::{self, RolloutArgs, wave_map};
-use super::{Context, exit, print_json, render};
-use crate::deploy::{self, FailureBudget, NodeOutcome, Rollout};
-use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
+use super::{Context, render};
+use crate::deploy::{self, FailureBudget, NodeOutcome, Rollout, Wave};
+use crate::inventory::{Inventory, Node, PushRecord};
 use crate::plan;
 use crate::push::{self, Job};
 use crate::resolve::provisions::Withdrawn;
-use crate::resolve::{self, Composed, Held};
+use crate::resolve::{self, Composed};
 use crate::wire::{Declaration, Mode};
 
 #[derive(Args, Debug)]
@@ -51,44 +53,10 @@ pub(crate) struct PushArgs {
     connect: Connect,
 }
 
-/// What every wave of one push came to.
-#[derive(Default)]
-struct Outcome {
-    results: Vec<push::NodeResult>,
-    /// Nodes held because a running container's data would move.
-    held: Vec<(String, Vec<plan::Move>)>,
-    /// Assignments held back (provider gone or not ready), by node.
-    kept: Vec<(String, Held)>,
-    /// Nodes not sent because the rollout stopped, with their waves.
-    stopped: Vec<(String, usize)>,
-    unrecorded: Vec<(String, InventoryError)>,
-}
-
 pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let resumed = if a.resume {
-        inv.lock_pushes()?;
-        Some(Rollout::resume(&mut inv, a.max_failed)?)
-    } else {
-        None
-    };
-    let nodes = match &resumed {
-        Some(r) => {
-            let left = wave_map(&r.waves);
-            let nodes: Vec<Node> = inv
-                .nodes()?
-                .into_iter()
-                .filter(|n| left.contains_key(&n.name))
-                .collect();
-            nodes
-        }
-        None => {
-            let nodes = selected(&inv, &a.select, "push")?;
-            inv.lock_pushes()?;
-            nodes
-        }
-    };
+    let (nodes, resumed) = nodes_of(&a, &mut inv)?;
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused
@@ -127,151 +95,115 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     };
     drop(composed);
     let waves = rollout.waves.clone();
+    let mut run = Run {
+        inv: &mut inv,
+        a: &a,
+        ctx,
+        cat: &cat,
+        started: &started,
+        out: &mut out,
+    };
     for wave in &waves {
         let members: Vec<Node> = wave.nodes.iter().filter_map(|n| nodes.remove(n)).collect();
-        if let Some(by) = rollout.stopped.clone() {
-            hold(
-                &mut inv,
-                ctx,
-                &started,
-                &mut rollout,
-                wave.number,
-                members,
-                &by,
-                &mut out,
-            )?;
-            continue;
+        match rollout.stopped.clone() {
+            Some(by) => run.hold(&mut rollout, wave.number, members, &by)?,
+            None => {
+                if waves.len() > 1 && !ctx.json && !ctx.quiet {
+                    let of = waves.last().map_or(0, |w| w.number);
+                    out!("{}", rollout::wave_start(wave, of));
+                }
+                run.wave(&mut rollout, wave, members)?;
+            }
         }
-        if waves.len() > 1 && !ctx.json && !ctx.quiet {
-            out!(
-                "{}",
-                rollout::wave_start(wave, waves.last().map_or(0, |w| w.number))
-            );
-        }
-        let before = (out.results.len(), out.held.len());
+    }
+    rollout.finish(&mut inv)?;
+    super::pushed::report(a.behind, ctx, &inv, &rollout, out)
+}
+
+/// The nodes to push: the selected ones, or with `--resume` the last rollout's nodes not yet
+/// done (and that rollout). The push lock is taken before the rollout is read.
+fn nodes_of(a: &PushArgs, inv: &mut Inventory) -> Result<(Vec<Node>, Option<Rollout>)> {
+    if !a.resume {
+        let nodes = selected(inv, &a.select, "push")?;
+        inv.lock_pushes()?;
+        return Ok((nodes, None));
+    }
+    inv.lock_pushes()?;
+    let r = Rollout::resume(inv, a.max_failed)?;
+    let left = wave_map(&r.waves);
+    let nodes: Vec<Node> = inv
+        .nodes()?
+        .into_iter()
+        .filter(|n| left.contains_key(&n.name))
+        .collect();
+    Ok((nodes, Some(r)))
+}
+
+/// One push as its waves go.
+struct Run<'a> {
+    inv: &'a mut Inventory,
+    a: &'a PushArgs,
+    ctx: &'a Context,
+    cat: &'a crate::catalogue::Catalogue,
+    started: &'a str,
+    out: &'a mut Outcome,
+}
+
+impl Run<'_> {
+    /// Pushes one wave, each node's outcome noted in the rollout, then keeps its budget.
+    fn wave(&mut self, rollout: &mut Rollout, wave: &Wave, members: Vec<Node>) -> Result<()> {
+        let before = (self.out.results.len(), self.out.held.len());
         // composed again: what the wave before confirmed may have ended a consumer's wait, and
         // what then takes part may be refused; machines were changed already, so such a node
         // fails alone
-        let mut composed = compose_wave(&mut inv, ctx, &started, &cat, members, &mut out)?;
-        if a.behind {
+        let (inv, ctx) = (&mut *self.inv, self.ctx);
+        let mut composed = compose_wave(inv, ctx, self.started, self.cat, members, self.out)?;
+        if self.a.behind {
             let names: Vec<String> = composed.iter().map(|(n, _)| n.name.clone()).collect();
-            composed = behind(&inv, composed)?;
+            composed = behind(inv, composed)?;
             for up_to_date in names
                 .iter()
                 .filter(|n| !composed.iter().any(|(c, _)| c.name == **n))
             {
-                rollout.note(&mut inv, up_to_date, NodeOutcome::Applied)?;
+                rollout.note(inv, up_to_date, NodeOutcome::Applied)?;
             }
         }
-        push_wave(&mut inv, &a, ctx, &started, composed, &mut out)?;
-        for r in &out.results[before.0..] {
-            rollout.answered(&mut inv, r)?;
+        push_wave(inv, self.a, ctx, self.started, composed, self.out)?;
+        for r in &self.out.results[before.0..] {
+            rollout.answered(inv, r)?;
         }
-        for (node, _) in &out.held[before.1..] {
-            rollout.note(&mut inv, node, NodeOutcome::Refused)?;
+        for (node, _) in &self.out.held[before.1..] {
+            rollout.note(inv, node, NodeOutcome::Refused)?;
         }
-        rollout.after_wave(&mut inv, wave)?;
+        rollout.after_wave(inv, wave)?;
+        Ok(())
     }
-    rollout.finish(&mut inv)?;
-    report(a.behind, ctx, &inv, &rollout, out)
-}
 
-/// The nodes of a wave the rollout's stop keeps from being sent: recorded held, and shown.
-#[allow(clippy::too_many_arguments)]
-fn hold(
-    inv: &mut Inventory,
-    ctx: &Context,
-    started: &str,
-    rollout: &mut Rollout,
-    wave: usize,
-    nodes: Vec<Node>,
-    by: &str,
-    out: &mut Outcome,
-) -> Result<()> {
-    for node in nodes {
-        inv.record_push(&PushRecord {
-            node: node.name.clone(),
-            started_at: started.to_string(),
-            digest: String::new(),
-            outcome: "held".into(),
-            reason: Some(rollout::held_reason(by)),
-            report: None,
-        })?;
-        rollout.note(inv, &node.name, NodeOutcome::Held)?;
-        if !ctx.json && !ctx.quiet {
-            out!("{}: HELD (rollout stopped), sent nothing", node.name);
-        }
-        out.stopped.push((node.name, wave));
-    }
-    Ok(())
-}
-
-/// What the push came to, as text or JSON, and its exit status.
-fn report(
-    behind: bool,
-    ctx: &Context,
-    inv: &Inventory,
-    rollout: &Rollout,
-    out: Outcome,
-) -> Result<u8> {
-    let nothing = out.results.is_empty() && out.held.is_empty() && out.kept.is_empty();
-    if behind && nothing && out.stopped.is_empty() {
-        if ctx.json {
-            print_json(&render::results_json(&[], Mode::Apply))?;
-        } else if !ctx.quiet {
-            out!("every node has confirmed what it would be sent; nothing to push");
-        }
-        return Ok(exit::OK);
-    }
-    let Outcome {
-        results,
-        held,
-        kept,
-        stopped,
-        mut unrecorded,
-    } = out;
-    if ctx.json {
-        let mut all = render::results_json(&results, Mode::Apply);
-        if let Some(list) = all.as_array_mut() {
-            for (node, moves) in &held {
-                list.push(
-                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": render::held_reason(moves)}),
-                );
+    /// The nodes of a wave the rollout's stop keeps from being sent: recorded held, and shown.
+    fn hold(
+        &mut self,
+        rollout: &mut Rollout,
+        wave: usize,
+        nodes: Vec<Node>,
+        by: &str,
+    ) -> Result<()> {
+        for node in nodes {
+            self.inv.record_push(&PushRecord {
+                node: node.name.clone(),
+                started_at: self.started.to_string(),
+                digest: String::new(),
+                outcome: "held".into(),
+                reason: Some(rollout::held_reason(by)),
+                report: None,
+            })?;
+            rollout.note(self.inv, &node.name, NodeOutcome::Held)?;
+            if !self.ctx.json && !self.ctx.quiet {
+                out!("{}: HELD (rollout stopped), sent nothing", node.name);
             }
-            for (node, h) in &kept {
-                list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
-            }
-            let by = rollout.stopped.as_deref().unwrap_or_default();
-            for (node, wave) in &stopped {
-                list.push(rollout::held_json(node, *wave, by));
-            }
+            self.out.stopped.push((node.name, wave));
         }
-        rollout::add_waves(&mut all, &wave_map(&rollout.waves));
-        print_json(&all)?;
-    } else if !ctx.quiet {
-        out_raw!("{}", render::summary(&results, Mode::Apply));
+        Ok(())
     }
-    if let Some(by) = &rollout.stopped
-        && !ctx.json
-    {
-        err_raw!("{}", rollout::stop_text(by, &stopped, &rollout.unreachable));
-    }
-    if !unrecorded.is_empty() {
-        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        err_raw!("{}", unrecorded_message(inv, &unrecorded));
-        return Ok(exit::SOME_FAILED);
-    }
-    let failed = results
-        .iter()
-        .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
-    Ok(if failed || rollout.stopped.is_some() {
-        exit::SOME_FAILED
-    } else if !held.is_empty() || !kept.is_empty() {
-        exit::SOME_HELD
-    } else {
-        exit::OK
-    })
 }
 
 /// A later wave's nodes composed one by one: a node refused now fails alone, recorded and shown,
@@ -499,25 +431,4 @@ fn note_confirming(path: std::path::PathBuf) -> impl Fn(&push::Event) + Send + S
             let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
         }
     }
-}
-
-/// The machines went ahead but the inventory did not follow: what happened, and the way back.
-fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) -> String {
-    let mut out = String::new();
-    for (node, e) in unrecorded {
-        out.push_str(&format!(
-            "{node}: the push ran (its report is above) and the machine may have changed, but the \
-             inventory {} could not record it: {e}\n",
-            inv.path().display()
-        ));
-    }
-    let nodes: Vec<&str> = unrecorded.iter().map(|(n, _)| n.as_str()).collect();
-    out.push_str(&format!(
-        "until it is recorded, `mesh plan` shows {} unconfirmed; once the inventory can be written \
-         again, `mesh check {}` or the next `mesh push` asks the machines and records what they \
-         have (nothing already done is done again)\n",
-        nodes.join(", "),
-        nodes.join(" ")
-    ));
-    out
 }

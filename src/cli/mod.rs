@@ -37,6 +37,7 @@ mod modules;
 mod nodes;
 mod progress;
 mod push;
+mod pushed;
 mod reach;
 mod render;
 mod rollout;
