@@ -47,7 +47,7 @@ pub(crate) struct PushArgs {
     max_failed: FailureBudget,
     /// Continue the last rollout, stopped or cut short: its nodes not yet applied, in their
     /// waves (no selection: the rollout's own nodes).
-    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable"])]
+    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable", "nodes", "all", "exclude"])]
     resume: bool,
     #[command(flatten)]
     connect: Connect,
