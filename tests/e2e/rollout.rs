@@ -69,6 +69,11 @@ fn a_restart_goes_in_waves_of_max_unavailable_after_a_canary_and_a_free_change_i
         return;
     };
     fleet(&mesh);
+    let shown = mesh.run(&["module", "show", "svc"]).ok().stdout;
+    assert!(
+        shown.contains("rollout: at most 2 of its assignments restart at once"),
+        "{shown}"
+    );
 
     // a change that costs nothing: one wave, planned and pushed so, nothing restarted
     let before: Vec<String> = NODES.iter().map(|n| invocation(n, UNIT)).collect();
