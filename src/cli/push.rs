@@ -254,7 +254,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         out_raw!("{text}");
         if !ctx.quiet {
             match &waves {
-                Ok(w) => out_raw!("{}", super::rollout::waves_text(w)),
+                // one wave is every node at once, as a push has always gone: nothing to say
+                Ok(w) if w.len() > 1 => out_raw!("{}", super::rollout::waves_text(w)),
+                Ok(_) => {}
                 Err(e) => out!("waves: {e}"),
             }
         }
