@@ -116,7 +116,9 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             }
         }
     }
-    rollout.finish(&mut inv)?;
+    if let Err(e) = rollout.finish(&mut inv) {
+        err!("the rollout's end could not be recorded in the inventory: {e}");
+    }
     super::pushed::report(a.behind, ctx, &inv, &rollout, out)
 }
 
@@ -170,12 +172,22 @@ impl Run<'_> {
         }
         push_wave(inv, self.a, ctx, self.started, composed, self.out)?;
         for r in &self.out.results[before.0..] {
-            rollout.answered(inv, r)?;
+            // a node the inventory could not record is said once, with the way back
+            if let Err(e) = rollout.answered(inv, r)
+                && !self.out.unrecorded.iter().any(|(n, _)| *n == r.node)
+            {
+                self.out.unrecorded.push((r.node.clone(), e));
+            }
         }
         for (node, _) in &self.out.held[before.1..] {
             rollout.note(inv, node, NodeOutcome::Refused)?;
         }
-        rollout.after_wave(inv, wave)?;
+        if let Err(e) = rollout.after_wave(inv, wave) {
+            err!(
+                "the rollout's progress could not be recorded in the inventory: {e}; `mesh push \
+                 --resume` continues from what it last recorded"
+            );
+        }
         Ok(())
     }
 

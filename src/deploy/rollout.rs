@@ -120,6 +120,7 @@ impl Rollout {
     }
 
     /// Records one pushed node's result, counting it against the budget.
+    /// (The outcome counts against the budget even when the inventory cannot record it.)
     pub fn answered(
         &mut self,
         inventory: &mut Inventory,
@@ -171,8 +172,9 @@ impl Rollout {
                 what.join("; ")
             )
         };
-        inventory.set_rollout_state(self.id, RolloutState::Stopped, Some(&by))?;
+        // stopped whether or not the inventory can record it: no further wave starts
         self.stopped = Some(by.clone());
+        inventory.set_rollout_state(self.id, RolloutState::Stopped, Some(&by))?;
         Ok(Step::Stop { by })
     }
 
