@@ -11,9 +11,6 @@ use crate::wire::{Cost, Declaration};
 use super::waves::{NodeCost, Wave, group};
 use super::{DeployError, MaxUnavailable, Options};
 
-/// Reading a node's cost failed.
-pub type NodeCostError = InventoryError;
-
 /// What `plan` (of `declaration`, against what the node confirmed: `confirmed`) costs: the
 /// modules whose units it restarts or stops. A unit started for the first time restarts
 /// nothing that was serving.
@@ -22,7 +19,7 @@ pub fn node_cost(
     plan: &Plan,
     declaration: &Declaration,
     confirmed: Option<&Declaration>,
-) -> Result<NodeCost, NodeCostError> {
+) -> Result<NodeCost, InventoryError> {
     let modules: BTreeMap<String, String> = inventory
         .assignments(Some(&plan.node))?
         .into_iter()

@@ -13,7 +13,7 @@ pub mod waves;
 pub use crate::catalogue::rollout::MaxUnavailable;
 pub use crate::inventory::rollouts::{NodeOutcome, RolloutNode, RolloutRow, RolloutState};
 pub use budget::FailureBudget;
-pub use cost::{NodeCostError, node_cost, plan_waves};
+pub use cost::{node_cost, plan_waves};
 pub use rollout::{Rollout, Step};
 pub use waves::{NodeCost, Wave, group};
 
