@@ -7,12 +7,15 @@
 //! - [`resolve`]: inventory + catalogue → one declaration per node;
 //! - [`plan`]: a declaration compared with what the node's helper confirmed;
 //! - [`ssh`]: one verified, authenticated connection per node;
-//! - [`push`]: the helper onto each machine, the declaration through it, the reports back.
+//! - [`push`]: the helper onto each machine, the declaration through it, the reports back;
+//! - [`deploy`]: a rollout of many nodes in waves from what each change costs, with a failure
+//!   budget, recorded as it goes so that it can be resumed.
 //!
 //! [`lab`] boots throwaway machines to push to; [`cli`] is the thin command-line edge.
 
 pub mod catalogue;
 pub mod cli;
+pub mod deploy;
 pub mod inventory;
 pub mod lab;
 pub mod plan;

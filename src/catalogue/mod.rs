@@ -9,6 +9,7 @@ pub mod owner;
 pub mod per_consumer;
 pub mod requirement;
 mod resources;
+pub mod rollout;
 mod rules;
 mod scope;
 pub mod setting;

@@ -35,6 +35,8 @@ pub struct Module {
     pub origin: String,
     /// Every `${…}` its definition reads anywhere: a value no template reads need not be made.
     pub reads: BTreeSet<String>,
+    /// How many of its assignments a push may restart at once (`"rollout"`).
+    pub rollout: super::rollout::Rollout,
 }
 
 impl Module {
@@ -85,6 +87,7 @@ struct RawModule {
     provides: Vec<RawProvision>,
     #[serde(default)]
     resources: Vec<Value>,
+    rollout: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +158,7 @@ pub(super) fn parse(
             )
         })?;
 
+    let rollout = super::rollout::rollout(raw.rollout).map_err(|(f, m)| invalid(&f, m))?;
     let mut settings: Vec<Setting> = Vec::new();
     for (i, s) in raw.settings.into_iter().enumerate() {
         let at = |field: &str| match &s.name {
@@ -339,6 +343,7 @@ pub(super) fn parse(
         resources,
         origin: origin.to_string(),
         reads: read.into_inner(),
+        rollout,
     })
 }
 

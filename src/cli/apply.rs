@@ -1,5 +1,6 @@
-//! `mesh push`: the nodes in waves, providers before their consumers (parallel within a wave);
-//! every node recorded as it happens, held ones included.
+//! `mesh push`: the nodes in the waves the deploy layer plans from what each change costs
+//! (providers before their consumers, parallel within a wave), its failure budget kept after
+//! every wave; every node recorded as it happens, held ones included.
 
 use std::collections::BTreeMap;
 
@@ -7,15 +8,17 @@ use anyhow::Result;
 use clap::Args;
 
 use super::push::{
-    Connect, Selection, compose_all, compose_fleet, fan_out, job, options, refused, selected,
-    unchanged,
+    Connect, Selection, compose_fleet, fan_out, job, options, refused, selected, unchanged,
 };
-use super::{Context, exit, print_json, render};
-use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
+use super::pushed::Outcome;
+use super::rollout::{self, RolloutArgs, wave_map};
+use super::{Context, render};
+use crate::deploy::{self, FailureBudget, NodeOutcome, Rollout, Wave};
+use crate::inventory::{Inventory, Node, PushRecord};
 use crate::plan;
 use crate::push::{self, Job};
 use crate::resolve::provisions::Withdrawn;
-use crate::resolve::{self, Composed, Held};
+use crate::resolve::{self, Composed};
 use crate::wire::{Declaration, Mode};
 
 #[derive(Args, Debug)]
@@ -37,29 +40,27 @@ pub(crate) struct PushArgs {
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     confirm_timeout: u64,
     #[command(flatten)]
+    rollout: RolloutArgs,
+    /// Nodes (N) or share of the rollout's nodes (P%) that may fail before no further wave
+    /// starts; unreachable nodes are not counted.
+    #[arg(long, default_value = "0", value_name = "N|P%", value_parser = FailureBudget::parse)]
+    max_failed: FailureBudget,
+    /// Continue the last rollout, stopped or cut short: its nodes not yet applied, in their
+    /// waves (no selection: the rollout's own nodes).
+    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable", "nodes", "all", "exclude"])]
+    resume: bool,
+    #[command(flatten)]
     connect: Connect,
-}
-
-/// What every wave of one push came to.
-#[derive(Default)]
-struct Outcome {
-    results: Vec<push::NodeResult>,
-    /// Nodes held because a running container's data would move.
-    held: Vec<(String, Vec<plan::Move>)>,
-    /// Assignments held back (provider gone or not ready), by node.
-    kept: Vec<(String, Held)>,
-    unrecorded: Vec<(String, InventoryError)>,
 }
 
 pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let nodes = selected(&inv, &a.select, "push")?;
-    inv.lock_pushes()?;
+    let (nodes, resumed) = nodes_of(&a, &mut inv)?;
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused
-    let (_, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
+    let (mut composed, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
     let started = inv.now()?;
     let mut out = Outcome::default();
     for (node, problems) in &refusals {
@@ -71,71 +72,150 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             &mut out,
         )?;
     }
-    let nodes: Vec<Node> = nodes
+    let mut nodes: BTreeMap<String, Node> = nodes
         .into_iter()
         .filter(|n| !refusals.iter().any(|(r, _)| *r == n.name))
+        .map(|n| (n.name.clone(), n))
         .collect();
-    let waves = resolve::order::waves(&inv, &cat, nodes)?;
-    for (w, wave) in waves.into_iter().enumerate() {
+    let mut rollout = match resumed {
+        Some(mut r) => {
+            for (node, _) in &refusals {
+                r.note(&mut inv, node, NodeOutcome::Refused)?;
+            }
+            r
+        }
+        None => {
+            if a.behind {
+                composed = behind(&inv, composed)?;
+            }
+            let waves =
+                deploy::plan_waves(&inv, &cat, &composed, &a.rollout.options(a.max_failed))?;
+            Rollout::begin(&mut inv, &started, waves, a.max_failed)?
+        }
+    };
+    drop(composed);
+    let waves = rollout.waves.clone();
+    let mut run = Run {
+        inv: &mut inv,
+        a: &a,
+        ctx,
+        cat: &cat,
+        started: &started,
+        out: &mut out,
+    };
+    for wave in &waves {
+        let members: Vec<Node> = wave.nodes.iter().filter_map(|n| nodes.remove(n)).collect();
+        match rollout.stopped.clone() {
+            Some(by) => run.hold(&mut rollout, wave.number, members, &by)?,
+            None => {
+                if waves.len() > 1 && !ctx.json && !ctx.quiet {
+                    let of = waves.last().map_or(0, |w| w.number);
+                    out!("{}", rollout::wave_start(wave, of));
+                }
+                run.wave(&mut rollout, wave, members)?;
+            }
+        }
+    }
+    if let Err(e) = rollout.finish(&mut inv) {
+        err!("the rollout's end could not be recorded in the inventory: {e}");
+    }
+    super::pushed::report(a.behind, ctx, &inv, &rollout, out)
+}
+
+/// The nodes to push: the selected ones, or with `--resume` the last rollout's nodes not yet
+/// done (and that rollout). The push lock is taken before the rollout is read.
+fn nodes_of(a: &PushArgs, inv: &mut Inventory) -> Result<(Vec<Node>, Option<Rollout>)> {
+    if !a.resume {
+        let nodes = selected(inv, &a.select, "push")?;
+        inv.lock_pushes()?;
+        return Ok((nodes, None));
+    }
+    inv.lock_pushes()?;
+    let r = Rollout::resume(inv, a.max_failed)?;
+    let left = wave_map(&r.waves);
+    let nodes: Vec<Node> = inv
+        .nodes()?
+        .into_iter()
+        .filter(|n| left.contains_key(&n.name))
+        .collect();
+    Ok((nodes, Some(r)))
+}
+
+/// One push as its waves go.
+struct Run<'a> {
+    inv: &'a mut Inventory,
+    a: &'a PushArgs,
+    ctx: &'a Context,
+    cat: &'a crate::catalogue::Catalogue,
+    started: &'a str,
+    out: &'a mut Outcome,
+}
+
+impl Run<'_> {
+    /// Pushes one wave, each node's outcome noted in the rollout, then keeps its budget.
+    fn wave(&mut self, rollout: &mut Rollout, wave: &Wave, members: Vec<Node>) -> Result<()> {
+        let before = (self.out.results.len(), self.out.held.len());
         // composed again: what the wave before confirmed may have ended a consumer's wait, and
         // what then takes part may be refused; machines were changed already, so such a node
         // fails alone
-        let mut composed = if w == 0 {
-            compose_all(&inv, &cat, wave)?
-        } else {
-            compose_wave(&mut inv, ctx, &started, &cat, wave, &mut out)?
-        };
-        if a.behind {
-            composed = behind(&inv, composed)?;
-        }
-        push_wave(&mut inv, &a, ctx, &started, composed, &mut out)?;
-    }
-    if a.behind && out.results.is_empty() && out.held.is_empty() && out.kept.is_empty() {
-        if ctx.json {
-            print_json(&render::results_json(&[], Mode::Apply))?;
-        } else if !ctx.quiet {
-            out!("every node has confirmed what it would be sent; nothing to push");
-        }
-        return Ok(exit::OK);
-    }
-    let Outcome {
-        results,
-        held,
-        kept,
-        mut unrecorded,
-    } = out;
-    if ctx.json {
-        let mut all = render::results_json(&results, Mode::Apply);
-        if let Some(list) = all.as_array_mut() {
-            for (node, moves) in &held {
-                list.push(
-                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": render::held_reason(moves)}),
-                );
-            }
-            for (node, h) in &kept {
-                list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
+        let (inv, ctx) = (&mut *self.inv, self.ctx);
+        let mut composed = compose_wave(inv, ctx, self.started, self.cat, members, self.out)?;
+        if self.a.behind {
+            let names: Vec<String> = composed.iter().map(|(n, _)| n.name.clone()).collect();
+            composed = behind(inv, composed)?;
+            for up_to_date in names
+                .iter()
+                .filter(|n| !composed.iter().any(|(c, _)| c.name == **n))
+            {
+                rollout.note(inv, up_to_date, NodeOutcome::Applied)?;
             }
         }
-        print_json(&all)?;
-    } else if !ctx.quiet {
-        out_raw!("{}", render::summary(&results, Mode::Apply));
+        push_wave(inv, self.a, ctx, self.started, composed, self.out)?;
+        for r in &self.out.results[before.0..] {
+            // a node the inventory could not record is said once, with the way back
+            if let Err(e) = rollout.answered(inv, r)
+                && !self.out.unrecorded.iter().any(|(n, _)| *n == r.node)
+            {
+                self.out.unrecorded.push((r.node.clone(), e));
+            }
+        }
+        for (node, _) in &self.out.held[before.1..] {
+            rollout.note(inv, node, NodeOutcome::Refused)?;
+        }
+        if let Err(e) = rollout.after_wave(inv, wave) {
+            err!(
+                "the rollout's progress could not be recorded in the inventory: {e}; `mesh push \
+                 --resume` continues from what it last recorded"
+            );
+        }
+        Ok(())
     }
-    if !unrecorded.is_empty() {
-        unrecorded.sort_by_key(|(node, _)| results.iter().position(|r| r.node == *node));
-        err_raw!("{}", unrecorded_message(&inv, &unrecorded));
-        return Ok(exit::SOME_FAILED);
+
+    /// The nodes of a wave the rollout's stop keeps from being sent: recorded held, and shown.
+    fn hold(
+        &mut self,
+        rollout: &mut Rollout,
+        wave: usize,
+        nodes: Vec<Node>,
+        by: &str,
+    ) -> Result<()> {
+        for node in nodes {
+            self.inv.record_push(&PushRecord {
+                node: node.name.clone(),
+                started_at: self.started.to_string(),
+                digest: String::new(),
+                outcome: "held".into(),
+                reason: Some(rollout::held_reason(by)),
+                report: None,
+            })?;
+            rollout.note(self.inv, &node.name, NodeOutcome::Held)?;
+            if !self.ctx.json && !self.ctx.quiet {
+                out!("{}: HELD (rollout stopped), sent nothing", node.name);
+            }
+            self.out.stopped.push((node.name, wave));
+        }
+        Ok(())
     }
-    let failed = results
-        .iter()
-        .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
-    Ok(if failed {
-        exit::SOME_FAILED
-    } else if !held.is_empty() || !kept.is_empty() {
-        exit::SOME_HELD
-    } else {
-        exit::OK
-    })
 }
 
 /// A later wave's nodes composed one by one: a node refused now fails alone, recorded and shown,
@@ -363,25 +443,4 @@ fn note_confirming(path: std::path::PathBuf) -> impl Fn(&push::Event) + Send + S
             let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
         }
     }
-}
-
-/// The machines went ahead but the inventory did not follow: what happened, and the way back.
-fn unrecorded_message(inv: &Inventory, unrecorded: &[(String, InventoryError)]) -> String {
-    let mut out = String::new();
-    for (node, e) in unrecorded {
-        out.push_str(&format!(
-            "{node}: the push ran (its report is above) and the machine may have changed, but the \
-             inventory {} could not record it: {e}\n",
-            inv.path().display()
-        ));
-    }
-    let nodes: Vec<&str> = unrecorded.iter().map(|(n, _)| n.as_str()).collect();
-    out.push_str(&format!(
-        "until it is recorded, `mesh plan` shows {} unconfirmed; once the inventory can be written \
-         again, `mesh check {}` or the next `mesh push` asks the machines and records what they \
-         have (nothing already done is done again)\n",
-        nodes.join(", "),
-        nodes.join(" ")
-    ));
-    out
 }

@@ -37,8 +37,10 @@ mod modules;
 mod nodes;
 mod progress;
 mod push;
+mod pushed;
 mod reach;
 mod render;
+mod rollout;
 mod secret;
 mod settings;
 

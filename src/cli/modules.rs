@@ -110,7 +110,7 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             "provides": m.provides.iter().map(|p| json!({"name": p.name, "seat": p.seat,
                 "per-consumer": p.per_consumer.as_ref().map(|pc| &pc.file),
                 "fields": p.fields.iter().map(|f| json!({"name": f.field.name, "type": f.field.kind.as_str(), "secret": f.field.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            "resources": resources}),
+            "resources": resources, "rollout": m.rollout}),
         );
     }
     // a module's own text is shown, never obeyed by the terminal
@@ -185,6 +185,10 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
                 );
             }
         }
+    }
+    if let Some(n) = m.rollout.max_unavailable {
+        out!();
+        out!("rollout: at most {n} of its assignments restart at once");
     }
     out!();
     out!("resources:");

@@ -37,6 +37,8 @@ pub(crate) struct PlanArgs {
     /// Show each changed file's content as a unified diff.
     #[arg(long)]
     diff: bool,
+    #[command(flatten)]
+    rollout: super::rollout::RolloutArgs,
 }
 
 #[derive(Args, Debug)]
@@ -184,6 +186,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut text = String::new();
     let mut any_held = false;
     let mut failed = Vec::new();
+    let mut costs = Vec::new();
     inv.batch(|inv| {
         compose_each(inv, &cat, select, |node, c| {
             let c = match c {
@@ -208,6 +211,8 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             }
             p.held = c.held;
             any_held |= !p.held.is_empty();
+            let cost = crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?;
+            costs.push((node, cost));
             if ctx.json {
                 plans.push(p);
             } else if !ctx.quiet
@@ -226,14 +231,38 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             Ok(())
         })
     })?;
+    // the waves a push of the same nodes with the same options sends (the nodes refused are
+    // sent nothing); nodes that cannot be ordered are said, and a push refuses them
+    let options = a.rollout.options(crate::deploy::FailureBudget::None);
+    let waves = crate::deploy::cost::waves(&inv, &cat, costs, &options);
+    let unfinished = inv
+        .last_rollout()?
+        .filter(|r| r.state != crate::deploy::RolloutState::Done);
     if ctx.json {
         let mut all = render::plans_json(&plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
             list.extend(failed.iter().cloned());
         }
+        if let Ok(w) = &waves {
+            super::rollout::add_waves(&mut all, &super::rollout::wave_map(w));
+        }
+        if let Some(r) = &unfinished {
+            super::rollout::add_left(&mut all, r);
+        }
         print_json(&all)?;
     } else {
         out_raw!("{text}");
+        if !ctx.quiet {
+            match &waves {
+                // one wave is every node at once, as a push has always gone: nothing to say
+                Ok(w) if w.len() > 1 => out_raw!("{}", super::rollout::waves_text(w)),
+                Ok(_) => {}
+                Err(e) => out!("waves: {e}"),
+            }
+        }
+        if let Some(r) = &unfinished {
+            out_raw!("{}", super::rollout::unfinished_text(r));
+        }
     }
     Ok(if !failed.is_empty() {
         exit::SOME_FAILED

@@ -19,6 +19,7 @@ mod machine;
 mod nodes;
 mod operator_key;
 mod pushes;
+pub mod rollouts;
 mod sealed;
 mod secrets;
 mod select;
@@ -65,6 +66,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0008_providers.sql",
         include_str!("../../state/0008_providers.sql"),
+    ),
+    (
+        "0009_rollouts.sql",
+        include_str!("../../state/0009_rollouts.sql"),
     ),
 ];
 

@@ -163,6 +163,7 @@ mod tests {
         };
         Module {
             reads: Default::default(),
+            rollout: Default::default(),
             requires: vec![],
             provides: vec![],
             name: "m".into(),

@@ -44,7 +44,7 @@ const PAUSED: &str = r#"{
 }"#;
 
 /// `mesh push` started in the background, its stdout read line by line as it comes.
-fn spawn(mesh: &Mesh, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+pub(crate) fn spawn(mesh: &Mesh, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
     let mut child = mesh
         .command(args)
         .stdout(Stdio::piped())

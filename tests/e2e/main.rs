@@ -59,6 +59,7 @@ mod record;
 mod removal;
 mod requirements;
 mod resolver;
+mod rollout;
 mod runtime;
 mod scheduled;
 mod scripting;

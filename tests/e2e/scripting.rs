@@ -258,7 +258,8 @@ fn a_no_op_quiet_push_from_cron_prints_nothing_and_a_past_push_can_be_read_back(
     let up = mesh.run(&["--json", "lab", "up", "3"]).ok().json();
     assert_eq!(up["done"].as_array().map(Vec::len), Some(3), "{up}");
     let status = mesh.run(&["--json", "lab", "status"]).ok().json();
-    assert!(status.as_array().is_some_and(|s| s.len() == 3), "{status}");
+    // other tests may have booted more machines in the same lab (the rollouts take five)
+    assert!(status.as_array().is_some_and(|s| s.len() >= 3), "{status}");
     let refused = mesh
         .run(&[
             "--json",

@@ -146,6 +146,11 @@ impl Mesh {
     /// where no lab can boot here (not root, no systemd-nspawn): the test is skipped, saying so,
     /// unless `MESH_LAB=require` (as in CI), which makes that a failure.
     pub fn with_lab(&self) -> Option<MutexGuard<'static, ()>> {
+        self.with_lab_of(3)
+    }
+
+    /// As [`Mesh::with_lab`], with `n` machines (node1..nodeN) in this inventory.
+    pub fn with_lab_of(&self, n: u32) -> Option<MutexGuard<'static, ()>> {
         if let Some(why) = lab_unavailable() {
             assert!(
                 std::env::var("MESH_LAB").as_deref() != Ok("require"),
@@ -158,7 +163,7 @@ impl Mesh {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         DOWN_WHEN_DONE.call_once(take_the_lab_down_when_the_tests_end);
-        self.run(&["lab", "up", "3"]).ok();
+        self.run(&["lab", "up", &n.to_string()]).ok();
         Some(guard)
     }
 }

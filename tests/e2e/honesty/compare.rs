@@ -71,6 +71,11 @@ pub fn said(results: &Value) -> Said {
     let mut for_plan = BTreeSet::new();
     for r in results.as_array().into_iter().flatten() {
         let node = text(&r["node"]);
+        // held because an earlier failure stopped the rollout: sent nothing, did nothing, and
+        // its plan still shows the change pending
+        if r["kind"] == "rollout-stopped" {
+            continue;
+        }
         if r["report"].is_null() {
             let act = (
                 node.clone(),

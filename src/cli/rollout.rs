@@ -1,0 +1,145 @@
+//! The rollout flags `mesh plan` and `mesh push` share, and how a rollout reads: its waves, the
+//! nodes a stop held, a stopped rollout and what it has left.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::deploy::{self, FailureBudget, MaxUnavailable, RolloutRow, RolloutState, Wave};
+
+/// How the selected nodes are grouped into waves.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct RolloutArgs {
+    /// Nodes pushed first, in a wave of their own: if one fails, no further wave starts.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    canary: usize,
+    /// At most this many (N) or this share (P%) of each module's assignments restart at once,
+    /// for this push (instead of each module.json's "rollout": {"max-unavailable"}).
+    #[arg(long, value_name = "N|P%", value_parser = MaxUnavailable::parse)]
+    max_unavailable: Option<MaxUnavailable>,
+}
+
+impl RolloutArgs {
+    pub(crate) fn options(&self, max_failed: FailureBudget) -> deploy::Options {
+        deploy::Options {
+            canary: self.canary,
+            max_unavailable: self.max_unavailable,
+            max_failed,
+        }
+    }
+}
+
+/// The waves, a line each.
+pub(crate) fn waves_text(waves: &[Wave]) -> String {
+    let mut out = String::new();
+    if waves.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "waves (a push sends them in this order):");
+    for w in waves {
+        let _ = writeln!(
+            out,
+            "  wave {}{}: {}",
+            w.number,
+            if w.canary { " (canary)" } else { "" },
+            w.nodes.join(" ")
+        );
+    }
+    out
+}
+
+/// The line a push says as a wave starts.
+pub(crate) fn wave_start(w: &Wave, of: usize) -> String {
+    format!(
+        "wave {} of {of}{}: {}",
+        w.number,
+        if w.canary { " (canary)" } else { "" },
+        w.nodes.join(" ")
+    )
+}
+
+/// Each node's wave, by name.
+pub(crate) fn wave_map(waves: &[Wave]) -> BTreeMap<String, usize> {
+    waves
+        .iter()
+        .flat_map(|w| w.nodes.iter().map(move |n| (n.clone(), w.number)))
+        .collect()
+}
+
+/// Adds `"wave"` to each entry of a JSON list of nodes.
+pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
+    for entry in list.as_array_mut().into_iter().flatten() {
+        let wave = entry["node"].as_str().and_then(|n| waves.get(n)).copied();
+        if let (Some(wave), Some(map)) = (wave, entry.as_object_mut()) {
+            map.insert("wave".into(), json!(wave));
+        }
+    }
+}
+
+/// The reason a node held by a stop is recorded with and shown.
+pub(crate) fn held_reason(by: &str) -> String {
+    format!("rollout stopped: {by}")
+}
+
+/// The JSON entry of a node held by a stop.
+pub(crate) fn held_json(node: &str, wave: usize, by: &str) -> Value {
+    json!({"node": node, "outcome": "held", "kind": "rollout-stopped", "wave": wave,
+        "reason": held_reason(by)})
+}
+
+/// What a push says at its end when its rollout stopped or left nodes for `--resume`.
+pub(crate) fn stop_text(by: &str, held: &[(String, usize)], unreachable: &[String]) -> String {
+    let mut out = format!("rollout stopped: {by}\n");
+    if !held.is_empty() {
+        let names: Vec<&str> = held.iter().map(|(n, _)| n.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "held (rollout stopped), sent nothing: {}",
+            names.join(", ")
+        );
+    }
+    if !unreachable.is_empty() {
+        let _ = writeln!(
+            out,
+            "unreachable (not counted against --max-failed): {}",
+            unreachable.join(", ")
+        );
+    }
+    out.push_str("once the failure is fixed, `mesh push --resume` sends the nodes not yet applied, in their waves\n");
+    out
+}
+
+/// What `mesh plan` says of the last rollout when it did not finish.
+pub(crate) fn unfinished_text(r: &RolloutRow) -> String {
+    let left: Vec<String> = r
+        .left()
+        .iter()
+        .map(|n| format!("{} (wave {})", n.node, n.wave))
+        .collect();
+    let how = match (&r.state, &r.stopped_by) {
+        (RolloutState::Running, _) => "was cut short (its operator stopped before it ended)".into(),
+        (_, Some(by)) => format!("stopped: {by}"),
+        _ => "stopped".into(),
+    };
+    format!(
+        "the rollout started {} {how}\n  left: {}\n  `mesh push --resume` sends them in their waves\n",
+        r.started_at,
+        left.join(", ")
+    )
+}
+
+/// Marks the nodes of an unfinished rollout's JSON entries with the wave they are left in.
+pub(crate) fn add_left(list: &mut Value, r: &RolloutRow) {
+    let left: BTreeMap<&str, usize> = r.left().iter().map(|n| (n.node.as_str(), n.wave)).collect();
+    for entry in list.as_array_mut().into_iter().flatten() {
+        let wave = entry["node"].as_str().and_then(|n| left.get(n)).copied();
+        if let (Some(wave), Some(map)) = (wave, entry.as_object_mut()) {
+            map.insert(
+                "rollout".into(),
+                json!({"left": true, "wave": wave, "state": r.state}),
+            );
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! What each node's change costs, read from its plan, and the waves a rollout of them takes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::catalogue::Catalogue;
+use crate::inventory::{Inventory, InventoryError, Node};
+use crate::plan::Plan;
+use crate::resolve::{self, Composed};
+use crate::wire::{Cost, Declaration};
+
+use super::waves::{NodeCost, Wave, group};
+use super::{DeployError, MaxUnavailable, Options};
+
+/// What `plan` (of `declaration`, against what the node confirmed: `confirmed`) costs: the
+/// modules whose units it restarts or stops. A unit started for the first time restarts
+/// nothing that was serving.
+pub fn node_cost(
+    inventory: &Inventory,
+    plan: &Plan,
+    declaration: &Declaration,
+    confirmed: Option<&Declaration>,
+) -> Result<NodeCost, InventoryError> {
+    let modules: BTreeMap<String, String> = inventory
+        .assignments(Some(&plan.node))?
+        .into_iter()
+        .map(|a| (a.instance, a.module))
+        .collect();
+    let instance_of = |id: &str| {
+        declaration
+            .resources
+            .iter()
+            .chain(confirmed.into_iter().flat_map(|d| d.resources.iter()))
+            .find(|r| r.id == id)
+            .map(|r| r.instance.clone())
+    };
+    let mut restarts = BTreeSet::new();
+    for unit in &plan.units {
+        if unit.verb == "start" || !(unit.action == Cost::Restart || unit.stops) {
+            continue;
+        }
+        // a cause reads `ID` or `ID: settings that moved`
+        for because in &unit.because {
+            let id = because
+                .split_once(": ")
+                .map_or(because.as_str(), |(id, _)| id);
+            if let Some(module) = instance_of(id).and_then(|i| modules.get(&i)) {
+                restarts.insert(module.clone());
+            }
+        }
+    }
+    Ok(NodeCost {
+        node: plan.node.clone(),
+        changes: !plan.changes.is_empty(),
+        restarts,
+    })
+}
+
+/// At most how many of each module's assignments may restart at once: `--max-unavailable`,
+/// else its module.json's `"rollout"`, else one for a module that provides a requirement (its
+/// consumers lose it while it restarts) and no limit otherwise.
+pub fn limits(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    modules: &BTreeSet<String>,
+    max_unavailable: Option<MaxUnavailable>,
+) -> Result<BTreeMap<String, usize>, InventoryError> {
+    let all = inventory.assignments(None)?;
+    let mut out = BTreeMap::new();
+    for m in modules {
+        let module = catalogue.module(m).ok();
+        let limit = max_unavailable
+            .or_else(|| module.and_then(|d| d.rollout.max_unavailable))
+            .or_else(|| {
+                module
+                    .is_some_and(|d| !d.provides.is_empty())
+                    .then_some(MaxUnavailable::Count(1))
+            });
+        if let Some(limit) = limit {
+            out.insert(
+                m.clone(),
+                limit.of(all.iter().filter(|a| a.module == *m).count()),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The waves a rollout of `costs` takes: providers before their consumers (as
+/// [`resolve::order::waves`]), each provider layer grouped by [`group`].
+pub fn waves(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    costs: Vec<(Node, NodeCost)>,
+    options: &Options,
+) -> Result<Vec<Wave>, DeployError> {
+    let modules: BTreeSet<String> = costs
+        .iter()
+        .flat_map(|(_, c)| c.restarts.iter().cloned())
+        .collect();
+    let limits = limits(inventory, catalogue, &modules, options.max_unavailable)?;
+    let mut by_name: BTreeMap<String, NodeCost> = costs
+        .iter()
+        .map(|(n, c)| (n.name.clone(), c.clone()))
+        .collect();
+    let layers = resolve::order::waves(
+        inventory,
+        catalogue,
+        costs.into_iter().map(|(n, _)| n).collect(),
+    )?;
+    let layers: Vec<Vec<NodeCost>> = layers
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .filter_map(|n| by_name.remove(&n.name))
+                .collect()
+        })
+        .collect();
+    Ok(group(layers, options.canary, &limits))
+}
+
+/// The waves a push of `composed` takes, each node's cost read from its plan.
+pub fn plan_waves(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    composed: &[(Node, Composed)],
+    options: &Options,
+) -> Result<Vec<Wave>, DeployError> {
+    let mut costs = Vec::new();
+    for (node, c) in composed {
+        let confirmed = inventory.confirmed(&node.name)?;
+        let report = inventory.last_report(&node.name)?;
+        let p = crate::plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
+        let cost = node_cost(inventory, &p, &c.declaration, confirmed.as_ref())?;
+        costs.push((node.clone(), cost));
+    }
+    waves(inventory, catalogue, costs, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::{Plan, UnitChange};
+    use crate::wire::Cost;
+
+    #[test]
+    fn a_restart_is_charged_to_the_module_of_its_cause_and_a_first_start_to_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = crate::inventory::Inventory::init(&dir.path().join("i.db")).unwrap();
+        inv.add_node(&crate::inventory::Node::new("n1", "192.0.2.1"))
+            .unwrap();
+        inv.assign("n1", "web", "www").unwrap();
+        let unit = |verb, because: &str| UnitChange {
+            unit: "www-main.service".into(),
+            action: Cost::Restart,
+            because: vec![because.into()],
+            stops: false,
+            verb,
+        };
+        let mut plan = Plan {
+            node: "n1".into(),
+            first_send: false,
+            unconfirmed: false,
+            rekeyed: false,
+            new_machine: false,
+            pending_confirmation: None,
+            held: vec![],
+            changes: vec![],
+            units: vec![unit("restart", "www:process:www-main.service: port")],
+            needs_confirmation: vec![],
+        };
+        let declaration: crate::wire::Declaration = serde_json::from_value(serde_json::json!({
+            "version": 1, "node": "n1", "resources": [{"id": "www:process:www-main.service",
+            "instance": "www", "module": "web@1", "kind": "directory", "path": "/x", "owner": "root", "group": "root", "mode": 493}]
+        }))
+        .unwrap();
+        let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
+        assert_eq!(cost.restarts.into_iter().collect::<Vec<_>>(), vec!["web"]);
+        plan.units = vec![unit("start", "www:process:www-main.service")];
+        let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
+        assert!(cost.restarts.is_empty());
+    }
+}

@@ -1,0 +1,292 @@
+//! A rollout as it runs: each node's outcome recorded the moment it is known, the failure
+//! budget kept after every wave, and the nodes of the waves a stop leaves unsent held.
+
+use serde::Serialize;
+
+use crate::inventory::{Inventory, InventoryError};
+use crate::push::{NodeResult, PushError};
+use crate::ssh::SshError;
+
+use super::waves::Wave;
+use super::{DeployError, FailureBudget, NodeOutcome, RolloutNode, RolloutState};
+
+/// Whether the next wave starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "step", rename_all = "lowercase")]
+pub enum Step {
+    Continue,
+    /// No further wave starts: what stopped it.
+    Stop {
+        by: String,
+    },
+}
+
+/// A rollout being pushed.
+#[derive(Debug)]
+pub struct Rollout {
+    pub id: i64,
+    pub waves: Vec<Wave>,
+    budget: FailureBudget,
+    /// Nodes sent something that failed, each with why.
+    pub failed: Vec<(String, String)>,
+    /// Nodes not reached: counted apart, never against the budget.
+    pub unreachable: Vec<String>,
+    /// What stopped the rollout, once something did.
+    pub stopped: Option<String>,
+}
+
+impl Rollout {
+    /// A new rollout of `waves`, recorded before anything is sent.
+    pub fn begin(
+        inventory: &mut Inventory,
+        started_at: &str,
+        waves: Vec<Wave>,
+        budget: FailureBudget,
+    ) -> Result<Rollout, InventoryError> {
+        let nodes: Vec<RolloutNode> = waves
+            .iter()
+            .flat_map(|w| {
+                w.nodes.iter().map(|n| RolloutNode {
+                    node: n.clone(),
+                    wave: w.number,
+                    canary: w.canary,
+                    outcome: None,
+                })
+            })
+            .collect();
+        let id = inventory.begin_rollout(started_at, &nodes)?;
+        Ok(Rollout::new(id, waves, budget))
+    }
+
+    /// The last rollout, stopped or cut short, with the nodes it has not applied, in their
+    /// waves; it runs again.
+    pub fn resume(
+        inventory: &mut Inventory,
+        budget: FailureBudget,
+    ) -> Result<Rollout, DeployError> {
+        let last = inventory.last_rollout()?;
+        let Some(last) = last.filter(|r| r.state != RolloutState::Done) else {
+            return Err(DeployError::NothingToResume(
+                inventory.last_rollout()?.map(|r| r.started_at),
+            ));
+        };
+        let mut waves: Vec<Wave> = Vec::new();
+        for n in last.left() {
+            match waves.last_mut() {
+                Some(w) if w.number == n.wave => w.nodes.push(n.node.clone()),
+                _ => waves.push(Wave {
+                    number: n.wave,
+                    canary: n.canary,
+                    nodes: vec![n.node.clone()],
+                }),
+            }
+        }
+        inventory.set_rollout_state(last.id, RolloutState::Running, None)?;
+        Ok(Rollout::new(last.id, waves, budget))
+    }
+
+    fn new(id: i64, waves: Vec<Wave>, budget: FailureBudget) -> Rollout {
+        Rollout {
+            id,
+            waves,
+            budget,
+            failed: Vec::new(),
+            unreachable: Vec::new(),
+            stopped: None,
+        }
+    }
+
+    /// Every node of the rollout.
+    pub fn total(&self) -> usize {
+        self.waves.iter().map(|w| w.nodes.len()).sum()
+    }
+
+    /// The wave `node` is in.
+    pub fn wave_of(&self, node: &str) -> Option<usize> {
+        self.waves
+            .iter()
+            .find(|w| w.nodes.iter().any(|n| n == node))
+            .map(|w| w.number)
+    }
+
+    /// Records what `node` came to.
+    pub fn note(
+        &mut self,
+        inventory: &mut Inventory,
+        node: &str,
+        outcome: NodeOutcome,
+    ) -> Result<(), InventoryError> {
+        inventory.note_rollout_node(self.id, node, outcome)
+    }
+
+    /// Records one pushed node's result, counting it against the budget.
+    /// (The outcome counts against the budget even when the inventory cannot record it.)
+    pub fn answered(
+        &mut self,
+        inventory: &mut Inventory,
+        r: &NodeResult,
+    ) -> Result<(), InventoryError> {
+        let outcome = outcome(r);
+        match outcome {
+            NodeOutcome::Failed => self.failed.push((r.node.clone(), reason(r))),
+            NodeOutcome::Unreachable => self.unreachable.push(r.node.clone()),
+            _ => {}
+        }
+        self.note(inventory, &r.node, outcome)
+    }
+
+    /// After `wave` answered: whether the next one starts. A failed canary stops the rollout
+    /// whatever the budget; otherwise more failed nodes than the budget allow do. After the last
+    /// wave nothing is left to stop: the rollout is done, its failed nodes failed.
+    pub fn after_wave(
+        &mut self,
+        inventory: &mut Inventory,
+        wave: &Wave,
+    ) -> Result<Step, InventoryError> {
+        if self.stopped.is_some() {
+            return Ok(Step::Stop {
+                by: self.stopped.clone().unwrap_or_default(),
+            });
+        }
+        if self.waves.last().is_none_or(|w| w.number == wave.number) {
+            return Ok(Step::Continue);
+        }
+        let in_wave = |n: &String| wave.nodes.contains(n);
+        let failed_canary = wave.canary && self.failed.iter().any(|(n, _)| in_wave(n));
+        let over = self.failed.len() > self.budget.allowed(self.total());
+        if !(failed_canary || over) {
+            return Ok(Step::Continue);
+        }
+        let what: Vec<String> = self
+            .failed
+            .iter()
+            .map(|(n, why)| format!("{n}: {why}"))
+            .collect();
+        let by = if failed_canary {
+            format!("the canary failed ({})", what.join("; "))
+        } else {
+            format!(
+                "{} failed, more than --max-failed allows ({}): {}",
+                self.failed.len(),
+                self.budget.allowed(self.total()),
+                what.join("; ")
+            )
+        };
+        // stopped whether or not the inventory can record it: no further wave starts
+        self.stopped = Some(by.clone());
+        inventory.set_rollout_state(self.id, RolloutState::Stopped, Some(&by))?;
+        Ok(Step::Stop { by })
+    }
+
+    /// Every wave ran: done, unless it stopped (then it stays stopped, for `--resume`). A node
+    /// that failed within the budget, or was unreachable, is not applied: the plan shows its
+    /// change pending and the next push sends it.
+    pub fn finish(&self, inventory: &mut Inventory) -> Result<(), InventoryError> {
+        if self.stopped.is_some() {
+            return Ok(());
+        }
+        inventory.set_rollout_state(self.id, RolloutState::Done, None)
+    }
+}
+
+/// What a pushed node's result comes to.
+pub fn outcome(r: &NodeResult) -> NodeOutcome {
+    match &r.result {
+        Ok(answer) if answer.failed() => NodeOutcome::Failed,
+        Ok(_) => NodeOutcome::Applied,
+        Err(PushError::Ssh(
+            SshError::Resolve { .. } | SshError::Unreachable { .. } | SshError::Timeout { .. },
+        )) => NodeOutcome::Unreachable,
+        Err(PushError::Refused { .. } | PushError::Unresolved { .. }) => NodeOutcome::Refused,
+        Err(_) => NodeOutcome::Failed,
+    }
+}
+
+/// Why a node failed, in a line.
+fn reason(r: &NodeResult) -> String {
+    match &r.result {
+        Ok(a) => {
+            let mut failed: Vec<String> = a
+                .report
+                .resources
+                .iter()
+                .filter(|x| x.state == crate::wire::State::Failed)
+                .map(|x| format!("{}: {}", x.id, x.detail))
+                .collect();
+            failed.extend(
+                a.report
+                    .units
+                    .iter()
+                    .filter_map(|u| u.error.as_ref().map(|e| format!("{}: {e}", u.unit))),
+            );
+            if failed.is_empty() {
+                "its change was not kept".into()
+            } else {
+                failed.join("; ")
+            }
+        }
+        Err(e) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Rollout, Step};
+    use crate::deploy::{FailureBudget, RolloutState, Wave};
+
+    fn wave(number: usize, canary: bool, nodes: &[&str]) -> Wave {
+        Wave {
+            number,
+            canary,
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    fn rollout(budget: FailureBudget) -> (tempfile::TempDir, crate::inventory::Inventory, Rollout) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = crate::inventory::Inventory::init(&dir.path().join("i.db")).unwrap();
+        let waves = vec![
+            wave(1, true, &["a"]),
+            wave(2, false, &["b", "c"]),
+            wave(3, false, &["d"]),
+        ];
+        let r = Rollout::begin(&mut inv, "now", waves, budget).unwrap();
+        (dir, inv, r)
+    }
+
+    #[test]
+    fn a_failed_canary_stops_the_rollout_whatever_the_budget() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::Count(5));
+        r.failed.push(("a".into(), "broke".into()));
+        let w = r.waves[0].clone();
+        assert!(
+            matches!(r.after_wave(&mut inv, &w).unwrap(), Step::Stop { by } if by.contains("canary"))
+        );
+        let last = inv.last_rollout().unwrap().unwrap();
+        assert_eq!(last.state, RolloutState::Stopped);
+    }
+
+    #[test]
+    fn more_failures_than_the_budget_stop_it_but_not_after_the_last_wave() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::Count(1));
+        let w = r.waves[1].clone();
+        r.failed.push(("b".into(), "broke".into()));
+        assert_eq!(r.after_wave(&mut inv, &w).unwrap(), Step::Continue);
+        r.failed.push(("c".into(), "broke".into()));
+        assert!(matches!(
+            r.after_wave(&mut inv, &w).unwrap(),
+            Step::Stop { .. }
+        ));
+
+        // every wave sent: nothing is left to stop
+        let (_d, mut inv, mut r) = rollout(FailureBudget::None);
+        r.failed.push(("d".into(), "broke".into()));
+        let w = r.waves[2].clone();
+        assert_eq!(r.after_wave(&mut inv, &w).unwrap(), Step::Continue);
+        r.finish(&mut inv).unwrap();
+        assert_eq!(
+            inv.last_rollout().unwrap().unwrap().state,
+            RolloutState::Done
+        );
+    }
+}
