@@ -92,3 +92,32 @@ fn a_choice_setting_takes_only_its_choices_and_module_show_lists_them() {
         assert!(run.stderr.contains(why), "{why}: {}", run.stderr);
     }
 }
+
+#[test]
+fn a_reference_in_a_field_that_is_never_rendered_is_refused_naming_the_field() {
+    let mesh = Mesh::new();
+    let worker = r#"{
+  "name": "worker", "version": "1", "description": "Works.",
+  "settings": [{"name": "queue", "type": "string", "meaning": "Which queue.", "default": "jobs", "cost": "restart"}],
+  "resources": [{"kind": "process", "description": "works on ${queue}", "command": ["/bin/sleep", "1000"]}]
+}"#;
+    let cat = mesh.module("worker", worker, &[]);
+    let run = mesh
+        .run(&["module", "check", path_str(&cat.join("worker"))])
+        .code(1);
+    assert!(
+        run.stderr.contains("resources[0].description")
+            && run.stderr.contains("sent as written, not rendered"),
+        "{}",
+        run.stderr
+    );
+    let gate = GATE.replace(
+        r#""template": "gate.conf""#,
+        r#""template": "gate.conf", "validate": ["/bin/check", "${users}"]"#,
+    );
+    let cat = mesh.module("gate", &gate, &[("gate.conf", "${users:words}\n")]);
+    let run = mesh
+        .run(&["module", "check", path_str(&cat.join("gate"))])
+        .code(1);
+    assert!(run.stderr.contains("resources[0].validate[1]"), "{}", run.stderr);
+}

@@ -130,6 +130,14 @@ impl Parser<'_> {
         })?;
         let (bytes, template) = self.shipped_template(i, "template", &template_name, reading)?;
         self.check_units(i, &f.units)?;
+        for (n, word) in f.validate.iter().enumerate() {
+            self.literal(i, &format!("validate[{n}]"), word)?;
+        }
+        if let Some(e) = &f.effective {
+            for (n, word) in e.show.iter().chain(&e.alone).chain(&e.read_first).enumerate() {
+                self.literal(i, &format!("effective[{n}]"), word)?;
+            }
+        }
         if f.validate.first().is_some_and(|c| c.trim().is_empty()) {
             return Err(self.invalid(&at("validate"), "the command's first word is empty".into()));
         }

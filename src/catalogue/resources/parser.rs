@@ -106,6 +106,22 @@ impl Parser<'_> {
             .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), format!("{what} {m}")))
     }
 
+    /// A field that is sent as written, never rendered: a `${` in it would reach the machine as
+    /// text, so it is refused (`$${` writes a literal `${` where templates are read, and is
+    /// refused here too, as it would not be unescaped).
+    pub(super) fn literal(&self, i: usize, field: &str, text: &str) -> Result<(), CatalogueError> {
+        if text.contains("${") {
+            return Err(self.invalid(
+                &format!("resources[{i}].{field}"),
+                format!(
+                    "{text:?} holds `${{`, but {field} is sent as written, not rendered: say it \
+                     without settings or requirements"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A field that must be there and be well formed; `like` says what it should look like.
     pub(super) fn required(
         &self,

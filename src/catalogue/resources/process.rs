@@ -125,6 +125,7 @@ impl Parser<'_> {
             p.secret_environment.as_deref(),
             true,
         )?;
+        self.literal(i, "description", &description)?;
         self.unit_rule(
             i,
             "description",
