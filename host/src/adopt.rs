@@ -396,6 +396,7 @@ impl Adopt<'_> {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         }
     }
 }

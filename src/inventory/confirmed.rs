@@ -42,6 +42,7 @@ impl Inventory {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         }))
     }
 }
@@ -160,6 +161,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         }
     }
 
@@ -185,6 +187,7 @@ mod tests {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         }
     }
 
@@ -332,6 +335,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

@@ -101,6 +101,7 @@ mod tests {
                     access: vec![],
                 }),
             }],
+            planned: None,
         }
     }
 
