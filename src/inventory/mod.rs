@@ -11,6 +11,7 @@ mod assignments;
 pub mod catalogued;
 mod confirmed;
 pub mod export;
+mod generations;
 pub mod import;
 mod import_catalogue;
 mod import_check;
@@ -65,6 +66,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0008_providers.sql",
         include_str!("../../state/0008_providers.sql"),
+    ),
+    (
+        "0009_generations.sql",
+        include_str!("../../state/0009_generations.sql"),
     ),
 ];
 

@@ -118,6 +118,10 @@ impl Inventory {
         )?;
         if let (Some(sent), Some(report)) = (sent, &r.report) {
             super::confirmed::store(&tx, &r.node, id, sent, report)?;
+            // the generation the machine confirmed: the next push is planned against it
+            if let Some(generation) = &report.generation {
+                super::generations::store(&tx, &r.node, generation)?;
+            }
         }
         tx.commit()?;
         Ok(())

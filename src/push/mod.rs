@@ -20,7 +20,7 @@ use crate::inventory::Node;
 use crate::ssh::{self, SshError};
 use crate::wire::{
     Declaration, EXIT_AWAITING, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
-    EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
+    EXIT_STALE, EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report, Stale,
 };
 pub use confirm::Confirmation;
 pub use helper::Helper;
@@ -51,6 +51,14 @@ pub enum PushError {
         node: String,
         refusal: RecordRefusal,
     },
+    /// The machine is at a newer generation than the one this inventory planned against
+    /// (another inventory pushed since): it refused before changing anything.
+    #[error(
+        "{node}: refused (stale), nothing on the machine was changed: {stale}; `mesh check \
+         {node}` records what the machine has and shows what a push would replace, then push \
+         again (or `mesh push {node} --overwrite` to replace it without looking)"
+    )]
+    Stale { node: String, stale: Stale },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
@@ -106,6 +114,7 @@ impl PushError {
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
+            PushError::Stale { .. } => "stale",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
             PushError::Upload { .. }
             | PushError::Helper { .. }
@@ -337,6 +346,11 @@ async fn push_one(
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
     }
+    if out.status == Some(EXIT_STALE)
+        && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
+    {
+        return Err(PushError::Stale { node: name, stale });
+    }
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {
         return Err(PushError::Awaiting {
@@ -381,6 +395,19 @@ async fn push_one(
         uploaded,
         confirmation,
     })
+}
+
+/// Makes `declaration` replace whatever generation its machine is at (`push --overwrite`);
+/// returns what the plan says of it.
+pub fn overwrite(declaration: &mut Declaration) -> String {
+    if let Some(planned) = &mut declaration.planned {
+        planned.overwrite = true;
+    }
+    format!(
+        "{}: --overwrite: replaces whatever generation the machine is at, a newer one another \
+         inventory pushed included, without asking",
+        declaration.node
+    )
 }
 
 /// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.
