@@ -62,6 +62,7 @@ mod sealed;
 mod secrets;
 mod sshd;
 mod stop;
+mod stale;
 mod takeover;
 mod upload;
 mod util;
