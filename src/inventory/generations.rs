@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Generation, Known, Mode, Planned, Report, State};
+use crate::wire::{Generation, Known, Mode, Planned, Report};
 
 const KNOWN: &str = "SELECT number, inventory, pushed_at FROM generations WHERE node = ?1";
 
@@ -46,8 +46,8 @@ impl Inventory {
 
     /// Records what a `mesh check` found of `node`'s generation: a machine another inventory
     /// (or a push not recorded here) moved is known at its generation from now on, so the next
-    /// push is planned against it; what the check found differing from what this inventory
-    /// confirmed is no longer taken as confirmed, so the plan shows what the push will change.
+    /// push is planned against it. What this inventory confirmed stays its plan's base: the
+    /// check's own report is what says, resource by resource, what the push would replace.
     /// A check that saw an older generation than one a push of this inventory recorded since
     /// (they ran at once) changes nothing: the push's is the newer word.
     pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
@@ -62,21 +62,6 @@ impl Inventory {
         }
         let tx = self.conn.transaction()?;
         store(&tx, node, found)?;
-        if known.is_some() {
-            let differs: Vec<&str> = report
-                .resources
-                .iter()
-                .filter(|o| matches!(o.state, State::Created | State::Changed))
-                .map(|o| o.id.as_str())
-                .collect();
-            // the machine's differs from what this inventory confirmed: no longer its base
-            for id in differs {
-                tx.execute(
-                    "DELETE FROM confirmed WHERE node = ?1 AND id = ?2",
-                    [node, id],
-                )?;
-            }
-        }
         tx.commit()?;
         Ok(())
     }

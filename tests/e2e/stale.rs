@@ -51,7 +51,11 @@ fn a_push_from_a_stale_inventory_is_refused_until_checked_or_told_to_overwrite()
         &format!("generation {number}"),
         "`mesh check node1`",
     ] {
-        assert!(refused.stdout.contains(words), "{words}: {}", refused.stdout);
+        assert!(
+            refused.stdout.contains(words),
+            "{words}: {}",
+            refused.stdout
+        );
     }
     let json = b.run(&["--json", "push", "node1"]).code(2).json();
     let node1 = node_result(&json, "node1");
@@ -62,7 +66,10 @@ fn a_push_from_a_stale_inventory_is_refused_until_checked_or_told_to_overwrite()
     // once B has checked, its plan is made against what the machine has, and its push goes
     b.run(&["check", "node1"]).code(4);
     let plan = b.run(&["plan", "node1"]).stdout;
-    assert!(plan.contains("/etc/motd") && !plan.contains("no changes"), "{plan}");
+    assert!(
+        plan.contains("/etc/motd") && !plan.contains("no changes"),
+        "{plan}"
+    );
     b.run(&["push", "node1"]).ok();
     assert!(motd().contains("B one"), "{}", motd());
 
@@ -70,7 +77,11 @@ fn a_push_from_a_stale_inventory_is_refused_until_checked_or_told_to_overwrite()
     a.run(&["push", "node1"]).code(2);
     assert!(motd().contains("B one"), "{}", motd());
     let over = a.run(&["push", "node1", "--overwrite"]).ok();
-    assert!(over.stdout.contains("node1: --overwrite"), "{}", over.stdout);
+    assert!(
+        over.stdout.contains("node1: --overwrite"),
+        "{}",
+        over.stdout
+    );
     assert_eq!(motd(), a_has);
     a.run(&["unassign", "motd", "node1"]).ok();
     a.run(&["push", "node1"]).ok();
@@ -140,7 +151,11 @@ fn two_inventories_racing_never_undo_a_confirmed_change_and_every_refusal_is_sta
                     now.contains(&format!("{side} {round}")),
                     "round {round}: {side} applied, the machine has {now}: {sides:?}"
                 );
-                if *side == "A" { a_won += 1 } else { b_won += 1 }
+                if *side == "A" {
+                    a_won += 1
+                } else {
+                    b_won += 1
+                }
                 kept = now;
             }
             // both went through: the second undid the first without being told
