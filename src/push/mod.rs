@@ -8,6 +8,7 @@
 pub mod confirm;
 pub mod helper;
 pub mod route;
+mod stale;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use crate::wire::{
 pub use confirm::Confirmation;
 pub use helper::Helper;
 pub use route::Reach;
+pub use stale::overwrite;
 
 /// Why one node's push failed.
 #[derive(Debug, thiserror::Error)]
@@ -395,19 +397,6 @@ async fn push_one(
         uploaded,
         confirmation,
     })
-}
-
-/// Makes `declaration` replace whatever generation its machine is at (`push --overwrite`);
-/// returns what the plan says of it.
-pub fn overwrite(declaration: &mut Declaration) -> String {
-    if let Some(planned) = &mut declaration.planned {
-        planned.overwrite = true;
-    }
-    format!(
-        "{}: --overwrite: replaces whatever generation the machine is at, a newer one another \
-         inventory pushed included, without asking",
-        declaration.node
-    )
 }
 
 /// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.

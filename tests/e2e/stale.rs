@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::confirm_edges::push_after;
 use crate::util::{Mesh, node_result, on, path_str};
 
 /// B: an inventory imported from A's export as it is now.
@@ -87,17 +88,6 @@ fn a_push_from_a_stale_inventory_is_refused_until_checked_or_told_to_overwrite()
     a.run(&["push", "node1"]).ok();
 }
 
-/// Starts `mesh --json push node1` of `mesh` after `delay`.
-fn push_after(mesh: &Mesh, delay: Duration) -> std::thread::JoinHandle<serde_json::Value> {
-    let mut command = mesh.command(&["--json", "push", "node1"]);
-    std::thread::spawn(move || {
-        std::thread::sleep(delay);
-        let out = command.output().expect("mesh runs");
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-    })
-}
-
 #[test]
 fn two_inventories_racing_never_undo_a_confirmed_change_and_every_refusal_is_stale() {
     let a = Mesh::new();
@@ -125,7 +115,7 @@ fn two_inventories_racing_never_undo_a_confirmed_change_and_every_refusal_is_sta
         } else {
             (Duration::ZERO, lag)
         };
-        let (pushed_a, pushed_b) = (push_after(&a, a_delay), push_after(&b, b_delay));
+        let (pushed_a, pushed_b) = (push_after(&a, a_delay, "10"), push_after(&b, b_delay, "10"));
         let (pushed_a, pushed_b) = (pushed_a.join().unwrap(), pushed_b.join().unwrap());
         let sides = [
             ("A", node_result(&pushed_a, "node1").clone()),
