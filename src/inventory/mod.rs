@@ -11,6 +11,7 @@ mod assignments;
 pub mod catalogued;
 mod confirmed;
 pub mod export;
+mod generation_history;
 mod generations;
 pub mod import;
 mod import_catalogue;
@@ -34,6 +35,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
+pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer};
 pub use nodes::{
     DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
@@ -70,6 +72,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0009_generations.sql",
         include_str!("../../state/0009_generations.sql"),
+    ),
+    (
+        "0010_generation_history.sql",
+        include_str!("../../state/0010_generation_history.sql"),
     ),
 ];
 

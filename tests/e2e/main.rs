@@ -23,6 +23,7 @@ mod cost;
 mod costs_every_cause;
 mod deadline;
 mod drift;
+mod generation_history;
 mod giveback;
 mod helper;
 mod home;
