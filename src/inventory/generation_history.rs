@@ -91,7 +91,7 @@ impl Inventory {
 #[cfg(test)]
 mod tests {
     use crate::inventory::{Inventory, Node, PushRecord};
-    use crate::wire::{Declaration, Generation, Mode, Report};
+    use crate::wire::{Declaration, Generation, Mode};
 
     #[test]
     fn a_confirmed_push_keeps_its_generation_as_sent_and_the_history_names_it() {
@@ -108,24 +108,12 @@ mod tests {
             keep: vec!["kept:file:/etc/x".into()],
             planned: None,
         };
-        let report = Report {
-            version: 1,
-            mode: Mode::Apply,
-            hostname: "n".into(),
-            host_keys: vec![],
-            new_machine: false,
-            resources: vec![],
-            units: vec![],
-            adoption: None,
-            awaiting: None,
-            reverted: vec![],
-            pending: None,
-            generation: Some(Generation {
-                number: 4,
-                inventory: inv.inventory_id().unwrap(),
-                pushed_at: 9,
-            }),
+        let generation = Generation {
+            number: 4,
+            inventory: inv.inventory_id().unwrap(),
+            pushed_at: 9,
         };
+        let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         let record = PushRecord::answered("n", "t0", "d", &report);
         inv.finish_push(id, &record, Some(&sent)).unwrap();

@@ -121,7 +121,7 @@ pub(super) fn store(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn inventory() -> (tempfile::TempDir, Inventory) {
@@ -141,9 +141,14 @@ mod tests {
     }
 
     fn checked(generation: Generation) -> Report {
+        report(Mode::DryRun, generation)
+    }
+
+    /// A helper's report in `mode` saying the machine is at `generation`.
+    pub(in crate::inventory) fn report(mode: Mode, generation: Generation) -> Report {
         Report {
             version: 1,
-            mode: Mode::DryRun,
+            mode,
             hostname: "n".into(),
             host_keys: vec![],
             new_machine: false,
