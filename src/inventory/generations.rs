@@ -35,6 +35,8 @@ impl Inventory {
     /// What a push to `node` says it was planned against; `overwrite`: `push --overwrite`.
     pub fn planned(&self, node: &str, overwrite: bool) -> Result<Planned, InventoryError> {
         Ok(Planned {
+            // a push sent and never recorded may have made the machine's newer generation
+            unrecorded: self.in_flight(node)?,
             inventory: self.inventory_id()?,
             against: self.known_generation(node)?.map(|g| Known {
                 number: g.number,

@@ -34,6 +34,11 @@ pub struct Planned {
     /// `push --overwrite`: a newer generation is replaced without asking.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overwrite: bool,
+    /// The inventory's last push to this node was sent and never recorded (the operator was
+    /// killed, the inventory could not be written): a newer generation the same inventory made
+    /// is that push's, and is taken as known.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unrecorded: bool,
 }
 
 /// A generation as an inventory knows it: its number and the inventory that made it.
@@ -56,11 +61,12 @@ pub struct Stale {
 /// may not: the machine is at a newer number, or at the same number from another inventory.
 /// A machine with no generation (a record from before them, or none) accepts; so does one at an
 /// older number than the plan's (its change was reverted, or it was taken back), a plan made by
-/// an inventory that never heard from the machine, and `--overwrite`.
+/// an inventory that never heard from the machine, one whose own last push was never recorded
+/// (when the machine's generation is that inventory's), and `--overwrite`.
 pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
     let machine = machine.filter(|m| m.number > 0)?;
     let against = planned.against.as_ref()?;
-    if planned.overwrite {
+    if planned.overwrite || (planned.unrecorded && machine.inventory == planned.inventory) {
         return None;
     }
     let newer = machine.number > against.number
@@ -139,6 +145,7 @@ mod tests {
 
     fn plan(against: Option<(u64, &str)>, overwrite: bool) -> Planned {
         Planned {
+            unrecorded: false,
             inventory: "b".into(),
             against: against.map(|(number, i)| Known {
                 number,
@@ -178,6 +185,16 @@ mod tests {
         // an inventory that never heard from the machine takes it as found
         assert!(stale(Some(&at(9, "a")), &plan(None, false)).is_none());
         assert!(stale(Some(&at(9, "a")), &plan(Some((1, "a")), true)).is_none());
+    }
+
+    #[test]
+    fn an_unrecorded_push_of_the_same_inventory_is_taken_as_known_and_no_other() {
+        let unrecorded = Planned {
+            unrecorded: true,
+            ..plan(Some((1, "b")), false)
+        };
+        assert!(stale(Some(&at(2, "b")), &unrecorded).is_none());
+        assert!(stale(Some(&at(2, "a")), &unrecorded).is_some());
     }
 
     #[test]

@@ -25,6 +25,7 @@ fn planned(
                 inventory: i.into(),
             }),
             overwrite,
+            unrecorded: false,
         }),
         ..decl(vec![file(path, content)])
     }
