@@ -397,6 +397,7 @@ impl Adopt<'_> {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         }
     }
 }

@@ -66,6 +66,8 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         return Err(Error::Awaiting(id));
     }
     let record = held.record(paths, declaration.expects_record)?;
+    // under the lock, before anything is kept or changed
+    apply::refuse_stale(declaration, &record)?;
     let asks = asking(declaration);
     if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
         let report = apply::run_held(declaration, false, paths, &held, record)?;

@@ -118,6 +118,11 @@ fn main() -> ExitCode {
                 // nobody may be reading any more (the operator went away): not a panic
                 let _ = writeln!(std::io::stdout(), "{json}");
             }
+            if let apply::Error::Stale(stale) = &e
+                && let Ok(json) = serde_json::to_string(stale)
+            {
+                let _ = writeln!(std::io::stdout(), "{json}");
+            }
             if let apply::Error::Awaiting(id) = &e {
                 let _ = writeln!(std::io::stdout(), "{id}");
             }

@@ -57,6 +57,10 @@ pub(crate) struct Record {
     /// What the mesh owes units (a restart that failed is still owed).
     #[serde(default)]
     pub(crate) units: BTreeMap<String, UnitEntry>,
+    /// The node's generation: the last push applied here, its number, time and inventory.
+    /// `None`: a record from before generations (generation 0), or one no push applied yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) generation: Option<mesh_wire::Generation>,
 }
 
 /// One applied resource.

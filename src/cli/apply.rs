@@ -39,6 +39,10 @@ pub(crate) struct PushArgs {
     #[arg(long, default_value_t = crate::wire::CONFIRM_WITHIN, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     confirm_timeout: u64,
+    /// Replace whatever generation the machines are at, even one another inventory pushed since
+    /// this one last saw them (without it such a node is refused as stale).
+    #[arg(long)]
+    overwrite: bool,
     #[command(flatten)]
     rollout: RolloutArgs,
     /// Nodes (N) or share of the rollout's nodes (P%) that may fail before no further wave
@@ -323,6 +327,11 @@ fn push_wave(
             .collect();
         if unacknowledged.is_empty() {
             let mut job = job(inv, node, declaration)?;
+            if a.overwrite && !ctx.json {
+                out!("{}", push::overwrite(&mut job.declaration));
+            } else if a.overwrite {
+                push::overwrite(&mut job.declaration);
+            }
             // a removal that can cut the operator off waits as long as a change does
             if job.declaration.resources.iter().any(|r| r.confirm)
                 || !job.declaration.confirm_removals.is_empty()

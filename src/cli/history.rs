@@ -25,9 +25,10 @@ pub(crate) struct HistoryArgs {
 
 #[derive(clap::Subcommand, Debug)]
 enum HistoryCommand {
-    /// A past push's full report, by the id `mesh history` shows (#ID).
+    /// A past push's full report, by the id `mesh history` shows (#ID); or, as `NODE@GEN`, the
+    /// resources generation GEN of NODE had, as they were sent.
     Show {
-        /// The push's id, with or without its `#`.
+        /// The push's id, with or without its `#`, or `NODE@GEN`.
         id: String,
     },
 }
@@ -35,6 +36,9 @@ enum HistoryCommand {
 pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     if let Some(HistoryCommand::Show { id }) = &a.command {
+        if let Some((node, number)) = id.split_once('@') {
+            return generation_show(&inv, node, number, ctx);
+        }
         return history_show(&inv, id, ctx);
     }
     // a selector that names no node is refused, as everywhere
@@ -61,8 +65,12 @@ pub(crate) fn history(a: HistoryArgs, ctx: &Context) -> Result<u8> {
                 .reason
                 .map(|x| format!(": {}", crate::plan::visible(&x)))
                 .unwrap_or_default();
+            let made = match r.generation {
+                Some(number) => format!(" (generation {number}{})", what_changed(&inv, r.id)?),
+                None => String::new(),
+            };
             out!(
-                "#{:<5} {} {:<12} {}{reason}",
+                "#{:<5} {} {:<12} {}{made}{reason}",
                 r.id,
                 r.started_at,
                 r.node,
@@ -110,6 +118,73 @@ fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
             out_raw!("{}", render::node(&result, mode, None));
         }
         None => out!("no report: the helper did not answer this push"),
+    }
+    Ok(exit::OK)
+}
+
+/// What push `id` changed, from its report: `: 1 created, 2 changed` (nothing when it changed
+/// nothing, or said nothing).
+fn what_changed(inv: &Inventory, id: i64) -> Result<String> {
+    let Some((_, Some(report))) = inv.push_by_id(id)? else {
+        return Ok(String::new());
+    };
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for o in report
+        .resources
+        .iter()
+        .filter(|o| o.state != crate::wire::State::Unchanged)
+    {
+        *counts
+            .entry(format!("{:?}", o.state).to_lowercase())
+            .or_default() += 1;
+    }
+    let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    Ok(if said.is_empty() {
+        ": nothing changed".to_string()
+    } else {
+        format!(": {}", said.join(", "))
+    })
+}
+
+/// `mesh history show NODE@GEN`: the resources generation GEN of NODE had, as sent.
+fn generation_show(inv: &Inventory, node: &str, number: &str, ctx: &Context) -> Result<u8> {
+    let Ok(number) = number.parse::<u64>() else {
+        bail!("`{node}@{number}` names no generation: use NODE@GEN, like web1@3");
+    };
+    let node = inv.node(node)?.name;
+    let Some(kept) = inv.kept_generation(&node, number)? else {
+        bail!(
+            "the inventory {} keeps no generation {number} of {node}: `mesh history {node}` lists \
+             the generations its pushes made",
+            inv.path().display()
+        );
+    };
+    // what is shown never holds a secret's sealed text
+    let declaration = kept.declaration.without_ciphertext();
+    if ctx.json {
+        print_json(
+            &serde_json::json!({"node": kept.node, "generation": kept.generation,
+            "push": kept.push, "inventory": kept.inventory, "pushed_at": kept.pushed_at,
+            "resources": declaration.resources}),
+        )?;
+        return Ok(exit::OK);
+    }
+    out!(
+        "generation {} of {}: push #{}, pushed at {} UTC from inventory {}",
+        kept.generation,
+        kept.node,
+        kept.push,
+        crate::wire::utc(kept.pushed_at),
+        kept.inventory
+    );
+    for r in &declaration.resources {
+        out!(
+            "  {} ({} {}, {})",
+            r.id,
+            r.spec.kind(),
+            crate::plan::visible(r.spec.target()),
+            r.module
+        );
     }
     Ok(exit::OK)
 }

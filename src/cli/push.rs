@@ -343,10 +343,12 @@ pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
 /// record, so a machine that lost its whole state directory is refused, not taken for new.
 pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
     let expects_record = inv.knows_record(&node)?;
+    let planned = Some(inv.planned(&node.name, false)?);
     Ok(Job {
         node,
         declaration: Declaration {
             expects_record,
+            planned,
             ..declaration
         },
     })
@@ -373,6 +375,7 @@ fn record_check(
             None => inv.reconcile(&r.node, sent, &answer.report)?,
         }
     }
+    inv.note_checked(&r.node, &answer.report)?;
     inv.record_found_new(&r.node, started, digest, &answer.report)
 }
 

@@ -430,8 +430,16 @@ pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
                     }
                     node
                 }
-                Err(e) => json!({"node": r.node, "mode": mode_name, "outcome": "failed",
-                    "kind": e.kind(), "reason": e.to_string()}),
+                Err(e) => {
+                    let mut node = json!({"node": r.node, "mode": mode_name,
+                        "outcome": "failed", "kind": e.kind(), "reason": e.to_string()});
+                    // which generation the machine is at, and the one this push planned against
+                    if let push::PushError::Stale { stale, .. } = e {
+                        node["generation"] = json!(stale.machine);
+                        node["planned_against"] = json!(stale.planned);
+                    }
+                    node
+                }
             })
             .collect(),
     )

@@ -42,6 +42,7 @@ impl Inventory {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         }))
     }
 }
@@ -160,6 +161,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         }
     }
 
@@ -186,6 +188,7 @@ mod tests {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         }
     }
 
@@ -333,6 +336,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         };
         conn.execute_batch(
             "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');

@@ -3,7 +3,9 @@
 //!
 //! What the operator decided is in it: nodes (with pinned keys, tags and the ports the host gave
 //! out, so they stay stable), assignments (with pins and placements), settings layers and seats.
-//! What the machines said (pushes, what each helper confirmed) is not, and neither are generated
+//! What the machines said (pushes, what each helper confirmed) is not, but for the generation
+//! each machine was last seen at (so that an inventory made from the document is refused, as
+//! stale, a push over a newer one), and neither are generated
 //! secrets: an import keeps the secrets the inventory has, and one it lacks is generated afresh
 //! the next time a plan or push needs it. Every list and map is sorted, so the same inventory is
 //! always the same text and a diff shows only what changed.
@@ -61,6 +63,10 @@ pub struct NodeEntry {
     /// `INSTANCE.NAME` → the port the host gave that requirement.
     #[serde(default)]
     pub ports: BTreeMap<String, u16>,
+    /// The generation the node's machine was last seen at: an inventory imported from this
+    /// document plans against it, so a push it makes after a newer one is refused as stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<crate::wire::Generation>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,10 +267,12 @@ impl Inventory {
                 .or_default()
                 .insert(format!("{instance}.{name}"), port);
         }
+        let mut generations = self.generations()?;
         let nodes = self
             .nodes()?
             .into_iter()
             .map(|n| NodeEntry {
+                generation: generations.remove(&n.name),
                 tags: tags.get(&n.name).into_iter().flatten().cloned().collect(),
                 ports: ports.remove(&n.name).unwrap_or_default(),
                 name: n.name,

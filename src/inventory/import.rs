@@ -143,6 +143,8 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
                 tags: BTreeSet::new(),
                 ports: BTreeMap::new(),
                 host_key: None,
+                // what the machines said is not the operator's to review
+                generation: None,
                 ..n.clone()
             })
             .collect()
@@ -313,6 +315,9 @@ fn put_node(tx: &rusqlite::Transaction<'_>, entry: &NodeEntry) -> Result<(), Inv
             "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
             params![n.name, instance, name, port],
         )?;
+    }
+    if let Some(generation) = &entry.generation {
+        super::generations::imported(tx, &n.name, generation)?;
     }
     Ok(())
 }

@@ -138,6 +138,7 @@ mod tests {
             awaiting: None,
             pending: None,
             reverted: Vec::new(),
+            generation: None,
         }
     }
 

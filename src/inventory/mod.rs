@@ -11,6 +11,8 @@ mod assignments;
 pub mod catalogued;
 mod confirmed;
 pub mod export;
+mod generation_history;
+mod generations;
 pub mod import;
 mod import_catalogue;
 mod import_check;
@@ -34,6 +36,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
+pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
     DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
@@ -70,6 +73,14 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0009_rollouts.sql",
         include_str!("../../state/0009_rollouts.sql"),
+    ),
+    (
+        "0010_generations.sql",
+        include_str!("../../state/0010_generations.sql"),
+    ),
+    (
+        "0011_generation_history.sql",
+        include_str!("../../state/0011_generation_history.sql"),
     ),
 ];
 

@@ -55,7 +55,13 @@ pub struct PushRow {
     pub outcome: String,
     pub reason: Option<String>,
     pub digest: String,
+    /// The generation the push made on its machine, if it made one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
 }
+
+/// The generation push `pushes.id` made, as a column.
+const GENERATION_OF: &str = "(SELECT number FROM generation_history g WHERE g.push_id = pushes.id)";
 
 /// The helper's report from a node's last push it answered.
 /// (A reverted push's report is not what the machine kept.)
@@ -118,6 +124,11 @@ impl Inventory {
         )?;
         if let (Some(sent), Some(report)) = (sent, &r.report) {
             super::confirmed::store(&tx, &r.node, id, sent, report)?;
+            // the generation the machine confirmed: the next push is planned against it
+            if let Some(generation) = &report.generation {
+                super::generations::store(&tx, &r.node, generation)?;
+                super::generation_history::keep(&tx, &r.node, id, generation, sent)?;
+            }
         }
         tx.commit()?;
         Ok(())
@@ -222,11 +233,11 @@ impl Inventory {
         nodes: Option<&[&str]>,
         limit: i64,
     ) -> Result<Vec<PushRow>, InventoryError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, node, started_at, finished_at, outcome, reason, digest FROM pushes
-             WHERE ?1 IS NULL OR node IN (SELECT value FROM json_each(?1))
-             ORDER BY id DESC LIMIT ?2",
-        )?;
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, node, started_at, finished_at, outcome, reason, digest, {GENERATION_OF}
+                 FROM pushes WHERE ?1 IS NULL OR node IN (SELECT value FROM json_each(?1))
+                 ORDER BY id DESC LIMIT ?2"
+        ))?;
         let nodes = nodes.map(|n| serde_json::json!(n).to_string());
         let rows = stmt.query_map(params![nodes, limit], push_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -237,11 +248,11 @@ impl Inventory {
     pub fn push_by_id(&self, id: i64) -> Result<Option<(PushRow, Option<Report>)>, InventoryError> {
         let row = self
             .conn
-            .prepare_cached(
-                "SELECT id, node, started_at, finished_at, outcome, reason, digest, report
-                 FROM pushes WHERE id = ?1",
-            )?
-            .query_row([id], |r| Ok((push_row(r)?, r.get::<_, Option<String>>(7)?)))
+            .prepare_cached(&format!(
+                "SELECT id, node, started_at, finished_at, outcome, reason, digest, {GENERATION_OF},
+                 report FROM pushes WHERE id = ?1"
+            ))?
+            .query_row([id], |r| Ok((push_row(r)?, r.get::<_, Option<String>>(8)?)))
             .optional()?;
         let Some((row, text)) = row else {
             return Ok(None);
@@ -275,8 +286,8 @@ fn close_interrupted(tx: &Transaction<'_>, node: &str, by: &str) -> Result<(), I
     Ok(())
 }
 
-/// A row of `pushes` read as its first seven columns are selected (id, node, started_at,
-/// finished_at, outcome, reason, digest).
+/// A row of `pushes` read as its first eight columns are selected (id, node, started_at,
+/// finished_at, outcome, reason, digest, the generation it made).
 fn push_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PushRow> {
     Ok(PushRow {
         id: r.get(0)?,
@@ -286,5 +297,6 @@ fn push_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PushRow> {
         outcome: r.get(4)?,
         reason: r.get(5)?,
         digest: r.get(6)?,
+        generation: r.get(7)?,
     })
 }

@@ -102,6 +102,7 @@ mod tests {
                     ready: None,
                 }),
             }],
+            planned: None,
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         };
         let report = Report {
             version: VERSION,
@@ -178,6 +179,7 @@ mod tests {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

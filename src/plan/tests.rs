@@ -46,6 +46,7 @@ fn decl(resources: Vec<Resource>) -> Declaration {
         confirm_within: None,
         confirm_removals: Vec::new(),
         keep: Vec::new(),
+        planned: None,
     }
 }
 
@@ -112,6 +113,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         awaiting: None,
         reverted: Vec::new(),
         pending: None,
+        generation: None,
     };
     assert!(
         plan(&decl(vec![]), Some(&old), Some(&report))

@@ -8,6 +8,7 @@
 pub mod confirm;
 pub mod helper;
 pub mod route;
+mod stale;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,11 +21,12 @@ use crate::inventory::Node;
 use crate::ssh::{self, SshError};
 use crate::wire::{
     Declaration, EXIT_AWAITING, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
-    EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report,
+    EXIT_STALE, EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report, Stale,
 };
 pub use confirm::Confirmation;
 pub use helper::Helper;
 pub use route::Reach;
+pub use stale::overwrite;
 
 /// Why one node's push failed.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,14 @@ pub enum PushError {
         node: String,
         refusal: RecordRefusal,
     },
+    /// The machine is at a newer generation than the one this inventory planned against
+    /// (another inventory pushed since): it refused before changing anything.
+    #[error(
+        "{node}: refused (stale), nothing on the machine was changed: {stale}; `mesh check \
+         {node}` records what the machine has and shows what a push would replace, then push \
+         again (or `mesh push {node} --overwrite` to replace it without looking)"
+    )]
+    Stale { node: String, stale: Stale },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
@@ -106,6 +116,7 @@ impl PushError {
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
+            PushError::Stale { .. } => "stale",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
             PushError::Upload { .. }
             | PushError::Helper { .. }
@@ -345,6 +356,11 @@ async fn push_one(
     session.close().await;
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
+    }
+    if out.status == Some(EXIT_STALE)
+        && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
+    {
+        return Err(PushError::Stale { node: name, stale });
     }
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {

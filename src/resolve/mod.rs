@@ -243,6 +243,7 @@ pub fn compose(
             confirm_within: None,
             confirm_removals,
             keep: kept.iter().map(|r| r.id.clone()).collect(),
+            planned: None,
         },
         held: holds,
         kept,

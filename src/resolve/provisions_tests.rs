@@ -212,6 +212,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             awaiting: None,
             reverted: Vec::new(),
             pending: None,
+            generation: None,
         }),
     };
     m.inv

@@ -154,6 +154,7 @@ mod tests {
             confirm_within: None,
             confirm_removals: Vec::new(),
             keep: Vec::new(),
+            planned: None,
         };
         assert!(unsealed.unsealed_secret().is_some());
         assert!(!serde_json::to_string(&rs).unwrap().contains("s3cret"));

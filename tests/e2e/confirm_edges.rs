@@ -147,7 +147,7 @@ fn checked(mesh: &Mesh, node: &str) -> BTreeSet<String> {
 }
 
 /// Starts `mesh --json push node1` of `mesh` after `delay`.
-fn push_after(
+pub fn push_after(
     mesh: &Mesh,
     delay: Duration,
     timeout: &'static str,

@@ -36,6 +36,10 @@ pub struct Declaration {
     /// ahead. They are not among `resources`; naming one that is changes nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keep: Vec<String>,
+    /// Which generation of the node this push was planned against: a machine at a newer one
+    /// refuses it before changing anything ([`stale`]). `None`: a mesh from before generations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Planned>,
 }
 
 /// One thing on a machine, with an id that stays the same from push to push.

@@ -113,6 +113,10 @@ pub struct Report {
     /// confirmed or reverted, so nothing of this run may be taken as confirmed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
+    /// The node's generation on the machine after this run (in a dry run: as it is); `None`:
+    /// a helper from before generations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Generation>,
 }
 
 /// A change waiting to be confirmed.

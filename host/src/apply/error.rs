@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io;
 
-use mesh_wire::RecordRefusal;
+use mesh_wire::{RecordRefusal, Stale};
 
 use crate::record::LoadError;
 
@@ -19,6 +19,9 @@ pub(crate) enum Error {
     Awaiting(String),
     /// The record is lost or cannot be trusted: nothing is touched until the operator acts.
     Refused(RecordRefusal),
+    /// The push was planned against an older generation than the machine's: nothing was
+    /// changed.
+    Stale(Stale),
 }
 
 impl Error {
@@ -28,6 +31,7 @@ impl Error {
             Error::Busy => 4,
             Error::Awaiting(_) => u8::try_from(mesh_wire::EXIT_AWAITING).unwrap_or(4),
             Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
+            Error::Stale(_) => u8::try_from(mesh_wire::EXIT_STALE).unwrap_or(3),
         }
     }
 }
@@ -53,6 +57,11 @@ impl fmt::Display for Error {
                 f,
                 "{r}; nothing was changed: take the machine as it is now with `mesh node adopt`"
             ),
+            Error::Stale(s) => write!(
+                f,
+                "refused (stale): {s}; nothing was changed: `mesh check` shows what a push would \
+                 replace"
+            ),
         }
     }
 }
@@ -69,5 +78,21 @@ impl From<LoadError> for Error {
             LoadError::Io(e) => Error::Record(e),
             LoadError::Refused(r) => Error::Refused(r),
         }
+    }
+}
+
+/// Refuses, before anything is changed, a push planned against an older generation than the
+/// machine's `record` is at (see [`mesh_wire::stale`]).
+pub(crate) fn refuse_stale(
+    declaration: &mesh_wire::Declaration,
+    record: &crate::record::Record,
+) -> Result<(), Error> {
+    match declaration
+        .planned
+        .as_ref()
+        .and_then(|p| mesh_wire::stale(record.generation.as_ref(), p))
+    {
+        Some(stale) => Err(Error::Stale(stale)),
+        None => Ok(()),
     }
 }

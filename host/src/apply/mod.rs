@@ -30,10 +30,12 @@ mod ready;
 #[cfg(test)]
 mod refused;
 mod service;
+#[cfg(test)]
+mod stale_tests;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
-pub(crate) use error::Error;
+pub(crate) use error::{Error, refuse_stale};
 pub(crate) use held::{Held, lock};
 pub(crate) use process::{env_file_of, env_file_there, files_of, on_disk_digest};
 
@@ -62,6 +64,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         Mode::Apply => {
             let held = Held::to_apply(paths, declaration.expects_record)?;
             let record = held.record(paths, declaration.expects_record)?;
+            refuse_stale(declaration, &record)?;
             run_held(declaration, false, paths, &held, record)
         }
     }
@@ -210,6 +213,7 @@ fn measure_or_apply(
     }
 
     if mode == Mode::Apply {
+        record.generation = Some(next_generation(&record, declaration));
         record.save(paths)?;
         // Only now is a given-back original no longer needed, unless the record still names it
         // (records written before originals were kept per resource share one by content).
@@ -242,7 +246,21 @@ fn measure_or_apply(
         awaiting: None,
         reverted: Vec::new(),
         pending: None,
+        generation: record.generation,
     })
+}
+
+/// The generation this apply makes: one past the newer of the machine's and the plan's, the
+/// sending inventory's, now.
+fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Generation {
+    let planned = declaration.planned.as_ref();
+    mesh_wire::Generation {
+        number: mesh_wire::next_number(record.generation.as_ref(), planned),
+        inventory: planned.map(|p| p.inventory.clone()).unwrap_or_default(),
+        pushed_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    }
 }
 
 /// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from

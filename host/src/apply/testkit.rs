@@ -89,6 +89,7 @@ pub(crate) fn decl(resources: Vec<Resource>) -> Declaration {
         confirm_within: None,
         confirm_removals: Vec::new(),
         keep: Vec::new(),
+        planned: None,
     }
 }
 

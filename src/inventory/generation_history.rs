@@ -1,0 +1,129 @@
+//! Every generation a node's machine confirmed, kept with its declaration exactly as sent
+//! (rendered; a secret stays sealed to the machine): `mesh history show NODE@GEN` reads it, and
+//! it does not depend on today's catalogue or settings.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde::Serialize;
+
+use super::{Inventory, InventoryError};
+use crate::wire::{Declaration, Generation};
+
+/// One kept generation of a node.
+#[derive(Debug, Clone, Serialize)]
+pub struct Kept {
+    pub node: String,
+    pub generation: u64,
+    /// The push that made it (`mesh history show ID`).
+    pub push: i64,
+    /// The id of the inventory that pushed it.
+    pub inventory: String,
+    /// When the machine applied it, seconds since the epoch.
+    pub pushed_at: u64,
+    /// What was sent, as sent.
+    pub declaration: Declaration,
+}
+
+/// Keeps generation `generation` of `node`, made by push `push_id` sending `sent`, inside the
+/// caller's transaction.
+pub(super) fn keep(
+    tx: &Transaction<'_>,
+    node: &str,
+    push_id: i64,
+    generation: &Generation,
+    sent: &Declaration,
+) -> Result<(), InventoryError> {
+    let text = serde_json::to_string(sent)
+        .map_err(|e| InventoryError::Corrupt(format!("{node}'s declaration: {e}")))?;
+    tx.execute(
+        "INSERT OR REPLACE INTO generation_history
+             (node, number, push_id, inventory, pushed_at, declaration)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            node,
+            i64::try_from(generation.number).unwrap_or(i64::MAX),
+            push_id,
+            generation.inventory,
+            i64::try_from(generation.pushed_at).unwrap_or(i64::MAX),
+            text
+        ],
+    )?;
+    Ok(())
+}
+
+impl Inventory {
+    /// Generation `number` of `node`, as it was sent; `None`: this inventory keeps no such one.
+    pub fn kept_generation(&self, node: &str, number: u64) -> Result<Option<Kept>, InventoryError> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT push_id, inventory, pushed_at, declaration FROM generation_history
+                 WHERE node = ?1 AND number = ?2",
+            )?
+            .query_row(
+                params![node, i64::try_from(number).unwrap_or(i64::MAX)],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((push, inventory, pushed_at, text)) = row else {
+            return Ok(None);
+        };
+        let declaration = serde_json::from_str(&text).map_err(|e| {
+            InventoryError::Corrupt(format!("generation {number} of {node} cannot be read: {e}"))
+        })?;
+        Ok(Some(Kept {
+            node: node.to_string(),
+            generation: number,
+            push,
+            inventory,
+            pushed_at: pushed_at.try_into().unwrap_or(0),
+            declaration,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::inventory::{Inventory, Node, PushRecord};
+    use crate::wire::{Declaration, Generation, Mode};
+
+    #[test]
+    fn a_confirmed_push_keeps_its_generation_as_sent_and_the_history_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
+        let sent = Declaration {
+            version: 1,
+            node: "n".into(),
+            resources: vec![],
+            expects_record: true,
+            confirm_within: None,
+            confirm_removals: vec![],
+            keep: vec!["kept:file:/etc/x".into()],
+            planned: None,
+        };
+        let generation = Generation {
+            number: 4,
+            inventory: inv.inventory_id().unwrap(),
+            pushed_at: 9,
+        };
+        let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
+        let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
+        let record = PushRecord::answered("n", "t0", "d", &report);
+        inv.finish_push(id, &record, Some(&sent)).unwrap();
+        let kept = inv.kept_generation("n", 4).unwrap().expect("kept");
+        assert_eq!((kept.push, kept.pushed_at), (id, 9));
+        assert_eq!(kept.declaration, sent);
+        assert!(inv.kept_generation("n", 3).unwrap().is_none());
+        let rows = inv.push_history(None, 5).unwrap();
+        assert_eq!(rows[0].generation, Some(4));
+        let (row, _) = inv.push_by_id(id).unwrap().unwrap();
+        assert_eq!(row.generation, Some(4));
+    }
+}

@@ -1,0 +1,51 @@
+//! A push from a stale inventory (issue 22): the helper refuses it (see
+//! `mesh_wire::stale`), and `push --overwrite` says it replaces whatever the machine has.
+
+use crate::wire::Declaration;
+
+/// Makes `declaration` replace whatever generation its machine is at (`push --overwrite`);
+/// returns what the plan says of it.
+pub fn overwrite(declaration: &mut Declaration) -> String {
+    if let Some(planned) = &mut declaration.planned {
+        planned.overwrite = true;
+    }
+    format!(
+        "{}: --overwrite: replaces whatever generation the machine is at, a newer one another \
+         inventory pushed included, without asking",
+        declaration.node
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::PushError;
+    use crate::wire::Stale;
+
+    #[test]
+    fn a_stale_refusal_is_a_typed_failure_naming_the_machines_generation_and_check() {
+        let e = PushError::Stale {
+            node: "web1".into(),
+            stale: Stale {
+                machine: crate::wire::Generation {
+                    number: 7,
+                    inventory: "a1b2".into(),
+                    pushed_at: 1_796_173_200,
+                },
+                planned: Some(crate::wire::Known {
+                    number: 6,
+                    inventory: "a1b2".into(),
+                }),
+            },
+        };
+        assert_eq!(e.kind(), "stale");
+        let said = e.to_string();
+        for words in [
+            "web1: refused (stale), nothing on the machine was changed",
+            "generation 7, pushed at 2026-12-02T01:00:00 UTC from inventory a1b2",
+            "`mesh check web1`",
+            "--overwrite",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+    }
+}

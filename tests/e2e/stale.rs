@@ -1,0 +1,159 @@
+//! Two inventories over one machine (issue 22): B, imported from A's export, never undoes a
+//! change A pushed and confirmed since; it is refused `stale` before anything changes, until
+//! `mesh check` shows it what the machine has, or it pushes with `--overwrite`.
+
+use std::time::Duration;
+
+use crate::confirm_edges::push_after;
+use crate::util::{Mesh, node_result, on, path_str};
+
+/// B: an inventory imported from A's export as it is now.
+fn imported(a: &Mesh) -> Mesh {
+    let doc = a.run(&["inventory", "export"]).ok().stdout;
+    let b = Mesh::bare();
+    let file = b.dir.path().join("a.json");
+    std::fs::write(&file, doc).unwrap();
+    b.run(&["inventory", "import", path_str(&file)]).ok();
+    b
+}
+
+fn banner(mesh: &Mesh, text: &str) {
+    mesh.run(&["settings", "set", "motd", &format!("banner={text}")])
+        .ok();
+}
+
+fn motd() -> String {
+    on("node1", "cat /etc/motd")
+}
+
+#[test]
+fn a_push_from_a_stale_inventory_is_refused_until_checked_or_told_to_overwrite() {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    banner(&a, "A one");
+    a.run(&["push", "node1"]).ok();
+    let b = imported(&a);
+    // A pushes and it is confirmed; B has not seen it
+    banner(&a, "A two");
+    let pushed = a.run(&["--json", "push", "node1"]).ok().json();
+    let number = node_result(&pushed, "node1")["report"]["generation"]["number"].clone();
+    assert!(number.as_u64().is_some_and(|n| n > 0), "{pushed}");
+    let a_has = motd();
+    assert!(a_has.contains("A two"), "{a_has}");
+
+    banner(&b, "B one");
+    let refused = b.run(&["push", "node1"]).code(2);
+    for words in [
+        "node1: FAILED (stale)",
+        "nothing on the machine was changed",
+        &format!("generation {number}"),
+        "`mesh check node1`",
+    ] {
+        assert!(
+            refused.stdout.contains(words),
+            "{words}: {}",
+            refused.stdout
+        );
+    }
+    let json = b.run(&["--json", "push", "node1"]).code(2).json();
+    let node1 = node_result(&json, "node1");
+    assert_eq!(node1["kind"], "stale", "{node1}");
+    assert_eq!(node1["generation"]["number"], number, "{node1}");
+    assert_eq!(motd(), a_has, "a refused push changed the machine");
+
+    // once B has checked, its plan is made against what the machine has, and its push goes
+    b.run(&["check", "node1"]).code(4);
+    let plan = b.run(&["plan", "node1"]).stdout;
+    assert!(
+        plan.contains("/etc/motd") && !plan.contains("no changes"),
+        "{plan}"
+    );
+    b.run(&["push", "node1"]).ok();
+    assert!(motd().contains("B one"), "{}", motd());
+
+    // now A is the stale one; --overwrite says so and replaces B's generation
+    a.run(&["push", "node1"]).code(2);
+    assert!(motd().contains("B one"), "{}", motd());
+    let over = a.run(&["push", "node1", "--overwrite"]).ok();
+    assert!(
+        over.stdout.contains("node1: --overwrite"),
+        "{}",
+        over.stdout
+    );
+    assert_eq!(motd(), a_has);
+    a.run(&["unassign", "motd", "node1"]).ok();
+    a.run(&["push", "node1"]).ok();
+}
+
+#[test]
+fn two_inventories_racing_never_undo_a_confirmed_change_and_every_refusal_is_stale() {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    a.run(&["push", "node1"]).ok();
+    let b = imported(&a);
+    let mut kept = motd();
+    let (mut a_won, mut b_won) = (0, 0);
+    for round in 0..20u64 {
+        banner(&a, &format!("A {round}"));
+        banner(&b, &format!("B {round}"));
+        // one side in three first checks (it then plans against the machine), the other may be
+        // stale; who starts first alternates, the other a little later or at once
+        if round % 3 == 1 {
+            b.run(&["check", "node1"]);
+        } else if round % 3 == 2 {
+            a.run(&["check", "node1"]);
+        }
+        let lag = Duration::from_millis((round * 53) % 250);
+        let (a_delay, b_delay) = if round % 2 == 0 {
+            (lag, Duration::ZERO)
+        } else {
+            (Duration::ZERO, lag)
+        };
+        let (pushed_a, pushed_b) = (push_after(&a, a_delay, "10"), push_after(&b, b_delay, "10"));
+        let (pushed_a, pushed_b) = (pushed_a.join().unwrap(), pushed_b.join().unwrap());
+        let sides = [
+            ("A", node_result(&pushed_a, "node1").clone()),
+            ("B", node_result(&pushed_b, "node1").clone()),
+        ];
+        let now = motd();
+        let mut applied = Vec::new();
+        for (side, result) in &sides {
+            if result["outcome"] == "applied" {
+                applied.push(*side);
+            } else {
+                assert_eq!(
+                    result["kind"], "stale",
+                    "round {round}: {side} failed, not stale: {result}"
+                );
+            }
+        }
+        match applied.as_slice() {
+            // a refused push changed nothing
+            [] => assert_eq!(now, kept, "round {round}: {sides:?}"),
+            [side] => {
+                assert!(
+                    now.contains(&format!("{side} {round}")),
+                    "round {round}: {side} applied, the machine has {now}: {sides:?}"
+                );
+                if *side == "A" {
+                    a_won += 1
+                } else {
+                    b_won += 1
+                }
+                kept = now;
+            }
+            // both went through: the second undid the first without being told
+            _ => panic!("round {round}: both applied: {sides:?}"),
+        }
+    }
+    println!("20 rounds: A won {a_won}, B won {b_won}");
+    assert!(a_won > 0 && b_won > 0, "A won {a_won}, B won {b_won}");
+    a.run(&["unassign", "motd", "node1"]).ok();
+    a.run(&["push", "node1", "--overwrite"]).ok();
+}

@@ -1,0 +1,218 @@
+//! Generations: every push a machine applies is one, numbered per node, and the machine refuses
+//! a push planned against an older one (issue 22): two inventories over one machine never undo
+//! each other's confirmed change without being told.
+//!
+//! The rule is here, on both sides of the wire, so that the operator's tests and the helper's
+//! refusal are the same function.
+
+use serde::{Deserialize, Serialize};
+
+/// Exit status of the helper when the push was planned against an older generation than the
+/// machine's (see [`stale`]): it changed nothing, and prints a [`Stale`] on stdout.
+pub const EXIT_STALE: u32 = 22;
+
+/// One generation of a node, as the machine's record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generation {
+    /// 1, 2, 3 … per node; 0 is a record from before generations.
+    pub number: u64,
+    /// The id of the inventory that pushed it (`""`: a mesh that did not say).
+    pub inventory: String,
+    /// When it was applied, in seconds since the Unix epoch, by the machine's clock.
+    pub pushed_at: u64,
+}
+
+/// Which generation of the node a push was planned against, said by every push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planned {
+    /// The id of the sending inventory: the new generation is its.
+    pub inventory: String,
+    /// The generation the inventory last saw on the machine (its number and inventory);
+    /// `None`: it has never heard from the machine, and takes it as found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Known>,
+    /// `push --overwrite`: a newer generation is replaced without asking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overwrite: bool,
+    /// The inventory's last push to this node was sent and never recorded (the operator was
+    /// killed, the inventory could not be written): a newer generation the same inventory made
+    /// is that push's, and is taken as known.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unrecorded: bool,
+}
+
+/// A generation as an inventory knows it: its number and the inventory that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Known {
+    pub number: u64,
+    pub inventory: String,
+}
+
+/// The helper's refusal of a push planned against an older generation than the machine's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stale {
+    /// What the machine is at.
+    pub machine: Generation,
+    /// What the push was planned against.
+    pub planned: Option<Known>,
+}
+
+/// Why a push planned as `planned` may not replace the machine's generation `machine`, if it
+/// may not: the machine is at a newer number, or at the same number from another inventory.
+/// A machine with no generation (a record from before them, or none) accepts; so does one at an
+/// older number than the plan's (its change was reverted, or it was taken back), a plan made by
+/// an inventory that never heard from the machine, one whose own last push was never recorded
+/// (when the machine's generation is that inventory's), and `--overwrite`.
+pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
+    let machine = machine.filter(|m| m.number > 0)?;
+    let against = planned.against.as_ref()?;
+    if planned.overwrite || (planned.unrecorded && machine.inventory == planned.inventory) {
+        return None;
+    }
+    let newer = machine.number > against.number
+        || (machine.number == against.number && machine.inventory != against.inventory);
+    newer.then(|| Stale {
+        machine: machine.clone(),
+        planned: Some(against.clone()),
+    })
+}
+
+/// The number of the generation a push planned as `planned` makes on a machine at `machine`:
+/// one past the newer of the two, so that a number is never given twice.
+pub fn next_number(machine: Option<&Generation>, planned: Option<&Planned>) -> u64 {
+    let on_machine = machine.map_or(0, |m| m.number);
+    let known = planned
+        .and_then(|p| p.against.as_ref())
+        .map_or(0, |s| s.number);
+    on_machine.max(known).saturating_add(1)
+}
+
+impl std::fmt::Display for Stale {
+    /// What the machine has, without the node's name or the fix (each side adds its own).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = &self.machine;
+        let from = if m.inventory.is_empty() {
+            "an inventory that did not say its id".to_string()
+        } else {
+            format!("inventory {}", m.inventory)
+        };
+        write!(
+            f,
+            "the machine is at generation {}, pushed at {} UTC from {from}; this push was planned \
+             against ",
+            m.number,
+            utc(m.pushed_at)
+        )?;
+        match &self.planned {
+            Some(p) => write!(f, "generation {} of inventory {}", p.number, p.inventory),
+            None => write!(f, "no generation"),
+        }
+    }
+}
+
+/// `2026-12-02T01:00:00` for seconds since the epoch (UTC; civil-from-days, no time crate).
+pub fn utc(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rest = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(number: u64, inventory: &str) -> Generation {
+        Generation {
+            number,
+            inventory: inventory.into(),
+            pushed_at: 1_796_000_000,
+        }
+    }
+
+    fn plan(against: Option<(u64, &str)>, overwrite: bool) -> Planned {
+        Planned {
+            unrecorded: false,
+            inventory: "b".into(),
+            against: against.map(|(number, i)| Known {
+                number,
+                inventory: i.into(),
+            }),
+            overwrite,
+        }
+    }
+
+    #[test]
+    fn a_machine_at_a_newer_generation_refuses_and_says_what_it_has() {
+        let refused = stale(Some(&at(2, "a")), &plan(Some((1, "a")), false));
+        let said = refused.expect("stale").to_string();
+        for words in [
+            "generation 2",
+            "inventory a",
+            "2026-11-30T00:53",
+            "generation 1",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+    }
+
+    #[test]
+    fn the_same_number_from_another_inventory_is_refused_and_from_the_same_accepted() {
+        assert!(stale(Some(&at(3, "a")), &plan(Some((3, "b")), false)).is_some());
+        assert!(stale(Some(&at(3, "a")), &plan(Some((3, "a")), false)).is_none());
+    }
+
+    #[test]
+    fn an_older_or_absent_generation_a_first_contact_and_overwrite_accept() {
+        // the machine is behind (a change reverted): accepted
+        assert!(stale(Some(&at(1, "a")), &plan(Some((4, "a")), false)).is_none());
+        // a record from before generations is generation 0
+        assert!(stale(Some(&at(0, "")), &plan(Some((4, "a")), false)).is_none());
+        assert!(stale(None, &plan(Some((4, "a")), false)).is_none());
+        // an inventory that never heard from the machine takes it as found
+        assert!(stale(Some(&at(9, "a")), &plan(None, false)).is_none());
+        assert!(stale(Some(&at(9, "a")), &plan(Some((1, "a")), true)).is_none());
+    }
+
+    #[test]
+    fn an_unrecorded_push_of_the_same_inventory_is_taken_as_known_and_no_other() {
+        let unrecorded = Planned {
+            unrecorded: true,
+            ..plan(Some((1, "b")), false)
+        };
+        assert!(stale(Some(&at(2, "b")), &unrecorded).is_none());
+        assert!(stale(Some(&at(2, "a")), &unrecorded).is_some());
+    }
+
+    #[test]
+    fn a_new_generation_is_one_past_the_newer_of_machine_and_plan() {
+        assert_eq!(next_number(None, None), 1);
+        assert_eq!(
+            next_number(Some(&at(5, "a")), Some(&plan(Some((2, "a")), true))),
+            6
+        );
+        assert_eq!(
+            next_number(Some(&at(1, "a")), Some(&plan(Some((4, "a")), false))),
+            5
+        );
+    }
+
+    #[test]
+    fn utc_reads_as_a_calendar_date() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00");
+        assert_eq!(utc(1_796_173_200), "2026-12-02T01:00:00");
+    }
+}
