@@ -70,6 +70,29 @@ pub(crate) enum Entry {
     Package(PackageEntry),
     Process(ProcessEntry),
     Container(ContainerEntry),
+    Symlink(SymlinkEntry),
+}
+
+/// A symbolic link the mesh made, and what was at its path before.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SymlinkEntry {
+    pub(crate) path: String,
+    /// What undeclaring it puts back.
+    pub(crate) found: FoundAtLink,
+    /// Directories the mesh made to hold it, deepest first: removed with it when empty.
+    #[serde(default)]
+    pub(crate) parents_made: Vec<String>,
+}
+
+/// What was at a symlink's path before the mesh made it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum FoundAtLink {
+    Nothing,
+    /// Another link, pointing at this target.
+    Link(String),
+    /// A file, kept like a file resource's original.
+    File(Original),
 }
 
 /// A container the mesh runs.
@@ -179,6 +202,13 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
+            Entry::Symlink(l) => match &l.found {
+                FoundAtLink::Nothing => {
+                    undo.deletes.push(l.path.clone());
+                    undo.deletes_if_empty.extend(l.parents_made.iter().cloned());
+                }
+                FoundAtLink::Link(_) | FoundAtLink::File(_) => undo.restores.push(l.path.clone()),
+            },
             Entry::Container(c) => {
                 undo.stops.push(format!("container {}", c.name));
             }

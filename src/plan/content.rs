@@ -35,6 +35,7 @@ pub fn content(spec: &Spec) -> String {
         }
         Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
         Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Symlink(l) => format!("link -> {}\n", l.target),
         Spec::Container(c) => {
             let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
             if !c.command.is_empty() {

@@ -446,6 +446,11 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             }
         }
         (Spec::Package(_), Spec::Package(_)) => {}
+        (Spec::Symlink(a), Spec::Symlink(b)) => {
+            if a.target != b.target {
+                out.push("target".to_string());
+            }
+        }
         (Spec::Container(a), Spec::Container(b)) => {
             out.extend(b.differing(a).into_iter().map(String::from));
         }

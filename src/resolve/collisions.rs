@@ -44,6 +44,7 @@ fn shared_paths(resources: &[Resource]) -> Vec<String> {
             Spec::File(f) => (f.path.clone(), "file"),
             Spec::Keys(k) => (k.path.clone(), "keys"),
             Spec::Directory(d) => (d.path.clone(), "directory"),
+            Spec::Symlink(l) => (l.path.clone(), "symlink"),
             Spec::Process(p) => (
                 format!("/etc/systemd/system/{}", p.unit),
                 "process unit file",

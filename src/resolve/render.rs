@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, Key, KeysSpec, Mount, PackageSpec,
-    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec,
 };
 
 pub(super) fn resource(
@@ -173,6 +173,16 @@ pub(super) fn resource(
                     // the operator's data it reaches is added once answered (`with_access`)
                     access: Vec::new(),
                     ready: ready(c.ready.as_ref(), values)?,
+                }),
+            )
+        }
+        ResourceDef::Symlink(l) => {
+            let path = text(&l.path);
+            (
+                format!("{instance}:symlink:{path}"),
+                Spec::Symlink(SymlinkSpec {
+                    path,
+                    target: text(&l.target),
                 }),
             )
         }

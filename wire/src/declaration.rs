@@ -76,6 +76,8 @@ pub enum Spec {
     Process(ProcessSpec),
     /// A container run with the machine's Docker.
     Container(ContainerSpec),
+    /// A symbolic link: what was at its path is given back when undeclared.
+    Symlink(SymlinkSpec),
 }
 
 impl Spec {
@@ -89,6 +91,7 @@ impl Spec {
             Spec::Package(_) => "package",
             Spec::Process(_) => "process",
             Spec::Container(_) => "container",
+            Spec::Symlink(_) => "symlink",
         }
     }
 
@@ -102,6 +105,7 @@ impl Spec {
             Spec::Package(p) => &p.name,
             Spec::Process(p) => &p.unit,
             Spec::Container(c) => &c.name,
+            Spec::Symlink(l) => &l.path,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod read;
 mod ready;
 mod refusal;
 mod report;
+mod symlink;
 #[cfg(test)]
 mod tests;
 
@@ -30,6 +31,7 @@ pub use process::*;
 pub use ready::*;
 pub use refusal::*;
 pub use report::*;
+pub use symlink::*;
 
 /// The version of this format. Bump it when a change would be misread by an older helper.
 pub const VERSION: u32 = 1;

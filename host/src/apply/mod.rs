@@ -30,6 +30,7 @@ mod ready;
 #[cfg(test)]
 mod refused;
 mod service;
+mod symlink;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -137,7 +138,7 @@ fn measure_or_apply(
         .map(|(id, entry)| {
             let phase = match entry {
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
-                Entry::File(_) | Entry::Keys(_) => 1,
+                Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) => 1,
                 Entry::Directory(_) => 2,
                 Entry::Package(_) => 3,
             };
@@ -156,7 +157,7 @@ fn measure_or_apply(
     let phase = |spec: &Spec| match spec {
         Spec::Package(_) => 0,
         Spec::Directory(_) => 1,
-        Spec::File(_) | Spec::Keys(_) => 2,
+        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) => 2,
         Spec::Service(_) | Spec::Process(_) | Spec::Container(_) => 3,
     };
     for step in 0..3 {
@@ -352,6 +353,7 @@ impl Run<'_> {
             Spec::Package(p) => self.try_package(resource, p, record),
             Spec::Process(p) => self.try_process(resource, p, record),
             Spec::Container(c) => self.try_container(resource, c, record),
+            Spec::Symlink(l) => self.try_symlink(resource, l, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -471,6 +473,7 @@ impl Run<'_> {
             )),
             Entry::Process(process) => self.give_back_process(process),
             Entry::Container(container) => self.give_back_container(container),
+            Entry::Symlink(link) => self.give_back_symlink(link),
         };
         match result {
             Ok(detail) => {

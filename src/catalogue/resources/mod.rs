@@ -13,6 +13,7 @@ mod ready;
 #[cfg(test)]
 mod ready_tests;
 mod service;
+mod symlink;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +24,7 @@ pub(in crate::catalogue) use parser::Parser;
 pub use process::ProcessDef;
 pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
+pub use symlink::SymlinkDef;
 
 use crate::wire::Cost;
 
@@ -41,6 +43,8 @@ pub enum ResourceDef {
     Process(ProcessDef),
     /// A container run with the machine's Docker.
     Container(ContainerDef),
+    /// A symbolic link, what was at its path given back when undeclared.
+    Symlink(SymlinkDef),
 }
 
 impl ResourceDef {
@@ -53,6 +57,7 @@ impl ResourceDef {
             ResourceDef::Package(_) => "package",
             ResourceDef::Process(_) => "process",
             ResourceDef::Container(_) => "container",
+            ResourceDef::Symlink(_) => "symlink",
         }
     }
 
@@ -62,7 +67,10 @@ impl ResourceDef {
             ResourceDef::File(f) => f.confirm,
             ResourceDef::Keys(k) => k.confirm,
             ResourceDef::Service(sv) => sv.confirm,
-            ResourceDef::Package(_) | ResourceDef::Process(_) | ResourceDef::Container(_) => false,
+            ResourceDef::Package(_)
+            | ResourceDef::Process(_)
+            | ResourceDef::Container(_)
+            | ResourceDef::Symlink(_) => false,
         }
     }
 
@@ -75,6 +83,7 @@ impl ResourceDef {
             ResourceDef::Package(name) => package::describe(name),
             ResourceDef::Container(c) => c.describe(),
             ResourceDef::Process(p) => p.describe(),
+            ResourceDef::Symlink(l) => l.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -85,7 +94,7 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, package, process, container";
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

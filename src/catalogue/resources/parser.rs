@@ -60,6 +60,7 @@ impl Parser<'_> {
             "package" => self.package(i, value),
             "process" => self.process(i, value),
             "container" => self.container(i, value),
+            "symlink" => self.symlink(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({})", super::KINDS),

@@ -94,3 +94,55 @@ fn module_show_says_the_sshd_drop_in_is_checked_in_force() {
         "{said:?}"
     );
 }
+
+fn accepted(resource: &str) -> super::ResourceDef {
+    let json = format!(
+        r#"{{"name":"demo","version":"1","description":"A demo.",
+           "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi"}}],
+           "resources":[{resource}]}}"#
+    );
+    let module = crate::catalogue::module::parse(
+        "demo/module.json",
+        "demo",
+        json.as_bytes(),
+        &BTreeMap::new(),
+        "test",
+    )
+    .unwrap();
+    module.resources[0].clone()
+}
+
+#[test]
+fn a_symlink_names_its_path_and_target_each_held_to_the_path_rule() {
+    let link = accepted(r#"{"kind":"symlink","path":"/etc/demo/current","target":"/srv/${word}"}"#);
+    assert_eq!(link.kind(), "symlink");
+    assert_eq!(
+        link.describe(),
+        "/etc/demo/current -> /srv/${word} (what was there is given back when undeclared)"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"symlink","path":"/etc/x"}"#,
+            "resources[0].target: missing",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/proc/self/root/etc/shadow"}"#,
+            "resources[0].target",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/var/lib/mesh/x","target":"/srv/a"}"#,
+            "resources[0].path",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/srv/${nope}"}"#,
+            "resources[0].target",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/srv/a","mode":"0644"}"#,
+            "mode",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
