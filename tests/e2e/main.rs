@@ -34,6 +34,7 @@ mod inventory_hostile;
 mod inventory_removal;
 mod key_order;
 mod kinds;
+mod kinds_symlink;
 mod known_files;
 mod lab;
 mod manual;
