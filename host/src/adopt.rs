@@ -272,7 +272,8 @@ impl Adopt<'_> {
             | Spec::Directory(_)
             | Spec::Package(_)
             | Spec::Container(_)
-            | Spec::Symlink(_) => {}
+            | Spec::Symlink(_)
+            | Spec::Sysctl(_) => {}
         }
     }
 

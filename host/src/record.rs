@@ -71,6 +71,19 @@ pub(crate) enum Entry {
     Process(ProcessEntry),
     Container(ContainerEntry),
     Symlink(SymlinkEntry),
+    Sysctl(SysctlEntry),
+}
+
+/// A kernel setting the mesh set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SysctlEntry {
+    pub(crate) name: String,
+    /// Its value before the mesh set it, as the kernel printed it: written back when undeclared.
+    pub(crate) found: String,
+    /// The drop-in the mesh writes.
+    pub(crate) drop_in: String,
+    /// A file that was at the drop-in's path before, kept to be put back.
+    pub(crate) drop_in_original: Option<Original>,
 }
 
 /// A symbolic link the mesh made, and what was at its path before.
@@ -202,6 +215,14 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
+            Entry::Sysctl(s) => {
+                undo.restores.push(format!("{} = {}", s.name, s.found));
+                if s.drop_in_original.is_some() {
+                    undo.restores.push(s.drop_in.clone());
+                } else {
+                    undo.deletes.push(s.drop_in.clone());
+                }
+            }
             Entry::Symlink(l) => match &l.found {
                 FoundAtLink::Nothing => {
                     undo.deletes.push(l.path.clone());

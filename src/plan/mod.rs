@@ -446,6 +446,11 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             }
         }
         (Spec::Package(_), Spec::Package(_)) => {}
+        (Spec::Sysctl(a), Spec::Sysctl(b)) => {
+            if a.value != b.value {
+                out.push("value".to_string());
+            }
+        }
         (Spec::Symlink(a), Spec::Symlink(b)) => {
             if a.target != b.target {
                 out.push("target".to_string());

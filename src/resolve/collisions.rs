@@ -45,6 +45,7 @@ fn shared_paths(resources: &[Resource]) -> Vec<String> {
             Spec::Keys(k) => (k.path.clone(), "keys"),
             Spec::Directory(d) => (d.path.clone(), "directory"),
             Spec::Symlink(l) => (l.path.clone(), "symlink"),
+            Spec::Sysctl(s) => (s.drop_in(), "sysctl drop-in"),
             Spec::Process(p) => (
                 format!("/etc/systemd/system/{}", p.unit),
                 "process unit file",

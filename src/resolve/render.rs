@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, Key, KeysSpec, Mount, PackageSpec,
-    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec,
+    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec, SysctlSpec,
 };
 
 pub(super) fn resource(
@@ -186,6 +186,13 @@ pub(super) fn resource(
                 }),
             )
         }
+        ResourceDef::Sysctl(s) => (
+            format!("{instance}:sysctl:{}", s.name),
+            Spec::Sysctl(SysctlSpec {
+                name: s.name.clone(),
+                value: text(&s.value),
+            }),
+        ),
         ResourceDef::Service(sv) => {
             let unit = text(&sv.unit);
             if !crate::catalogue::valid_unit(&unit) {

@@ -78,6 +78,9 @@ pub enum Spec {
     Container(ContainerSpec),
     /// A symbolic link: what was at its path is given back when undeclared.
     Symlink(SymlinkSpec),
+    /// A kernel setting, through a drop-in and at once: the value found given back when
+    /// undeclared.
+    Sysctl(SysctlSpec),
 }
 
 impl Spec {
@@ -92,6 +95,7 @@ impl Spec {
             Spec::Process(_) => "process",
             Spec::Container(_) => "container",
             Spec::Symlink(_) => "symlink",
+            Spec::Sysctl(_) => "sysctl",
         }
     }
 
@@ -106,6 +110,7 @@ impl Spec {
             Spec::Process(p) => &p.unit,
             Spec::Container(c) => &c.name,
             Spec::Symlink(l) => &l.path,
+            Spec::Sysctl(s) => &s.name,
         }
     }
 

@@ -19,6 +19,7 @@ mod ready;
 mod refusal;
 mod report;
 mod symlink;
+mod sysctl;
 #[cfg(test)]
 mod tests;
 
@@ -32,6 +33,7 @@ pub use ready::*;
 pub use refusal::*;
 pub use report::*;
 pub use symlink::*;
+pub use sysctl::*;
 
 /// The version of this format. Bump it when a change would be misread by an older helper.
 pub const VERSION: u32 = 1;

@@ -281,7 +281,8 @@ impl Spec {
                     ]
                 }))
                 .collect(),
-            Spec::Service(_) | Spec::Package(_) => Vec::new(),
+            // its drop-in and /proc/sys file are made from its checked name
+            Spec::Service(_) | Spec::Package(_) | Spec::Sysctl(_) => Vec::new(),
         }
     }
 
@@ -316,6 +317,9 @@ impl Spec {
                 value: format!("{mode:04o}"),
                 reason: e.to_string(),
             })?;
+        }
+        if let Spec::Sysctl(sysctl) = self {
+            sysctl.check()?;
         }
         Ok(())
     }

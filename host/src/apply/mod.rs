@@ -31,6 +31,7 @@ mod ready;
 mod refused;
 mod service;
 mod symlink;
+mod sysctl;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -138,7 +139,7 @@ fn measure_or_apply(
         .map(|(id, entry)| {
             let phase = match entry {
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
-                Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) => 1,
+                Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) | Entry::Sysctl(_) => 1,
                 Entry::Directory(_) => 2,
                 Entry::Package(_) => 3,
             };
@@ -157,7 +158,7 @@ fn measure_or_apply(
     let phase = |spec: &Spec| match spec {
         Spec::Package(_) => 0,
         Spec::Directory(_) => 1,
-        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) => 2,
+        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 2,
         Spec::Service(_) | Spec::Process(_) | Spec::Container(_) => 3,
     };
     for step in 0..3 {
@@ -354,6 +355,7 @@ impl Run<'_> {
             Spec::Process(p) => self.try_process(resource, p, record),
             Spec::Container(c) => self.try_container(resource, c, record),
             Spec::Symlink(l) => self.try_symlink(resource, l, record),
+            Spec::Sysctl(s) => self.try_sysctl(resource, s, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -474,6 +476,7 @@ impl Run<'_> {
             Entry::Process(process) => self.give_back_process(process),
             Entry::Container(container) => self.give_back_container(container),
             Entry::Symlink(link) => self.give_back_symlink(link),
+            Entry::Sysctl(sysctl) => self.give_back_sysctl(sysctl),
         };
         match result {
             Ok(detail) => {

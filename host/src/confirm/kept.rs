@@ -126,7 +126,7 @@ impl Kept {
                         );
                     }
                 }
-                Spec::Package(_) | Spec::Container(_) | Spec::Symlink(_) => {}
+                Spec::Package(_) | Spec::Container(_) | Spec::Symlink(_) | Spec::Sysctl(_) => {}
             }
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {

@@ -14,6 +14,7 @@ mod ready;
 mod ready_tests;
 mod service;
 mod symlink;
+mod sysctl;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +26,7 @@ pub use process::ProcessDef;
 pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
 pub use symlink::SymlinkDef;
+pub use sysctl::SysctlDef;
 
 use crate::wire::Cost;
 
@@ -45,6 +47,8 @@ pub enum ResourceDef {
     Container(ContainerDef),
     /// A symbolic link, what was at its path given back when undeclared.
     Symlink(SymlinkDef),
+    /// A kernel setting, the value found given back when undeclared.
+    Sysctl(SysctlDef),
 }
 
 impl ResourceDef {
@@ -58,6 +62,7 @@ impl ResourceDef {
             ResourceDef::Process(_) => "process",
             ResourceDef::Container(_) => "container",
             ResourceDef::Symlink(_) => "symlink",
+            ResourceDef::Sysctl(_) => "sysctl",
         }
     }
 
@@ -70,7 +75,8 @@ impl ResourceDef {
             ResourceDef::Package(_)
             | ResourceDef::Process(_)
             | ResourceDef::Container(_)
-            | ResourceDef::Symlink(_) => false,
+            | ResourceDef::Symlink(_)
+            | ResourceDef::Sysctl(_) => false,
         }
     }
 
@@ -84,6 +90,7 @@ impl ResourceDef {
             ResourceDef::Container(c) => c.describe(),
             ResourceDef::Process(p) => p.describe(),
             ResourceDef::Symlink(l) => l.describe(),
+            ResourceDef::Sysctl(s) => s.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -94,7 +101,7 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink";
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

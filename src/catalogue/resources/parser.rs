@@ -61,6 +61,7 @@ impl Parser<'_> {
             "process" => self.process(i, value),
             "container" => self.container(i, value),
             "symlink" => self.symlink(i, value),
+            "sysctl" => self.sysctl(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({})", super::KINDS),

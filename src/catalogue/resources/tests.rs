@@ -146,3 +146,36 @@ fn a_symlink_names_its_path_and_target_each_held_to_the_path_rule() {
         assert!(got.contains(said), "{resource}: {got}");
     }
 }
+
+#[test]
+fn a_sysctl_names_a_kernel_setting_and_its_value_reads_settings() {
+    let s = accepted(r#"{"kind":"sysctl","name":"net.ipv4.ip_forward","value":"${word}"}"#);
+    assert_eq!(s.kind(), "sysctl");
+    assert!(
+        s.describe()
+            .starts_with("net.ipv4.ip_forward = ${word} (applied at once"),
+        "{}",
+        s.describe()
+    );
+    assert_eq!(
+        accepted(r#"{"kind":"sysctl","name":"vm.swappiness","value":10}"#).describe()[..18],
+        *"vm.swappiness = 10"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"sysctl","name":"../../etc/shadow","value":"1"}"#,
+            "resources[0].name: \"../../etc/shadow\" is not a sysctl name",
+        ),
+        (
+            r#"{"kind":"sysctl","name":"net.ipv4.ip_forward"}"#,
+            "resources[0].value: missing",
+        ),
+        (
+            r#"{"kind":"sysctl","name":"net.ipv4.ip_forward","value":[1]}"#,
+            "resources[0].value: [1] is neither a number nor a string",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
