@@ -35,6 +35,7 @@ mod inventory_removal;
 mod key_order;
 mod kinds;
 mod kinds_symlink;
+mod kinds_sysctl;
 mod known_files;
 mod lab;
 mod manual;
