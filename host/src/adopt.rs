@@ -273,7 +273,8 @@ impl Adopt<'_> {
             | Spec::Package(_)
             | Spec::Container(_)
             | Spec::Symlink(_)
-            | Spec::Sysctl(_) => {}
+            | Spec::Sysctl(_)
+            | Spec::Timer(_) => {}
         }
     }
 

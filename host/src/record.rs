@@ -72,6 +72,17 @@ pub(crate) enum Entry {
     Container(ContainerEntry),
     Symlink(SymlinkEntry),
     Sysctl(SysctlEntry),
+    Timer(TimerEntry),
+}
+
+/// A timer and its service the mesh wrote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TimerEntry {
+    pub(crate) timer_unit: String,
+    pub(crate) timer_file: String,
+    pub(crate) service_file: String,
+    /// sha256 of both unit files as last written: a change rewrites them and restarts the timer.
+    pub(crate) digest: Option<String>,
 }
 
 /// A kernel setting the mesh set.
@@ -215,6 +226,11 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
+            Entry::Timer(t) => {
+                undo.stops.push(t.timer_unit.clone());
+                undo.deletes.push(t.timer_file.clone());
+                undo.deletes.push(t.service_file.clone());
+            }
             Entry::Sysctl(s) => {
                 undo.restores.push(format!("{} = {}", s.name, s.found));
                 if s.drop_in_original.is_some() {

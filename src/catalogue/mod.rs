@@ -24,7 +24,7 @@ pub(crate) use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
 pub use resources::{
     ContainerDef, FileDef, KeyValue, KeysDef, ProbeDef, ProcessDef, ReadyDef, ResourceDef,
-    ServiceDef, SymlinkDef, SysctlDef, valid_unit,
+    ServiceDef, SymlinkDef, SysctlDef, TimerDef, valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

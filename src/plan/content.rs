@@ -37,6 +37,12 @@ pub fn content(spec: &Spec) -> String {
         Spec::Package(p) => format!("installed {}\n", p.name),
         Spec::Symlink(l) => format!("link -> {}\n", l.target),
         Spec::Sysctl(s) => format!("{} = {}\n", s.name, s.value),
+        Spec::Timer(t) => format!(
+            "command: {}\nuser: {}\nschedule: {}\n",
+            serde_json::to_string(&t.command).unwrap_or_default(),
+            t.user,
+            t.schedule
+        ),
         Spec::Container(c) => {
             let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
             if !c.command.is_empty() {

@@ -16,6 +16,8 @@ pub(super) fn collisions(resources: &[Resource]) -> Vec<String> {
             Spec::Package(_) => continue,
             // a process is a unit too: it may not be another's service
             Spec::Process(_) => "service",
+            // its service is a unit too
+            Spec::Timer(_) => "service",
             other => other.kind(),
         };
         if let Some(first) = seen.insert((kind, r.spec.target()), &r.instance)

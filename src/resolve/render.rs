@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, Key, KeysSpec, Mount, PackageSpec,
-    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec, SysctlSpec,
+    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec, SysctlSpec, TimerSpec,
 };
 
 pub(super) fn resource(
@@ -183,6 +183,22 @@ pub(super) fn resource(
                 Spec::Symlink(SymlinkSpec {
                     path,
                     target: text(&l.target),
+                }),
+            )
+        }
+        ResourceDef::Timer(t) => {
+            let name = match &t.name {
+                Some(n) => format!("{instance}-{n}"),
+                None => instance.to_string(),
+            };
+            (
+                format!("{instance}:timer:{name}.timer"),
+                Spec::Timer(TimerSpec {
+                    name,
+                    description: format!("{} ({instance}, by mesh)", t.description),
+                    command: t.command.iter().map(text).collect(),
+                    user: t.user.clone(),
+                    schedule: text(&t.schedule),
                 }),
             )
         }

@@ -36,6 +36,7 @@ mod key_order;
 mod kinds;
 mod kinds_symlink;
 mod kinds_sysctl;
+mod kinds_timer;
 mod known_files;
 mod lab;
 mod manual;

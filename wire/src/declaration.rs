@@ -81,6 +81,8 @@ pub enum Spec {
     /// A kernel setting, through a drop-in and at once: the value found given back when
     /// undeclared.
     Sysctl(SysctlSpec),
+    /// A job on a schedule: a timer and its service, both written by the mesh.
+    Timer(TimerSpec),
 }
 
 impl Spec {
@@ -96,6 +98,7 @@ impl Spec {
             Spec::Container(_) => "container",
             Spec::Symlink(_) => "symlink",
             Spec::Sysctl(_) => "sysctl",
+            Spec::Timer(_) => "timer",
         }
     }
 
@@ -111,6 +114,7 @@ impl Spec {
             Spec::Container(c) => &c.name,
             Spec::Symlink(l) => &l.path,
             Spec::Sysctl(s) => &s.name,
+            Spec::Timer(t) => &t.name,
         }
     }
 

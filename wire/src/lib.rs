@@ -22,6 +22,7 @@ mod symlink;
 mod sysctl;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 pub use container::*;
 pub use cost::*;
@@ -34,6 +35,7 @@ pub use refusal::*;
 pub use report::*;
 pub use symlink::*;
 pub use sysctl::*;
+pub use timer::*;
 
 /// The version of this format. Bump it when a change would be misread by an older helper.
 pub const VERSION: u32 = 1;

@@ -282,7 +282,7 @@ impl Spec {
                 }))
                 .collect(),
             // its drop-in and /proc/sys file are made from its checked name
-            Spec::Service(_) | Spec::Package(_) | Spec::Sysctl(_) => Vec::new(),
+            Spec::Service(_) | Spec::Package(_) | Spec::Sysctl(_) | Spec::Timer(_) => Vec::new(),
         }
     }
 

@@ -40,6 +40,9 @@ pub enum UnitError {
     Mount { field: String },
     /// A secret in the environment of a process that runs as an account other software shares.
     SharedUser { user: String },
+    /// A unit's name (without its suffix) that is not one: it names files under
+    /// /etc/systemd/system.
+    UnitName { name: String },
 }
 
 impl fmt::Display for UnitError {
@@ -79,6 +82,11 @@ impl fmt::Display for UnitError {
                  to it: remove the trailing backslash"
             ),
             UnitError::Empty { field } => write!(f, "{field} is empty"),
+            UnitError::UnitName { name } => write!(
+                f,
+                "{:?} is not a unit name: use letters, digits, _, - and @",
+                name.escape_debug().to_string()
+            ),
             UnitError::SharedUser { user } => write!(
                 f,
                 "user {user} is shared by other software on the machine, and every process of a \
@@ -262,6 +270,7 @@ impl Spec {
         match self {
             Spec::Process(p) => p.check(),
             Spec::Container(c) => c.check(),
+            Spec::Timer(t) => t.check(),
             _ => Ok(()),
         }
     }

@@ -32,6 +32,7 @@ mod refused;
 mod service;
 mod symlink;
 mod sysctl;
+mod timer;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -138,7 +139,7 @@ fn measure_or_apply(
         .filter(|(id, _)| !declared.contains(id.as_str()) && !kept.contains(id.as_str()))
         .map(|(id, entry)| {
             let phase = match entry {
-                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
+                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) | Entry::Timer(_) => 0,
                 Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) | Entry::Sysctl(_) => 1,
                 Entry::Directory(_) => 2,
                 Entry::Package(_) => 3,
@@ -159,7 +160,7 @@ fn measure_or_apply(
         Spec::Package(_) => 0,
         Spec::Directory(_) => 1,
         Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 2,
-        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) => 3,
+        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => 3,
     };
     for step in 0..3 {
         for resource in declaration
@@ -356,6 +357,7 @@ impl Run<'_> {
             Spec::Container(c) => self.try_container(resource, c, record),
             Spec::Symlink(l) => self.try_symlink(resource, l, record),
             Spec::Sysctl(s) => self.try_sysctl(resource, s, record),
+            Spec::Timer(t) => self.try_timer(resource, t, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -477,6 +479,7 @@ impl Run<'_> {
             Entry::Container(container) => self.give_back_container(container),
             Entry::Symlink(link) => self.give_back_symlink(link),
             Entry::Sysctl(sysctl) => self.give_back_sysctl(sysctl),
+            Entry::Timer(timer) => self.give_back_timer(timer),
         };
         match result {
             Ok(detail) => {

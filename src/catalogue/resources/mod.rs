@@ -17,6 +17,7 @@ mod symlink;
 mod sysctl;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 pub use container::ContainerDef;
 pub use file::FileDef;
@@ -27,6 +28,7 @@ pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
 pub use symlink::SymlinkDef;
 pub use sysctl::SysctlDef;
+pub use timer::TimerDef;
 
 use crate::wire::Cost;
 
@@ -49,6 +51,8 @@ pub enum ResourceDef {
     Symlink(SymlinkDef),
     /// A kernel setting, the value found given back when undeclared.
     Sysctl(SysctlDef),
+    /// A command run on a schedule: a timer and its service the mesh writes.
+    Timer(TimerDef),
 }
 
 impl ResourceDef {
@@ -63,6 +67,7 @@ impl ResourceDef {
             ResourceDef::Container(_) => "container",
             ResourceDef::Symlink(_) => "symlink",
             ResourceDef::Sysctl(_) => "sysctl",
+            ResourceDef::Timer(_) => "timer",
         }
     }
 
@@ -76,7 +81,8 @@ impl ResourceDef {
             | ResourceDef::Process(_)
             | ResourceDef::Container(_)
             | ResourceDef::Symlink(_)
-            | ResourceDef::Sysctl(_) => false,
+            | ResourceDef::Sysctl(_)
+            | ResourceDef::Timer(_) => false,
         }
     }
 
@@ -91,6 +97,7 @@ impl ResourceDef {
             ResourceDef::Process(p) => p.describe(),
             ResourceDef::Symlink(l) => l.describe(),
             ResourceDef::Sysctl(s) => s.describe(),
+            ResourceDef::Timer(t) => t.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -101,7 +108,8 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl";
+pub(crate) const KINDS: &str =
+    "file, keys, service, package, process, container, symlink, sysctl, timer";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

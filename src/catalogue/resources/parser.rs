@@ -62,6 +62,7 @@ impl Parser<'_> {
             "container" => self.container(i, value),
             "symlink" => self.symlink(i, value),
             "sysctl" => self.sysctl(i, value),
+            "timer" => self.timer(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({})", super::KINDS),
