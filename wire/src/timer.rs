@@ -67,3 +67,38 @@ impl TimerSpec {
         format!("{}.service", self.name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timer(name: &str, schedule: &str) -> TimerSpec {
+        TimerSpec {
+            name: name.into(),
+            description: "d".into(),
+            command: vec!["/bin/true".into()],
+            user: "root".into(),
+            schedule: schedule.into(),
+        }
+    }
+
+    #[test]
+    fn a_timers_name_and_schedule_cannot_reach_past_its_unit_files() {
+        assert!(timer("job-nightly", "*-*-* 03:00:00").check().is_ok());
+        assert_eq!(timer("job", "daily").timer_unit(), "job.timer");
+        for name in ["../../etc/passwd", "a/b", "", "a.b"] {
+            assert_eq!(
+                timer(name, "daily").check(),
+                Err(UnitError::UnitName { name: name.into() })
+            );
+        }
+        assert!(matches!(
+            timer("job", "daily\n[Service]").check(),
+            Err(UnitError::Control { .. })
+        ));
+        assert!(matches!(
+            timer("job", " ").check(),
+            Err(UnitError::Empty { .. })
+        ));
+    }
+}

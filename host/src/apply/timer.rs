@@ -167,3 +167,46 @@ impl Run<'_> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::TimerSpec;
+
+    #[test]
+    fn the_units_run_the_command_quoted_as_its_user_at_the_schedule() {
+        let spec = TimerSpec {
+            name: "job-nightly".into(),
+            description: "Backs up 100% (job, by mesh)".into(),
+            command: vec!["/usr/bin/backup".into(), "$HOME dir".into()],
+            user: "backup".into(),
+            schedule: "*-*-* 03:00:00".into(),
+        };
+        let service = super::service_text(&spec);
+        assert!(service.contains("Description=Backs up 100%% (job, by mesh)\n"));
+        assert!(
+            service.contains(
+                "Type=oneshot\nExecStart=\"/usr/bin/backup\" \"$$HOME dir\"\nUser=backup\n"
+            )
+        );
+        let timer = super::timer_text(&spec);
+        assert!(timer.contains("[Timer]\nOnCalendar=*-*-* 03:00:00\nUnit=job-nightly.service\n"));
+        assert!(timer.ends_with("[Install]\nWantedBy=timers.target\n"));
+    }
+
+    #[test]
+    fn a_schedule_systemd_cannot_read_is_refused_naming_it() {
+        if std::process::Command::new("systemd-analyze")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        assert!(super::check_schedule("*-*-* 03:00:00").is_ok());
+        let said = super::check_schedule("every tuesday-ish").unwrap_err();
+        assert!(
+            said.contains("\"every tuesday-ish\" is not in systemd's calendar syntax"),
+            "{said}"
+        );
+    }
+}

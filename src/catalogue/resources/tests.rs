@@ -179,3 +179,42 @@ fn a_sysctl_names_a_kernel_setting_and_its_value_reads_settings() {
         assert!(got.contains(said), "{resource}: {got}");
     }
 }
+
+#[test]
+fn a_timer_names_its_command_user_and_schedule_and_shares_no_name_with_a_process() {
+    let t = accepted(
+        r#"{"kind":"timer","name":"nightly","description":"Backs up","command":["/usr/bin/backup","${word}"],"user":"backup","schedule":"daily"}"#,
+    );
+    assert_eq!(t.kind(), "timer");
+    assert_eq!(
+        t.describe(),
+        "<instance>-nightly.timer: runs \"/usr/bin/backup ${word}\" as backup at daily; \
+         undeclared: stopped and its units removed"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"]}"#,
+            "resources[0].schedule: missing",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"],"schedule":"daily\nExecStart=/bin/evil"}"#,
+            "resources[0].schedule: schedule holds a control character",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"],"schedule":"daily","user":"a b"}"#,
+            "resources[0].user",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","schedule":"daily"}"#,
+            "resources[0].command: missing",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+    let both = refused(
+        r#"{"kind":"timer","name":"x","description":"d","command":["/bin/true"],"schedule":"daily"},
+           {"kind":"process","name":"x","description":"d","command":["/bin/true"]}"#,
+    );
+    assert!(both.contains("resources[1].name"), "{both}");
+}
