@@ -5,6 +5,8 @@
 //! machine is changed, so a helper killed at any point leaves a record from which the next run
 //! converges, and no kept original is ever lost.
 
+mod kinds;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
@@ -12,6 +14,8 @@ use std::path::PathBuf;
 use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub(crate) use kinds::{FoundAtLink, SymlinkEntry, SysctlEntry, TimerEntry};
 
 /// Where the record and the kept originals live.
 pub(crate) struct Paths {
@@ -73,50 +77,6 @@ pub(crate) enum Entry {
     Symlink(SymlinkEntry),
     Sysctl(SysctlEntry),
     Timer(TimerEntry),
-}
-
-/// A timer and its service the mesh wrote.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct TimerEntry {
-    pub(crate) timer_unit: String,
-    pub(crate) timer_file: String,
-    pub(crate) service_file: String,
-    /// sha256 of both unit files as last written: a change rewrites them and restarts the timer.
-    pub(crate) digest: Option<String>,
-}
-
-/// A kernel setting the mesh set.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SysctlEntry {
-    pub(crate) name: String,
-    /// Its value before the mesh set it, as the kernel printed it: written back when undeclared.
-    pub(crate) found: String,
-    /// The drop-in the mesh writes.
-    pub(crate) drop_in: String,
-    /// A file that was at the drop-in's path before, kept to be put back.
-    pub(crate) drop_in_original: Option<Original>,
-}
-
-/// A symbolic link the mesh made, and what was at its path before.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SymlinkEntry {
-    pub(crate) path: String,
-    /// What undeclaring it puts back.
-    pub(crate) found: FoundAtLink,
-    /// Directories the mesh made to hold it, deepest first: removed with it when empty.
-    #[serde(default)]
-    pub(crate) parents_made: Vec<String>,
-}
-
-/// What was at a symlink's path before the mesh made it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum FoundAtLink {
-    Nothing,
-    /// Another link, pointing at this target.
-    Link(String),
-    /// A file, kept like a file resource's original.
-    File(Original),
 }
 
 /// A container the mesh runs.
@@ -226,26 +186,9 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
-            Entry::Timer(t) => {
-                undo.stops.push(t.timer_unit.clone());
-                undo.deletes.push(t.timer_file.clone());
-                undo.deletes.push(t.service_file.clone());
-            }
-            Entry::Sysctl(s) => {
-                undo.restores.push(format!("{} = {}", s.name, s.found));
-                if s.drop_in_original.is_some() {
-                    undo.restores.push(s.drop_in.clone());
-                } else {
-                    undo.deletes.push(s.drop_in.clone());
-                }
-            }
-            Entry::Symlink(l) => match &l.found {
-                FoundAtLink::Nothing => {
-                    undo.deletes.push(l.path.clone());
-                    undo.deletes_if_empty.extend(l.parents_made.iter().cloned());
-                }
-                FoundAtLink::Link(_) | FoundAtLink::File(_) => undo.restores.push(l.path.clone()),
-            },
+            Entry::Timer(t) => t.undo_into(&mut undo),
+            Entry::Sysctl(s) => s.undo_into(&mut undo),
+            Entry::Symlink(l) => l.undo_into(&mut undo),
             Entry::Container(c) => {
                 undo.stops.push(format!("container {}", c.name));
             }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::unit::{UnitError, check_line, check_text, check_user};
+use crate::unit::{UnitError, check_description_and_command, check_line, check_user};
 
 /// `<name>.timer` starting `<name>.service`, which runs `command` as `user` at each `schedule`
 /// (systemd's calendar syntax, `OnCalendar=`: `daily`, `*-*-* 03:00:00`).
@@ -34,20 +34,7 @@ impl TimerSpec {
                 name: self.name.clone(),
             });
         }
-        if self.description.trim().is_empty() {
-            return Err(UnitError::Empty {
-                field: "description".into(),
-            });
-        }
-        check_line("description", &self.description)?;
-        if self.command.first().is_none_or(|c| c.is_empty()) {
-            return Err(UnitError::Empty {
-                field: "command[0]".into(),
-            });
-        }
-        for (i, word) in self.command.iter().enumerate() {
-            check_text(&format!("command[{i}]"), word)?;
-        }
+        check_description_and_command(&self.description, &self.command)?;
         check_user(&self.user)?;
         if self.schedule.trim().is_empty() {
             return Err(UnitError::Empty {

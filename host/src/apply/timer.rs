@@ -9,17 +9,12 @@ use std::process::Command;
 
 use mesh_wire::{Outcome, Resource, State, TimerSpec};
 
-use super::process::quote;
+use super::process::{escape, quote};
 use super::{Run, outcome};
 use crate::child::{self, Bounded};
 use crate::files;
 use crate::record::{Entry, Record, TimerEntry};
 use crate::units;
-
-/// `%` is a specifier in every unit setting.
-fn escape(text: &str) -> String {
-    text.replace('%', "%%")
-}
 
 /// The service's unit file: the command run once as its user.
 fn service_text(spec: &TimerSpec) -> String {

@@ -59,23 +59,13 @@ impl Parser<'_> {
     pub(super) fn timer(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let t: RawTimer = self.raw(i, value)?;
-        // its service is named as a process's is: the two may not share a name
-        self.claim_name(i, "process", t.name.as_deref())?;
-        let description = t
-            .description
-            .filter(|d| !d.trim().is_empty())
-            .ok_or_else(|| self.invalid(&at("description"), "missing: say what it does".into()))?;
+        let (description, words) =
+            self.described_command(i, t.name.as_deref(), t.description, t.command)?;
         self.unit_rule(
             i,
             "description",
             unit::check_line("description", &description),
         )?;
-        let words = t.command.filter(|c| !c.is_empty()).ok_or_else(|| {
-            self.invalid(
-                &at("command"),
-                "missing: the command and its arguments, as a list".into(),
-            )
-        })?;
         let (command, _, _) =
             self.command_and_environment(i, &words, &BTreeMap::new(), None, true)?;
         self.unit_rule(i, "user", unit::check_user(&t.user))?;
