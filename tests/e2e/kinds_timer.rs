@@ -82,3 +82,25 @@ fn a_timer_is_active_after_its_first_push_rescheduled_and_removed_when_undeclare
         "gone\n"
     );
 }
+
+#[test]
+fn module_show_describes_a_timer_a_symlink_and_a_sysctl() {
+    let mesh = Mesh::new();
+    mesh.module(
+        "three",
+        r#"{"name": "three", "version": "1", "description": "The three new kinds.",
+  "resources": [
+    {"kind": "timer", "description": "d", "command": ["/bin/true"], "schedule": "daily"},
+    {"kind": "symlink", "path": "/etc/three", "target": "/srv/three"},
+    {"kind": "sysctl", "name": "net.ipv4.ip_forward", "value": 1}]}"#,
+        &[],
+    );
+    let show = mesh.run(&["module", "show", "three"]).ok();
+    for said in [
+        "<instance>.timer: runs \"/bin/true\" as root at daily",
+        "/etc/three -> /srv/three (what was there is given back when undeclared)",
+        "net.ipv4.ip_forward = 1 (applied at once",
+    ] {
+        assert!(show.stdout.contains(said), "{said}\n{}", show.stdout);
+    }
+}
