@@ -267,7 +267,14 @@ impl Adopt<'_> {
                 }
             }
             // a package is never removed; a container is known by its labels
-            Spec::Keys(_) | Spec::Directory(_) | Spec::Package(_) | Spec::Container(_) => {}
+            // a link is taken as found at the next push: what was there before is lost
+            Spec::Keys(_)
+            | Spec::Directory(_)
+            | Spec::Package(_)
+            | Spec::Container(_)
+            | Spec::Symlink(_)
+            | Spec::Sysctl(_)
+            | Spec::Timer(_) => {}
         }
     }
 

@@ -172,6 +172,44 @@ pub(crate) fn link(path: &Path, target: &Path) -> io::Result<()> {
     Ok(rustix::fs::fsync(&dir.fd)?)
 }
 
+/// What is at a path, never following a link there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum At {
+    Nothing,
+    /// A symbolic link, and what it points at.
+    Link(std::path::PathBuf),
+    /// A regular file.
+    File,
+    /// A directory, a device, a socket or a pipe: never replaced by a link.
+    Other(&'static str),
+}
+
+/// What is at `path` (a link is read, never followed).
+pub(crate) fn what_is_at(path: &Path) -> io::Result<At> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(At::Nothing),
+        Err(e) => return Err(e),
+    };
+    let st = match rustix::fs::statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(At::Nothing),
+        Err(e) => return Err(at(&dir.show(&name), e)),
+    };
+    Ok(match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => {
+            let target = rustix::fs::readlinkat(&dir.fd, &name, Vec::new())
+                .map_err(|e| at(&dir.show(&name), e))?;
+            let target: std::ffi::OsString =
+                std::os::unix::ffi::OsStringExt::from_vec(target.into_bytes());
+            At::Link(target.into())
+        }
+        FileType::RegularFile => At::File,
+        FileType::Directory => At::Other("a directory"),
+        _ => At::Other("a device, socket or pipe"),
+    })
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
     mesh_wire::hex(&Sha256::digest(bytes))

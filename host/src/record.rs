@@ -5,6 +5,8 @@
 //! machine is changed, so a helper killed at any point leaves a record from which the next run
 //! converges, and no kept original is ever lost.
 
+mod kinds;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
@@ -12,6 +14,8 @@ use std::path::PathBuf;
 use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub(crate) use kinds::{FoundAtLink, SymlinkEntry, SysctlEntry, TimerEntry};
 
 /// Where the record and the kept originals live.
 pub(crate) struct Paths {
@@ -74,6 +78,9 @@ pub(crate) enum Entry {
     Package(PackageEntry),
     Process(ProcessEntry),
     Container(ContainerEntry),
+    Symlink(SymlinkEntry),
+    Sysctl(SysctlEntry),
+    Timer(TimerEntry),
 }
 
 /// A container the mesh runs.
@@ -183,6 +190,9 @@ impl Entry {
                 }
             }
             Entry::Package(_) => {}
+            Entry::Timer(t) => t.undo_into(&mut undo),
+            Entry::Sysctl(s) => s.undo_into(&mut undo),
+            Entry::Symlink(l) => l.undo_into(&mut undo),
             Entry::Container(c) => {
                 undo.stops.push(format!("container {}", c.name));
             }

@@ -26,7 +26,7 @@ pub(crate) use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
 pub use resources::{
     ContainerDef, FileDef, KeyValue, KeysDef, ProbeDef, ProcessDef, ReadyDef, ResourceDef,
-    ServiceDef, valid_unit,
+    ServiceDef, SymlinkDef, SysctlDef, TimerDef, valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

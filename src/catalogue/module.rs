@@ -444,7 +444,7 @@ mod tests {
             .contains("resources[0].mode")
         );
         assert!(
-            err(&GOOD.replace(r#""kind":"file""#, r#""kind":"symlink""#))
+            err(&GOOD.replace(r#""kind":"file""#, r#""kind":"hardlink""#))
                 .contains("resources[0].kind")
         );
         assert!(

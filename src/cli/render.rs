@@ -240,6 +240,18 @@ fn removal(c: &crate::plan::Change) -> String {
             format!("{}: removed if the mesh made it and it is empty", d.path)
         }
         Some(Spec::Package(p)) => format!("{}: left installed", p.name),
+        Some(Spec::Timer(t)) => format!(
+            "{}: stopped, disabled, its timer and service unit files removed",
+            t.timer_unit()
+        ),
+        Some(Spec::Sysctl(s)) => format!(
+            "{}: set back to the value the mesh found, its drop-in removed",
+            s.name
+        ),
+        Some(Spec::Symlink(l)) => format!(
+            "{}: removed, and what the mesh found there (a file or a link) put back",
+            l.path
+        ),
         Some(Spec::Container(c)) => format!(
             "container {}: stopped and removed, its host directories kept",
             c.name

@@ -35,6 +35,14 @@ pub fn content(spec: &Spec) -> String {
         }
         Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
         Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Symlink(l) => format!("link -> {}\n", l.target),
+        Spec::Sysctl(s) => format!("{} = {}\n", s.name, s.value),
+        Spec::Timer(t) => format!(
+            "command: {}\nuser: {}\nschedule: {}\n",
+            serde_json::to_string(&t.command).unwrap_or_default(),
+            t.user,
+            t.schedule
+        ),
         Spec::Container(c) => {
             let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
             if !c.command.is_empty() {

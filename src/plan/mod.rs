@@ -446,6 +446,28 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
             }
         }
         (Spec::Package(_), Spec::Package(_)) => {}
+        (Spec::Timer(a), Spec::Timer(b)) => {
+            for (field, differs) in [
+                ("command", a.command != b.command),
+                ("user", a.user != b.user),
+                ("schedule", a.schedule != b.schedule),
+                ("description", a.description != b.description),
+            ] {
+                if differs {
+                    out.push(field.to_string());
+                }
+            }
+        }
+        (Spec::Sysctl(a), Spec::Sysctl(b)) => {
+            if a.value != b.value {
+                out.push("value".to_string());
+            }
+        }
+        (Spec::Symlink(a), Spec::Symlink(b)) => {
+            if a.target != b.target {
+                out.push("target".to_string());
+            }
+        }
         (Spec::Container(a), Spec::Container(b)) => {
             out.extend(b.differing(a).into_iter().map(String::from));
         }

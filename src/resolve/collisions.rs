@@ -16,6 +16,8 @@ pub(super) fn collisions(resources: &[Resource]) -> Vec<String> {
             Spec::Package(_) => continue,
             // a process is a unit too: it may not be another's service
             Spec::Process(_) => "service",
+            // its service is a unit too
+            Spec::Timer(_) => "service",
             other => other.kind(),
         };
         if let Some(first) = seen.insert((kind, r.spec.target()), &r.instance)
@@ -44,6 +46,8 @@ fn shared_paths(resources: &[Resource]) -> Vec<String> {
             Spec::File(f) => (f.path.clone(), "file"),
             Spec::Keys(k) => (k.path.clone(), "keys"),
             Spec::Directory(d) => (d.path.clone(), "directory"),
+            Spec::Symlink(l) => (l.path.clone(), "symlink"),
+            Spec::Sysctl(s) => (s.drop_in(), "sysctl drop-in"),
             Spec::Process(p) => (
                 format!("/etc/systemd/system/{}", p.unit),
                 "process unit file",

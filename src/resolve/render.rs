@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
     self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, Key, KeysSpec, Mount, PackageSpec,
-    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec, SysctlSpec, TimerSpec,
 };
 
 pub(super) fn resource(
@@ -176,6 +176,39 @@ pub(super) fn resource(
                 }),
             )
         }
+        ResourceDef::Symlink(l) => {
+            let path = text(&l.path);
+            (
+                format!("{instance}:symlink:{path}"),
+                Spec::Symlink(SymlinkSpec {
+                    path,
+                    target: text(&l.target),
+                }),
+            )
+        }
+        ResourceDef::Timer(t) => {
+            let name = match &t.name {
+                Some(n) => format!("{instance}-{n}"),
+                None => instance.to_string(),
+            };
+            (
+                format!("{instance}:timer:{name}.timer"),
+                Spec::Timer(TimerSpec {
+                    name,
+                    description: format!("{} ({instance}, by mesh)", t.description),
+                    command: t.command.iter().map(text).collect(),
+                    user: t.user.clone(),
+                    schedule: text(&t.schedule),
+                }),
+            )
+        }
+        ResourceDef::Sysctl(s) => (
+            format!("{instance}:sysctl:{}", s.name),
+            Spec::Sysctl(SysctlSpec {
+                name: s.name.clone(),
+                value: text(&s.value),
+            }),
+        ),
         ResourceDef::Service(sv) => {
             let unit = text(&sv.unit);
             if !crate::catalogue::valid_unit(&unit) {

@@ -182,3 +182,55 @@ fn a_setting_that_would_break_a_unit_or_an_environment_is_refused_before_anythin
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_service_unit_and_the_new_kinds_strings_read_settings_and_requirements() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("named");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::write(
+        m.join("module.json"),
+        r#"{"name": "named", "version": "1", "description": "Units named by settings.",
+            "requires": [{"name": "me", "kind": "mesh"}],
+            "settings": [{"name": "unit", "type": "string", "meaning": "A unit.", "default": "x.service"},
+                         {"name": "when", "type": "string", "meaning": "When.", "default": "daily"}],
+            "resources": [
+              {"kind": "service", "unit": "${unit}", "state": "running"},
+              {"kind": "service", "unit": "${me.instance}.timer"},
+              {"kind": "timer", "name": "job", "description": "d", "command": ["/bin/true"], "schedule": "${when}"},
+              {"kind": "symlink", "path": "/etc/${me.instance}", "target": "/srv/${me.instance}"},
+              {"kind": "sysctl", "name": "net.ipv4.ip_forward", "value": "${me.instance}"}]}"#,
+    )
+    .unwrap();
+    let module = load_module(&m).unwrap();
+    let with = |when: &str| {
+        let values: BTreeMap<String, Value> = [
+            ("unit".to_string(), json!("web.service")),
+            ("me.instance".to_string(), json!("blog")),
+            ("when".to_string(), json!(when)),
+        ]
+        .into();
+        module
+            .resources
+            .iter()
+            .map(|def| resource("blog", &module, def, &values).map(|r| r.id))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        with("daily"),
+        vec![
+            Ok("blog:service:web.service".to_string()),
+            Ok("blog:service:blog.timer".to_string()),
+            Ok("blog:timer:blog-job.timer".to_string()),
+            Ok("blog:symlink:/etc/blog".to_string()),
+            Ok("blog:sysctl:net.ipv4.ip_forward".to_string()),
+        ]
+    );
+    let broken = with("daily\n[Service]");
+    assert!(
+        broken[2].as_ref().is_err_and(|e| e.contains(
+            "timer blog-job, as its settings fill it in: schedule holds a control character"
+        )),
+        "{broken:?}"
+    );
+}

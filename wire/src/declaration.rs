@@ -80,6 +80,13 @@ pub enum Spec {
     Process(ProcessSpec),
     /// A container run with the machine's Docker.
     Container(ContainerSpec),
+    /// A symbolic link: what was at its path is given back when undeclared.
+    Symlink(SymlinkSpec),
+    /// A kernel setting, through a drop-in and at once: the value found given back when
+    /// undeclared.
+    Sysctl(SysctlSpec),
+    /// A job on a schedule: a timer and its service, both written by the mesh.
+    Timer(TimerSpec),
 }
 
 impl Spec {
@@ -93,6 +100,9 @@ impl Spec {
             Spec::Package(_) => "package",
             Spec::Process(_) => "process",
             Spec::Container(_) => "container",
+            Spec::Symlink(_) => "symlink",
+            Spec::Sysctl(_) => "sysctl",
+            Spec::Timer(_) => "timer",
         }
     }
 
@@ -106,6 +116,9 @@ impl Spec {
             Spec::Package(p) => &p.name,
             Spec::Process(p) => &p.unit,
             Spec::Container(c) => &c.name,
+            Spec::Symlink(l) => &l.path,
+            Spec::Sysctl(s) => &s.name,
+            Spec::Timer(t) => &t.name,
         }
     }
 

@@ -19,8 +19,11 @@ pub mod read;
 mod ready;
 mod refusal;
 mod report;
+mod symlink;
+mod sysctl;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 pub use container::*;
 pub use cost::*;
@@ -32,6 +35,9 @@ pub use process::*;
 pub use ready::*;
 pub use refusal::*;
 pub use report::*;
+pub use symlink::*;
+pub use sysctl::*;
+pub use timer::*;
 
 /// The version of this format. Bump it when a change would be misread by an older helper.
 pub const VERSION: u32 = 1;

@@ -235,6 +235,10 @@ impl Spec {
             Spec::File(f) => vec![("path".into(), f.path.as_str(), Place::Machine)],
             Spec::Keys(k) => vec![("path".into(), k.path.as_str(), Place::Machine)],
             Spec::Directory(d) => vec![("path".into(), d.path.as_str(), Place::Machine)],
+            Spec::Symlink(l) => vec![
+                ("path".into(), l.path.as_str(), Place::Machine),
+                ("target".into(), l.target.as_str(), Place::Machine),
+            ],
             Spec::Process(p) => {
                 let mut out = vec![("bundle-dir".into(), p.bundle_dir.as_str(), Place::Bundle)];
                 if let Some(dir) = &p.working_directory {
@@ -277,7 +281,8 @@ impl Spec {
                     ]
                 }))
                 .collect(),
-            Spec::Service(_) | Spec::Package(_) => Vec::new(),
+            // its drop-in and /proc/sys file are made from its checked name
+            Spec::Service(_) | Spec::Package(_) | Spec::Sysctl(_) | Spec::Timer(_) => Vec::new(),
         }
     }
 
@@ -312,6 +317,9 @@ impl Spec {
                 value: format!("{mode:04o}"),
                 reason: e.to_string(),
             })?;
+        }
+        if let Spec::Sysctl(sysctl) = self {
+            sysctl.check()?;
         }
         Ok(())
     }

@@ -40,6 +40,9 @@ pub enum UnitError {
     Mount { field: String },
     /// A secret in the environment of a process that runs as an account other software shares.
     SharedUser { user: String },
+    /// A unit's name (without its suffix) that is not one: it names files under
+    /// /etc/systemd/system.
+    UnitName { name: String },
 }
 
 impl fmt::Display for UnitError {
@@ -79,6 +82,11 @@ impl fmt::Display for UnitError {
                  to it: remove the trailing backslash"
             ),
             UnitError::Empty { field } => write!(f, "{field} is empty"),
+            UnitError::UnitName { name } => write!(
+                f,
+                "{:?} is not a unit name: use letters, digits, _, - and @",
+                name.escape_debug().to_string()
+            ),
             UnitError::SharedUser { user } => write!(
                 f,
                 "user {user} is shared by other software on the machine, and every process of a \
@@ -195,23 +203,33 @@ fn check_environment<'a>(
     Ok(())
 }
 
+/// A unit's description (one line, not empty) and its command (a first word, no control
+/// character in any), as a process and a timer write them.
+pub(crate) fn check_description_and_command(
+    description: &str,
+    command: &[String],
+) -> Result<(), UnitError> {
+    if description.trim().is_empty() {
+        return Err(UnitError::Empty {
+            field: "description".into(),
+        });
+    }
+    check_line("description", description)?;
+    if command.first().is_none_or(|c| c.is_empty()) {
+        return Err(UnitError::Empty {
+            field: "command[0]".into(),
+        });
+    }
+    for (i, word) in command.iter().enumerate() {
+        check_text(&format!("command[{i}]"), word)?;
+    }
+    Ok(())
+}
+
 impl ProcessSpec {
     /// Every value that reaches its unit file or its environment, checked.
     pub fn check(&self) -> Result<(), UnitError> {
-        if self.description.trim().is_empty() {
-            return Err(UnitError::Empty {
-                field: "description".into(),
-            });
-        }
-        check_line("description", &self.description)?;
-        if self.command.first().is_none_or(|c| c.is_empty()) {
-            return Err(UnitError::Empty {
-                field: "command[0]".into(),
-            });
-        }
-        for (i, word) in self.command.iter().enumerate() {
-            check_text(&format!("command[{i}]"), word)?;
-        }
+        check_description_and_command(&self.description, &self.command)?;
         check_user(&self.user)?;
         // a process's environment is readable by every process of its uid: nobody's is shared
         // by whatever else runs as nobody on the machine
@@ -262,6 +280,7 @@ impl Spec {
         match self {
             Spec::Process(p) => p.check(),
             Spec::Container(c) => c.check(),
+            Spec::Timer(t) => t.check(),
             _ => Ok(()),
         }
     }

@@ -177,7 +177,7 @@ impl Run<'_> {
 
     /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
     /// this resource is given back, whatever other file had the same bytes.
-    fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
+    pub(super) fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
         let blob = original_name(id);
         let at = self.paths.original(&blob);
         files::write_atomically(&at, &found.bytes, None, 0o600)

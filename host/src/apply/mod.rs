@@ -32,6 +32,9 @@ mod refused;
 mod service;
 #[cfg(test)]
 mod stale_tests;
+mod symlink;
+mod sysctl;
+mod timer;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -139,8 +142,8 @@ fn measure_or_apply(
         .filter(|(id, _)| !declared.contains(id.as_str()) && !kept.contains(id.as_str()))
         .map(|(id, entry)| {
             let phase = match entry {
-                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) => 0,
-                Entry::File(_) | Entry::Keys(_) => 1,
+                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) | Entry::Timer(_) => 0,
+                Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) | Entry::Sysctl(_) => 1,
                 Entry::Directory(_) => 2,
                 Entry::Package(_) => 3,
             };
@@ -159,8 +162,8 @@ fn measure_or_apply(
     let phase = |spec: &Spec| match spec {
         Spec::Package(_) => 0,
         Spec::Directory(_) => 1,
-        Spec::File(_) | Spec::Keys(_) => 2,
-        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) => 3,
+        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 2,
+        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => 3,
     };
     for step in 0..3 {
         for resource in declaration
@@ -370,6 +373,9 @@ impl Run<'_> {
             Spec::Package(p) => self.try_package(resource, p, record),
             Spec::Process(p) => self.try_process(resource, p, record),
             Spec::Container(c) => self.try_container(resource, c, record),
+            Spec::Symlink(l) => self.try_symlink(resource, l, record),
+            Spec::Sysctl(s) => self.try_sysctl(resource, s, record),
+            Spec::Timer(t) => self.try_timer(resource, t, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -489,6 +495,9 @@ impl Run<'_> {
             )),
             Entry::Process(process) => self.give_back_process(process),
             Entry::Container(container) => self.give_back_container(container),
+            Entry::Symlink(link) => self.give_back_symlink(link),
+            Entry::Sysctl(sysctl) => self.give_back_sysctl(sysctl),
+            Entry::Timer(timer) => self.give_back_timer(timer),
         };
         match result {
             Ok(detail) => {

@@ -284,7 +284,7 @@ pub(super) fn unit_file_text(spec: &ProcessSpec, env_file: Option<&Path>) -> Str
 }
 
 /// `%` is a specifier in every unit setting.
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     text.replace('%', "%%")
 }
 

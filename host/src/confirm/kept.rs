@@ -126,7 +126,11 @@ impl Kept {
                         );
                     }
                 }
-                Spec::Package(_) | Spec::Container(_) => {}
+                Spec::Package(_)
+                | Spec::Container(_)
+                | Spec::Symlink(_)
+                | Spec::Sysctl(_)
+                | Spec::Timer(_) => {}
             }
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {

@@ -13,8 +13,11 @@ mod ready;
 #[cfg(test)]
 mod ready_tests;
 mod service;
+mod symlink;
+mod sysctl;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 pub use container::ContainerDef;
 pub use file::FileDef;
@@ -23,6 +26,9 @@ pub(in crate::catalogue) use parser::Parser;
 pub use process::ProcessDef;
 pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
+pub use symlink::SymlinkDef;
+pub use sysctl::SysctlDef;
+pub use timer::TimerDef;
 
 use crate::wire::Cost;
 
@@ -41,6 +47,12 @@ pub enum ResourceDef {
     Process(ProcessDef),
     /// A container run with the machine's Docker.
     Container(ContainerDef),
+    /// A symbolic link, what was at its path given back when undeclared.
+    Symlink(SymlinkDef),
+    /// A kernel setting, the value found given back when undeclared.
+    Sysctl(SysctlDef),
+    /// A command run on a schedule: a timer and its service the mesh writes.
+    Timer(TimerDef),
 }
 
 impl ResourceDef {
@@ -53,6 +65,9 @@ impl ResourceDef {
             ResourceDef::Package(_) => "package",
             ResourceDef::Process(_) => "process",
             ResourceDef::Container(_) => "container",
+            ResourceDef::Symlink(_) => "symlink",
+            ResourceDef::Sysctl(_) => "sysctl",
+            ResourceDef::Timer(_) => "timer",
         }
     }
 
@@ -62,7 +77,12 @@ impl ResourceDef {
             ResourceDef::File(f) => f.confirm,
             ResourceDef::Keys(k) => k.confirm,
             ResourceDef::Service(sv) => sv.confirm,
-            ResourceDef::Package(_) | ResourceDef::Process(_) | ResourceDef::Container(_) => false,
+            ResourceDef::Package(_)
+            | ResourceDef::Process(_)
+            | ResourceDef::Container(_)
+            | ResourceDef::Symlink(_)
+            | ResourceDef::Sysctl(_)
+            | ResourceDef::Timer(_) => false,
         }
     }
 
@@ -75,6 +95,9 @@ impl ResourceDef {
             ResourceDef::Package(name) => package::describe(name),
             ResourceDef::Container(c) => c.describe(),
             ResourceDef::Process(p) => p.describe(),
+            ResourceDef::Symlink(l) => l.describe(),
+            ResourceDef::Sysctl(s) => s.describe(),
+            ResourceDef::Timer(t) => t.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -85,7 +108,8 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, package, process, container";
+pub(crate) const KINDS: &str =
+    "file, keys, service, package, process, container, symlink, sysctl, timer";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

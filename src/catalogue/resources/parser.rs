@@ -62,6 +62,9 @@ impl Parser<'_> {
             "package" => self.package(i, value),
             "process" => self.process(i, value),
             "container" => self.container(i, value),
+            "symlink" => self.symlink(i, value),
+            "sysctl" => self.sysctl(i, value),
+            "timer" => self.timer(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({})", super::KINDS),
@@ -286,6 +289,29 @@ impl Parser<'_> {
         rules::literal_path(text, &template, Place::Machine)
             .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
         Ok(template)
+    }
+
+    /// A unit the mesh writes (a process's, a timer's): its name claimed (a process and a timer
+    /// both make `<instance>-<name>.service`), its description and its command's words there.
+    pub(super) fn described_command(
+        &mut self,
+        i: usize,
+        name: Option<&str>,
+        description: Option<String>,
+        command: Option<Vec<String>>,
+    ) -> Result<(String, Vec<String>), CatalogueError> {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        self.claim_name(i, "process", name)?;
+        let description = description
+            .filter(|d| !d.trim().is_empty())
+            .ok_or_else(|| self.invalid(&at("description"), "missing: say what it runs".into()))?;
+        let words = command.filter(|c| !c.is_empty()).ok_or_else(|| {
+            self.invalid(
+                &at("command"),
+                "missing: the command and its arguments, as a list".into(),
+            )
+        })?;
+        Ok((description, words))
     }
 
     /// A command's words and an environment, every string a template.

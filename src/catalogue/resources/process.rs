@@ -107,17 +107,8 @@ impl Parser<'_> {
     ) -> Result<ResourceDef, CatalogueError> {
         let at = |field: &str| format!("resources[{i}].{field}");
         let p: RawProcess = self.raw(i, value)?;
-        self.claim_name(i, "process", p.name.as_deref())?;
-        let description = p
-            .description
-            .filter(|d| !d.trim().is_empty())
-            .ok_or_else(|| self.invalid(&at("description"), "missing: say what it runs".into()))?;
-        let words = p.command.filter(|c| !c.is_empty()).ok_or_else(|| {
-            self.invalid(
-                &at("command"),
-                "missing: the command and its arguments, as a list".into(),
-            )
-        })?;
+        let (description, words) =
+            self.described_command(i, p.name.as_deref(), p.description, p.command)?;
         let (command, environment, secret_environment) = self.command_and_environment(
             i,
             &words,

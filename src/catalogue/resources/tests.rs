@@ -94,3 +94,127 @@ fn module_show_says_the_sshd_drop_in_is_checked_in_force() {
         "{said:?}"
     );
 }
+
+fn accepted(resource: &str) -> super::ResourceDef {
+    let json = format!(
+        r#"{{"name":"demo","version":"1","description":"A demo.",
+           "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi"}}],
+           "resources":[{resource}]}}"#
+    );
+    let module = crate::catalogue::module::parse(
+        "demo/module.json",
+        "demo",
+        json.as_bytes(),
+        &BTreeMap::new(),
+        "test",
+    )
+    .unwrap();
+    module.resources[0].clone()
+}
+
+#[test]
+fn a_symlink_names_its_path_and_target_each_held_to_the_path_rule() {
+    let link = accepted(r#"{"kind":"symlink","path":"/etc/demo/current","target":"/srv/${word}"}"#);
+    assert_eq!(link.kind(), "symlink");
+    assert_eq!(
+        link.describe(),
+        "/etc/demo/current -> /srv/${word} (what was there is given back when undeclared)"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"symlink","path":"/etc/x"}"#,
+            "resources[0].target: missing",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/proc/self/root/etc/shadow"}"#,
+            "resources[0].target",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/var/lib/mesh/x","target":"/srv/a"}"#,
+            "resources[0].path",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/srv/${nope}"}"#,
+            "resources[0].target",
+        ),
+        (
+            r#"{"kind":"symlink","path":"/etc/x","target":"/srv/a","mode":"0644"}"#,
+            "mode",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
+
+#[test]
+fn a_sysctl_names_a_kernel_setting_and_its_value_reads_settings() {
+    let s = accepted(r#"{"kind":"sysctl","name":"net.ipv4.ip_forward","value":"${word}"}"#);
+    assert_eq!(s.kind(), "sysctl");
+    assert!(
+        s.describe()
+            .starts_with("net.ipv4.ip_forward = ${word} (applied at once"),
+        "{}",
+        s.describe()
+    );
+    assert_eq!(
+        accepted(r#"{"kind":"sysctl","name":"vm.swappiness","value":10}"#).describe()[..18],
+        *"vm.swappiness = 10"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"sysctl","name":"../../etc/shadow","value":"1"}"#,
+            "resources[0].name: \"../../etc/shadow\" is not a sysctl name",
+        ),
+        (
+            r#"{"kind":"sysctl","name":"net.ipv4.ip_forward"}"#,
+            "resources[0].value: missing",
+        ),
+        (
+            r#"{"kind":"sysctl","name":"net.ipv4.ip_forward","value":[1]}"#,
+            "resources[0].value: [1] is neither a number nor a string",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
+
+#[test]
+fn a_timer_names_its_command_user_and_schedule_and_shares_no_name_with_a_process() {
+    let t = accepted(
+        r#"{"kind":"timer","name":"nightly","description":"Backs up","command":["/usr/bin/backup","${word}"],"user":"backup","schedule":"daily"}"#,
+    );
+    assert_eq!(t.kind(), "timer");
+    assert_eq!(
+        t.describe(),
+        "<instance>-nightly.timer: runs \"/usr/bin/backup ${word}\" as backup at daily; \
+         undeclared: stopped and its units removed"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"]}"#,
+            "resources[0].schedule: missing",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"],"schedule":"daily\nExecStart=/bin/evil"}"#,
+            "resources[0].schedule: schedule holds a control character",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","command":["/bin/true"],"schedule":"daily","user":"a b"}"#,
+            "resources[0].user",
+        ),
+        (
+            r#"{"kind":"timer","description":"d","schedule":"daily"}"#,
+            "resources[0].command: missing",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+    let both = refused(
+        r#"{"kind":"timer","name":"x","description":"d","command":["/bin/true"],"schedule":"daily"},
+           {"kind":"process","name":"x","description":"d","command":["/bin/true"]}"#,
+    );
+    assert!(both.contains("resources[1].name"), "{both}");
+}

@@ -1,0 +1,258 @@
+//! A kernel setting: its value found recorded before anything moves, applied at once through
+//! its `/proc/sys` file and kept over a reboot by a drop-in in `/etc/sysctl.d/`; undeclared, the
+//! value found is written back at once and the drop-in goes (or the file found there comes
+//! back). A setting the machine cannot change (read-only in a container, which shares its
+//! kernel's) fails alone, saying so, and leaves nothing behind.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use mesh_wire::{Outcome, Resource, State, SysctlSpec};
+
+use super::{Run, outcome};
+use crate::files;
+use crate::record::{Entry, FileEntry, Readers, Record, SysctlEntry};
+
+#[cfg(test)]
+thread_local! {
+    /// A test's stand-in for `/proc/sys`.
+    static PROC_ROOT: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where the kernel's settings are read and written; a test points it at a folder of its own.
+fn proc_root() -> PathBuf {
+    #[cfg(test)]
+    if let Some(root) = PROC_ROOT.with(|r| r.borrow().clone()) {
+        return root;
+    }
+    PathBuf::from("/proc/sys")
+}
+
+/// Its drop-in; a test's goes beside its stand-in `/proc/sys`.
+fn drop_in(spec: &SysctlSpec) -> String {
+    #[cfg(test)]
+    if let Some(root) = PROC_ROOT.with(|r| r.borrow().clone()) {
+        let name = spec.drop_in().replace("/etc/sysctl.d/", "");
+        return root.with_file_name(name).display().to_string();
+    }
+    spec.drop_in()
+}
+
+fn proc_file(name: &str) -> PathBuf {
+    proc_root().join(name.replace('.', "/"))
+}
+
+/// Its value as the kernel prints it, words joined by one space.
+fn read_value(name: &str) -> Result<String, String> {
+    let at = proc_file(name);
+    match std::fs::read_to_string(&at) {
+        Ok(text) => Ok(SysctlSpec::normal(&text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
+            "this machine's kernel has no setting {name} ({} is not there): check its name, \
+             or the module it needs loaded",
+            at.display()
+        )),
+        Err(e) => Err(format!("cannot read {}: {e}", at.display())),
+    }
+}
+
+/// Writes `value` into the kernel's setting, at once.
+fn write_value(name: &str, value: &str) -> Result<(), String> {
+    let at = proc_file(name);
+    std::fs::write(&at, format!("{value}\n")).map_err(|e| match e.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => format!(
+            "{name} cannot be changed on this machine ({}: {e}): a container shares its kernel's \
+             settings and most are read-only in it; set it on the host, or do not declare it here",
+            at.display()
+        ),
+        _ => format!("cannot set {name} through {}: {e}", at.display()),
+    })
+}
+
+impl Run<'_> {
+    pub(super) fn try_sysctl(
+        &mut self,
+        resource: &Resource,
+        spec: &SysctlSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let now = read_value(&spec.name)?;
+        let want = SysctlSpec::normal(&spec.value);
+        let drop_in = drop_in(spec);
+        let conf = format!("{} = {want}\n", spec.name);
+        let path = Path::new(&drop_in);
+        let found_file = files::read(path).map_err(|e| e.to_string())?;
+        let same_file = found_file
+            .as_ref()
+            .is_some_and(|f| f.bytes == conf.as_bytes() && f.mode == 0o644);
+        if now == want && same_file {
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("{} = {want} is as declared", spec.name),
+            ));
+        }
+        if !self.applying() {
+            return Ok(outcome(
+                &resource.id,
+                State::Changed,
+                format!("would set {} = {want} (it is {now})", spec.name),
+            ));
+        }
+        // can it be changed at all? writing what it holds changes nothing, and says
+        write_value(&spec.name, &now)?;
+        if !matches!(record.resources.get(&resource.id), Some(Entry::Sysctl(_))) {
+            let drop_in_original = match &found_file {
+                Some(f) => Some(self.keep_original(&resource.id, f)?),
+                None => None,
+            };
+            record.resources.insert(
+                resource.id.clone(),
+                Entry::Sysctl(SysctlEntry {
+                    name: spec.name.clone(),
+                    found: now.clone(),
+                    drop_in: drop_in.clone(),
+                    drop_in_original,
+                }),
+            );
+            record
+                .save(self.paths)
+                .map_err(|e| format!("cannot save the record: {e}"))?;
+        }
+        // the helper runs as root: the drop-in is root's
+        files::write_atomically(path, conf.as_bytes(), None, 0o644)
+            .map_err(|e| format!("{drop_in}: {e}"))?;
+        write_value(&spec.name, &want)?;
+        Ok(outcome(
+            &resource.id,
+            State::Changed,
+            format!(
+                "set {} = {want} (it was {now}), kept in {drop_in}",
+                spec.name
+            ),
+        ))
+    }
+
+    /// Writes the value found back at once, and removes the drop-in (or puts back the file
+    /// found at its path).
+    pub(super) fn give_back_sysctl(&mut self, entry: &SysctlEntry) -> Result<String, String> {
+        if self.applying() {
+            write_value(&entry.name, &entry.found)?;
+        }
+        let file = self.give_back_file(&FileEntry {
+            path: entry.drop_in.clone(),
+            created: entry.drop_in_original.is_none(),
+            original: entry.drop_in_original.clone(),
+            original_lost: false,
+            written: None,
+            readers: Readers::default(),
+            parents_made: Vec::new(),
+        })?;
+        Ok(format!(
+            "{} {} = {} as found; {file}",
+            self.said("set", "set"),
+            entry.name,
+            entry.found
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use mesh_wire::{Mode, Resource, Spec, State, SysctlSpec};
+
+    use super::super::testkit::{decl, run, sandbox, states};
+
+    fn sysctl(name: &str, value: &str) -> Resource {
+        Resource {
+            id: format!("t:sysctl:{name}"),
+            instance: "t".into(),
+            module: "t@1".into(),
+            confirm: false,
+            spec: Spec::Sysctl(SysctlSpec {
+                name: name.into(),
+                value: value.into(),
+            }),
+        }
+    }
+
+    /// A stand-in `/proc/sys` holding `net/ipv4/ping_group_range` as the kernel prints it.
+    fn kernel(dir: &std::path::Path) -> std::path::PathBuf {
+        let root = dir.join("proc-sys");
+        std::fs::create_dir_all(root.join("net/ipv4")).unwrap();
+        std::fs::write(root.join("net/ipv4/ping_group_range"), "1\t0\n").unwrap();
+        super::PROC_ROOT.with(|r| *r.borrow_mut() = Some(root.clone()));
+        root
+    }
+
+    #[test]
+    fn a_sysctl_is_set_at_once_left_alone_and_given_back_as_found() {
+        let (dir, paths) = sandbox();
+        let root = kernel(dir.path());
+        let file = root.join("net/ipv4/ping_group_range");
+        let one = decl(vec![sysctl("net.ipv4.ping_group_range", "0 2147483647")]);
+        assert_eq!(states(&one, Mode::DryRun, &paths), vec![State::Changed]);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\t0\n");
+        assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Changed]);
+        let drop_in = dir.path().join("90-mesh-net.ipv4.ping_group_range.conf");
+        assert_eq!(
+            std::fs::read_to_string(&drop_in).unwrap(),
+            "net.ipv4.ping_group_range = 0 2147483647\n"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "0 2147483647\n");
+        assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Unchanged]);
+        assert_eq!(
+            states(&decl(vec![]), Mode::Apply, &paths),
+            vec![State::Removed]
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "1 0\n");
+        assert!(!drop_in.exists());
+    }
+
+    #[test]
+    fn a_sysctl_the_machine_cannot_change_fails_saying_so_and_leaves_nothing() {
+        let (dir, paths) = sandbox();
+        let root = kernel(dir.path());
+        let file = root.join("net/ipv4/ping_group_range");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        if std::fs::write(&file, "1\t0\n").is_ok() {
+            // root writes whatever the mode: read-only is the lab's to show
+            return;
+        }
+        let report = run(
+            &decl(vec![sysctl("net.ipv4.ping_group_range", "0 1")]),
+            Mode::Apply,
+            &paths,
+        )
+        .unwrap();
+        let o = &report.resources[0];
+        assert_eq!(o.state, State::Failed, "{o:?}");
+        assert!(
+            o.detail.contains("cannot be changed on this machine"),
+            "{o:?}"
+        );
+        assert!(
+            !paths.record().exists()
+                || !std::fs::read_to_string(paths.record())
+                    .unwrap()
+                    .contains("sysctl")
+        );
+    }
+
+    #[test]
+    fn a_sysctl_this_kernel_does_not_have_is_named() {
+        let (dir, paths) = sandbox();
+        kernel(dir.path());
+        let report = run(
+            &decl(vec![sysctl("net.ipv4.nope", "1")]),
+            Mode::DryRun,
+            &paths,
+        )
+        .unwrap();
+        let o = &report.resources[0];
+        assert_eq!(o.state, State::Failed, "{o:?}");
+        assert!(o.detail.contains("has no setting net.ipv4.nope"), "{o:?}");
+    }
+}

@@ -1,0 +1,207 @@
+//! A job on a schedule: the helper writes `<name>.service` (oneshot, the command quoted as a
+//! process's is) and `<name>.timer` (`OnCalendar=`), both marked as the mesh's, checks the
+//! schedule with `systemd-analyze calendar` before anything is written, then enables and
+//! starts the timer in the same push (the first one included: there is no found state to
+//! record, the mesh made both units). Undeclared: stopped, disabled, both files removed.
+
+use std::path::Path;
+use std::process::Command;
+
+use mesh_wire::{Outcome, Resource, State, TimerSpec};
+
+use super::process::{escape, quote};
+use super::{Run, outcome};
+use crate::child::{self, Bounded};
+use crate::files;
+use crate::record::{Entry, Record, TimerEntry};
+use crate::units;
+
+/// The service's unit file: the command run once as its user.
+fn service_text(spec: &TimerSpec) -> String {
+    let argv: Vec<String> = spec.command.iter().map(|a| quote(a)).collect();
+    format!(
+        "{}: it is removed when the timer is no longer declared.\n[Unit]\nDescription={}\n\n\
+         [Service]\nType=oneshot\nExecStart={}\nUser={}\n",
+        crate::signs::MARK,
+        escape(&spec.description),
+        argv.join(" "),
+        escape(&spec.user)
+    )
+}
+
+/// The timer's unit file.
+fn timer_text(spec: &TimerSpec) -> String {
+    format!(
+        "{}: it is removed when the timer is no longer declared.\n[Unit]\nDescription={}\n\n\
+         [Timer]\nOnCalendar={}\nUnit={}\n\n[Install]\nWantedBy=timers.target\n",
+        crate::signs::MARK,
+        escape(&spec.description),
+        escape(&spec.schedule),
+        spec.service_unit()
+    )
+}
+
+/// The schedule checked by the machine's systemd, which is what will read it.
+fn check_schedule(schedule: &str) -> Result<(), String> {
+    let out = match Command::new("systemd-analyze")
+        .args(["calendar", "--", schedule])
+        .output_within(child::SYSTEMCTL)
+    {
+        Ok(out) => out,
+        // no systemd-analyze: systemd says so when the timer is started
+        Err(_) => return Ok(()),
+    };
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "schedule {schedule:?} is not in systemd's calendar syntax (systemd-analyze calendar: \
+             {}): write it as OnCalendar= takes it, e.g. \"daily\" or \"*-*-* 03:00:00\"",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Run<'_> {
+    pub(super) fn try_timer(
+        &mut self,
+        resource: &Resource,
+        spec: &TimerSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        spec.check().map_err(|e| e.to_string())?;
+        check_schedule(&spec.schedule)?;
+        let dir = crate::signs::units_dir(self.paths);
+        let timer_file = dir.join(spec.timer_unit());
+        let service_file = dir.join(spec.service_unit());
+        let (timer, service) = (timer_text(spec), service_text(spec));
+        let digest = files::sha256(format!("{timer}\0{service}").as_bytes());
+        let on_disk = |path: &Path| files::read(path).ok().flatten().map(|f| f.bytes);
+        let same = on_disk(&timer_file).as_deref() == Some(timer.as_bytes())
+            && on_disk(&service_file).as_deref() == Some(service.as_bytes());
+        let known = matches!(record.resources.get(&resource.id), Some(Entry::Timer(_)));
+        let running = self.applying()
+            && units::state(&spec.timer_unit()).is_ok_and(|s| s.running == Some(true));
+        if same && known && (running || !self.applying()) {
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("{} is as declared", spec.timer_unit()),
+            ));
+        }
+        let state = if known {
+            State::Changed
+        } else {
+            State::Created
+        };
+        if !self.applying() {
+            return Ok(outcome(
+                &resource.id,
+                state,
+                format!(
+                    "would write and start {} at {}",
+                    spec.timer_unit(),
+                    spec.schedule
+                ),
+            ));
+        }
+        // recorded before anything is written, so a helper killed halfway still removes it
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Timer(TimerEntry {
+                timer_unit: spec.timer_unit(),
+                timer_file: timer_file.display().to_string(),
+                service_file: service_file.display().to_string(),
+                digest: Some(digest),
+            }),
+        );
+        record
+            .save(self.paths)
+            .map_err(|e| format!("cannot save the record: {e}"))?;
+        for (path, text) in [(&service_file, &service), (&timer_file, &timer)] {
+            files::write_atomically(path, text.as_bytes(), None, 0o644)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        units::daemon_reload()?;
+        units::systemctl("enable", &spec.timer_unit())?;
+        // a timer reads a new schedule when it is started again
+        units::systemctl("restart", &spec.timer_unit())?;
+        Ok(outcome(
+            &resource.id,
+            state,
+            format!(
+                "wrote and started {} at {} (runs {} as {})",
+                spec.timer_unit(),
+                spec.schedule,
+                spec.service_unit(),
+                spec.user
+            ),
+        ))
+    }
+
+    pub(super) fn give_back_timer(&mut self, entry: &TimerEntry) -> Result<String, String> {
+        if self.applying() {
+            // a unit already stopped or gone is fine: what matters is that nothing is left
+            let _ = units::systemctl("stop", &entry.timer_unit);
+            let _ = units::systemctl("disable", &entry.timer_unit);
+            for file in [&entry.timer_file, &entry.service_file] {
+                files::remove(Path::new(file))
+                    .map_err(|e| format!("{file}: cannot remove it: {e}"))?;
+            }
+            units::daemon_reload()?;
+        }
+        self.gone.extend(
+            [&entry.timer_file, &entry.service_file]
+                .into_iter()
+                .map(std::path::PathBuf::from),
+        );
+        Ok(format!(
+            "{} {}, removed its timer and service unit files",
+            self.said("stopped and disabled", "stop and disable"),
+            entry.timer_unit
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mesh_wire::TimerSpec;
+
+    #[test]
+    fn the_units_run_the_command_quoted_as_its_user_at_the_schedule() {
+        let spec = TimerSpec {
+            name: "job-nightly".into(),
+            description: "Backs up 100% (job, by mesh)".into(),
+            command: vec!["/usr/bin/backup".into(), "$HOME dir".into()],
+            user: "backup".into(),
+            schedule: "*-*-* 03:00:00".into(),
+        };
+        let service = super::service_text(&spec);
+        assert!(service.contains("Description=Backs up 100%% (job, by mesh)\n"));
+        assert!(
+            service.contains(
+                "Type=oneshot\nExecStart=\"/usr/bin/backup\" \"$$HOME dir\"\nUser=backup\n"
+            )
+        );
+        let timer = super::timer_text(&spec);
+        assert!(timer.contains("[Timer]\nOnCalendar=*-*-* 03:00:00\nUnit=job-nightly.service\n"));
+        assert!(timer.ends_with("[Install]\nWantedBy=timers.target\n"));
+    }
+
+    #[test]
+    fn a_schedule_systemd_cannot_read_is_refused_naming_it() {
+        if std::process::Command::new("systemd-analyze")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        assert!(super::check_schedule("*-*-* 03:00:00").is_ok());
+        let said = super::check_schedule("every tuesday-ish").unwrap_err();
+        assert!(
+            said.contains("\"every tuesday-ish\" is not in systemd's calendar syntax"),
+            "{said}"
+        );
+    }
+}
