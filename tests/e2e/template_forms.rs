@@ -119,5 +119,9 @@ fn a_reference_in_a_field_that_is_never_rendered_is_refused_naming_the_field() {
     let run = mesh
         .run(&["module", "check", path_str(&cat.join("gate"))])
         .code(1);
-    assert!(run.stderr.contains("resources[0].validate[1]"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("resources[0].validate[1]"),
+        "{}",
+        run.stderr
+    );
 }

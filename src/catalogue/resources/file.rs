@@ -134,7 +134,13 @@ impl Parser<'_> {
             self.literal(i, &format!("validate[{n}]"), word)?;
         }
         if let Some(e) = &f.effective {
-            for (n, word) in e.show.iter().chain(&e.alone).chain(&e.read_first).enumerate() {
+            for (n, word) in e
+                .show
+                .iter()
+                .chain(&e.alone)
+                .chain(&e.read_first)
+                .enumerate()
+            {
                 self.literal(i, &format!("effective[{n}]"), word)?;
             }
         }
