@@ -35,8 +35,9 @@ impl Inventory {
     /// What a push to `node` says it was planned against; `overwrite`: `push --overwrite`.
     pub fn planned(&self, node: &str, overwrite: bool) -> Result<Planned, InventoryError> {
         Ok(Planned {
-            // a push sent and never recorded may have made the machine's newer generation
-            unrecorded: self.in_flight(node)?,
+            // a push sent and never recorded (or never answered) may have made the machine's
+            // next generation
+            unrecorded: self.unanswered(node)?,
             inventory: self.inventory_id()?,
             against: self.known_generation(node)?.map(|g| Known {
                 number: g.number,
@@ -51,15 +52,19 @@ impl Inventory {
     /// push is planned against it. What this inventory confirmed stays its plan's base: the
     /// check's own report is what says, resource by resource, what the push would replace.
     /// A check that saw an older generation than one a push of this inventory recorded since
-    /// (they ran at once) changes nothing: the push's is the newer word.
+    /// (they ran at once: the found one was made no later, by the machine's clock) changes
+    /// nothing: the push's is the newer word. One made later with a lower number (the machine
+    /// was rebuilt, or its record lost, and pushed since) is what the machine has, and recorded.
     pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
         let (Some(found), None, Mode::DryRun) = (&report.generation, &report.pending, report.mode)
         else {
             return Ok(());
         };
         let known = self.known_generation(node)?;
-        if known.as_ref() == Some(found) || known.as_ref().is_some_and(|k| k.number > found.number)
-        {
+        let raced = known.as_ref().is_some_and(|k| {
+            k == found || (k.number > found.number && found.pushed_at <= k.pushed_at)
+        });
+        if raced {
             return Ok(());
         }
         let tx = self.conn.transaction()?;
@@ -192,6 +197,13 @@ pub(super) mod tests {
         // a check that ran beside a push of this inventory saw what the push replaced
         inv.note_checked("n", &checked(at(2, "a"))).unwrap();
         assert_eq!(inv.known_generation("n").unwrap(), Some(at(3, "a")));
+        // a lower number made later: the machine was rebuilt and pushed since; it is what it has
+        let later = Generation {
+            pushed_at: at(3, "a").pushed_at + 60,
+            ..at(2, "b")
+        };
+        inv.note_checked("n", &checked(later.clone())).unwrap();
+        assert_eq!(inv.known_generation("n").unwrap(), Some(later));
     }
 
     #[test]

@@ -205,6 +205,22 @@ impl Inventory {
         Ok(self.last_outcome(node)?.as_deref() == Some(IN_FLIGHT))
     }
 
+    /// Whether the last push to `node` may have changed the machine unseen: it is in flight
+    /// (never recorded), or it failed with no answer from the helper (a timeout, a dropped
+    /// connection), which may have applied before it went.
+    pub fn unanswered(&self, node: &str) -> Result<bool, InventoryError> {
+        let last: Option<(String, bool)> = self
+            .conn
+            .prepare_cached(
+                "SELECT outcome, report IS NULL FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row([node], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(last.is_some_and(|(outcome, no_report)| {
+            outcome == IN_FLIGHT || (outcome == "failed" && no_report)
+        }))
+    }
+
     /// The helper's report from the last push to `node` that it answered: it says what undoing
     /// each resource would do now, which the plan shows for resources about to be undeclared.
     pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {

@@ -157,3 +157,68 @@ fn two_inventories_racing_never_undo_a_confirmed_change_and_every_refusal_is_sta
     a.run(&["unassign", "motd", "node1"]).ok();
     a.run(&["push", "node1", "--overwrite"]).ok();
 }
+
+/// Found by an attacker: a copy of A's own inventory, taken while a push was being sent (so its
+/// last push reads as unrecorded), took every later generation of A as that push's and undid
+/// them. It may take only the one generation that push could have made.
+#[test]
+fn a_backup_taken_mid_push_never_undoes_the_pushes_made_since() {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    banner(&a, "A one");
+    a.run(&["push", "node1"]).ok();
+    // the backup, as if copied while the next push was being sent
+    let backup = Mesh::bare();
+    std::fs::copy(a.inventory(), backup.inventory()).unwrap();
+    let db = rusqlite::Connection::open(backup.inventory()).unwrap();
+    db.execute(
+        "INSERT INTO pushes (node, started_at, digest, outcome) VALUES ('node1', '2026-12-02T00:00:00Z', 'sha256:0', 'in-flight')",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    for text in ["A two", "A three"] {
+        banner(&a, text);
+        a.run(&["push", "node1"]).ok();
+    }
+    let a_has = motd();
+    banner(&backup, "restored");
+    let refused = backup.run(&["--json", "push", "node1"]).code(2).json();
+    assert_eq!(node_result(&refused, "node1")["kind"], "stale", "{refused}");
+    assert_eq!(motd(), a_has, "the backup undid A's later pushes");
+}
+
+/// Found by an attacker: after the machine lost its record (adopted again, so it has no
+/// generation) and B pushed, B's generation has a lower number than the one A last saw; A took it
+/// for an older one of its own and undid B's push unseen.
+#[test]
+fn a_lower_generation_from_another_inventory_is_not_undone_unseen() {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    banner(&a, "A one");
+    a.run(&["push", "node1"]).ok();
+    let b = imported(&a);
+    for text in ["A two", "A three"] {
+        banner(&a, text);
+        a.run(&["push", "node1"]).ok();
+    }
+    on("node1", "rm /var/lib/mesh/record.json");
+    a.run(&["node", "adopt", "node1"]).ok();
+    banner(&b, "B after the loss");
+    b.run(&["push", "node1"]).ok();
+    assert!(motd().contains("B after the loss"), "{}", motd());
+    banner(&a, "A four");
+    let refused = a.run(&["--json", "push", "node1"]).code(2).json();
+    assert_eq!(node_result(&refused, "node1")["kind"], "stale", "{refused}");
+    assert!(motd().contains("B after the loss"), "{}", motd());
+    // once A has checked, it knows the machine's generation and its push goes through
+    a.run(&["check", "node1"]).code(4);
+    a.run(&["push", "node1"]).ok();
+    assert!(motd().contains("A four"), "{}", motd());
+}

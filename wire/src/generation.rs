@@ -58,20 +58,27 @@ pub struct Stale {
 }
 
 /// Why a push planned as `planned` may not replace the machine's generation `machine`, if it
-/// may not: the machine is at a newer number, or at the same number from another inventory.
-/// A machine with no generation (a record from before them, or none) accepts; so does one at an
-/// older number than the plan's (its change was reverted, or it was taken back), a plan made by
-/// an inventory that never heard from the machine, one whose own last push was never recorded
-/// (when the machine's generation is that inventory's), and `--overwrite`.
+/// may not. It may replace only what its inventory has seen: the generation it was planned
+/// against; one of its own inventory's that is older (its change was reverted, or taken back);
+/// or, when its inventory's last push was sent and never recorded, the one generation that push
+/// could have made (one past what it was planned against). Anything else is another inventory's
+/// push, or its own from a copy of it that moved on (a file restored from a backup): a newer
+/// number, the same number from another inventory, or a lower number from another inventory (a
+/// machine rebuilt, or its record lost, and pushed since by someone else). A machine with no
+/// generation (a record from before them, or none), a plan made by an inventory that never
+/// heard from the machine, and `--overwrite` accept.
 pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
     let machine = machine.filter(|m| m.number > 0)?;
     let against = planned.against.as_ref()?;
-    if planned.overwrite || (planned.unrecorded && machine.inventory == planned.inventory) {
+    if planned.overwrite {
         return None;
     }
-    let newer = machine.number > against.number
-        || (machine.number == against.number && machine.inventory != against.inventory);
-    newer.then(|| Stale {
+    let seen = machine.number == against.number && machine.inventory == against.inventory;
+    let own = machine.inventory == planned.inventory;
+    let own_older = own && machine.number < against.number;
+    let own_lost_push =
+        planned.unrecorded && own && machine.number == against.number.saturating_add(1);
+    (!(seen || own_older || own_lost_push)).then(|| Stale {
         machine: machine.clone(),
         planned: Some(against.clone()),
     })
@@ -176,9 +183,16 @@ mod tests {
     }
 
     #[test]
+    fn a_lower_number_from_another_inventory_is_refused_and_an_own_older_one_accepted() {
+        // rebuilt (or its record lost) and pushed since by another inventory: not ours to undo
+        assert!(stale(Some(&at(2, "a")), &plan(Some((8, "b")), false)).is_some());
+        assert!(stale(Some(&at(2, "a")), &plan(Some((8, "c")), false)).is_some());
+        // this inventory's own older generation (its change reverted): accepted
+        assert!(stale(Some(&at(1, "b")), &plan(Some((4, "b")), false)).is_none());
+    }
+
+    #[test]
     fn an_older_or_absent_generation_a_first_contact_and_overwrite_accept() {
-        // the machine is behind (a change reverted): accepted
-        assert!(stale(Some(&at(1, "a")), &plan(Some((4, "a")), false)).is_none());
         // a record from before generations is generation 0
         assert!(stale(Some(&at(0, "")), &plan(Some((4, "a")), false)).is_none());
         assert!(stale(None, &plan(Some((4, "a")), false)).is_none());
@@ -195,6 +209,9 @@ mod tests {
         };
         assert!(stale(Some(&at(2, "b")), &unrecorded).is_none());
         assert!(stale(Some(&at(2, "a")), &unrecorded).is_some());
+        // a copy of this inventory (a backup) that moved on made more than that one push could
+        assert!(stale(Some(&at(3, "b")), &unrecorded).is_some());
+        assert!(stale(Some(&at(9, "b")), &unrecorded).is_some());
     }
 
     #[test]

@@ -216,7 +216,15 @@ fn measure_or_apply(
     }
 
     if mode == Mode::Apply {
-        record.generation = Some(next_generation(&record, declaration));
+        // a push that changed nothing is no generation: the machine is as the last one left it
+        let changed = !units.is_empty()
+            || run
+                .outcomes
+                .iter()
+                .any(|o| matches!(o.state, State::Created | State::Changed | State::Removed));
+        if changed {
+            record.generation = Some(next_generation(&record, declaration));
+        }
         record.save(paths)?;
         // Only now is a given-back original no longer needed, unless the record still names it
         // (records written before originals were kept per resource share one by content).
