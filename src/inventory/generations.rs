@@ -61,8 +61,12 @@ impl Inventory {
             return Ok(());
         };
         let known = self.known_generation(node)?;
+        // within one second the clock cannot tell: another inventory's lower number is then
+        // taken as what the machine has (at worst the next push is refused and checks again)
         let raced = known.as_ref().is_some_and(|k| {
-            k == found || (k.number > found.number && found.pushed_at <= k.pushed_at)
+            k == found
+                || (k.number > found.number
+                    && (found.inventory == k.inventory || found.pushed_at < k.pushed_at))
         });
         if raced {
             return Ok(());
@@ -203,7 +207,21 @@ pub(super) mod tests {
             ..at(2, "b")
         };
         inv.note_checked("n", &checked(later.clone())).unwrap();
-        assert_eq!(inv.known_generation("n").unwrap(), Some(later));
+        assert_eq!(inv.known_generation("n").unwrap(), Some(later.clone()));
+        // in the same second, another inventory's lower number is still what the machine has
+        inv.note_checked("n", &checked(at(9, "a"))).unwrap();
+        inv.note_checked(
+            "n",
+            &checked(Generation {
+                pushed_at: at(9, "a").pushed_at,
+                ..at(4, "b")
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            inv.known_generation("n").unwrap().map(|g| g.number),
+            Some(4)
+        );
     }
 
     #[test]
