@@ -29,6 +29,7 @@ mod apply;
 mod assign;
 mod complete;
 mod examples;
+mod held_at;
 mod history;
 mod inventory;
 mod lab;
@@ -40,6 +41,7 @@ mod push;
 mod pushed;
 mod reach;
 mod render;
+mod rollback;
 mod rollout;
 mod secret;
 mod settings;
@@ -158,6 +160,8 @@ enum Command {
     Push(apply::PushArgs),
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
+    /// Send nodes a generation the inventory kept again, and hold them at it until released.
+    Rollback(rollback::RollbackArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     ///
     /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
@@ -447,6 +451,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Check(a) => push::check(a, ctx),
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
+        Command::Rollback(a) => rollback::rollback(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Inventory(c) => inventory::run(c, ctx),
         Command::Completions { shell } => {
