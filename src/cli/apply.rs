@@ -136,11 +136,16 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
 
 impl PushArgs {
     /// A push of exactly the declarations it is given (`mesh rollback`'s), with these options.
-    pub(crate) fn sending(connect: Connect, confirm_timeout: u64, overwrite: bool) -> PushArgs {
+    pub(crate) fn sending(
+        connect: Connect,
+        confirm_timeout: u64,
+        overwrite: bool,
+        moves: Vec<String>,
+    ) -> PushArgs {
         PushArgs {
             select: Selection::default(),
             behind: false,
-            moves: Vec::new(),
+            moves,
             confirm_timeout,
             overwrite,
             rollout: RolloutArgs::default(),

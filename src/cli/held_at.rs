@@ -4,6 +4,7 @@
 //! `mesh rollback NODE --release`.
 
 use anyhow::Result;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::inventory::{Hold, Inventory, Node};
@@ -32,7 +33,7 @@ pub(crate) fn line(h: &Hold) -> String {
 }
 
 /// A held node as a JSON entry of `plan` or `push`; `differs`: what `plan` found.
-pub(crate) fn json(h: &Hold, differs: Option<&[String]>) -> Value {
+pub(crate) fn json(h: &Hold, differs: Option<&[Differs]>) -> Value {
     let mut entry = json!({"node": h.node, "outcome": "held", "kind": "rollback",
         "held": {"generation": h.generation, "since": h.since}, "reason": line(h)});
     if let Some(differs) = differs {
@@ -41,28 +42,38 @@ pub(crate) fn json(h: &Hold, differs: Option<&[String]>) -> Value {
     entry
 }
 
-/// The resources the inventory's `declaration` of a node would change from what generation
-/// `h.generation` sent it, each with its sign (`+` added, `~` changed, `-` removed); `None`:
-/// the inventory keeps that generation no longer.
+/// What the inventory's `declaration` of a node would change from what generation
+/// `h.generation` sent it: each resource's id and whether it is added, changed or removed;
+/// `None`: the inventory keeps that generation no longer.
 pub(crate) fn differs(
     inv: &Inventory,
     h: &Hold,
     declaration: &Declaration,
-) -> Result<Option<Vec<String>>> {
+) -> Result<Option<Vec<Differs>>> {
     let Some(kept) = inv.kept_generation(&h.node, h.generation)? else {
         return Ok(None);
     };
     let p = plan::plan(declaration, Some(&kept.declaration), None);
     Ok(Some(
         p.changes
-            .iter()
-            .map(|c| format!("{}{}", c.action.sign(), plan::visible(&c.id)))
+            .into_iter()
+            .map(|c| Differs {
+                id: c.id,
+                action: c.action,
+            })
             .collect(),
     ))
 }
 
+/// One resource the inventory's declaration has otherwise than the generation held at.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Differs {
+    pub(crate) id: String,
+    pub(crate) action: plan::Action,
+}
+
 /// `plan`'s text for a held node: its line, and how the inventory differs from what it is held at.
-pub(crate) fn plan_text(h: &Hold, differs: Option<&[String]>) -> String {
+pub(crate) fn plan_text(h: &Hold, differs: Option<&[Differs]>) -> String {
     let mut out = format!("{}\n", line(h));
     match differs {
         None => out.push_str(&format!(
@@ -78,7 +89,8 @@ pub(crate) fn plan_text(h: &Hold, differs: Option<&[String]>) -> String {
                 if list.len() == 1 { "" } else { "s" }
             ));
             for d in list {
-                out.push_str(&format!("    {d}\n"));
+                let id = plan::visible(&d.id);
+                out.push_str(&format!("  {} {id}\n", d.action.sign()));
             }
         }
     }

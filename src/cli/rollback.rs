@@ -47,6 +47,10 @@ pub(crate) struct RollbackArgs {
     /// this one last saw them.
     #[arg(long)]
     overwrite: bool,
+    /// Send a rollback that moves this instance's container data (as `mesh push --move`);
+    /// without it such a node is held and sent nothing. Repeatable.
+    #[arg(long = "move", value_name = "INSTANCE")]
+    moves: Vec<String>,
     #[command(flatten)]
     connect: Connect,
 }
@@ -77,7 +81,12 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     inv.lock_pushes()?;
     let started = inv.now()?;
     let mut out = Outcome::default();
-    let push = PushArgs::sending(a.connect.clone(), a.confirm_timeout, a.overwrite);
+    let push = PushArgs::sending(
+        a.connect.clone(),
+        a.confirm_timeout,
+        a.overwrite,
+        a.moves.clone(),
+    );
     let sends = targets
         .iter()
         .map(|t| (t.node.clone(), t.kept.declaration.clone()))
@@ -206,7 +215,7 @@ fn hold_and_report(
             held.push(hold);
         }
     }
-    failed |= !out.held.is_empty() || !out.unrecorded.is_empty();
+    failed |= !out.unrecorded.is_empty();
     if ctx.json {
         let mut all = render::results_json(&out.results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {
@@ -228,7 +237,13 @@ fn hold_and_report(
     for (node, e) in &out.unrecorded {
         err!("{node}: the rollback ran but the inventory could not record it: {e}");
     }
-    Ok(if failed { exit::SOME_FAILED } else { exit::OK })
+    Ok(if failed {
+        exit::SOME_FAILED
+    } else if !out.held.is_empty() {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
 }
 
 /// `--release`: the nodes are no longer held; the next push sends them the inventory's
