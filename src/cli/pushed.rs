@@ -78,7 +78,7 @@ pub(crate) fn report(
         }
         rollout::add_waves(&mut all, &wave_map(&rollout.waves));
         print_json(&all)?;
-    } else if !ctx.quiet && !(results.is_empty() && !rolled_back.is_empty()) {
+    } else if !ctx.quiet && (!results.is_empty() || rolled_back.is_empty()) {
         // a push of held nodes only has said each already
         out_raw!("{}", render::summary(&results, Mode::Apply));
     }

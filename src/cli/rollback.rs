@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::apply::{PushArgs, push_declarations};
-use super::push::{Connect, selected};
+use super::push::Connect;
 use super::pushed::Outcome;
 use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, Kept, Node, Scope};
@@ -98,12 +98,10 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
 /// whole rollback, naming the generations it has.
 fn to(inv: &Inventory, a: &RollbackArgs, number: u64) -> Result<Vec<Target>> {
-    let select = super::push::Selection::default();
-    let nodes = if a.nodes.is_empty() {
-        selected(inv, &select, "roll back")?
-    } else {
-        inv.select(Scope::Only(&a.nodes), &[])?
-    };
+    if a.nodes.is_empty() {
+        bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID");
+    }
+    let nodes = inv.select(Scope::Only(&a.nodes), &[])?;
     let mut out = Vec::new();
     for node in nodes {
         let kept = inv.rollback_target(&node.name, number)?;
