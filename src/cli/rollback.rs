@@ -5,7 +5,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::apply::{PushArgs, push_declarations};
 use super::push::Connect;
@@ -66,16 +66,19 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     if a.release {
         return release(&mut inv, &a, ctx);
     }
-    let targets = match (&a.push, a.to) {
+    let (targets, alone) = match (&a.push, a.to) {
         (Some(id), _) => of_push(&inv, id, ctx)?,
-        (None, Some(number)) => to(&inv, &a, number)?,
+        (None, Some(number)) => (to(&inv, &a, number)?, Vec::new()),
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
-    let changes = show_plans(&inv, &targets, &a, ctx)?;
+    let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
     if a.dry_run {
         return Ok(if changes { exit::CHANGES } else { exit::OK });
     }
     if targets.is_empty() {
+        if ctx.json {
+            print_json(&alone)?;
+        }
         return Ok(exit::OK);
     }
     inv.lock_pushes()?;
@@ -92,7 +95,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         .map(|t| (t.node.clone(), t.kept.declaration.clone()))
         .collect();
     push_declarations(&mut inv, &push, ctx, &started, sends, &mut out)?;
-    hold_and_report(&mut inv, &targets, out, ctx)
+    hold_and_report(&mut inv, &targets, &alone, out, ctx)
 }
 
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
@@ -111,12 +114,14 @@ fn to(inv: &Inventory, a: &RollbackArgs, number: u64) -> Result<Vec<Target>> {
 }
 
 /// Every node of the past push `id` is one row of, each with the generation it had before that
-/// push; a node it made no generation on, or its first, is left alone and said so.
-fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<Vec<Target>> {
+/// push; a node it made no generation on, or its first, is left alone and said so (in `--json`,
+/// as the entries returned).
+fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Value>)> {
     let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
         bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
     };
     let mut out = Vec::new();
+    let mut left = Vec::new();
     for row in inv.push_generations(number)? {
         let alone = match (row.made, row.before) {
             (None, _) => format!(
@@ -138,8 +143,12 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<Vec<Target>> {
         if !ctx.json {
             out!("{alone}");
         }
+        left.push(
+            json!({"node": row.node, "outcome": "left alone", "push": row.push,
+            "reason": alone}),
+        );
     }
-    Ok(out)
+    Ok((out, left))
 }
 
 /// Each target's plan, from what its machine confirmed to what its generation had, as `plan`
@@ -147,6 +156,7 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<Vec<Target>> {
 fn show_plans(
     inv: &Inventory,
     targets: &[Target],
+    alone: &[Value],
     a: &RollbackArgs,
     ctx: &Context,
 ) -> Result<bool> {
@@ -180,6 +190,7 @@ fn show_plans(
             for (entry, t) in list.iter_mut().zip(targets) {
                 entry["rollback_to"] = json!(t.kept.generation);
             }
+            list.extend(alone.iter().cloned());
         }
         print_json(&all)?;
     }
@@ -190,6 +201,7 @@ fn show_plans(
 fn hold_and_report(
     inv: &mut Inventory,
     targets: &[Target],
+    alone: &[Value],
     out: Outcome,
     ctx: &Context,
 ) -> Result<u8> {
@@ -222,6 +234,7 @@ fn hold_and_report(
                     entry["held"] = json!({"generation": h.generation, "kind": "rollback"});
                 }
             }
+            list.extend(alone.iter().cloned());
         }
         print_json(&all)?;
     } else {

@@ -204,9 +204,19 @@ mod tests {
 
     #[test]
     fn a_past_push_names_each_node_with_the_generation_it_had_before() {
-        let (_d, mut inv) = inventory(&["a", "b", "c"]);
+        let (_d, mut inv) = inventory(&["a", "b", "c", "d"]);
         pushed(&mut inv, "t1", &["a", "b"], 1);
         let ids = pushed(&mut inv, "t2", &["a", "b", "c"], 2);
+        // a node the same push failed on made no generation
+        inv.record_push(&PushRecord {
+            node: "d".into(),
+            started_at: "t2".into(),
+            digest: String::new(),
+            outcome: "failed".into(),
+            reason: Some("unreachable".into()),
+            report: None,
+        })
+        .unwrap();
         let rows = inv.push_generations(ids[1]).unwrap();
         let seen: Vec<(&str, Option<u64>, Option<u64>)> = rows
             .iter()
@@ -217,7 +227,8 @@ mod tests {
             [
                 ("a", Some(2), Some(1)),
                 ("b", Some(2), Some(1)),
-                ("c", Some(2), None)
+                ("c", Some(2), None),
+                ("d", None, None)
             ]
         );
         assert!(matches!(
