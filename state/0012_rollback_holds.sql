@@ -6,3 +6,9 @@ CREATE TABLE rollback_holds (
     generation  INTEGER NOT NULL,  -- the generation it was rolled back to
     since       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
 );
+
+-- The pushes a rollback made, with the generation each sent again: `mesh history` says so.
+CREATE TABLE rollback_pushes (
+    push_id     INTEGER PRIMARY KEY REFERENCES pushes(id),
+    generation  INTEGER NOT NULL
+);

@@ -454,6 +454,15 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     for text in said.values() {
         out_raw!("{text}");
     }
+    if !ctx.json {
+        // what check shows is what the inventory's declaration would change; a push sends it
+        // only once the node is released
+        for r in &results {
+            if let Some(hold) = inv.held_at(&r.node)? {
+                out!("{}", super::held_at::line(&hold));
+            }
+        }
+    }
     results.extend(refusals);
     let failed = results
         .iter()

@@ -95,7 +95,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         .map(|t| (t.node.clone(), t.kept.declaration.clone()))
         .collect();
     push_declarations(&mut inv, &push, ctx, &started, sends, &mut out)?;
-    hold_and_report(&mut inv, &targets, &alone, out, ctx)
+    hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
 }
 
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
@@ -202,6 +202,7 @@ fn hold_and_report(
     inv: &mut Inventory,
     targets: &[Target],
     alone: &[Value],
+    started: &str,
     out: Outcome,
     ctx: &Context,
 ) -> Result<u8> {
@@ -220,6 +221,7 @@ fn hold_and_report(
         else {
             continue;
         };
+        inv.note_rollback(&r.node, started, t.kept.generation)?;
         inv.hold_at(&r.node, t.kept.generation)?;
         if let Some(hold) = inv.held_at(&r.node)? {
             held.push(hold);

@@ -105,6 +105,32 @@ impl Inventory {
         Ok(out)
     }
 
+    /// Notes that `node`'s push begun at `started` was a rollback sending `generation` again.
+    pub fn note_rollback(
+        &mut self,
+        node: &str,
+        started: &str,
+        generation: u64,
+    ) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO rollback_pushes (push_id, generation)
+             SELECT MAX(id), ?3 FROM pushes WHERE node = ?1 AND started_at = ?2
+             HAVING MAX(id) IS NOT NULL",
+            params![node, started, i64::try_from(generation).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+
+    /// The generation push `id` sent again, if it was a rollback.
+    pub fn rolled_back_to(&self, id: i64) -> Result<Option<u64>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT generation FROM rollback_pushes WHERE push_id = ?1")?
+            .query_row([id], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(number))
+    }
+
     /// Holds `node` at `generation` (a rollback sent it), replacing any hold it had.
     pub fn hold_at(&mut self, node: &str, generation: u64) -> Result<(), InventoryError> {
         self.conn.execute(
@@ -238,9 +264,13 @@ mod tests {
     }
 
     #[test]
-    fn a_hold_lasts_until_it_is_released() {
+    fn a_hold_lasts_until_it_is_released_and_a_rollbacks_push_is_noted() {
         let (_d, mut inv) = inventory(&["n"]);
         assert_eq!(inv.held_at("n").unwrap(), None);
+        let ids = pushed(&mut inv, "t1", &["n"], 4);
+        inv.note_rollback("n", "t1", 2).unwrap();
+        assert_eq!(inv.rolled_back_to(ids[0]).unwrap(), Some(2));
+        assert_eq!(inv.rolled_back_to(ids[0] + 1).unwrap(), None);
         inv.hold_at("n", 3).unwrap();
         inv.hold_at("n", 1).unwrap();
         assert_eq!(inv.held_at("n").unwrap().map(|h| h.generation), Some(1));

@@ -148,6 +148,15 @@ fn a_rollback_puts_back_generation_one_byte_for_byte_and_holds_the_node_until_re
         one + 3,
         "a new generation, with the first's content"
     );
+    let history = mesh.run(&["history", "node1", "--limit", "1"]).ok().stdout;
+    // three changed back, and the file generation 1 did not have given back
+    let made = format!(
+        "(generation {}: 3 changed, 1 removed; rollback to generation {one})",
+        one + 3
+    );
+    assert!(history.contains(&made), "{history}");
+    let checked = mesh.run(&["check", "node1"]).code(4).stdout;
+    assert!(checked.contains(&line), "check says the hold: {checked}");
 
     // held: plan says so and what differs; push leaves it
     let plan = mesh.run(&["plan", "node1"]).code(3).stdout;
