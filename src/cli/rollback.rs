@@ -11,8 +11,10 @@ use super::apply::{PushArgs, push_declarations};
 use super::push::Connect;
 use super::pushed::Outcome;
 use super::{Context, exit, print_json, render};
+use crate::deploy::Wave;
 use crate::inventory::{Inventory, Kept, Node, Scope};
 use crate::plan;
+use crate::resolve::Composed;
 use crate::wire::Mode;
 
 #[derive(Args, Debug)]
@@ -52,6 +54,8 @@ pub(crate) struct RollbackArgs {
     #[arg(long = "move", value_name = "INSTANCE")]
     moves: Vec<String>,
     #[command(flatten)]
+    rollout: super::rollout::RolloutArgs,
+    #[command(flatten)]
     connect: Connect,
 }
 
@@ -72,6 +76,12 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
     let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
+    if a.dry_run && !ctx.json && !ctx.quiet {
+        let waves = waves_of(&inv, ctx, &targets, &a);
+        if waves.len() > 1 {
+            out_raw!("{}", super::rollout::waves_text(&waves));
+        }
+    }
     if a.dry_run {
         return Ok(if changes { exit::CHANGES } else { exit::OK });
     }
@@ -83,19 +93,101 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     }
     inv.lock_pushes()?;
     let started = inv.now()?;
-    let mut out = Outcome::default();
+    let mut alone = alone;
+    let out = send_in_waves(&mut inv, &a, ctx, &started, &targets, &mut alone)?;
+    hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
+}
+
+/// Sends every target its generation, in the waves a push of the same declarations would take
+/// (`--canary`, `--max-unavailable`); after a wave in which a node failed no further wave
+/// starts, and its nodes are said held (rollout stopped), as `entries` in `--json`.
+fn send_in_waves(
+    inv: &mut Inventory,
+    a: &RollbackArgs,
+    ctx: &Context,
+    started: &str,
+    targets: &[Target],
+    entries: &mut Vec<Value>,
+) -> Result<Outcome> {
     let push = PushArgs::sending(
         a.connect.clone(),
         a.confirm_timeout,
         a.overwrite,
         a.moves.clone(),
     );
-    let sends = targets
+    let waves = waves_of(inv, ctx, targets, a);
+    let mut out = Outcome::default();
+    let mut stopped: Option<String> = None;
+    for wave in &waves {
+        if let Some(by) = &stopped {
+            for node in &wave.nodes {
+                if !ctx.json && !ctx.quiet {
+                    out!("{node}: HELD (rollout stopped), sent nothing");
+                }
+                entries.push(super::rollout::held_json(node, wave.number, by));
+            }
+            continue;
+        }
+        if waves.len() > 1 && !ctx.json && !ctx.quiet {
+            out!("{}", super::rollout::wave_start(wave, waves.len()));
+        }
+        let sends = targets
+            .iter()
+            .filter(|t| wave.nodes.contains(&t.node.name))
+            .map(|t| (t.node.clone(), t.kept.declaration.clone()))
+            .collect();
+        let before = out.results.len();
+        push_declarations(inv, &push, ctx, started, sends, &mut out)?;
+        if let Some(r) = out.results[before..]
+            .iter()
+            .find(|r| r.result.as_ref().map_or(true, crate::push::Answer::failed))
+        {
+            stopped = Some(format!("{} failed in wave {}", r.node, wave.number));
+        }
+    }
+    Ok(out)
+}
+
+/// The waves a push of the targets' generations takes, from what each change costs; every
+/// node at once when they cannot be planned (the catalogue cannot be read, or a module is gone:
+/// a generation does not need it), said so.
+fn waves_of(inv: &Inventory, ctx: &Context, targets: &[Target], a: &RollbackArgs) -> Vec<Wave> {
+    let composed: Vec<(Node, Composed)> = targets
         .iter()
-        .map(|t| (t.node.clone(), t.kept.declaration.clone()))
+        .map(|t| {
+            let c = Composed {
+                declaration: t.kept.declaration.clone(),
+                held: Vec::new(),
+                kept: Vec::new(),
+                withdrawn: Vec::new(),
+            };
+            (t.node.clone(), c)
+        })
         .collect();
-    push_declarations(&mut inv, &push, ctx, &started, sends, &mut out)?;
-    hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
+    let options = a.rollout.options(crate::deploy::FailureBudget::None);
+    let planned = ctx.catalogue().map_err(|e| e.to_string()).and_then(|cat| {
+        crate::deploy::plan_waves(inv, &cat, &composed, &options).map_err(|e| e.to_string())
+    });
+    let mut waves = planned.unwrap_or_else(|e| {
+        if !ctx.json && !ctx.quiet {
+            out!("waves: {e}; every node is sent at once");
+        }
+        Vec::new()
+    });
+    // a node no wave took (it changes nothing) is sent too: it is held at its generation after
+    let missing: Vec<String> = targets
+        .iter()
+        .map(|t| t.node.name.clone())
+        .filter(|n| !waves.iter().any(|w| w.nodes.contains(n)))
+        .collect();
+    if !missing.is_empty() {
+        waves.push(Wave {
+            number: waves.len() + 1,
+            canary: false,
+            nodes: missing,
+        });
+    }
+    waves
 }
 
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
@@ -227,7 +319,7 @@ fn hold_and_report(
             held.push(hold);
         }
     }
-    failed |= !out.unrecorded.is_empty();
+    failed |= !out.unrecorded.is_empty() || alone.iter().any(|e| e["kind"] == "rollout-stopped");
     if ctx.json {
         let mut all = render::results_json(&out.results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {

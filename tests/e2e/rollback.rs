@@ -208,7 +208,12 @@ fn a_rollback_of_a_push_takes_each_of_its_nodes_back_to_the_generation_before_it
         .to_string();
 
     mesh.run(&["rollback", "--push", &id, "--dry-run"]).code(4);
-    mesh.run(&["rollback", "--push", &id]).ok();
+    // in waves, as a push: the canary first
+    let rolled = mesh
+        .run(&["rollback", "--push", &id, "--canary", "1"])
+        .ok()
+        .stdout;
+    assert!(rolled.contains("wave 1 of 2 (canary): node1"), "{rolled}");
     for (i, n) in all.iter().enumerate() {
         assert_eq!(sums(n), sums_before[i], "{n}");
         assert_eq!(generation(&mesh, n), after[i] + 1, "{n}");
