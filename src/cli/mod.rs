@@ -61,8 +61,9 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
     pub const SOME_FAILED: u8 = 2;
-    /// Some nodes were held (a container's data would move) or some assignments (a consumer
-    /// whose provider is gone or not ready), and none failed.
+    /// Some nodes were held (a container's data would move, or a rollback holds them at a
+    /// generation) or some assignments (a consumer whose provider is gone or not ready), and
+    /// none failed.
     pub const SOME_HELD: u8 = 3;
     pub const CHANGES: u8 = 4;
     /// The command line itself was wrong (EX_USAGE of sysexits.h).
@@ -77,8 +78,9 @@ Exit status:
   2   some nodes failed (the others went ahead; a node that cannot be planned, its module
       missing or broken, is refused alone and sent nothing; `plan` too), or machines were
       touched and the inventory could not record it
-  3   some nodes or assignments were held and none failed: a container's data would move, or
-      a consumer's provider is gone or has not yet made what it needs (`plan` too)
+  3   some nodes or assignments were held and none failed: a container's data would move, a
+      consumer's provider is gone or has not yet made what it needs, or a rollback holds the
+      node at a generation (`plan` too)
   4   `check` found changes
   64  the command line is wrong (unknown command or option, missing argument)
 
