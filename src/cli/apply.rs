@@ -91,7 +91,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         .collect();
     let mut rollout = match resumed {
         Some(mut r) => {
-            for (node, _) in &refusals {
+            let held = out.rolled_back.iter().map(|h| &h.node);
+            for node in refusals.iter().map(|(node, _)| node).chain(held) {
                 r.note(&mut inv, node, NodeOutcome::Refused)?;
             }
             r
