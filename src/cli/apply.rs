@@ -61,12 +61,20 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
     let (nodes, resumed) = nodes_of(&a, &mut inv)?;
+    // a node a rollback holds stays at its generation until released
+    let (nodes, at_rollback) = super::held_at::leave_held(&inv, nodes)?;
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused
     let (mut composed, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
     let started = inv.now()?;
     let mut out = Outcome::default();
+    for hold in at_rollback {
+        if !ctx.json && !ctx.quiet {
+            out!("{}", super::held_at::line(&hold));
+        }
+        out.rolled_back.push(hold);
+    }
     for (node, problems) in &refusals {
         fail_alone(
             &mut inv,
@@ -83,7 +91,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         .collect();
     let mut rollout = match resumed {
         Some(mut r) => {
-            for (node, _) in &refusals {
+            let held = out.rolled_back.iter().map(|h| &h.node);
+            for node in refusals.iter().map(|(node, _)| node).chain(held) {
                 r.note(&mut inv, node, NodeOutcome::Refused)?;
             }
             r
@@ -124,6 +133,54 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         err!("the rollout's end could not be recorded in the inventory: {e}");
     }
     super::pushed::report(a.behind, ctx, &inv, &rollout, out)
+}
+
+impl PushArgs {
+    /// A push of exactly the declarations it is given (`mesh rollback`'s), with these options.
+    pub(crate) fn sending(
+        connect: Connect,
+        confirm_timeout: u64,
+        overwrite: bool,
+        moves: Vec<String>,
+    ) -> PushArgs {
+        PushArgs {
+            select: Selection::default(),
+            behind: false,
+            moves,
+            confirm_timeout,
+            overwrite,
+            rollout: RolloutArgs::default(),
+            max_failed: FailureBudget::None,
+            resume: false,
+            connect,
+        }
+    }
+}
+
+/// Sends each node the declaration given, not one composed now (a generation the inventory
+/// kept, sent again by `mesh rollback`), through the same push as any: recorded, confirmed, a
+/// new generation made; each result in `out`.
+pub(crate) fn push_declarations(
+    inv: &mut Inventory,
+    a: &PushArgs,
+    ctx: &Context,
+    started: &str,
+    sends: Vec<(Node, Declaration)>,
+    out: &mut Outcome,
+) -> Result<()> {
+    let composed = sends
+        .into_iter()
+        .map(|(node, declaration)| {
+            let c = Composed {
+                declaration,
+                held: Vec::new(),
+                kept: Vec::new(),
+                withdrawn: Vec::new(),
+            };
+            (node, c)
+        })
+        .collect();
+    push_wave(inv, a, ctx, started, composed, out)
 }
 
 /// The nodes to push: the selected ones, or with `--resume` the last rollout's nodes not yet

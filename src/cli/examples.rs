@@ -94,6 +94,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "mesh history\nmesh history web1 --limit 5\nmesh history @web\nmesh history show 12",
     ),
     (
+        "rollback",
+        "mesh rollback web1 --to 3 --dry-run\nmesh rollback web1 --to 3\nmesh rollback --push 12\nmesh rollback web1 --release",
+    ),
+    (
         "history show",
         "mesh history show 12\nmesh --json history show '#12'",
     ),

@@ -139,10 +139,14 @@ fn what_changed(inv: &Inventory, id: i64) -> Result<String> {
             .or_default() += 1;
     }
     let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let rollback = match inv.rolled_back_to(id)? {
+        Some(number) => format!("; rollback to generation {number}"),
+        None => String::new(),
+    };
     Ok(if said.is_empty() {
-        ": nothing changed".to_string()
+        format!(": nothing changed{rollback}")
     } else {
-        format!(": {}", said.join(", "))
+        format!(": {}{rollback}", said.join(", "))
     })
 }
 

@@ -29,6 +29,7 @@ mod apply;
 mod assign;
 mod complete;
 mod examples;
+mod held_at;
 mod history;
 mod inventory;
 mod lab;
@@ -40,6 +41,7 @@ mod push;
 mod pushed;
 mod reach;
 mod render;
+mod rollback;
 mod rollout;
 mod secret;
 mod settings;
@@ -59,8 +61,9 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
     pub const SOME_FAILED: u8 = 2;
-    /// Some nodes were held (a container's data would move) or some assignments (a consumer
-    /// whose provider is gone or not ready), and none failed.
+    /// Some nodes were held (a container's data would move, or a rollback holds them at a
+    /// generation) or some assignments (a consumer whose provider is gone or not ready), and
+    /// none failed.
     pub const SOME_HELD: u8 = 3;
     pub const CHANGES: u8 = 4;
     /// The command line itself was wrong (EX_USAGE of sysexits.h).
@@ -75,8 +78,9 @@ Exit status:
   2   some nodes failed (the others went ahead; a node that cannot be planned, its module
       missing or broken, is refused alone and sent nothing; `plan` too), or machines were
       touched and the inventory could not record it
-  3   some nodes or assignments were held and none failed: a container's data would move, or
-      a consumer's provider is gone or has not yet made what it needs (`plan` too)
+  3   some nodes or assignments were held and none failed: a container's data would move, a
+      consumer's provider is gone or has not yet made what it needs, or a rollback holds the
+      node at a generation (`plan` too)
   4   `check` found changes
   64  the command line is wrong (unknown command or option, missing argument)
 
@@ -158,6 +162,8 @@ enum Command {
     Push(apply::PushArgs),
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
+    /// Send nodes a generation the inventory kept again, and hold them at it until released.
+    Rollback(rollback::RollbackArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     ///
     /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
@@ -447,6 +453,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Check(a) => push::check(a, ctx),
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
+        Command::Rollback(a) => rollback::rollback(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Inventory(c) => inventory::run(c, ctx),
         Command::Completions { shell } => {

@@ -17,7 +17,7 @@ use crate::resolve::{self, Composed, ResolveError};
 use crate::wire::{Declaration, Mode};
 
 /// Which nodes a command is about.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub(crate) struct Selection {
     /// The nodes: names, globs (`web*`, `node[12]`) or `@TAG`.
     #[arg(value_name = "SELECTOR")]
@@ -41,7 +41,7 @@ pub(crate) struct PlanArgs {
     rollout: super::rollout::RolloutArgs,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct Connect {
     /// Nodes pushed at once.
     #[arg(long, default_value_t = 10)]
@@ -186,6 +186,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut text = String::new();
     let mut any_held = false;
     let mut failed = Vec::new();
+    let mut held_at = Vec::new();
     let mut costs = Vec::new();
     inv.batch(|inv| {
         compose_each(inv, &cat, select, |node, c| {
@@ -200,6 +201,17 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                     return Ok(());
                 }
             };
+            // a node a rollback holds is planned no change: what differs is said instead
+            if let Some(hold) = inv.held_at(&node.name)? {
+                let differs = super::held_at::differs(inv, &hold, &c.declaration)?;
+                if ctx.json {
+                    held_at.push(super::held_at::json(&hold, differs.as_deref()));
+                } else {
+                    text.push_str(&super::held_at::plan_text(&hold, differs.as_deref()));
+                }
+                any_held = true;
+                return Ok(());
+            }
             let confirmed = inv.confirmed(&node.name)?;
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
@@ -242,6 +254,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         let mut all = render::plans_json(&plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
             list.extend(failed.iter().cloned());
+            list.extend(held_at);
         }
         if let Ok(w) = &waves {
             super::rollout::add_waves(&mut all, &super::rollout::wave_map(w));
@@ -440,6 +453,15 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     )?;
     for text in said.values() {
         out_raw!("{text}");
+    }
+    if !ctx.json {
+        // what check shows is what the inventory's declaration would change; a push sends it
+        // only once the node is released
+        for r in &results {
+            if let Some(hold) = inv.held_at(&r.node)? {
+                out!("{}", super::held_at::line(&hold));
+            }
+        }
     }
     results.extend(refusals);
     let failed = results

@@ -24,6 +24,8 @@ pub(crate) struct Outcome {
     /// Nodes not sent because the rollout stopped, with their waves.
     pub(crate) stopped: Vec<(String, usize)>,
     pub(crate) unrecorded: Vec<(String, InventoryError)>,
+    /// Nodes left alone because a rollback holds them at a generation.
+    pub(crate) rolled_back: Vec<crate::inventory::Hold>,
 }
 
 /// What the push came to, as text or JSON, and its exit status.
@@ -34,7 +36,10 @@ pub(crate) fn report(
     rollout: &Rollout,
     out: Outcome,
 ) -> Result<u8> {
-    let nothing = out.results.is_empty() && out.held.is_empty() && out.kept.is_empty();
+    let nothing = out.results.is_empty()
+        && out.held.is_empty()
+        && out.kept.is_empty()
+        && out.rolled_back.is_empty();
     if behind && nothing && out.stopped.is_empty() {
         if ctx.json {
             print_json(&render::results_json(&[], Mode::Apply))?;
@@ -49,6 +54,7 @@ pub(crate) fn report(
         kept,
         stopped,
         mut unrecorded,
+        rolled_back,
     } = out;
     if ctx.json {
         let mut all = render::results_json(&results, Mode::Apply);
@@ -62,6 +68,9 @@ pub(crate) fn report(
             for (node, h) in &kept {
                 list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
             }
+            for hold in &rolled_back {
+                list.push(super::held_at::json(hold, None));
+            }
             let by = rollout.stopped.as_deref().unwrap_or_default();
             for (node, wave) in &stopped {
                 list.push(rollout::held_json(node, *wave, by));
@@ -69,7 +78,8 @@ pub(crate) fn report(
         }
         rollout::add_waves(&mut all, &wave_map(&rollout.waves));
         print_json(&all)?;
-    } else if !ctx.quiet {
+    } else if !ctx.quiet && (!results.is_empty() || rolled_back.is_empty()) {
+        // a push of held nodes only has said each already
         out_raw!("{}", render::summary(&results, Mode::Apply));
     }
     if let Some(by) = &rollout.stopped
@@ -87,7 +97,7 @@ pub(crate) fn report(
         .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
     Ok(if failed || rollout.stopped.is_some() {
         exit::SOME_FAILED
-    } else if !held.is_empty() || !kept.is_empty() {
+    } else if !held.is_empty() || !kept.is_empty() || !rolled_back.is_empty() {
         exit::SOME_HELD
     } else {
         exit::OK

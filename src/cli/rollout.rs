@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::deploy::{self, FailureBudget, MaxUnavailable, RolloutRow, RolloutState, Wave};
 
 /// How the selected nodes are grouped into waves.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub(crate) struct RolloutArgs {
     /// Nodes pushed first, in a wave of their own: if one fails, no further wave starts.
     #[arg(long, default_value_t = 0, value_name = "N")]

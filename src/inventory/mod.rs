@@ -21,6 +21,7 @@ mod machine;
 mod nodes;
 mod operator_key;
 mod pushes;
+mod rollback_holds;
 pub mod rollouts;
 mod sealed;
 mod secrets;
@@ -42,6 +43,7 @@ pub use nodes::{
     DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
 };
 pub use pushes::{PushRecord, PushRow};
+pub use rollback_holds::{Hold, PushGeneration};
 pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
 
@@ -82,6 +84,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0011_generation_history.sql",
         include_str!("../../state/0011_generation_history.sql"),
     ),
+    (
+        "0012_rollback_holds.sql",
+        include_str!("../../state/0012_rollback_holds.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -108,6 +114,16 @@ pub enum InventoryError {
     Corrupt(String),
     #[error("no node called {name:?} in the inventory (nodes: {known})")]
     NoNode { name: String, known: String },
+    #[error(
+        "the inventory keeps no generation {number} of {node} (it keeps: {known}); `mesh history {node}` lists them"
+    )]
+    NoGeneration {
+        node: String,
+        number: u64,
+        known: String,
+    },
+    #[error("there is no push #{id} in the inventory: `mesh history` lists them")]
+    NoPush { id: i64 },
     #[error(
         "a node called {name:?} is already in the inventory; `mesh node remove {name}` first to replace it"
     )]

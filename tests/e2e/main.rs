@@ -63,6 +63,7 @@ mod record;
 mod removal;
 mod requirements;
 mod resolver;
+mod rollback;
 mod rollout;
 mod runtime;
 mod scheduled;

@@ -1,0 +1,414 @@
+//! `mesh rollback`: a node sent a generation the inventory kept, exactly as it was sent then
+//! (not composed again from today's catalogue and settings), through the same plan and push as
+//! any; the node is then held at it until `--release`. `--push ID` takes every node of a past
+//! push back to the generation it had before that push.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::apply::{PushArgs, push_declarations};
+use super::push::Connect;
+use super::pushed::Outcome;
+use super::{Context, exit, print_json, render};
+use crate::deploy::Wave;
+use crate::inventory::{Inventory, Kept, Node, Scope};
+use crate::plan;
+use crate::resolve::Composed;
+use crate::wire::Mode;
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["to", "push", "release"])))]
+pub(crate) struct RollbackArgs {
+    /// The nodes: names, globs (`web*`) or `@TAG`.
+    #[arg(value_name = "SELECTOR")]
+    nodes: Vec<String>,
+    /// The generation to send the nodes again, as `mesh history NODE` lists it.
+    #[arg(long, value_name = "GEN")]
+    to: Option<u64>,
+    /// Every node of past push ID (`mesh history` shows it) back to the generation it had before
+    /// that push.
+    #[arg(long, value_name = "ID", conflicts_with = "nodes")]
+    push: Option<String>,
+    /// Release the nodes from the generation a rollback holds them at: the next push sends them
+    /// the inventory's declaration again.
+    #[arg(long, conflicts_with_all = ["dry_run", "diff"])]
+    release: bool,
+    /// Show the plan only, send nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Show each changed file's content as a unified diff.
+    #[arg(long)]
+    diff: bool,
+    /// Seconds a change that can cut you off waits to be confirmed over a new connection (as
+    /// `mesh push --confirm-timeout`).
+    #[arg(long, default_value_t = crate::wire::CONFIRM_WITHIN, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    confirm_timeout: u64,
+    /// Replace whatever generation the machines are at, even one another inventory pushed since
+    /// this one last saw them.
+    #[arg(long)]
+    overwrite: bool,
+    /// Send a rollback that moves this instance's container data (as `mesh push --move`);
+    /// without it such a node is held and sent nothing. Repeatable.
+    #[arg(long = "move", value_name = "INSTANCE")]
+    moves: Vec<String>,
+    #[command(flatten)]
+    rollout: super::rollout::RolloutArgs,
+    #[command(flatten)]
+    connect: Connect,
+}
+
+/// A node and the generation it goes back to.
+struct Target {
+    node: Node,
+    kept: Kept,
+}
+
+pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
+    let mut inv = ctx.inventory()?;
+    if a.release {
+        return release(&mut inv, &a, ctx);
+    }
+    let (targets, alone) = match (&a.push, a.to) {
+        (Some(id), _) => of_push(&inv, id, ctx)?,
+        (None, Some(number)) => (to(&inv, &a, number)?, Vec::new()),
+        (None, None) => bail!("say --to GEN, --push ID or --release"),
+    };
+    let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
+    if a.dry_run && !ctx.json && !ctx.quiet {
+        let waves = waves_of(&inv, ctx, &targets, &a);
+        if waves.len() > 1 {
+            out_raw!("{}", super::rollout::waves_text(&waves));
+        }
+    }
+    if a.dry_run {
+        return Ok(if changes { exit::CHANGES } else { exit::OK });
+    }
+    if targets.is_empty() {
+        if ctx.json {
+            print_json(&alone)?;
+        }
+        return Ok(exit::OK);
+    }
+    inv.lock_pushes()?;
+    let started = inv.now()?;
+    let mut alone = alone;
+    let out = send_in_waves(&mut inv, &a, ctx, &started, &targets, &mut alone)?;
+    hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
+}
+
+/// Sends every target its generation, in the waves a push of the same declarations would take
+/// (`--canary`, `--max-unavailable`); after a wave in which a node failed no further wave
+/// starts, and its nodes are said held (rollout stopped), as `entries` in `--json`.
+fn send_in_waves(
+    inv: &mut Inventory,
+    a: &RollbackArgs,
+    ctx: &Context,
+    started: &str,
+    targets: &[Target],
+    entries: &mut Vec<Value>,
+) -> Result<Outcome> {
+    let push = PushArgs::sending(
+        a.connect.clone(),
+        a.confirm_timeout,
+        a.overwrite,
+        a.moves.clone(),
+    );
+    let waves = waves_of(inv, ctx, targets, a);
+    let mut out = Outcome::default();
+    let mut stopped: Option<String> = None;
+    for wave in &waves {
+        if let Some(by) = &stopped {
+            for node in &wave.nodes {
+                if !ctx.json && !ctx.quiet {
+                    out!("{node}: HELD (rollout stopped), sent nothing");
+                }
+                entries.push(super::rollout::held_json(node, wave.number, by));
+            }
+            continue;
+        }
+        if waves.len() > 1 && !ctx.json && !ctx.quiet {
+            out!("{}", super::rollout::wave_start(wave, waves.len()));
+        }
+        let sends = targets
+            .iter()
+            .filter(|t| wave.nodes.contains(&t.node.name))
+            .map(|t| (t.node.clone(), t.kept.declaration.clone()))
+            .collect();
+        let before = out.results.len();
+        push_declarations(inv, &push, ctx, started, sends, &mut out)?;
+        if let Some(r) = out.results[before..]
+            .iter()
+            .find(|r| r.result.as_ref().map_or(true, crate::push::Answer::failed))
+        {
+            stopped = Some(format!("{} failed in wave {}", r.node, wave.number));
+        }
+    }
+    Ok(out)
+}
+
+/// The waves a push of the targets' generations takes, from what each change costs; every
+/// node at once when they cannot be planned (the catalogue cannot be read, or a module is gone:
+/// a generation does not need it), said so.
+fn waves_of(inv: &Inventory, ctx: &Context, targets: &[Target], a: &RollbackArgs) -> Vec<Wave> {
+    let composed: Vec<(Node, Composed)> = targets
+        .iter()
+        .map(|t| {
+            let c = Composed {
+                declaration: t.kept.declaration.clone(),
+                held: Vec::new(),
+                kept: Vec::new(),
+                withdrawn: Vec::new(),
+            };
+            (t.node.clone(), c)
+        })
+        .collect();
+    let options = a.rollout.options(crate::deploy::FailureBudget::None);
+    let planned = ctx.catalogue().map_err(|e| e.to_string()).and_then(|cat| {
+        crate::deploy::plan_waves(inv, &cat, &composed, &options).map_err(|e| e.to_string())
+    });
+    let mut waves = planned.unwrap_or_else(|e| {
+        if !ctx.json && !ctx.quiet {
+            out!("waves: {e}; every node is sent at once");
+        }
+        Vec::new()
+    });
+    // a node no wave took (it changes nothing) is sent too: it is held at its generation after
+    let missing: Vec<String> = targets
+        .iter()
+        .map(|t| t.node.name.clone())
+        .filter(|n| !waves.iter().any(|w| w.nodes.contains(n)))
+        .collect();
+    if !missing.is_empty() {
+        waves.push(Wave {
+            number: waves.len() + 1,
+            canary: false,
+            nodes: missing,
+        });
+    }
+    waves
+}
+
+/// The selected nodes, each with its kept generation `number`; a node that has none refuses the
+/// whole rollback, naming the generations it has.
+fn to(inv: &Inventory, a: &RollbackArgs, number: u64) -> Result<Vec<Target>> {
+    if a.nodes.is_empty() {
+        bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID");
+    }
+    let nodes = inv.select(Scope::Only(&a.nodes), &[])?;
+    let mut out = Vec::new();
+    for node in nodes {
+        let kept = inv.rollback_target(&node.name, number)?;
+        out.push(Target { node, kept });
+    }
+    Ok(out)
+}
+
+/// Every node of the past push `id` is one row of, each with the generation it had before that
+/// push; a node it made no generation on, or its first, is left alone and said so (in `--json`,
+/// as the entries returned).
+fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Value>)> {
+    let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
+        bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
+    };
+    let mut out = Vec::new();
+    let mut left = Vec::new();
+    for row in inv.push_generations(number)? {
+        let alone = match (row.made, row.before) {
+            (None, _) => format!(
+                "{}: push #{} made no generation on it; left alone",
+                row.node, row.push
+            ),
+            (Some(made), None) => format!(
+                "{}: push #{} made generation {made}, the first this inventory keeps; nothing \
+                 before it to go back to, left alone",
+                row.node, row.push
+            ),
+            (Some(_), Some(before)) => {
+                let node = inv.node(&row.node)?;
+                let kept = inv.rollback_target(&row.node, before)?;
+                out.push(Target { node, kept });
+                continue;
+            }
+        };
+        if !ctx.json {
+            out!("{alone}");
+        }
+        left.push(
+            json!({"node": row.node, "outcome": "left alone", "push": row.push,
+            "reason": alone}),
+        );
+    }
+    Ok((out, left))
+}
+
+/// Each target's plan, from what its machine confirmed to what its generation had, as `plan`
+/// shows it; whether any would change.
+fn show_plans(
+    inv: &Inventory,
+    targets: &[Target],
+    alone: &[Value],
+    a: &RollbackArgs,
+    ctx: &Context,
+) -> Result<bool> {
+    let mut plans = Vec::new();
+    let mut changes = false;
+    for t in targets {
+        let name = &t.node.name;
+        let confirmed = inv.confirmed(name)?;
+        let report = inv.last_report(name)?;
+        let mut p = plan::plan(&t.kept.declaration, confirmed.as_ref(), report.as_ref());
+        p.unconfirmed = inv.in_flight(name)?;
+        p.rekeyed = inv.rekeyed(&t.node)?;
+        p.new_machine = inv.found_new(name)?;
+        changes |= !p.changes.is_empty();
+        if ctx.json {
+            plans.push(p);
+            continue;
+        }
+        out!(
+            "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against what \
+             the machine confirmed:",
+            t.kept.generation,
+            t.kept.push,
+            crate::wire::utc(t.kept.pushed_at)
+        );
+        out_raw!("{}", render::plan(&p, a.diff, ctx.color()));
+    }
+    if ctx.json && a.dry_run {
+        let mut all = render::plans_json(&plans, a.diff)?;
+        if let Some(list) = all.as_array_mut() {
+            for (entry, t) in list.iter_mut().zip(targets) {
+                entry["rollback_to"] = json!(t.kept.generation);
+            }
+            list.extend(alone.iter().cloned());
+        }
+        print_json(&all)?;
+    }
+    Ok(changes)
+}
+
+/// Holds every node whose machine applied its generation, then says how the push went.
+fn hold_and_report(
+    inv: &mut Inventory,
+    targets: &[Target],
+    alone: &[Value],
+    started: &str,
+    out: Outcome,
+    ctx: &Context,
+) -> Result<u8> {
+    let mut held = Vec::new();
+    let mut failed = false;
+    for r in &out.results {
+        let applied = r
+            .result
+            .as_ref()
+            .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown());
+        failed |= !applied;
+        let Some(t) = targets
+            .iter()
+            .find(|t| t.node.name == r.node)
+            .filter(|_| applied)
+        else {
+            continue;
+        };
+        inv.note_rollback(&r.node, started, t.kept.generation)?;
+        inv.hold_at(&r.node, t.kept.generation)?;
+        if let Some(hold) = inv.held_at(&r.node)? {
+            held.push(hold);
+        }
+    }
+    failed |= !out.unrecorded.is_empty() || alone.iter().any(|e| e["kind"] == "rollout-stopped");
+    if ctx.json {
+        let mut all = render::results_json(&out.results, Mode::Apply);
+        if let Some(list) = all.as_array_mut() {
+            for entry in list.iter_mut() {
+                if let Some(h) = held.iter().find(|h| entry["node"] == h.node.as_str()) {
+                    entry["held"] = json!({"generation": h.generation, "kind": "rollback"});
+                }
+            }
+            list.extend(alone.iter().cloned());
+        }
+        print_json(&all)?;
+    } else {
+        if !ctx.quiet {
+            out_raw!("{}", render::summary(&out.results, Mode::Apply));
+        }
+        for h in &held {
+            out!("{}", super::held_at::line(h));
+        }
+    }
+    for (node, e) in &out.unrecorded {
+        err!("{node}: the rollback ran but the inventory could not record it: {e}");
+    }
+    Ok(if failed {
+        exit::SOME_FAILED
+    } else if !out.held.is_empty() {
+        exit::SOME_HELD
+    } else {
+        exit::OK
+    })
+}
+
+/// `--release`: the nodes are no longer held; the next push sends them the inventory's
+/// declaration.
+fn release(inv: &mut Inventory, a: &RollbackArgs, ctx: &Context) -> Result<u8> {
+    if a.nodes.is_empty() {
+        bail!("name the nodes to release (names, globs or @TAG)");
+    }
+    let nodes = inv.select(Scope::Only(&a.nodes), &[])?;
+    let mut said = Vec::new();
+    for node in nodes {
+        let hold = inv.release(&node.name)?;
+        if !ctx.json {
+            match &hold {
+                Some(h) => out!(
+                    "{}: released from generation {}; the next push sends it the inventory's \
+                     declaration",
+                    h.node,
+                    h.generation
+                ),
+                None => out!("{}: not held by a rollback; nothing to release", node.name),
+            }
+        }
+        said.push(json!({"node": node.name, "released": hold.map(|h| h.generation)}));
+    }
+    if ctx.json {
+        print_json(&said)?;
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::Cli;
+
+    fn parsed(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("mesh").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn to_and_push_together_are_refused() {
+        let e = parsed(&["rollback", "--to", "1", "--push", "3"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
+        let e = parsed(&["rollback", "node1", "--push", "3"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
+    }
+
+    #[test]
+    fn a_rollback_must_say_where_to() {
+        let e = parsed(&["rollback", "node1"]).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            clap::error::ErrorKind::MissingRequiredArgument,
+            "{e}"
+        );
+        assert!(parsed(&["rollback", "node1", "--to", "2", "--dry-run"]).is_ok());
+        assert!(parsed(&["rollback", "node1", "--release"]).is_ok());
+        let e = parsed(&["rollback", "node1", "--release", "--to", "2"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
+    }
+}
