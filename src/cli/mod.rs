@@ -29,6 +29,7 @@ mod apply;
 mod assign;
 mod complete;
 mod examples;
+mod facts;
 mod history;
 mod inventory;
 mod lab;
@@ -158,6 +159,9 @@ enum Command {
     Push(apply::PushArgs),
     /// Past pushes and how they ended.
     History(history::HistoryArgs),
+    /// What each machine last said it is (distribution, memory, CPUs, addresses): the facts a
+    /// template reads through a `"fact"` requirement. Any push or check gathers them.
+    Facts(facts::FactsArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     ///
     /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
@@ -447,6 +451,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Check(a) => push::check(a, ctx),
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
+        Command::Facts(a) => facts::facts(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Inventory(c) => inventory::run(c, ctx),
         Command::Completions { shell } => {

@@ -11,6 +11,7 @@ mod assignments;
 pub mod catalogued;
 mod confirmed;
 pub mod export;
+mod facts;
 mod generation_history;
 mod generations;
 pub mod import;
@@ -36,6 +37,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
+pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
@@ -82,6 +84,7 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0011_generation_history.sql",
         include_str!("../../state/0011_generation_history.sql"),
     ),
+    ("0012_facts.sql", include_str!("../../state/0012_facts.sql")),
 ];
 
 /// What can go wrong with the inventory.

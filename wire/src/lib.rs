@@ -10,6 +10,7 @@
 mod container;
 mod cost;
 mod declaration;
+mod facts;
 mod file;
 mod generation;
 mod keys;
@@ -28,6 +29,7 @@ mod timer;
 pub use container::*;
 pub use cost::*;
 pub use declaration::*;
+pub use facts::*;
 pub use file::*;
 pub use generation::*;
 pub use keys::*;

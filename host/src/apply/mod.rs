@@ -258,6 +258,7 @@ fn measure_or_apply(
         reverted: Vec::new(),
         pending: None,
         generation: record.generation,
+        facts: Some(crate::facts::gather()),
     })
 }
 
