@@ -41,7 +41,8 @@ pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
-    DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
+    DEFAULT_ROOT, Machines, Node, NodeMachine, valid_address, valid_name as nodes_valid_name,
+    valid_user,
 };
 pub use pushes::{PushRecord, PushRow};
 pub use secrets::consumer_key;

@@ -8,7 +8,8 @@ pub mod hold;
 pub mod removal;
 mod visible;
 
-pub use content::{content, wanted_state};
+pub use crate::wire::wanted_state;
+pub use content::content;
 pub use hold::{Move, moves};
 pub use visible::visible;
 
