@@ -41,7 +41,10 @@ pub(crate) fn facts(a: FactsArgs, ctx: &Context) -> Result<u8> {
         return Ok(exit::OK);
     }
     for n in &answers {
-        out!("{}", text(n));
+        // what a machine says is printed as data: a control character in it is shown, not run
+        for line in text(n).lines() {
+            out!("{}", crate::plan::visible(line));
+        }
     }
     Ok(exit::OK)
 }
