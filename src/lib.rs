@@ -24,3 +24,6 @@ pub mod resolve;
 pub mod ssh;
 
 pub use mesh_wire as wire;
+
+#[cfg(test)]
+mod layers_tests;

@@ -405,6 +405,7 @@ impl Adopt<'_> {
             reverted: Vec::new(),
             pending: None,
             generation: None,
+            facts: Some(crate::facts::gather()),
         }
     }
 }

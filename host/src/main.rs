@@ -24,6 +24,7 @@ mod adopt;
 mod apply;
 mod child;
 mod confirm;
+mod facts;
 mod files;
 mod owners;
 mod record;

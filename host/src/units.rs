@@ -1,7 +1,9 @@
 //! systemd units: what state they are in, putting them in another, and paying what a change
 //! costs them. Every call is `systemctl` with the unit as an argument after `--`, never a shell.
 
+use std::collections::HashMap;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use mesh_wire::Cost;
@@ -26,15 +28,76 @@ pub(crate) struct UnitState {
     pub(crate) stop_runs: Vec<String>,
 }
 
+/// What [`state`] asks `systemctl show` for.
+const STATE: &str = "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost";
+
+/// The states [`prefetch`] read in one `systemctl show`, until this run first asks systemd to
+/// change anything (a verb, a daemon-reload): from then on every state is asked afresh.
+static PREFETCHED: Mutex<Option<HashMap<String, UnitState>>> = Mutex::new(None);
+
+/// Asks systemd once for the state of every unit in `units` that it knows, so that a run that
+/// changes nothing asks one `systemctl show` in all rather than one per unit. A unit systemd
+/// does not know is left out (writing its file may make it known), and so is everything when
+/// the answer cannot be read unit by unit: each is then asked alone, as without it.
+pub(crate) fn prefetch(units: &[&str]) {
+    let mut units: Vec<&str> = units.to_vec();
+    units.sort_unstable();
+    units.dedup();
+    if units.len() < 2 {
+        return;
+    }
+    let Ok(text) = show_many(&units, &format!("Id,{STATE}")) else {
+        return;
+    };
+    if let (Some(known), Ok(mut cache)) = (states_of(&units, &text), PREFETCHED.lock()) {
+        *cache = Some(known);
+    }
+}
+
+/// The states of the known units among `units` in `systemctl show`'s answer for all of them:
+/// one block a unit, in the order asked, each with its Id; `None` for anything else.
+fn states_of(units: &[&str], text: &str) -> Option<HashMap<String, UnitState>> {
+    let blocks: Vec<&str> = text.trim_end().split("\n\n").collect();
+    if blocks.len() != units.len() {
+        return None;
+    }
+    let mut known = HashMap::new();
+    for (unit, block) in units.iter().zip(&blocks) {
+        if show_value(block, "Id") != *unit {
+            return None;
+        }
+        let state = parse_state(block);
+        if state.exists {
+            known.insert((*unit).to_string(), state);
+        }
+    }
+    Some(known)
+}
+
+/// Forgets what [`prefetch`] read: systemd is about to change something.
+fn forget_prefetched() {
+    if let Ok(mut cache) = PREFETCHED.lock() {
+        *cache = None;
+    }
+}
+
 /// Asks systemd for the unit's state.
 pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
-    let text = show(
-        unit,
-        "LoadState,ActiveState,UnitFileState,ExecStop,ExecStopPost",
-    )?;
-    let value = |key: &str| show_value(&text, key).to_string();
+    let cached = PREFETCHED
+        .lock()
+        .ok()
+        .and_then(|c| c.as_ref().and_then(|m| m.get(unit).cloned()));
+    if let Some(state) = cached {
+        return Ok(state);
+    }
+    Ok(parse_state(&show(unit, STATE)?))
+}
+
+/// A unit's state from its block of `systemctl show`.
+fn parse_state(text: &str) -> UnitState {
+    let value = |key: &str| show_value(text, key).to_string();
     let active = value("ActiveState");
-    Ok(UnitState {
+    UnitState {
         exists: value("LoadState") != "not-found",
         running: match active.as_str() {
             "active" | "reloading" => Some(true),
@@ -53,7 +116,7 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
             .flat_map(|key| text.lines().filter_map(move |l| l.strip_prefix(key)))
             .flat_map(command_lines)
             .collect(),
-    })
+    }
 }
 
 /// The command lines of an `Exec*=` property as `systemctl show` gives it: one
@@ -103,13 +166,21 @@ pub(crate) fn settled(unit: &str) -> Result<(), String> {
 
 /// `systemctl show` of the named properties.
 fn show(unit: &str, properties: &str) -> Result<String, String> {
+    show_many(&[unit], properties)
+}
+
+/// `systemctl show` of the named properties of each of `units`: a block each, in their order,
+/// separated by an empty line.
+fn show_many(units: &[&str], properties: &str) -> Result<String, String> {
+    let shown = units.join(" ");
     let out = Command::new("systemctl")
-        .args(["show", &format!("--property={properties}"), "--", unit])
+        .args(["show", &format!("--property={properties}"), "--"])
+        .args(units)
         .output_within(child::SYSTEMCTL)
-        .map_err(|e| format!("cannot run systemctl show {unit}: {e}"))?;
+        .map_err(|e| format!("cannot run systemctl show {shown}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "systemctl show {unit} failed: {}",
+            "systemctl show {shown} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
@@ -134,6 +205,7 @@ pub(crate) fn daemon_reload() -> Result<(), String> {
 }
 
 fn run(args: &[&str]) -> Result<(), String> {
+    forget_prefetched();
     let shown = args
         .iter()
         .filter(|a| **a != "--")
@@ -185,6 +257,35 @@ pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static 
 
 #[cfg(test)]
 mod tests {
+    use super::states_of;
+
+    #[test]
+    fn one_show_of_many_units_is_read_unit_by_unit_or_not_at_all() {
+        let text = "Id=a.service\nLoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\n\
+                    Id=b.service\nLoadState=not-found\nActiveState=inactive\n\n\
+                    Id=c.service\nLoadState=loaded\nActiveState=failed\nUnitFileState=disabled\n";
+        let units = ["a.service", "b.service", "c.service"];
+        let known = states_of(&units, text).unwrap();
+        assert_eq!(
+            known.len(),
+            2,
+            "a unit systemd does not know is asked again: {known:?}"
+        );
+        let a = &known["a.service"];
+        assert_eq!(
+            (a.running, a.enabled, a.failed),
+            (Some(true), Some(true), false)
+        );
+        let c = &known["c.service"];
+        assert_eq!(
+            (c.running, c.enabled, c.failed),
+            (Some(false), Some(false), true)
+        );
+        // a block missing, or out of order (an alias answers with its own Id): nothing is kept
+        assert!(states_of(&units[..2], text).is_none());
+        assert!(states_of(&["a.service", "c.service", "b.service"], text).is_none());
+    }
+
     #[test]
     fn what_a_stop_runs_is_read_from_systemctl_show() {
         let shown = "{ path=/usr/sbin/nft ; argv[]=/usr/sbin/nft flush ruleset ; \

@@ -92,11 +92,24 @@ impl Need {
                 vec![plain("path", SettingType::String)]
             }
             Need::Port => vec![plain("port", SettingType::Integer)],
-            Need::Fact => vec![
-                plain("name", SettingType::String),
-                plain("address", SettingType::String),
-                plain("nodes", SettingType::List),
-            ],
+            Need::Fact => {
+                let mut fields = vec![
+                    plain("name", SettingType::String),
+                    plain("address", SettingType::String),
+                    plain("nodes", SettingType::List),
+                ];
+                fields.extend(crate::wire::FIELDS.iter().map(|f| {
+                    plain(
+                        f.name,
+                        match f.kind {
+                            crate::wire::FactKind::Text => SettingType::String,
+                            crate::wire::FactKind::Number => SettingType::Integer,
+                            crate::wire::FactKind::List => SettingType::List,
+                        },
+                    )
+                }));
+                fields
+            }
             Need::Mesh => vec![
                 plain("instance", SettingType::String),
                 plain("node", SettingType::String),

@@ -90,6 +90,10 @@ const EXAMPLES: &[(&str, &str)] = &[
          mesh push db1 --move postgres",
     ),
     (
+        "facts",
+        "mesh facts node1\nmesh facts @web\nmesh --json facts --all",
+    ),
+    (
         "history",
         "mesh history\nmesh history web1 --limit 5\nmesh history @web\nmesh history show 12",
     ),

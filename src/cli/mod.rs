@@ -30,6 +30,7 @@ mod assign;
 mod complete;
 mod examples;
 mod held_at;
+mod facts;
 mod history;
 mod inventory;
 mod lab;
@@ -164,6 +165,9 @@ enum Command {
     History(history::HistoryArgs),
     /// Send nodes a generation the inventory kept again, and hold them at it until released.
     Rollback(rollback::RollbackArgs),
+    /// What each machine last said it is (distribution, memory, CPUs, addresses): the facts a
+    /// template reads through a `"fact"` requirement. Any push or check gathers them.
+    Facts(facts::FactsArgs),
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     ///
     /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
@@ -454,6 +458,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Rollback(a) => rollback::rollback(a, ctx),
+        Command::Facts(a) => facts::facts(a, ctx),
         Command::Lab(c) => lab::run(c, ctx),
         Command::Inventory(c) => inventory::run(c, ctx),
         Command::Completions { shell } => {

@@ -222,6 +222,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                 p.pending_confirmation = inv.pending_confirmation(&node.name)?;
             }
             p.held = c.held;
+            p.facts_moved = resolve::facts::moved(inv, &cat, &node.name)?;
             any_held |= !p.held.is_empty();
             let cost = crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?;
             costs.push((node, cost));
@@ -232,6 +233,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                 || p.unconfirmed
                 || p.rekeyed
                 || !p.held.is_empty()
+                || !p.facts_moved.is_empty()
             {
                 // -q: only the nodes a push would change, or that hold something back
                 text.push_str(&render::plan(&p, a.diff, ctx.color()));

@@ -146,6 +146,17 @@ fn headline(p: &Plan) -> String {
             p.node
         );
     }
+    for m in &p.facts_moved {
+        let line = format!(
+            "{}: fact {} moved since the last push: {} -> {} (read by {})",
+            p.node,
+            m.fact,
+            m.was,
+            m.now,
+            m.read_by.join(", ")
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
     out
 }
 

@@ -163,6 +163,7 @@ mod tests {
             new_machine: false,
             pending_confirmation: None,
             held: vec![],
+            facts_moved: vec![],
             changes: vec![],
             units: vec![unit("restart", "www:process:www-main.service: port")],
             needs_confirmation: vec![],

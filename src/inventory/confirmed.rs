@@ -189,6 +189,7 @@ mod tests {
             reverted: Vec::new(),
             pending: None,
             generation: None,
+            facts: None,
         }
     }
 

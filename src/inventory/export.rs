@@ -154,7 +154,7 @@ impl Document {
     pub fn parse(
         file: &str,
         text: &str,
-        config: &crate::ssh::config::SshConfig,
+        config: &dyn super::Machines,
     ) -> Result<Document, DocumentError> {
         let malformed = |reason: String| DocumentError::Malformed {
             file: file.to_string(),

@@ -56,6 +56,7 @@ impl Inventory {
     /// nothing: the push's is the newer word. One made later with a lower number (the machine
     /// was rebuilt, or its record lost, and pushed since) is what the machine has, and recorded.
     pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
+        self.note_facts(node, report)?;
         let (Some(found), None, Mode::DryRun) = (&report.generation, &report.pending, report.mode)
         else {
             return Ok(());
@@ -170,6 +171,7 @@ pub(super) mod tests {
             reverted: vec![],
             pending: None,
             generation: Some(generation),
+            facts: None,
         }
     }
 

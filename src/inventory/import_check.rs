@@ -8,11 +8,14 @@ use super::export::{Document, DocumentError, holder, port_key};
 use super::nodes::valid_name;
 use super::validate::{Invalid, check_place, check_port, check_word};
 use super::{Node, NodeMachine};
-use crate::ssh::config::SshConfig;
 
 impl Document {
     /// Refuses the first entry a command would refuse, or two nodes on one machine.
-    pub(super) fn check(&self, file: &str, config: &SshConfig) -> Result<(), DocumentError> {
+    pub(super) fn check(
+        &self,
+        file: &str,
+        config: &dyn super::Machines,
+    ) -> Result<(), DocumentError> {
         let invalid = |what: String, reason: String| DocumentError::Invalid {
             file: file.to_string(),
             what,
@@ -29,7 +32,7 @@ impl Document {
             if !names.insert(n.name.as_str()) {
                 return Err(invalid(at("name"), format!("{} is named twice", n.name)));
             }
-            let machine = node.machine(config);
+            let machine = config.machine_of(&node);
             if let Some(other) = machines.insert(machine.clone(), n.name.as_str()) {
                 return Err(invalid(
                     at("address"),

@@ -139,6 +139,7 @@ mod tests {
             pending: None,
             reverted: Vec::new(),
             generation: None,
+            facts: None,
         }
     }
 

@@ -11,6 +11,7 @@ mod assignments;
 pub mod catalogued;
 mod confirmed;
 pub mod export;
+mod facts;
 mod generation_history;
 mod generations;
 pub mod import;
@@ -37,10 +38,12 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
+pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
-    DEFAULT_ROOT, Node, NodeMachine, valid_address, valid_name as nodes_valid_name, valid_user,
+    DEFAULT_ROOT, Machines, Node, NodeMachine, valid_address, valid_name as nodes_valid_name,
+    valid_user,
 };
 pub use pushes::{PushRecord, PushRow};
 pub use rollback_holds::{Hold, PushGeneration};
@@ -88,6 +91,7 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0012_rollback_holds.sql",
         include_str!("../../state/0012_rollback_holds.sql"),
     ),
+    ("0013_facts.sql", include_str!("../../state/0013_facts.sql")),
 ];
 
 /// What can go wrong with the inventory.

@@ -68,6 +68,14 @@ pub struct NodeMachine {
     pub port: u16,
 }
 
+/// Where nodes are really reached (an ssh configuration's HostName and Port): the transport
+/// answers it (`push::route`), so the inventory can refuse two nodes on one machine without
+/// knowing how ssh resolves a name.
+pub trait Machines {
+    /// The machine `node` reaches; a node that cannot be resolved is taken as it is written.
+    fn machine_of(&self, node: &Node) -> NodeMachine;
+}
+
 impl std::fmt::Display for NodeMachine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.host, self.port)
@@ -75,19 +83,6 @@ impl std::fmt::Display for NodeMachine {
 }
 
 impl Node {
-    /// Where a push reaches this node, as the push's own resolver works it out from `config`
-    /// (a node it cannot resolve is taken as the inventory says it).
-    pub fn machine(&self, config: &crate::ssh::config::SshConfig) -> NodeMachine {
-        let (host, port) = match crate::push::route::target(self, &[], config) {
-            Ok(t) => (t.address, t.port),
-            Err(_) => (self.address.clone(), self.port),
-        };
-        NodeMachine {
-            host: host.to_ascii_lowercase(),
-            port,
-        }
-    }
-
     /// The pinned host key's fingerprint, if one is pinned and readable.
     pub fn host_key_fingerprint(&self) -> Option<String> {
         let key = crate::ssh::parse_public_key(self.host_key.as_deref()?).ok()?;
@@ -126,37 +121,7 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
-/// Whether `address` can be connected to: a host name (letters, digits, `-`, `.`, `_`), an IPv4
-/// address, or an IPv6 address (hex digits, `:`, `.`, optionally in brackets). Never empty, never
-/// starting with `-` (a tool that is handed it must not read it as an option), never any space
-/// or control character.
-pub fn valid_address(address: &str) -> bool {
-    let bare = address
-        .strip_prefix('[')
-        .and_then(|a| a.strip_suffix(']'))
-        .unwrap_or(address);
-    let host = bare
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
-    let ipv6 = bare.contains(':')
-        && bare
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() || ":.".contains(c));
-    !bare.is_empty() && bare.len() <= 253 && !bare.starts_with('-') && (host || ipv6)
-}
-
-/// Whether `user` is a login name as the machine's tools accept it: lower-case letters, digits,
-/// `_`, `-` (not first), at most 32 characters.
-pub fn valid_user(user: &str) -> bool {
-    user.len() <= 32
-        && user
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && user
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))
-}
+pub use crate::wire::{valid_address, valid_user};
 
 impl Inventory {
     /// Adds a node; refuses a name already taken, and an address and port another node has.
@@ -166,7 +131,7 @@ impl Inventory {
 
     /// Adds a node; refuses a name already taken, and a machine another node reaches as `config`
     /// resolves both (an ssh configuration alias of a node's address is that node).
-    pub fn add_node_in(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
+    pub fn add_node_in(&self, node: &Node, config: &dyn Machines) -> Result<(), InventoryError> {
         if self.node_opt(&node.name)?.is_some() {
             return Err(InventoryError::NodeExists {
                 name: node.name.clone(),
@@ -179,19 +144,23 @@ impl Inventory {
     /// Changes what the inventory says of an existing node in place: its assignments, layers,
     /// placements, pins, tags and history are kept. Refuses a machine another node reaches as
     /// `config` resolves both.
-    pub fn edit_node_in(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
+    pub fn edit_node_in(&self, node: &Node, config: &dyn Machines) -> Result<(), InventoryError> {
         self.node(&node.name)?;
         self.refuse_same_machine(node, config)?;
         self.put_node(node)
     }
 
     /// Two nodes on one machine would each undo the other's modules at every push.
-    fn refuse_same_machine(&self, node: &Node, config: &SshConfig) -> Result<(), InventoryError> {
-        let machine = node.machine(config);
+    fn refuse_same_machine(
+        &self,
+        node: &Node,
+        config: &dyn Machines,
+    ) -> Result<(), InventoryError> {
+        let machine = config.machine_of(node);
         let other = self
             .nodes()?
             .into_iter()
-            .find(|o| o.name != node.name && o.machine(config) == machine);
+            .find(|o| o.name != node.name && config.machine_of(o) == machine);
         match other {
             Some(other) => Err(InventoryError::SameAddress {
                 name: node.name.clone(),

@@ -122,6 +122,9 @@ impl Inventory {
              WHERE id = ?1",
             params![id, r.outcome, r.reason, text],
         )?;
+        if let Some(report) = &r.report {
+            super::facts::store_pushed(&tx, &r.node, report)?;
+        }
         if let (Some(sent), Some(report)) = (sent, &r.report) {
             super::confirmed::store(&tx, &r.node, id, sent, report)?;
             // the generation the machine confirmed: the next push is planned against it

@@ -4,7 +4,7 @@
 //! key, which lives outside the inventory file (beside it, mode 0600, or `MESH_OPERATOR_KEY`;
 //! see `operator_key`), so a copy of the inventory alone, or an export of it in git, gives
 //! nothing away. mesh opens a secret only to render it, and the rendered file is sealed again to
-//! the host key of the machine that receives it (`crate::resolve::sealed`).
+//! the host key of the machine that receives it (resolution's `sealed`).
 
 use std::io::Write;
 use std::path::Path;

@@ -133,7 +133,7 @@ impl Node {
             ));
         }
         if let Some(jump) = &self.jump {
-            crate::push::route::check_jump(&self.name, jump).map_err(|e| invalid("jump", e))?;
+            crate::ssh::proxy_jump::check_jump(&self.name, jump).map_err(|e| invalid("jump", e))?;
         }
         if let Some(identity) = &self.identity {
             check_identity(identity).map_err(|e| invalid("identity", e))?;

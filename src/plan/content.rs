@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::Spec;
+use crate::wire::{Spec, wanted_state};
 
 /// What a resource puts on the machine, as text a diff can show: a file's content, the keys a
 /// keys resource owns (`key = value`, one a line), a service's wanted state.
@@ -103,17 +103,4 @@ fn environment(vars: &BTreeMap<String, String>, secret: &[String]) -> String {
             }
         })
         .collect()
-}
-
-/// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not
-/// said is left as it is.
-pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if let Some(r) = running {
-        out.push(if r { "running" } else { "stopped" });
-    }
-    if let Some(e) = enabled {
-        out.push(if e { "enabled" } else { "disabled" });
-    }
-    out
 }

@@ -8,7 +8,8 @@ pub mod hold;
 pub mod removal;
 mod visible;
 
-pub use content::{content, wanted_state};
+pub use crate::wire::wanted_state;
+pub use content::content;
 pub use hold::{Move, moves};
 pub use visible::visible;
 
@@ -47,6 +48,9 @@ pub struct Plan {
     /// the node has of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<crate::resolve::Held>,
+    /// Facts of the machine its assignments read that moved since its last push.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts_moved: Vec<crate::resolve::facts::FactMove>,
     pub changes: Vec<Change>,
     /// Units that would reload or restart, with the resources that cause it.
     pub units: Vec<UnitChange>,
@@ -297,6 +301,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
         new_machine: false,
         pending_confirmation: None,
         held: Vec::new(),
+        facts_moved: Vec::new(),
         needs_confirmation,
         changes,
         units: units

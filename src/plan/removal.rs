@@ -180,6 +180,7 @@ mod tests {
             reverted: Vec::new(),
             pending: None,
             generation: None,
+            facts: None,
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

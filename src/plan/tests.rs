@@ -114,6 +114,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         reverted: Vec::new(),
         pending: None,
         generation: None,
+        facts: None,
     };
     assert!(
         plan(&decl(vec![]), Some(&old), Some(&report))

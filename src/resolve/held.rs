@@ -1,5 +1,6 @@
 //! Assignments held back while the rest of their node goes ahead: a consumer whose provider is
-//! gone, or one waiting for its provider to make what it needs.
+//! gone, one waiting for its provider to make what it needs, or one reading facts its machine
+//! has not said yet.
 //!
 //! A held assignment keeps exactly what its node confirmed of it: nothing of it is delivered,
 //! changed or undone until its provider answers, and the other assignments of its node, and the
@@ -52,6 +53,20 @@ impl Held {
             module: a.module.clone(),
             reason: format!("{provider} has not yet made what {} needs", a.instance),
             waiting_for: Some(provider),
+        }
+    }
+
+    /// `a`, which reads `fact` (`host.os.id`) of a machine that has not said its facts yet.
+    pub(super) fn facts(a: &Assignment, node: &Node, fact: &str) -> Held {
+        Held {
+            instance: a.instance.clone(),
+            module: a.module.clone(),
+            waiting_for: None,
+            reason: format!(
+                "it reads ${{{fact}}}, a fact of the machine, and the machine has not said its \
+                 facts yet: `mesh check {}` (or any push) asks it, and the next push delivers {}",
+                node.name, a.instance
+            ),
         }
     }
 

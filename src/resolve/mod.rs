@@ -9,6 +9,7 @@ mod collisions;
 pub mod consumers;
 #[cfg(test)]
 mod contract_tests;
+pub mod facts;
 #[cfg(test)]
 mod fleet_tests;
 pub mod held;
@@ -151,6 +152,11 @@ pub fn compose(
         }
         problems.append(&mut unanswered);
         if problems.len() > before {
+            continue;
+        }
+        if let Some(fact) = answers.facts_unknown.take() {
+            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
+            holds.push(Held::facts(&a, node, &fact));
             continue;
         }
         if let Some(provider) =

@@ -213,6 +213,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             reverted: Vec::new(),
             pending: None,
             generation: None,
+            facts: None,
         }),
     };
     m.inv

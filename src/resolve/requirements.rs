@@ -28,6 +28,8 @@ pub struct Answers {
     pub providers: BTreeMap<String, String>,
     /// The operator's data the module's processes reach.
     pub access: Vec<crate::wire::Access>,
+    /// The first fact of the machine read (`host.os.id`) while the machine has said none yet.
+    pub facts_unknown: Option<String>,
 }
 
 pub use super::identity::login;
@@ -127,6 +129,11 @@ pub(super) fn own(
                 answers
                     .values
                     .insert(key("address"), Value::String(node.address.clone()));
+                if let Err(fact) =
+                    super::facts::answer(inventory, module, node, &r.name, &mut answers.values)?
+                {
+                    answers.facts_unknown.get_or_insert(fact);
+                }
             }
             Need::Mesh => {
                 answers

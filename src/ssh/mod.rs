@@ -13,6 +13,7 @@ pub mod files;
 mod hops;
 mod hostkey;
 mod jump;
+pub mod proxy_jump;
 pub(crate) use jump::KEEPALIVE;
 pub mod known_hosts;
 mod local;

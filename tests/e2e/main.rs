@@ -25,6 +25,7 @@ mod cost;
 mod costs_every_cause;
 mod deadline;
 mod drift;
+mod facts;
 mod generation_history;
 mod giveback;
 mod helper;

@@ -56,6 +56,19 @@ pub struct ServiceSpec {
     pub ready: Option<Ready>,
 }
 
+/// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not
+/// said is left as it is.
+pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if let Some(r) = running {
+        out.push(if r { "running" } else { "stopped" });
+    }
+    if let Some(e) = enabled {
+        out.push(if e { "enabled" } else { "disabled" });
+    }
+    out
+}
+
 /// What undeclaring a service does to a unit the mesh moved (module.json's `"on-removal"`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -117,6 +117,9 @@ pub struct Report {
     /// a helper from before generations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<Generation>,
+    /// What the machine says it is, gathered on this run; `None`: a helper from before facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<crate::Facts>,
 }
 
 /// A change waiting to be confirmed.

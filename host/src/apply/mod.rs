@@ -94,6 +94,18 @@ fn measure_or_apply(
     mut record: Record,
     new_machine: bool,
 ) -> Result<Report, Error> {
+    // one `systemctl show` for every declared unit: a run that changes nothing asks no more
+    let declared: Vec<String> = declaration
+        .resources
+        .iter()
+        .filter_map(|r| match &r.spec {
+            Spec::Service(sv) => Some(sv.unit.clone()),
+            Spec::Process(p) => Some(p.unit.clone()),
+            Spec::Timer(t) => Some(t.timer_unit()),
+            _ => None,
+        })
+        .collect();
+    units::prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
     let mut run = Run {
         mode,
         paths,
@@ -258,6 +270,7 @@ fn measure_or_apply(
         reverted: Vec::new(),
         pending: None,
         generation: record.generation,
+        facts: Some(crate::facts::gather()),
     })
 }
 

@@ -31,7 +31,7 @@ pub struct ServiceDef {
 
 impl ServiceDef {
     pub(super) fn describe(&self) -> String {
-        let mut want: Vec<String> = crate::plan::wanted_state(self.running, self.enabled)
+        let mut want: Vec<String> = crate::wire::wanted_state(self.running, self.enabled)
             .into_iter()
             .map(String::from)
             .collect();
