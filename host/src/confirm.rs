@@ -42,7 +42,19 @@ use ledger::Fate;
 /// until it has applied and answered: a second helper that kept, or applied, between this one's
 /// decision and its apply would have its revert undo this one's change, or its lock-out
 /// confirmed by this one's confirmation. The waiter reverts under the same lock.
+#[cfg(test)]
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    run_as_sent(declaration, declaration, mode, paths)
+}
+
+/// [`run`], where `sent` is the declaration as it came (its secrets still sealed): what the
+/// machine keeps of a generation it makes (see `generations`).
+pub(crate) fn run_as_sent(
+    declaration: &Declaration,
+    sent: &Declaration,
+    mode: Mode,
+    paths: &Paths,
+) -> Result<Report, Error> {
     match mode {
         Mode::DryRun => {
             // before and after: a change that begins or ends during the dry run is unsettled
@@ -68,9 +80,11 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     let record = held.record(paths, declaration.expects_record)?;
     // under the lock, before anything is kept or changed
     apply::refuse_stale(declaration, &record)?;
+    let before = record.generation.clone();
     let asks = asking(declaration);
     if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
         let report = apply::run_held(declaration, false, paths, &held, record)?;
+        keep_generation(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
@@ -104,7 +118,20 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
         forget(&id, &dir);
+        keep_generation(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
+    }
+    // the generation is the machine's once the change is confirmed; a revert drops it with `dir`
+    if let Some(made) = report
+        .generation
+        .as_ref()
+        .filter(|g| before.as_ref() != Some(*g))
+        && let Err(e) = crate::generations::keep_awaiting(&dir, made, sent)
+    {
+        eprintln!(
+            "mesh-host: generation {} is not kept on the machine: {e}",
+            made.number
+        );
     }
     // the waiter's deadline runs from here
     if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
@@ -121,6 +148,26 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         resources,
     });
     Ok(with_notes(report, mode, paths))
+}
+
+/// Keeps the generation `report` made, if it made one (`before`: the machine's until then), for
+/// `mesh-host rollback`. The push is applied whether or not it can be kept: a machine that
+/// cannot keep it says so, and keeps the older ones.
+fn keep_generation(
+    report: &Report,
+    before: Option<&mesh_wire::Generation>,
+    sent: &Declaration,
+    paths: &Paths,
+) {
+    let Some(made) = report.generation.as_ref().filter(|g| before != Some(*g)) else {
+        return;
+    };
+    if let Err(e) = crate::generations::keep(paths, made, sent) {
+        eprintln!(
+            "mesh-host: generation {} is not kept on the machine: {e}",
+            made.number
+        );
+    }
 }
 
 /// The resources of `declaration` that ask for confirmation, those it takes off too.
@@ -194,6 +241,9 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
 /// Notes change `id` confirmed, then drops what was kept for it (in `done`): while the note
 /// cannot be written, `done` itself says it.
 fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
+    if let Err(e) = crate::generations::settle_confirmed(done, paths) {
+        eprintln!("mesh-host: the generation change {id} made is not kept on the machine: {e}");
+    }
     if ledger::note(paths, id, Fate::Confirmed).is_ok() {
         forget(id, done);
     } else {
@@ -276,7 +326,7 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
 /// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
 /// change no longer pending is removed.
-fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
+pub(crate) fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
     boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {

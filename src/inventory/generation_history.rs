@@ -112,6 +112,7 @@ mod tests {
             number: 4,
             inventory: inv.inventory_id().unwrap(),
             pushed_at: 9,
+            rolled_back_to: None,
         };
         let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];

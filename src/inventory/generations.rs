@@ -95,6 +95,7 @@ fn row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Generation> {
         number: r.get::<_, i64>(first)?.try_into().unwrap_or(0),
         inventory: r.get(first + 1)?,
         pushed_at: r.get::<_, i64>(first + 2)?.try_into().unwrap_or(0),
+        rolled_back_to: None,
     })
 }
 
@@ -148,6 +149,7 @@ pub(super) mod tests {
             number,
             inventory: inventory.into(),
             pushed_at: 1,
+            rolled_back_to: None,
         }
     }
 
