@@ -55,6 +55,8 @@ impl Inventory {
     /// (they ran at once: the found one was made no later, by the machine's clock) changes
     /// nothing: the push's is the newer word. One made later with a lower number (the machine
     /// was rebuilt, or its record lost, and pushed since) is what the machine has, and recorded.
+    /// One rolled back on the machine (`mesh-host rollback GEN`) to a generation this inventory
+    /// keeps has GEN's resources: they are what it confirmed from then on.
     pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
         let (Some(found), None, Mode::DryRun) = (&report.generation, &report.pending, report.mode)
         else {
@@ -71,8 +73,19 @@ impl Inventory {
         if raced {
             return Ok(());
         }
+        let rolled_back = match found.rolled_back_to {
+            Some(to) => self
+                .kept_generation(node, to)?
+                .filter(|kept| kept.inventory == found.inventory),
+            None => None,
+        };
         let tx = self.conn.transaction()?;
         store(&tx, node, found)?;
+        // rolled back on the machine to a generation this inventory keeps: the machine has what
+        // that one sent, and the next plan shows what a push would change to bring today's back
+        if let Some(kept) = rolled_back {
+            super::confirmed::replace(&tx, node, kept.push, &kept.declaration.resources)?;
+        }
         tx.commit()?;
         Ok(())
     }
