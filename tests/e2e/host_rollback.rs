@@ -156,3 +156,57 @@ fn root_on_the_machine_rolls_back_to_a_kept_generation_and_the_operators_next_co
     mesh.run(&["unassign", "genroll", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
 }
+
+#[test]
+fn the_generations_a_machine_keeps_hold_its_secrets_sealed_only_root_reads_them_and_they_apply_again()
+ {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    let push = crate::sealed::kv_and_its_client(&mesh);
+    let secrets = crate::sealed::secrets(&mesh);
+    assert!(!secrets.is_empty());
+    let dir = "/var/lib/mesh/generations";
+    for node in ["node1", "node2"] {
+        let modes = on(
+            node,
+            &format!("stat -c '%U %a' {dir}; stat -c '%U %a' {dir}/*.json"),
+        );
+        let mut lines = modes.lines();
+        assert_eq!(lines.next(), Some("root 700"), "{node}: {modes}");
+        assert!(lines.all(|l| l == "root 600"), "{node}: {modes}");
+        let kept = on(node, &format!("cat {dir}/*.json"));
+        assert!(
+            kept.contains("AGE ENCRYPTED FILE"),
+            "{node}: nothing sealed kept"
+        );
+        for secret in &secrets {
+            assert!(
+                !kept.contains(secret.as_str()),
+                "{node}: a secret is kept in clear"
+            );
+        }
+    }
+
+    // what was sealed opens again with the host key: a rollback to the machine's own generation
+    // finds the same bytes, and changes nothing
+    let node1: serde_json::Value = serde_json::from_str(&push).expect("the push's --json");
+    let current = node_result(&node1, "node1")["report"]["generation"]["number"]
+        .as_u64()
+        .expect("a generation");
+    let auth = "sha256sum /srv/mesh/kv/data/auth.conf";
+    let before = on("node1", auth);
+    let rolled = on("node1", &format!("{} rollback {current}", helper_there()));
+    assert!(
+        rolled.starts_with(&format!(
+            "nothing changed: the machine has what generation {current} declares already"
+        )) && !rolled.contains("FAILED"),
+        "{rolled}"
+    );
+    assert_eq!(on("node1", auth), before);
+
+    mesh.run(&["unassign", "kv-client", "node2"]).ok();
+    mesh.run(&["unassign", "kv", "node1"]).ok();
+    mesh.run(&["push", "--all"]).ok();
+}

@@ -140,7 +140,7 @@ pub(crate) fn rollback_command(asked: &str, paths: &Paths) -> u8 {
     };
     match done {
         Ok(report) => {
-            print!("{}", said(&report));
+            print!("{}", said(&report, asked));
             u8::from(report.failed())
         }
         Err(e) => {
@@ -179,6 +179,16 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
     };
     crate::sealed::open_environments(&mut declaration).map_err(Error::Sealed)?;
     let mut report = apply::run_held(&declaration, false, paths, &held, record)?;
+    // as for a push: what changes nothing is no generation (the machine has GEN's content, and
+    // is where the operator last saw it)
+    let changed = !report.units.is_empty()
+        || report
+            .resources
+            .iter()
+            .any(|o| matches!(o.state, State::Created | State::Changed | State::Removed));
+    if !changed {
+        return Ok(report);
+    }
     let generation = Generation {
         number: mesh_wire::next_number(before.as_ref(), None),
         inventory: stored.generation.inventory.clone(),
@@ -197,15 +207,21 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
 }
 
 /// What a rollback says on the console.
-fn said(report: &Report) -> String {
+fn said(report: &Report, asked: &str) -> String {
     let mut out = String::new();
-    if let Some(g) = &report.generation {
-        out.push_str(&format!(
-            "rolled back to generation {}: the machine is at generation {} now; the operator's \
-             next push is refused as stale until `mesh check` has seen it\n",
-            g.rolled_back_to.unwrap_or(0),
-            g.number
-        ));
+    match &report.generation {
+        Some(g) if g.rolled_back_to.is_some_and(|to| to.to_string() == asked) => {
+            out.push_str(&format!(
+                "rolled back to generation {asked}: the machine is at generation {} now; the \
+                 operator's next push is refused as stale until `mesh check` has seen it\n",
+                g.number
+            ));
+        }
+        g => out.push_str(&format!(
+            "nothing changed: the machine has what generation {asked} declares already, and \
+             stays at generation {}\n",
+            g.as_ref().map_or(0, |g| g.number)
+        )),
     }
     for o in &report.resources {
         let word = match o.state {

@@ -175,3 +175,17 @@ fn an_unknown_generation_names_those_the_machine_keeps() {
     }
     assert_eq!(fs::read_to_string(&f).unwrap(), "two\n");
 }
+
+#[test]
+fn a_rollback_to_what_the_machine_has_changes_nothing_and_makes_no_generation() {
+    let (dir, paths) = sandbox();
+    let f = dir.path().join("motd");
+    push(&decl(vec![file(&f, "one\n")]), &paths);
+    let report = roll_back("1", &paths).unwrap();
+    assert_eq!(
+        report.generation.map(|g| (g.number, g.rolled_back_to)),
+        Some((1, None))
+    );
+    assert_eq!(list(&paths).unwrap().len(), 1);
+    assert_eq!(fs::read_to_string(&f).unwrap(), "one\n");
+}
