@@ -210,3 +210,48 @@ fn the_generations_a_machine_keeps_hold_its_secrets_sealed_only_root_reads_them_
     mesh.run(&["unassign", "kv", "node1"]).ok();
     mesh.run(&["push", "--all"]).ok();
 }
+
+/// The number of the generation `mesh-host generations` marks current on `node`, and the
+/// highest it lists (0: none).
+fn current_and_highest(node: &str) -> (u64, u64) {
+    let listing = on(node, &format!("{} generations", helper_there()));
+    let number = |l: &str| {
+        l.split_whitespace()
+            .next()
+            .and_then(|w| w.parse::<u64>().ok())
+    };
+    let current = listing
+        .lines()
+        .filter(|l| l.ends_with("(current)"))
+        .find_map(number);
+    let highest = listing.lines().filter_map(number).max();
+    assert_eq!(current.is_some(), highest.is_some(), "{listing}");
+    (current.unwrap_or(0), highest.unwrap_or(0))
+}
+
+#[test]
+fn a_change_reverted_at_its_deadline_is_never_kept_and_a_confirmed_one_is() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    crate::confirm::unconfirmed_on_node3(&mesh, "8");
+    crate::confirm::reverted_on_node3_within(
+        std::time::Duration::from_secs(8 + 15),
+        "node3 did not revert by itself",
+    );
+    let (current, highest) = current_and_highest("node3");
+    assert_eq!(
+        highest,
+        current,
+        "the reverted generation {} was kept",
+        current + 1
+    );
+
+    mesh.run(&["check", "node3"]).code(4);
+    let pushed = mesh.run(&["--json", "push", "node3"]).ok().json();
+    let made = node_result(&pushed, "node3")["report"]["generation"]["number"].as_u64();
+    assert_eq!(made, Some(current + 1), "{pushed}");
+    assert_eq!(current_and_highest("node3"), (current + 1, current + 1));
+    crate::confirm::take_sshd_off(&mesh, &["node3"]);
+}
