@@ -84,7 +84,7 @@ pub(crate) fn run_as_sent(
     let asks = asking(declaration);
     if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
         let report = apply::run_held(declaration, false, paths, &held, record)?;
-        keep_generation(&report, before.as_ref(), sent, paths);
+        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
@@ -118,21 +118,10 @@ pub(crate) fn run_as_sent(
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
         forget(&id, &dir);
-        keep_generation(&report, before.as_ref(), sent, paths);
+        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
-    // the generation is the machine's once the change is confirmed; a revert drops it with `dir`
-    if let Some(made) = report
-        .generation
-        .as_ref()
-        .filter(|g| before.as_ref() != Some(*g))
-        && let Err(e) = crate::generations::keep_awaiting(&dir, made, sent)
-    {
-        eprintln!(
-            "mesh-host: generation {} is not kept on the machine: {e}",
-            made.number
-        );
-    }
+    crate::generations::keep_made_awaiting(&dir, &report, before.as_ref(), sent);
     // the waiter's deadline runs from here
     if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
@@ -148,26 +137,6 @@ pub(crate) fn run_as_sent(
         resources,
     });
     Ok(with_notes(report, mode, paths))
-}
-
-/// Keeps the generation `report` made, if it made one (`before`: the machine's until then), for
-/// `mesh-host rollback`. The push is applied whether or not it can be kept: a machine that
-/// cannot keep it says so, and keeps the older ones.
-fn keep_generation(
-    report: &Report,
-    before: Option<&mesh_wire::Generation>,
-    sent: &Declaration,
-    paths: &Paths,
-) {
-    let Some(made) = report.generation.as_ref().filter(|g| before != Some(*g)) else {
-        return;
-    };
-    if let Err(e) = crate::generations::keep(paths, made, sent) {
-        eprintln!(
-            "mesh-host: generation {} is not kept on the machine: {e}",
-            made.number
-        );
-    }
 }
 
 /// The resources of `declaration` that ask for confirmation, those it takes off too.

@@ -17,7 +17,7 @@ pub(crate) use rollback::{list_command, rollback_command};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use mesh_wire::{Declaration, Generation};
+use mesh_wire::{Declaration, Generation, Report};
 use serde::{Deserialize, Serialize};
 
 use crate::files;
@@ -68,6 +68,47 @@ pub(crate) fn keep(paths: &Paths, generation: &Generation, sent: &Declaration) -
         0o600,
     )?;
     prune(paths)
+}
+
+/// The generation `report` made, if it made one (`before`: the machine's until then).
+fn made<'a>(report: &'a Report, before: Option<&Generation>) -> Option<&'a Generation> {
+    report.generation.as_ref().filter(|g| before != Some(*g))
+}
+
+/// Keeps the generation `report` made, if it made one, by applying `sent`. The push is applied
+/// whether or not it can be kept: a machine that cannot keep it says so, and keeps the older ones.
+pub(crate) fn keep_made(
+    report: &Report,
+    before: Option<&Generation>,
+    sent: &Declaration,
+    paths: &Paths,
+) {
+    if let Some(made) = made(report, before)
+        && let Err(e) = keep(paths, made, sent)
+    {
+        eprintln!(
+            "mesh-host: generation {} is not kept on the machine: {e}",
+            made.number
+        );
+    }
+}
+
+/// As [`keep_made`] for a change awaiting its confirmation, kept in `kept` (its kept directory):
+/// the generation is the machine's once the change is confirmed, and a revert drops it.
+pub(crate) fn keep_made_awaiting(
+    kept: &Path,
+    report: &Report,
+    before: Option<&Generation>,
+    sent: &Declaration,
+) {
+    if let Some(made) = made(report, before)
+        && let Err(e) = keep_awaiting(kept, made, sent)
+    {
+        eprintln!(
+            "mesh-host: generation {} is not kept on the machine: {e}",
+            made.number
+        );
+    }
 }
 
 /// Puts `generation` aside in `kept` (a change's kept directory) until the change is confirmed.

@@ -198,7 +198,11 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
         rolled_back_to: Some(number),
     };
     // the apply saved its record; the generation it wrote is this one, said as a rollback
-    let mut record = Record::load(paths)?.unwrap_or_else(Record::new);
+    let mut record = Record::load(paths)?.ok_or_else(|| {
+        Error::Store(io::Error::other(
+            "the record is gone after the apply: the rollback is applied, its generation not said",
+        ))
+    })?;
     record.generation = Some(generation.clone());
     record.save(paths).map_err(|e| Error::Apply(e.into()))?;
     super::keep(paths, &generation, &stored.declaration).map_err(Error::Store)?;
@@ -235,7 +239,7 @@ fn said(report: &Report, asked: &str) -> String {
     }
     for u in &report.units {
         let done = u.error.as_deref().or(u.done.as_deref()).unwrap_or("");
-        out.push_str(&format!("  {:?} {}: {done}\n", u.action, u.unit));
+        out.push_str(&format!("  {:<10} {}: {done}\n", u.action.as_str(), u.unit));
     }
     out
 }
