@@ -42,7 +42,19 @@ use ledger::Fate;
 /// until it has applied and answered: a second helper that kept, or applied, between this one's
 /// decision and its apply would have its revert undo this one's change, or its lock-out
 /// confirmed by this one's confirmation. The waiter reverts under the same lock.
+#[cfg(test)]
 pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Result<Report, Error> {
+    run_as_sent(declaration, declaration, mode, paths)
+}
+
+/// [`run`], where `sent` is the declaration as it came (its secrets still sealed): what the
+/// machine keeps of a generation it makes (see `generations`).
+pub(crate) fn run_as_sent(
+    declaration: &Declaration,
+    sent: &Declaration,
+    mode: Mode,
+    paths: &Paths,
+) -> Result<Report, Error> {
     match mode {
         Mode::DryRun => {
             // before and after: a change that begins or ends during the dry run is unsettled
@@ -68,9 +80,11 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     let record = held.record(paths, declaration.expects_record)?;
     // under the lock, before anything is kept or changed
     apply::refuse_stale(declaration, &record)?;
+    let before = record.generation.clone();
     let asks = asking(declaration);
     if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
         let report = apply::run_held(declaration, false, paths, &held, record)?;
+        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
@@ -104,8 +118,10 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
         forget(&id, &dir);
+        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
+    crate::generations::keep_made_awaiting(&dir, &report, before.as_ref(), sent);
     // the waiter's deadline runs from here
     if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
@@ -194,6 +210,9 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
 /// Notes change `id` confirmed, then drops what was kept for it (in `done`): while the note
 /// cannot be written, `done` itself says it.
 fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
+    if let Err(e) = crate::generations::settle_confirmed(done, paths) {
+        eprintln!("mesh-host: the generation change {id} made is not kept on the machine: {e}");
+    }
     if ledger::note(paths, id, Fate::Confirmed).is_ok() {
         forget(id, done);
     } else {
@@ -276,7 +295,7 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
 /// The change still awaiting confirmation, if any; one whose waiter is gone (the machine
 /// rebooted) is reverted now, as its waiter would have. A boot-time revert left behind by a
 /// change no longer pending is removed.
-fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
+pub(crate) fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<String>> {
     boot::sweep(paths);
     let pending = paths.root.join("pending");
     let entries = match std::fs::read_dir(&pending) {

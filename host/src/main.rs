@@ -19,6 +19,9 @@
 //! `await-confirm ID --deadline SECONDS` is the waiter systemd runs, and
 //! `revert-pending ID [--at-boot]` what systemd runs when that waiter stops, however it ends,
 //! and early at boot when the machine went down during the wait.
+//!
+//! The machine keeps its last generations (see `generations`): `generations` lists them and
+//! `rollback GEN`, run by root on the machine, takes it back to one with no operator.
 
 mod adopt;
 mod apply;
@@ -26,6 +29,7 @@ mod child;
 mod confirm;
 mod facts;
 mod files;
+mod generations;
 mod owners;
 mod record;
 mod sealed;
@@ -78,6 +82,15 @@ fn main() -> ExitCode {
                 &record::Paths::default(),
             ));
         }
+        ["generations"] => {
+            return ExitCode::from(generations::list_command(&record::Paths::default()));
+        }
+        ["rollback", number] => {
+            return ExitCode::from(generations::rollback_command(
+                number,
+                &record::Paths::default(),
+            ));
+        }
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -85,7 +98,8 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
-                 mesh-host confirm ID | await-confirm ID --deadline SECONDS --applier PID | revert-pending ID [--at-boot]"
+                 mesh-host confirm ID | await-confirm ID --deadline SECONDS --applier PID | revert-pending ID [--at-boot]; \
+                 mesh-host generations | rollback GEN (as root, on the machine)"
             );
             return ExitCode::from(2);
         }
@@ -102,13 +116,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // what the machine keeps of a generation keeps its secrets sealed
+    let sent = declaration.clone();
     if let Err(e) = sealed::open_environments(&mut declaration) {
         eprintln!("mesh-host: {e}");
         return ExitCode::from(2);
     }
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
-    let report = match confirm::run(&declaration, mode, &record::Paths::default()) {
+    let report = match confirm::run_as_sent(&declaration, &sent, mode, &record::Paths::default()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");

@@ -394,6 +394,29 @@ fn record_check(
     inv.record_found_new(&r.node, started, digest, &answer.report)
 }
 
+/// What a check says of a machine rolled back on itself (`mesh-host rollback GEN`): its new
+/// generation, and that the next plan is made against it.
+fn rolled_back(r: &push::NodeResult) -> String {
+    let Some(g) = r
+        .result
+        .as_ref()
+        .ok()
+        .and_then(|a| a.report.generation.as_ref())
+    else {
+        return String::new();
+    };
+    let Some(to) = g.rolled_back_to else {
+        return String::new();
+    };
+    format!(
+        "  {}: at generation {}, rolled back to {to} on the machine (`mesh-host rollback`) at {} \
+         UTC; plans are made against it from now on\n",
+        r.node,
+        g.number,
+        crate::wire::utc(g.pushed_at)
+    )
+}
+
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
@@ -448,7 +471,8 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             }
             // said in the nodes' order by name once all have answered, not as they answer
             if !(ctx.json || (ctx.quiet && unchanged(r))) {
-                said.insert(r.node.clone(), render::node(r, Mode::DryRun, diff));
+                let text = render::node(r, Mode::DryRun, diff) + &rolled_back(r);
+                said.insert(r.node.clone(), text);
             }
             String::new()
         },

@@ -77,6 +77,17 @@ pub(super) fn store(
         read(tx, node)?
     };
     let now = confirm(previous, sent, report);
+    replace(tx, node, push_id, &now)
+}
+
+/// Replaces what `node` has confirmed with `now` (confirmed by push `push_id`), inside the
+/// caller's transaction.
+pub(super) fn replace(
+    tx: &Transaction<'_>,
+    node: &str,
+    push_id: i64,
+    now: &[Resource],
+) -> Result<(), InventoryError> {
     tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
     for (position, r) in now.iter().enumerate() {
         let mut r = r.clone();

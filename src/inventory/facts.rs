@@ -94,6 +94,7 @@ mod tests {
                 number: 1,
                 inventory: "a".into(),
                 pushed_at: 1,
+                rolled_back_to: None,
             },
         );
         r.facts = Some(Facts {

@@ -112,6 +112,7 @@ mod tests {
             number: 4,
             inventory: inv.inventory_id().unwrap(),
             pushed_at: 9,
+            rolled_back_to: None,
         };
         let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
@@ -125,5 +126,64 @@ mod tests {
         assert_eq!(rows[0].generation, Some(4));
         let (row, _) = inv.push_by_id(id).unwrap().unwrap();
         assert_eq!(row.generation, Some(4));
+    }
+
+    #[test]
+    fn a_check_that_finds_the_machine_rolled_back_to_a_kept_generation_confirms_its_resources() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
+        let id = inv.inventory_id().unwrap();
+        let sent = |package: &str| Declaration {
+            version: 1,
+            node: "n".into(),
+            resources: vec![crate::wire::Resource {
+                id: format!("m:package:{package}"),
+                instance: "m".into(),
+                module: "m@1".into(),
+                confirm: false,
+                spec: crate::wire::Spec::Package(crate::wire::PackageSpec {
+                    name: package.into(),
+                }),
+            }],
+            expects_record: true,
+            confirm_within: None,
+            confirm_removals: vec![],
+            keep: vec![],
+            planned: None,
+        };
+        let generation = |number, rolled_back_to| Generation {
+            number,
+            inventory: id.clone(),
+            pushed_at: 9 + number,
+            rolled_back_to,
+        };
+        for (number, package) in [(1, "one"), (2, "two")] {
+            let mut report =
+                crate::inventory::generations::tests::report(Mode::Apply, generation(number, None));
+            report.resources = vec![crate::wire::Outcome {
+                id: format!("m:package:{package}"),
+                state: crate::wire::State::Created,
+                detail: String::new(),
+                undo: None,
+                seen: vec![],
+                micros: 0,
+            }];
+            let push = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
+            let record = PushRecord::answered("n", "t0", "d", &report);
+            inv.finish_push(push, &record, Some(&sent(package)))
+                .unwrap();
+        }
+        let confirmed = |inv: &Inventory| inv.confirmed("n").unwrap().unwrap().resources;
+        assert_eq!(confirmed(&inv), sent("two").resources);
+
+        let checked =
+            crate::inventory::generations::tests::report(Mode::DryRun, generation(3, Some(1)));
+        inv.note_checked("n", &checked).unwrap();
+        assert_eq!(
+            inv.known_generation("n").unwrap().map(|g| g.number),
+            Some(3)
+        );
+        assert_eq!(confirmed(&inv), sent("one").resources);
     }
 }

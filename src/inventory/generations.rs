@@ -55,6 +55,8 @@ impl Inventory {
     /// (they ran at once: the found one was made no later, by the machine's clock) changes
     /// nothing: the push's is the newer word. One made later with a lower number (the machine
     /// was rebuilt, or its record lost, and pushed since) is what the machine has, and recorded.
+    /// One rolled back on the machine (`mesh-host rollback GEN`) to a generation this inventory
+    /// keeps has GEN's resources: they are what it confirmed from then on.
     pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
         self.note_facts(node, report)?;
         let (Some(found), None, Mode::DryRun) = (&report.generation, &report.pending, report.mode)
@@ -72,8 +74,19 @@ impl Inventory {
         if raced {
             return Ok(());
         }
+        let rolled_back = match found.rolled_back_to {
+            Some(to) => self
+                .kept_generation(node, to)?
+                .filter(|kept| kept.inventory == found.inventory),
+            None => None,
+        };
         let tx = self.conn.transaction()?;
         store(&tx, node, found)?;
+        // rolled back on the machine to a generation this inventory keeps: the machine has what
+        // that one sent, and the next plan shows what a push would change to bring today's back
+        if let Some(kept) = rolled_back {
+            super::confirmed::replace(&tx, node, kept.push, &kept.declaration.resources)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -96,6 +109,7 @@ fn row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Generation> {
         number: r.get::<_, i64>(first)?.try_into().unwrap_or(0),
         inventory: r.get(first + 1)?,
         pushed_at: r.get::<_, i64>(first + 2)?.try_into().unwrap_or(0),
+        rolled_back_to: None,
     })
 }
 
@@ -149,6 +163,7 @@ pub(super) mod tests {
             number,
             inventory: inventory.into(),
             pushed_at: 1,
+            rolled_back_to: None,
         }
     }
 

@@ -193,6 +193,7 @@ mod tests {
                 number,
                 inventory: inv.inventory_id().unwrap(),
                 pushed_at: number,
+                rolled_back_to: None,
             };
             let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
             let record = PushRecord::answered(node, started, "d", &report);

@@ -30,6 +30,7 @@ mod tests {
                     number: 7,
                     inventory: "a1b2".into(),
                     pushed_at: 1_796_173_200,
+                    rolled_back_to: None,
                 },
                 planned: Some(crate::wire::Known {
                     number: 6,

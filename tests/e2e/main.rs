@@ -31,6 +31,7 @@ mod giveback;
 mod helper;
 mod home;
 mod honesty;
+mod host_rollback;
 mod hostile;
 mod inventory_file;
 mod inventory_hostile;

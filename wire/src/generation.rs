@@ -20,6 +20,10 @@ pub struct Generation {
     pub inventory: String,
     /// When it was applied, in seconds since the Unix epoch, by the machine's clock.
     pub pushed_at: u64,
+    /// Made on the machine by `mesh-host rollback GEN` (no operator): the generation whose
+    /// declaration it applied again. `inventory` is then that generation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_to: Option<u64>,
 }
 
 /// Which generation of the node a push was planned against, said by every push.
@@ -74,7 +78,8 @@ pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
         return None;
     }
     let seen = machine.number == against.number && machine.inventory == against.inventory;
-    let own = machine.inventory == planned.inventory;
+    // a rollback made on the machine is no inventory's push: only one that saw it replaces it
+    let own = machine.inventory == planned.inventory && machine.rolled_back_to.is_none();
     let own_older = own && machine.number < against.number;
     let own_lost_push =
         planned.unrecorded && own && machine.number == against.number.saturating_add(1);
@@ -103,13 +108,22 @@ impl std::fmt::Display for Stale {
         } else {
             format!("inventory {}", m.inventory)
         };
-        write!(
-            f,
-            "the machine is at generation {}, pushed at {} UTC from {from}; this push was planned \
-             against ",
-            m.number,
-            utc(m.pushed_at)
-        )?;
+        match m.rolled_back_to {
+            Some(to) => write!(
+                f,
+                "the machine is at generation {}, rolled back on the machine to generation {to} \
+                 at {} UTC; this push was planned against ",
+                m.number,
+                utc(m.pushed_at)
+            )?,
+            None => write!(
+                f,
+                "the machine is at generation {}, pushed at {} UTC from {from}; this push was \
+                 planned against ",
+                m.number,
+                utc(m.pushed_at)
+            )?,
+        }
         match &self.planned {
             Some(p) => write!(f, "generation {} of inventory {}", p.number, p.inventory),
             None => write!(f, "no generation"),
@@ -147,6 +161,7 @@ mod tests {
             number,
             inventory: inventory.into(),
             pushed_at: 1_796_000_000,
+            rolled_back_to: None,
         }
     }
 
@@ -212,6 +227,29 @@ mod tests {
         // a copy of this inventory (a backup) that moved on made more than that one push could
         assert!(stale(Some(&at(3, "b")), &unrecorded).is_some());
         assert!(stale(Some(&at(9, "b")), &unrecorded).is_some());
+    }
+
+    #[test]
+    fn a_rollback_made_on_the_machine_is_refused_until_seen_even_by_its_own_inventory() {
+        let rolled = Generation {
+            rolled_back_to: Some(1),
+            ..at(4, "b")
+        };
+        // the inventory's last push unrecorded: one past it would be taken for that push's
+        let unrecorded = Planned {
+            unrecorded: true,
+            ..plan(Some((3, "b")), false)
+        };
+        let refused = stale(Some(&rolled), &unrecorded).expect("stale");
+        assert!(
+            refused
+                .to_string()
+                .contains("generation 4, rolled back on the machine to generation 1"),
+            "{refused}"
+        );
+        assert!(stale(Some(&rolled), &plan(Some((3, "b")), false)).is_some());
+        // once a check saw it, a push planned against it goes
+        assert!(stale(Some(&rolled), &plan(Some((4, "b")), false)).is_none());
     }
 
     #[test]

@@ -284,6 +284,7 @@ fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Gen
         pushed_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
+        rolled_back_to: None,
     }
 }
 

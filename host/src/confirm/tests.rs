@@ -174,3 +174,41 @@ fn the_directories_a_file_needed_go_with_it() {
     assert!(reverted.failed.is_empty(), "{reverted:?}");
     assert!(!dir.path().join("a").exists(), "{reverted:?}");
 }
+
+#[test]
+fn a_generation_awaiting_confirmation_is_kept_once_confirmed_and_never_when_reverted() {
+    let (dir, paths) = sandbox();
+    let a = dir.path().join("a.conf");
+    for (id, confirmed) in [("ef56", true), ("ab78", false)] {
+        let push = decl(vec![file(&a, &format!("{id}\n"))]);
+        let pending = kept::dir(&paths, id);
+        let record = Record::load(&paths).unwrap();
+        Kept::take(&push, record.as_ref(), &pending, &paths).unwrap();
+        let made = run(&push, Mode::Apply, &paths).unwrap().generation.unwrap();
+        crate::generations::keep_awaiting(&pending, &made, &push).unwrap();
+        assert!(
+            crate::generations::load(&paths, made.number)
+                .unwrap()
+                .is_none(),
+            "kept before it was confirmed"
+        );
+        if confirmed {
+            assert_eq!(confirm(id, &paths), 0);
+        } else {
+            let claimed = claim(&paths, id).unwrap().unwrap();
+            let held = crate::apply::Held::take(&paths).unwrap();
+            assert!(
+                revert_claimed(&paths, &held, id, &claimed, false)
+                    .failed
+                    .is_empty()
+            );
+        }
+    }
+    let kept: Vec<u64> = crate::generations::list(&paths)
+        .unwrap()
+        .iter()
+        .map(|s| s.generation.number)
+        .collect();
+    assert_eq!(kept, vec![1], "the reverted generation 2 was kept");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "ef56\n");
+}
