@@ -64,6 +64,7 @@ mod removal;
 mod requirements;
 mod resolver;
 mod rollout;
+mod rollout_provider;
 mod runtime;
 mod scheduled;
 mod scripting;
