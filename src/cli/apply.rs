@@ -2,7 +2,7 @@
 //! (providers before their consumers, parallel within a wave), its failure budget kept after
 //! every wave; every node recorded as it happens, held ones included.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 use clap::Args;
@@ -162,6 +162,7 @@ impl Run<'_> {
         // composed again: what the wave before confirmed may have ended a consumer's wait, and
         // what then takes part may be refused; machines were changed already, so such a node
         // fails alone
+        let members = self.waiting(rollout, wave.number, members)?;
         let (inv, ctx) = (&mut *self.inv, self.ctx);
         let mut composed = compose_wave(inv, ctx, self.started, self.cat, members, self.out)?;
         if self.a.behind {
@@ -193,6 +194,43 @@ impl Run<'_> {
             );
         }
         Ok(())
+    }
+
+    /// The members of wave `wave` whose provider did not answer ready earlier in this rollout
+    /// are held (recorded, noted and shown), so a consumer never starts against a provider that
+    /// is not ready; the others are returned.
+    fn waiting(
+        &mut self,
+        rollout: &mut Rollout,
+        wave: usize,
+        members: Vec<Node>,
+    ) -> Result<Vec<Node>> {
+        let all: BTreeSet<String> = wave_map(&rollout.waves).into_keys().collect();
+        let mut ready = Vec::new();
+        for node in members {
+            let providers = resolve::order::providers(self.inv, self.cat, &node, &all)?;
+            let Some(why) = rollout.provider_not_ready(providers.keys()) else {
+                ready.push(node);
+                continue;
+            };
+            self.inv.record_push(&PushRecord {
+                node: node.name.clone(),
+                started_at: self.started.to_string(),
+                digest: String::new(),
+                outcome: "held".into(),
+                reason: Some(why.clone()),
+                report: None,
+            })?;
+            rollout.note(self.inv, &node.name, NodeOutcome::Held)?;
+            if !self.ctx.json && !self.ctx.quiet {
+                out!(
+                    "{}: HELD (provider not ready), sent nothing: {why}",
+                    node.name
+                );
+            }
+            self.out.waiting.push((node.name, wave, why));
+        }
+        Ok(ready)
     }
 
     /// The nodes of a wave the rollout's stop keeps from being sent: recorded held, and shown.

@@ -23,6 +23,9 @@ pub(crate) struct Outcome {
     pub(crate) kept: Vec<(String, Held)>,
     /// Nodes not sent because the rollout stopped, with their waves.
     pub(crate) stopped: Vec<(String, usize)>,
+    /// Nodes not sent because a provider of theirs did not answer ready in this rollout: each
+    /// with its wave and why.
+    pub(crate) waiting: Vec<(String, usize, String)>,
     pub(crate) unrecorded: Vec<(String, InventoryError)>,
 }
 
@@ -34,7 +37,10 @@ pub(crate) fn report(
     rollout: &Rollout,
     out: Outcome,
 ) -> Result<u8> {
-    let nothing = out.results.is_empty() && out.held.is_empty() && out.kept.is_empty();
+    let nothing = out.results.is_empty()
+        && out.held.is_empty()
+        && out.kept.is_empty()
+        && out.waiting.is_empty();
     if behind && nothing && out.stopped.is_empty() {
         if ctx.json {
             print_json(&render::results_json(&[], Mode::Apply))?;
@@ -48,6 +54,7 @@ pub(crate) fn report(
         held,
         kept,
         stopped,
+        waiting,
         mut unrecorded,
     } = out;
     if ctx.json {
@@ -65,6 +72,9 @@ pub(crate) fn report(
             let by = rollout.stopped.as_deref().unwrap_or_default();
             for (node, wave) in &stopped {
                 list.push(rollout::held_json(node, *wave, by));
+            }
+            for (node, wave, why) in &waiting {
+                list.push(rollout::waiting_json(node, *wave, why));
             }
         }
         rollout::add_waves(&mut all, &wave_map(&rollout.waves));
@@ -87,7 +97,7 @@ pub(crate) fn report(
         .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
     Ok(if failed || rollout.stopped.is_some() {
         exit::SOME_FAILED
-    } else if !held.is_empty() || !kept.is_empty() {
+    } else if !held.is_empty() || !kept.is_empty() || !waiting.is_empty() {
         exit::SOME_HELD
     } else {
         exit::OK

@@ -89,6 +89,12 @@ pub(crate) fn held_json(node: &str, wave: usize, by: &str) -> Value {
         "reason": held_reason(by)})
 }
 
+/// The JSON entry of a node held because a provider of it did not answer ready.
+pub(crate) fn waiting_json(node: &str, wave: usize, why: &str) -> Value {
+    json!({"node": node, "outcome": "held", "kind": "provider-not-ready", "wave": wave,
+        "reason": why})
+}
+
 /// What a push says at its end when its rollout stopped or left nodes for `--resume`.
 pub(crate) fn stop_text(by: &str, held: &[(String, usize)], unreachable: &[String]) -> String {
     let mut out = format!("rollout stopped: {by}\n");

@@ -3,26 +3,32 @@
 //! node; the consumer's process starts only once the provider's probe could answer ready, on a
 //! first push and on a push that restarts both.
 //!
+//! A provider that does not answer ready at all (its push fails, within `--max-failed`) holds
+//! its consumer: it is sent nothing, and goes once the provider is fixed.
+//!
 //! Both processes note the host's one clock (every lab machine shares it) in nanoseconds: the
 //! provider when it starts to listen (its probe is refused until then), the consumer when it
 //! starts.
 
-use crate::util::{Mesh, node_result, on};
+use crate::util::{Mesh, invocation, node_result, on};
 
 const SLOW: &str = r#"{
   "name": "slow", "version": "1", "description": "Provides a greeting, seconds after it starts.",
-  "settings": [{"name": "round", "type": "integer", "meaning": "Read at start.", "default": 1, "cost": "restart"}],
+  "settings": [
+    {"name": "round", "type": "integer", "meaning": "Read at start.", "default": 1, "cost": "restart"},
+    {"name": "probe-port", "type": "integer", "meaning": "Where its probe asks.", "default": 8202, "cost": "restart"}
+  ],
   "requires": [{"name": "machine", "kind": "host", "fact": {}}],
   "provides": [{"name": "greeting", "fields": {"host": {"type": "string", "value": "${machine.address}"}}}],
   "resources": [
     {"kind": "process", "description": "Serves once warm", "command": ["/usr/bin/perl", "slow.pl"],
      "bundle": [{"path": "slow.pl", "template": "slow.pl", "mode": "0644"}],
-     "ready": {"http": "http://127.0.0.1:8202/", "status": 200, "timeout": 30}}
+     "ready": {"http": "http://127.0.0.1:${probe-port}/", "status": 200, "timeout": 10}}
   ]
 }"#;
 
 /// Listens only 3 s after it starts, and notes when it does.
-const SLOW_PL: &str = r#"# round ${round}
+const SLOW_PL: &str = r#"# round ${round}, probed on ${probe-port}
 use IO::Socket::INET;
 sleep 3;
 my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 8202, Listen => 5, ReuseAddr => 1)
@@ -103,6 +109,61 @@ fn a_consumer_on_another_node_starts_only_once_its_provider_answers_ready() {
         "not both restarted: {before:?} {now:?}"
     );
     consumer_started_after_provider_ready("a push that restarts both");
+
+    mesh.run(&["unassign", "greeter", "node2"]).ok();
+    mesh.run(&["unassign", "slow", "node1"]).ok();
+    mesh.run(&["push", "node1", "node2"]).ok();
+}
+
+#[test]
+fn a_consumer_whose_provider_does_not_answer_ready_is_held_and_sent_nothing() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    mesh.module("slow", SLOW, &[("slow.pl", SLOW_PL)]);
+    mesh.module("greeter", GREETER, &[("run.sh", RUN_SH)]);
+    mesh.run(&["assign", "slow", "node1"]).ok();
+    mesh.run(&["assign", "greeter", "node2"]).ok();
+    mesh.run(&["push", "node1", "node2"]).ok();
+    let before = invocation("node2", "greeter.service");
+
+    // its probe asks where nothing listens: node1 fails within the budget, node2 waits
+    mesh.run(&["settings", "set", "slow", "probe-port=8209"])
+        .ok();
+    mesh.run(&["settings", "set", "greeter", "round=3"]).ok();
+    let run = mesh
+        .run(&["push", "node1", "node2", "--max-failed", "1", "--json"])
+        .code(2)
+        .json();
+    assert_eq!(node_result(&run, "node1")["outcome"], "failed", "{run}");
+    let node2 = node_result(&run, "node2");
+    assert_eq!(node2["outcome"], "held", "{run}");
+    assert_eq!(node2["kind"], "provider-not-ready", "{run}");
+    assert_eq!(node2["wave"], 2, "{run}");
+    assert!(
+        node2["reason"].as_str().is_some_and(|r| r
+            .starts_with("its provider node1 is not ready: its push failed")
+            && r.contains("not ready after 10 s")),
+        "{run}"
+    );
+    assert_eq!(
+        invocation("node2", "greeter.service"),
+        before,
+        "the consumer was restarted against a provider that is not ready"
+    );
+    let plan = mesh.run(&["plan", "node2"]).ok().stdout;
+    assert!(
+        plan.contains("round"),
+        "node2's change is not pending: {plan}"
+    );
+
+    // fixed, both go, the consumer once its provider answers ready
+    mesh.run(&["settings", "set", "slow", "probe-port=8202"])
+        .ok();
+    mesh.run(&["push", "node1", "node2"]).ok();
+    assert_ne!(invocation("node2", "greeter.service"), before);
+    consumer_started_after_provider_ready("once the provider is fixed");
 
     mesh.run(&["unassign", "greeter", "node2"]).ok();
     mesh.run(&["unassign", "slow", "node1"]).ok();
