@@ -114,7 +114,8 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
             None => {
                 if waves.len() > 1 && !ctx.json && !ctx.quiet {
                     let of = waves.last().map_or(0, |w| w.number);
-                    out!("{}", rollout::wave_start(wave, of));
+                    let parallel = options(&a.connect, Mode::Apply).parallel;
+                    out!("{}", rollout::wave_start(wave, of, parallel));
                 }
                 run.wave(&mut rollout, wave, members)?;
             }

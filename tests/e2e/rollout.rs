@@ -386,4 +386,27 @@ fn a_wave_wider_than_parallel_stays_one_wave_and_is_pushed_that_many_at_a_time()
     for n in NODES {
         assert_eq!(on(n, "cat /run/svc-mark").trim(), "f", "{n}");
     }
+
+    // after a canary, the wave of five says it goes two at a time, and does
+    mesh.run(&["settings", "set", "svc", "mark=g"]).ok();
+    let said = mesh
+        .run(&[
+            "push",
+            "--all",
+            "--canary",
+            "1",
+            "--max-unavailable",
+            "100%",
+            "--parallel",
+            "2",
+        ])
+        .ok()
+        .stdout;
+    assert!(
+        said.contains("wave 2 of 2: node2 node3 node4 node5 node6 (2 at a time: --parallel)"),
+        "{said}"
+    );
+    let spans = restarts(&NODES);
+    assert!(after(&spans[0..1], &spans[1..]), "{spans:?}");
+    assert!(most_at_once(&spans[1..]) <= 2, "{spans:?}");
 }
