@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod cost;
+pub mod fan_out;
 pub mod rollout;
 pub mod waves;
 
@@ -14,6 +15,7 @@ pub use crate::catalogue::rollout::MaxUnavailable;
 pub use crate::inventory::rollouts::{NodeOutcome, RolloutNode, RolloutRow, RolloutState};
 pub use budget::FailureBudget;
 pub use cost::{node_cost, plan_waves};
+pub use fan_out::{Progress, fan_out, job};
 pub use rollout::{Rollout, Step};
 pub use waves::{NodeCost, Wave, group};
 
@@ -40,4 +42,8 @@ pub enum DeployError {
         match .0 { Some(at) => format!("(started {at}) finished every wave"), None => "was never started".to_string() }
     )]
     NothingToResume(Option<String>),
+    #[error(transparent)]
+    Reach(#[from] crate::push::reach::ReachError),
+    #[error("cannot start the fan-out's runtime: {0}")]
+    Runtime(std::io::Error),
 }
