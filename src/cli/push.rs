@@ -126,13 +126,7 @@ pub(crate) fn compose_fleet(
 
 /// A node refused before anything was sent to it, as a push's or check's result.
 pub(crate) fn refused(node: String, problems: &[String]) -> push::NodeResult {
-    push::NodeResult {
-        result: Err(push::PushError::Unresolved {
-            node: node.clone(),
-            problems: problems.join("; "),
-        }),
-        node,
-    }
+    crate::deploy::refused(node, problems)
 }
 
 /// Composes every node's declaration and hands each to `each` as it is made (or the node's

@@ -6,28 +6,10 @@ use anyhow::Result;
 use super::rollout;
 use super::rollout::wave_map;
 use super::{Context, exit, print_json, render};
-use crate::deploy::Rollout;
+use crate::deploy::{Rollout, Summary};
 use crate::inventory::{Inventory, InventoryError};
-use crate::plan;
 use crate::push;
-use crate::resolve::Held;
 use crate::wire::Mode;
-
-/// What every wave of one push came to.
-#[derive(Default)]
-pub(crate) struct Outcome {
-    pub(crate) results: Vec<push::NodeResult>,
-    /// Nodes held because a running container's data would move.
-    pub(crate) held: Vec<(String, Vec<plan::Move>)>,
-    /// Assignments held back (provider gone or not ready), by node.
-    pub(crate) kept: Vec<(String, Held)>,
-    /// Nodes not sent because the rollout stopped, with their waves.
-    pub(crate) stopped: Vec<(String, usize)>,
-    /// Nodes not sent because a provider of theirs did not answer ready in this rollout: each
-    /// with its wave and why.
-    pub(crate) waiting: Vec<(String, usize, String)>,
-    pub(crate) unrecorded: Vec<(String, InventoryError)>,
-}
 
 /// What the push came to, as text or JSON, and its exit status.
 pub(crate) fn report(
@@ -35,7 +17,7 @@ pub(crate) fn report(
     ctx: &Context,
     inv: &Inventory,
     rollout: &Rollout,
-    out: Outcome,
+    out: Summary,
 ) -> Result<u8> {
     let nothing = out.results.is_empty()
         && out.held.is_empty()
@@ -49,7 +31,7 @@ pub(crate) fn report(
         }
         return Ok(exit::OK);
     }
-    let Outcome {
+    let Summary {
         results,
         held,
         kept,
@@ -63,7 +45,7 @@ pub(crate) fn report(
             for (node, moves) in &held {
                 list.push(
                     serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": render::held_reason(moves)}),
+                    "reason": crate::deploy::moves_reason(moves)}),
                 );
             }
             for (node, h) in &kept {

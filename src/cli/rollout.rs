@@ -68,13 +68,7 @@ pub(crate) fn wave_start(w: &Wave, of: usize, parallel: usize) -> String {
     line
 }
 
-/// Each node's wave, by name.
-pub(crate) fn wave_map(waves: &[Wave]) -> BTreeMap<String, usize> {
-    waves
-        .iter()
-        .flat_map(|w| w.nodes.iter().map(move |n| (n.clone(), w.number)))
-        .collect()
-}
+pub(crate) use crate::deploy::wave_map;
 
 /// Adds `"wave"` to each entry of a JSON list of nodes.
 pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
@@ -88,7 +82,7 @@ pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
 
 /// The reason a node held by a stop is recorded with and shown.
 pub(crate) fn held_reason(by: &str) -> String {
-    format!("rollout stopped: {by}")
+    crate::deploy::rollout::stopped_reason(by)
 }
 
 /// The JSON entry of a node held by a stop.

@@ -9,6 +9,8 @@ pub mod budget;
 pub mod cost;
 pub mod fan_out;
 pub mod rollout;
+pub mod run;
+mod send;
 pub mod waves;
 
 pub use crate::catalogue::rollout::MaxUnavailable;
@@ -17,7 +19,9 @@ pub use budget::FailureBudget;
 pub use cost::{node_cost, plan_waves};
 pub use fan_out::{Progress, fan_out, job};
 pub use rollout::{Rollout, Step};
-pub use waves::{NodeCost, Wave, group};
+pub use run::{Given, PushOptions, Said, Summary, Watch, push, refused};
+pub use send::moves_reason;
+pub use waves::{NodeCost, Wave, group, wave_map};
 
 /// How one push rolls out.
 #[derive(Debug, Clone, Default)]

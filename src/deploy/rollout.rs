@@ -209,6 +209,11 @@ impl Rollout {
     }
 }
 
+/// The reason a node held by a stop (`by`: what stopped the rollout) is recorded with.
+pub fn stopped_reason(by: &str) -> String {
+    format!("rollout stopped: {by}")
+}
+
 /// What a pushed node's result comes to.
 pub fn outcome(r: &NodeResult) -> NodeOutcome {
     match &r.result {
