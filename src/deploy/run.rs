@@ -406,3 +406,28 @@ fn behind(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{NodeOutcome, Summary, refused};
+
+    #[test]
+    fn a_summary_says_each_nodes_outcome_as_the_rollout_records_it() {
+        let summary = Summary {
+            results: vec![refused("a".into(), &["no module".into()])],
+            held: vec![("b".into(), vec![])],
+            stopped: vec![("c".into(), 2)],
+            waiting: vec![("d".into(), 3, "its provider a is not ready".into())],
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary.outcomes(),
+            vec![
+                ("a".to_string(), NodeOutcome::Refused),
+                ("b".to_string(), NodeOutcome::Refused),
+                ("c".to_string(), NodeOutcome::Held),
+                ("d".to_string(), NodeOutcome::Held),
+            ]
+        );
+    }
+}
