@@ -350,7 +350,7 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
         host_key: None,
         ..node.clone()
     };
-    let (reach, mut unusable) = super::reach::reach(&[&unpinned], &inv.nodes()?)?;
+    let (reach, mut unusable) = crate::push::reach::reach(&[&unpinned], &inv.nodes()?)?;
     if let Some(e) = unusable.remove(&node.name) {
         return Err(e.into());
     }

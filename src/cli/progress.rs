@@ -122,3 +122,17 @@ fn helper_times(timed: &[(String, Duration)]) -> Vec<String> {
     ));
     lines
 }
+
+impl crate::deploy::Progress for Progress {
+    fn sink(&self) -> Arc<dyn Fn(Event) + Send + Sync> {
+        Progress::sink(self)
+    }
+
+    fn print(&self, text: &str) {
+        Progress::print(self, text)
+    }
+
+    fn finish(self: Box<Self>) {
+        Progress::finish(*self)
+    }
+}

@@ -126,13 +126,7 @@ pub(crate) fn compose_fleet(
 
 /// A node refused before anything was sent to it, as a push's or check's result.
 pub(crate) fn refused(node: String, problems: &[String]) -> push::NodeResult {
-    push::NodeResult {
-        result: Err(push::PushError::Unresolved {
-            node: node.clone(),
-            problems: problems.join("; "),
-        }),
-        node,
-    }
+    crate::deploy::refused(node, problems)
 }
 
 /// Composes every node's declaration and hands each to `each` as it is made (or the node's
@@ -288,6 +282,13 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     })
 }
 
+impl Connect {
+    /// Nodes pushed at once (`--parallel`).
+    pub(crate) fn parallel(&self) -> usize {
+        self.parallel
+    }
+}
+
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
@@ -297,54 +298,22 @@ pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     }
 }
 
-/// Pushes (or checks) every job. `heard` hears every step as it is taken; `finished` hears each
-/// node's result the moment it is in, and what it returns is printed then; all results come
-/// back in the order the nodes were named.
+/// Pushes (or checks) every job, drawn on the terminal (see [`crate::deploy::fan_out`]).
 pub(crate) fn fan_out(
     jobs: Vec<Job>,
     options: &push::Options,
     ctx: &Context,
     heard: impl Fn(&push::Event) + Send + Sync + 'static,
-    mut finished: impl FnMut(&push::NodeResult) -> String,
+    finished: impl FnMut(&push::NodeResult) -> String,
 ) -> Result<Vec<push::NodeResult>> {
-    let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
     let all = ctx.inventory()?.nodes()?;
-    let (reach, unusable) =
-        super::reach::reach(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>(), &all)?;
-    let jobs: Vec<Job> = jobs
-        .into_iter()
-        .filter(|j| !unusable.contains_key(&j.node.name))
-        .collect();
-    let mut results: Vec<push::NodeResult> = unusable
-        .into_iter()
-        .map(|(node, e)| push::NodeResult {
-            node,
-            result: Err(e),
-        })
-        .collect();
-    let progress = Progress::new(
-        &jobs.iter().map(|j| j.node.name.clone()).collect::<Vec<_>>(),
-        ctx.verbose,
-    );
-    for r in &results {
-        progress.print(&finished(r));
-    }
-    let sink = progress.sink();
-    let events: std::sync::Arc<dyn Fn(push::Event) + Send + Sync> =
-        std::sync::Arc::new(move |event| {
-            heard(&event);
-            sink(event);
-        });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let pushed = runtime.block_on(push::run(jobs, reach, options, events, |r| {
-        progress.print(&finished(r))
-    }));
-    progress.finish();
-    results.extend(pushed);
-    results.sort_by_key(|r| order.iter().position(|n| *n == r.node));
-    Ok(results)
+    let verbose = ctx.verbose;
+    let progress = |nodes: &[String]| -> Box<dyn crate::deploy::Progress> {
+        Box::new(Progress::new(nodes, verbose))
+    };
+    Ok(crate::deploy::fan_out(
+        &all, jobs, options, progress, heard, finished,
+    )?)
 }
 
 /// A node that answered and changed nothing: `-q` does not show it.
@@ -354,19 +323,9 @@ pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
         .is_ok_and(|a| !a.failed() && !a.report.changed() && a.report.pending.is_none())
 }
 
-/// A node's declaration as it is sent: it says whether the inventory knows the machine has a
-/// record, so a machine that lost its whole state directory is refused, not taken for new.
+/// A node's declaration as it is sent (see [`crate::deploy::job`]).
 pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
-    let expects_record = inv.knows_record(&node)?;
-    let planned = Some(inv.planned(&node.name, false)?);
-    Ok(Job {
-        node,
-        declaration: Declaration {
-            expects_record,
-            planned,
-            ..declaration
-        },
-    })
+    Ok(crate::deploy::job(inv, node, declaration)?)
 }
 
 /// What a dry run tells the inventory: a node whose last push was interrupted is reconciled

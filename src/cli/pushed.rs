@@ -6,27 +6,10 @@ use anyhow::Result;
 use super::rollout;
 use super::rollout::wave_map;
 use super::{Context, exit, print_json, render};
-use crate::deploy::Rollout;
+use crate::deploy::{Rollout, Summary};
 use crate::inventory::{Inventory, InventoryError};
-use crate::plan;
 use crate::push;
-use crate::resolve::Held;
 use crate::wire::Mode;
-
-/// What every wave of one push came to.
-#[derive(Default)]
-pub(crate) struct Outcome {
-    pub(crate) results: Vec<push::NodeResult>,
-    /// Nodes held because a running container's data would move.
-    pub(crate) held: Vec<(String, Vec<plan::Move>)>,
-    /// Assignments held back (provider gone or not ready), by node.
-    pub(crate) kept: Vec<(String, Held)>,
-    /// Nodes not sent because the rollout stopped, with their waves.
-    pub(crate) stopped: Vec<(String, usize)>,
-    pub(crate) unrecorded: Vec<(String, InventoryError)>,
-    /// Nodes left alone because a rollback holds them at a generation.
-    pub(crate) rolled_back: Vec<crate::inventory::Hold>,
-}
 
 /// What the push came to, as text or JSON, and its exit status.
 pub(crate) fn report(
@@ -34,11 +17,12 @@ pub(crate) fn report(
     ctx: &Context,
     inv: &Inventory,
     rollout: &Rollout,
-    out: Outcome,
+    out: Summary,
 ) -> Result<u8> {
     let nothing = out.results.is_empty()
         && out.held.is_empty()
         && out.kept.is_empty()
+        && out.waiting.is_empty()
         && out.rolled_back.is_empty();
     if behind && nothing && out.stopped.is_empty() {
         if ctx.json {
@@ -48,11 +32,12 @@ pub(crate) fn report(
         }
         return Ok(exit::OK);
     }
-    let Outcome {
+    let Summary {
         results,
         held,
         kept,
         stopped,
+        waiting,
         mut unrecorded,
         rolled_back,
     } = out;
@@ -62,18 +47,21 @@ pub(crate) fn report(
             for (node, moves) in &held {
                 list.push(
                     serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": render::held_reason(moves)}),
+                    "reason": crate::deploy::moves_reason(moves)}),
                 );
             }
             for (node, h) in &kept {
                 list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
             }
-            for hold in &rolled_back {
-                list.push(super::held_at::json(hold, None));
-            }
             let by = rollout.stopped.as_deref().unwrap_or_default();
             for (node, wave) in &stopped {
                 list.push(rollout::held_json(node, *wave, by));
+            }
+            for (node, wave, why) in &waiting {
+                list.push(rollout::waiting_json(node, *wave, why));
+            }
+            for hold in &rolled_back {
+                list.push(super::held_at::json(hold, None));
             }
         }
         rollout::add_waves(&mut all, &wave_map(&rollout.waves));
@@ -97,7 +85,8 @@ pub(crate) fn report(
         .any(|r| r.result.as_ref().map_or(true, push::Answer::failed));
     Ok(if failed || rollout.stopped.is_some() {
         exit::SOME_FAILED
-    } else if !held.is_empty() || !kept.is_empty() || !rolled_back.is_empty() {
+    } else if !held.is_empty() || !kept.is_empty() || !waiting.is_empty() || !rolled_back.is_empty()
+    {
         exit::SOME_HELD
     } else {
         exit::OK

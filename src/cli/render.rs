@@ -276,31 +276,6 @@ fn removal(c: &crate::plan::Change) -> String {
     format!(" — {general}")
 }
 
-/// Why a node's push is held, and how to send it.
-pub(crate) fn held_reason(moves: &[crate::plan::Move]) -> String {
-    let each: Vec<String> = moves
-        .iter()
-        .map(|m| {
-            format!(
-                "{} ({}) container {}: the mount at {} would move from {} to {}",
-                m.instance, m.module, m.container, m.target, m.from, m.to
-            )
-        })
-        .collect();
-    let mut instances: Vec<&str> = moves.iter().map(|m| m.instance.as_str()).collect();
-    instances.dedup();
-    format!(
-        "{}; the container would run on the new directory, not with the data in the old one. \
-         Move the data if it should follow, then push with {} to send it",
-        each.join("; "),
-        instances
-            .iter()
-            .map(|i| format!("--move {i}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    )
-}
-
 /// One node's result as text: a line, then each resource and unit that moved; with `diff`
 /// (`Some(color)`), each file a dry run found different as a unified diff from what the machine
 /// has to what a push would write.

@@ -7,11 +7,10 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::apply::{PushArgs, push_declarations};
-use super::push::Connect;
-use super::pushed::Outcome;
+use super::apply::Terminal;
+use super::push::{Connect, options};
 use super::{Context, exit, print_json, render};
-use crate::deploy::Wave;
+use crate::deploy::{PushOptions, Summary as Outcome, Wave};
 use crate::inventory::{Inventory, Kept, Node, Scope};
 use crate::plan;
 use crate::resolve::Composed;
@@ -109,12 +108,14 @@ fn send_in_waves(
     targets: &[Target],
     entries: &mut Vec<Value>,
 ) -> Result<Outcome> {
-    let push = PushArgs::sending(
-        a.connect.clone(),
-        a.confirm_timeout,
-        a.overwrite,
-        a.moves.clone(),
-    );
+    let push = PushOptions {
+        behind: false,
+        moves: a.moves.clone(),
+        confirm_timeout: a.confirm_timeout,
+        overwrite: a.overwrite,
+        push: options(&a.connect, Mode::Apply),
+    };
+    let watch = Terminal { ctx };
     let waves = waves_of(inv, ctx, targets, a);
     let mut out = Outcome::default();
     let mut stopped: Option<String> = None;
@@ -129,7 +130,10 @@ fn send_in_waves(
             continue;
         }
         if waves.len() > 1 && !ctx.json && !ctx.quiet {
-            out!("{}", super::rollout::wave_start(wave, waves.len()));
+            out!(
+                "{}",
+                super::rollout::wave_start(wave, waves.len(), a.connect.parallel())
+            );
         }
         let sends = targets
             .iter()
@@ -137,7 +141,7 @@ fn send_in_waves(
             .map(|t| (t.node.clone(), t.kept.declaration.clone()))
             .collect();
         let before = out.results.len();
-        push_declarations(inv, &push, ctx, started, sends, &mut out)?;
+        crate::deploy::send(inv, &push, &watch, started, sends, &mut out)?;
         if let Some(r) = out.results[before..]
             .iter()
             .find(|r| r.result.as_ref().map_or(true, crate::push::Answer::failed))

@@ -37,7 +37,10 @@ pub(crate) fn waves_text(waves: &[Wave]) -> String {
     if waves.is_empty() {
         return out;
     }
-    let _ = writeln!(out, "waves (a push sends them in this order):");
+    let _ = writeln!(
+        out,
+        "waves (a push sends them in this order, at most --parallel nodes of a wave at once):"
+    );
     for w in waves {
         let _ = writeln!(
             out,
@@ -50,23 +53,22 @@ pub(crate) fn waves_text(waves: &[Wave]) -> String {
     out
 }
 
-/// The line a push says as a wave starts.
-pub(crate) fn wave_start(w: &Wave, of: usize) -> String {
-    format!(
+/// The line a push says as a wave starts; a wave wider than `parallel` says it goes that many
+/// at a time.
+pub(crate) fn wave_start(w: &Wave, of: usize, parallel: usize) -> String {
+    let mut line = format!(
         "wave {} of {of}{}: {}",
         w.number,
         if w.canary { " (canary)" } else { "" },
         w.nodes.join(" ")
-    )
+    );
+    if w.nodes.len() > parallel.max(1) {
+        let _ = write!(line, " ({} at a time: --parallel)", parallel.max(1));
+    }
+    line
 }
 
-/// Each node's wave, by name.
-pub(crate) fn wave_map(waves: &[Wave]) -> BTreeMap<String, usize> {
-    waves
-        .iter()
-        .flat_map(|w| w.nodes.iter().map(move |n| (n.clone(), w.number)))
-        .collect()
-}
+pub(crate) use crate::deploy::wave_map;
 
 /// Adds `"wave"` to each entry of a JSON list of nodes.
 pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
@@ -80,13 +82,19 @@ pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
 
 /// The reason a node held by a stop is recorded with and shown.
 pub(crate) fn held_reason(by: &str) -> String {
-    format!("rollout stopped: {by}")
+    crate::deploy::rollout::stopped_reason(by)
 }
 
 /// The JSON entry of a node held by a stop.
 pub(crate) fn held_json(node: &str, wave: usize, by: &str) -> Value {
     json!({"node": node, "outcome": "held", "kind": "rollout-stopped", "wave": wave,
         "reason": held_reason(by)})
+}
+
+/// The JSON entry of a node held because a provider of it did not answer ready.
+pub(crate) fn waiting_json(node: &str, wave: usize, why: &str) -> Value {
+    json!({"node": node, "outcome": "held", "kind": "provider-not-ready", "wave": wave,
+        "reason": why})
 }
 
 /// What a push says at its end when its rollout stopped or left nodes for `--resume`.
@@ -141,5 +149,26 @@ pub(crate) fn add_left(list: &mut Value, r: &RolloutRow) {
                 json!({"left": true, "wave": wave, "state": r.state}),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wave_start;
+    use crate::deploy::Wave;
+
+    #[test]
+    fn a_wave_wider_than_parallel_says_it_goes_that_many_at_a_time() {
+        let w = Wave {
+            number: 2,
+            canary: false,
+            nodes: vec!["a".into(), "b".into(), "c".into()],
+        };
+        assert_eq!(wave_start(&w, 3, 10), "wave 2 of 3: a b c");
+        assert_eq!(wave_start(&w, 3, 3), "wave 2 of 3: a b c");
+        assert_eq!(
+            wave_start(&w, 3, 2),
+            "wave 2 of 3: a b c (2 at a time: --parallel)"
+        );
     }
 }

@@ -7,15 +7,21 @@
 
 pub mod budget;
 pub mod cost;
+pub mod fan_out;
 pub mod rollout;
+pub mod run;
+mod send;
 pub mod waves;
 
 pub use crate::catalogue::rollout::MaxUnavailable;
 pub use crate::inventory::rollouts::{NodeOutcome, RolloutNode, RolloutRow, RolloutState};
 pub use budget::FailureBudget;
 pub use cost::{node_cost, plan_waves};
+pub use fan_out::{Progress, fan_out, job};
 pub use rollout::{Rollout, Step};
-pub use waves::{NodeCost, Wave, group};
+pub use run::{Given, PushOptions, Said, Summary, Watch, push, refused};
+pub use send::{moves_reason, send};
+pub use waves::{NodeCost, Wave, group, wave_map};
 
 /// How one push rolls out.
 #[derive(Debug, Clone, Default)]
@@ -40,4 +46,8 @@ pub enum DeployError {
         match .0 { Some(at) => format!("(started {at}) finished every wave"), None => "was never started".to_string() }
     )]
     NothingToResume(Option<String>),
+    #[error(transparent)]
+    Reach(#[from] crate::push::reach::ReachError),
+    #[error("cannot start the fan-out's runtime: {0}")]
+    Runtime(std::io::Error),
 }

@@ -178,6 +178,26 @@ impl Rollout {
         Ok(Step::Stop { by })
     }
 
+    /// Why a consumer of `providers` (nodes) waits: the first of them that did not answer ready
+    /// in this rollout (its push failed, a probe included, or it was not reached). `None`: every
+    /// one of them that was pushed answered ready, or none was.
+    pub fn provider_not_ready<'a>(
+        &self,
+        providers: impl IntoIterator<Item = &'a String>,
+    ) -> Option<String> {
+        providers.into_iter().find_map(|p| {
+            if let Some((_, why)) = self.failed.iter().find(|(n, _)| n == p) {
+                Some(format!(
+                    "its provider {p} is not ready: its push failed ({why})"
+                ))
+            } else if self.unreachable.contains(p) {
+                Some(format!("its provider {p} is not ready: it was not reached"))
+            } else {
+                None
+            }
+        })
+    }
+
     /// Every wave ran: done, unless it stopped (then it stays stopped, for `--resume`). A node
     /// that failed within the budget, or was unreachable, is not applied: the plan shows its
     /// change pending and the next push sends it.
@@ -187,6 +207,11 @@ impl Rollout {
         }
         inventory.set_rollout_state(self.id, RolloutState::Done, None)
     }
+}
+
+/// The reason a node held by a stop (`by`: what stopped the rollout) is recorded with.
+pub fn stopped_reason(by: &str) -> String {
+    format!("rollout stopped: {by}")
 }
 
 /// What a pushed node's result comes to.
@@ -264,6 +289,29 @@ mod tests {
         );
         let last = inv.last_rollout().unwrap().unwrap();
         assert_eq!(last.state, RolloutState::Stopped);
+    }
+
+    #[test]
+    fn a_consumer_waits_for_a_provider_that_failed_or_was_not_reached_in_this_rollout() {
+        let (_d, _inv, mut r) = rollout(FailureBudget::Count(5));
+        let named = |n: &[&str]| n.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(r.provider_not_ready(&named(&["a", "b"])), None);
+        r.failed.push((
+            "b".into(),
+            "x:process:x.service: not ready after 5 s".into(),
+        ));
+        r.unreachable.push("c".into());
+        assert_eq!(
+            r.provider_not_ready(&named(&["a", "b"])).as_deref(),
+            Some(
+                "its provider b is not ready: its push failed (x:process:x.service: not ready after 5 s)"
+            )
+        );
+        assert_eq!(
+            r.provider_not_ready(&named(&["c"])).as_deref(),
+            Some("its provider c is not ready: it was not reached")
+        );
+        assert_eq!(r.provider_not_ready(&named(&["a", "d"])), None);
     }
 
     #[test]

@@ -80,6 +80,14 @@ pub fn group(
     waves
 }
 
+/// Each node's wave, by name.
+pub fn wave_map(waves: &[Wave]) -> BTreeMap<String, usize> {
+    waves
+        .iter()
+        .flat_map(|w| w.nodes.iter().map(move |n| (n.clone(), w.number)))
+        .collect()
+}
+
 /// Whether `n` may join a wave whose restarts so far are `counts`.
 fn fits(n: &NodeCost, counts: &BTreeMap<String, usize>, limits: &BTreeMap<String, usize>) -> bool {
     n.restarts.iter().all(|m| match limits.get(m) {

@@ -7,6 +7,7 @@
 
 pub mod confirm;
 pub mod helper;
+pub mod reach;
 pub mod route;
 mod stale;
 

@@ -22,28 +22,10 @@ pub fn waves(
     // consumer node → provider node → (whether the consumer waits for it, why)
     let mut after: BTreeMap<String, BTreeMap<String, (bool, String)>> = BTreeMap::new();
     for node in &nodes {
-        let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
-        for a in inventory.assignments(Some(&node.name))? {
-            // an assignment that cannot be resolved orders nothing: compose says why
-            let Ok((answers, _)) = super::answers(inventory, catalogue, node, &a) else {
-                continue;
-            };
-            for provider in answers.providers.values() {
-                let Some((pi, pn)) = provider.split_once('@') else {
-                    continue;
-                };
-                if pn == node.name || !selected.contains(pn) {
-                    continue;
-                }
-                let waits = per_consumer(inventory, catalogue, pi, pn)?;
-                let why = format!("{}@{} needs {provider}", a.instance, node.name);
-                let entry = needs.entry(pn.to_string()).or_insert((waits, why.clone()));
-                if waits && !entry.0 {
-                    *entry = (true, why);
-                }
-            }
-        }
-        after.insert(node.name.clone(), needs);
+        after.insert(
+            node.name.clone(),
+            providers(inventory, catalogue, node, &selected)?,
+        );
     }
     let mut left: Vec<Node> = nodes;
     let mut done: BTreeSet<String> = BTreeSet::new();
@@ -80,6 +62,38 @@ pub fn waves(
         left = rest;
     }
     Ok(out)
+}
+
+/// The nodes of `selected` that provide to one of `node`'s assignments, each with whether
+/// `node` waits for what it makes (a per-consumer provision) and why it is needed.
+pub fn providers(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    node: &Node,
+    selected: &BTreeSet<String>,
+) -> Result<BTreeMap<String, (bool, String)>, ResolveError> {
+    let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
+    for a in inventory.assignments(Some(&node.name))? {
+        // an assignment that cannot be resolved orders nothing: compose says why
+        let Ok((answers, _)) = super::answers(inventory, catalogue, node, &a) else {
+            continue;
+        };
+        for provider in answers.providers.values() {
+            let Some((pi, pn)) = provider.split_once('@') else {
+                continue;
+            };
+            if pn == node.name || !selected.contains(pn) {
+                continue;
+            }
+            let waits = per_consumer(inventory, catalogue, pi, pn)?;
+            let why = format!("{}@{} needs {provider}", a.instance, node.name);
+            let entry = needs.entry(pn.to_string()).or_insert((waits, why.clone()));
+            if waits && !entry.0 {
+                *entry = (true, why);
+            }
+        }
+    }
+    Ok(needs)
 }
 
 /// Whether `instance` on `node` makes what it provides per consumer (then its consumers wait).

@@ -67,6 +67,7 @@ mod requirements;
 mod resolver;
 mod rollback;
 mod rollout;
+mod rollout_provider;
 mod runtime;
 mod scheduled;
 mod scripting;

@@ -1,0 +1,214 @@
+//! One wave sent: each node's declaration made into a job (held when a running container's
+//! data would move), every node in flight before anything is sent, each recorded the moment it
+//! answers (reconciled, left unconfirmed, or pending confirmation as it said).
+
+use std::collections::BTreeMap;
+
+use crate::inventory::{Inventory, Node, PushRecord};
+use crate::plan;
+use crate::push::{self, Job};
+use crate::resolve::provisions::Withdrawn;
+use crate::resolve::{self, Composed};
+use crate::wire::Declaration;
+
+use super::run::{PushOptions, Said, Summary, Watch};
+use super::{DeployError, fan_out, job};
+
+/// Why a node whose push would move containers' data (`moves`) is held.
+pub fn moves_reason(moves: &[plan::Move]) -> String {
+    let each: Vec<String> = moves
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({}) container {}: the mount at {} would move from {} to {}",
+                m.instance, m.module, m.container, m.target, m.from, m.to
+            )
+        })
+        .collect();
+    let mut instances: Vec<&str> = moves.iter().map(|m| m.instance.as_str()).collect();
+    instances.dedup();
+    format!(
+        "{}; the container would run on the new directory, not with the data in the old one. \
+         Move the data if it should follow, then push with {} to send it",
+        each.join("; "),
+        instances
+            .iter()
+            .map(|i| format!("--move {i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// Sends each node exactly the declaration given, not one composed now (a generation the
+/// inventory kept, sent again by `mesh rollback`), as one wave of a push: in flight before it
+/// is sent, recorded as it answers, confirmed where it must be, a new generation made.
+pub fn send(
+    inv: &mut Inventory,
+    options: &PushOptions,
+    watch: &dyn Watch,
+    started: &str,
+    sends: Vec<(Node, Declaration)>,
+    out: &mut Summary,
+) -> Result<(), DeployError> {
+    let composed = sends
+        .into_iter()
+        .map(|(node, declaration)| {
+            let c = Composed {
+                declaration,
+                held: Vec::new(),
+                kept: Vec::new(),
+                withdrawn: Vec::new(),
+            };
+            (node, c)
+        })
+        .collect();
+    push_wave(inv, options, watch, started, composed, out)
+}
+
+/// Pushes one wave's nodes in parallel, recording each.
+pub(super) fn push_wave(
+    inv: &mut Inventory,
+    a: &PushOptions,
+    watch: &dyn Watch,
+    started: &str,
+    composed: Vec<(Node, Composed)>,
+    out: &mut Summary,
+) -> Result<(), DeployError> {
+    // A node whose push would move a running container's data is held, unless told --move.
+    let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut withdrawn: BTreeMap<String, Vec<Withdrawn>> = BTreeMap::new();
+    for (node, c) in composed {
+        for h in &c.held {
+            watch.said(Said::Kept {
+                node: &node.name,
+                held: h,
+            });
+            out.kept.push((node.name.clone(), h.clone()));
+        }
+        let declaration = c.declaration;
+        withdrawn.insert(node.name.clone(), c.withdrawn);
+        let confirmed = inv.confirmed(&node.name)?;
+        let unacknowledged: Vec<plan::Move> = plan::moves(&declaration, confirmed.as_ref())
+            .into_iter()
+            .filter(|m| !a.moves.contains(&m.instance))
+            .collect();
+        if unacknowledged.is_empty() {
+            let mut job = job(inv, node, declaration)?;
+            if a.overwrite {
+                watch.said(Said::Overwrite(push::overwrite(&mut job.declaration)));
+            }
+            // a removal that can cut the operator off waits as long as a change does
+            if job.declaration.resources.iter().any(|r| r.confirm)
+                || !job.declaration.confirm_removals.is_empty()
+            {
+                job.declaration.confirm_within = Some(a.confirm_timeout.max(1));
+            }
+            jobs.push(job);
+        } else {
+            held.push((node.name, unacknowledged));
+        }
+    }
+    for (node, moves) in &held {
+        inv.record_push(&PushRecord {
+            node: node.clone(),
+            started_at: started.to_string(),
+            digest: String::new(),
+            outcome: "held".into(),
+            reason: Some(moves_reason(moves)),
+            report: None,
+        })?;
+        watch.said(Said::Moves { node, moves });
+    }
+    out.held.extend(held);
+    // every node is in flight before anything is sent: a push cut short is never forgotten
+    let digests: Vec<String> = jobs
+        .iter()
+        .map(|j| resolve::declaration_digest(&j.declaration))
+        .collect();
+    let ids = inv.begin_pushes(
+        started,
+        &jobs
+            .iter()
+            .zip(&digests)
+            .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
+            .collect::<Vec<_>>(),
+    )?;
+    let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
+        .iter()
+        .zip(ids)
+        .zip(digests)
+        .map(|((j, id), digest)| (j.node.name.clone(), (id, digest, j.declaration.clone())))
+        .collect();
+    let unrecorded = &mut out.unrecorded;
+    let heard = note_confirming(inv.path().to_path_buf());
+    let all = inv.nodes()?;
+    let progress = |nodes: &[String]| watch.progress(nodes);
+    let results = fan_out(&all, jobs, &a.push, progress, heard, |r| {
+        if let Some((id, digest, sent)) = flights.get(&r.node) {
+            let (record, answered) = match &r.result {
+                // reverted on the machine: what it has is what it had, the inventory keeps
+                // what it confirmed before, and the plan shows the change still pending
+                Ok(answer) if answer.reverted() => (
+                    PushRecord {
+                        outcome: "reverted".into(),
+                        reason: answer.confirmation.as_ref().map(push::Confirmation::said),
+                        ..PushRecord::answered(&r.node, started, digest, &answer.report)
+                    },
+                    None,
+                ),
+                Ok(answer) => (
+                    PushRecord::answered(&r.node, started, digest, &answer.report),
+                    Some(sent),
+                ),
+                Err(e) => (
+                    PushRecord {
+                        node: r.node.clone(),
+                        started_at: started.to_string(),
+                        digest: digest.clone(),
+                        outcome: "failed".into(),
+                        reason: Some(e.to_string()),
+                        report: None,
+                    },
+                    None,
+                ),
+            };
+            let applied = answered.is_some() && record.outcome == "applied";
+            let unknown = r.result.as_ref().ok().filter(|a| a.unknown());
+            let finished = match (unknown.and_then(|a| a.confirmation.as_ref()), &r.result) {
+                // whether the change stayed is not known: the push stays unconfirmed, and the
+                // next push or check asks the machine
+                (Some(c), _) => inv.leave_in_flight(*id, &c.said()),
+                // an earlier change is pending on the machine: so is this node, until it says
+                (_, Err(push::PushError::Awaiting { id: change, .. })) => {
+                    inv.note_pending(&r.node, change)
+                }
+                _ => inv.finish_push(*id, &record, answered),
+            };
+            let forgotten = finished.and_then(|()| {
+                // the machine has taken these consumers' provisions away: their secrets go too
+                let gone = withdrawn.get(&r.node).filter(|_| applied);
+                gone.into_iter()
+                    .flatten()
+                    .try_for_each(|w| w.forget(inv, &r.node))
+            });
+            if let Err(e) = forgotten {
+                unrecorded.push((r.node.clone(), e));
+            }
+        }
+        watch.finished(r)
+    })?;
+    out.results.extend(results);
+    Ok(())
+}
+
+/// Notes, in the inventory at `path` (on a connection of its own, the moment the helper says
+/// so), each change left awaiting confirmation: an operator killed while it confirms leaves the
+/// node pending confirmation, and `plan` says it.
+fn note_confirming(path: std::path::PathBuf) -> impl Fn(&push::Event) + Send + Sync + 'static {
+    move |event: &push::Event| {
+        if let push::Event::Confirming(node, id) = event {
+            let _ = Inventory::open(&path).and_then(|mut i| i.note_pending(node, id));
+        }
+    }
+}
