@@ -24,6 +24,25 @@ pub(crate) fn user(name: &str) -> Result<u32, String> {
     id_of("passwd", name)
 }
 
+/// The id a dry run answers for an account it would make: no file is given it.
+pub(crate) const PLANNED: u32 = u32::MAX - 1;
+
+/// A user or group this run made (or changed): what was asked of `getent` about it before is
+/// asked again.
+pub(crate) fn forget(name: &str) {
+    if let Ok(mut a) = answers().lock() {
+        a.retain(|(_, asked), _| asked != name);
+    }
+}
+
+/// A user (`passwd`) or group (`group`) a dry run would make: what reads it later in the run
+/// (a process's user, a file's owner) finds it, as it will after the real run made it.
+pub(crate) fn expect(database: &'static str, name: &str) {
+    if let Ok(mut a) = answers().lock() {
+        a.insert((database, name.to_string()), Ok(PLANNED));
+    }
+}
+
 /// What this run has asked `getent` already, by database and name.
 type Answers = HashMap<(&'static str, String), Result<u32, String>>;
 
