@@ -228,7 +228,7 @@ pub(super) fn resource(
                     system: u.system,
                     uid: u.uid,
                     home: u.home.as_ref().map(text),
-                    shell: u.shell.clone(),
+                    shell: u.shell.as_ref().map(text),
                     groups,
                     authorized_keys: u.authorized_keys.as_ref().map(text),
                     remove_home: u.remove_home,

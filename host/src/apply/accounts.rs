@@ -90,6 +90,16 @@ pub(super) fn supplementary(name: &str) -> Result<Vec<String>, String> {
     Ok(groups)
 }
 
+/// Stops the systemd user manager of `uid`, if it runs: logind keeps one for some seconds after
+/// its last session ends (`UserStopDelaySec=`), and `userdel` refuses a user any process runs
+/// as. A session still open is not ended here: `userdel` then fails, saying so.
+pub(super) fn stop_user_manager(uid: u32) {
+    let _ = Command::new("systemctl")
+        .arg("stop")
+        .arg(format!("user@{uid}.service"))
+        .output_within(child::SYSTEMCTL);
+}
+
 /// Runs one of the accounts commands (`useradd` …) with `args`, the account's name last after
 /// `--`; its error output is the failure's reason.
 pub(super) fn change(program: &str, args: &[String], name: &str) -> Result<(), String> {
@@ -100,9 +110,12 @@ pub(super) fn change(program: &str, args: &[String], name: &str) -> Result<(), S
         .output_within(child::ACCOUNTS)
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     if !out.status.success() {
+        let mut argv = vec![program];
+        argv.extend(args.iter().map(String::as_str));
+        argv.extend(["--", name]);
         return Err(format!(
-            "{program} {} {name} failed: {}",
-            args.join(" "),
+            "{} failed: {}",
+            argv.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }

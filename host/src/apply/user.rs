@@ -148,8 +148,12 @@ impl Run<'_> {
         if let Some(keys) = &entry.keys {
             said.push(self.give_back_user_keys(keys)?);
         }
-        let there = accounts::passwd(&entry.name)?.is_some();
+        let found = accounts::passwd(&entry.name)?;
+        let there = found.is_some();
         if entry.made {
+            if let Some(p) = found.as_ref().filter(|_| self.applying()) {
+                accounts::stop_user_manager(p.uid);
+            }
             if !there {
                 said.push(format!("user {} was gone already", entry.name));
             } else {

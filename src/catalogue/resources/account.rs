@@ -27,7 +27,7 @@ pub struct UserDef {
     pub system: bool,
     pub uid: Option<u32>,
     pub home: Option<Template>,
-    pub shell: Option<String>,
+    pub shell: Option<Template>,
     /// The whole list of its supplementary groups; none: left as the machine has them.
     pub groups: Option<Vec<String>>,
     pub authorized_keys: Option<Template>,
@@ -52,7 +52,7 @@ impl UserDef {
             if self.system { " (system)" } else { "" }
         )];
         if let Some(shell) = &self.shell {
-            said.push(format!("shell {shell}"));
+            said.push(format!("shell {}", shell.source_text()));
         }
         if let Some(groups) = &self.groups {
             said.push(format!("groups [{}]", groups.join(",")));
@@ -151,14 +151,20 @@ impl Parser<'_> {
                 ));
             }
         }
-        if let Some(shell) = &u.shell {
-            self.literal(i, "shell", shell)?;
-            if !shell.starts_with('/') || shell.chars().any(|c| c.is_control() || c == ':') {
-                return Err(
-                    self.invalid(&at("shell"), format!("{shell:?} is not an absolute path"))
-                );
+        let shell = match u.shell {
+            Some(text) => {
+                let shell = self.template(i, "shell", &text, Reading::Plain)?;
+                if shell.references().is_empty()
+                    && (!text.starts_with('/') || text.chars().any(|c| c.is_control() || c == ':'))
+                {
+                    return Err(
+                        self.invalid(&at("shell"), format!("{text:?} is not an absolute path"))
+                    );
+                }
+                Some(shell)
             }
-        }
+            None => None,
+        };
         let home = match u.home {
             Some(text) => {
                 let home = self.template(i, "home", &text, Reading::Plain)?;
@@ -177,7 +183,7 @@ impl Parser<'_> {
             system: u.system,
             uid: u.uid,
             home,
-            shell: u.shell,
+            shell,
             groups: u.groups,
             authorized_keys,
             remove_home: u.remove_home,
