@@ -123,7 +123,7 @@ pub(crate) fn name_of(database: &str, id: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{ASKED, id_of, ids, user};
+    use super::{ASKED, PLANNED, expect, forget, id_of, ids, user};
 
     fn times_asked(name: &str) -> usize {
         ASKED
@@ -157,5 +157,16 @@ mod tests {
             1,
             "a refusal is remembered too"
         );
+    }
+
+    #[test]
+    fn an_account_a_dry_run_would_make_is_found_and_one_made_is_asked_again() {
+        let name = "mesh-owners-test-planned";
+        assert!(user(name).is_err());
+        expect("passwd", name);
+        assert_eq!(user(name), Ok(PLANNED));
+        forget(name);
+        assert!(user(name).is_err());
+        assert_eq!(times_asked(&format!("passwd {name}")), 2);
     }
 }
