@@ -72,7 +72,19 @@ fn a_group_a_user_with_keys_and_a_process_as_it_work_first_time_and_are_given_ba
                     cat /home/meshbob/.ssh/authorized_keys";
     let bob_keys_before = on("node3", bob_keys);
     team(&mesh);
+    let show = mesh.run(&["module", "show", "team"]).ok();
+    for said in [
+        "group meshops: made if missing and then removed when undeclared",
+        "user meshalice, shell ${shell}, groups [meshops], authorized_keys from ${key}",
+    ] {
+        assert!(show.stdout.contains(said), "{said}\n{}", show.stdout);
+    }
     mesh.run(&["assign", "team", "node3"]).ok();
+    // asked before anything is made, the machine says the process's user will be there
+    let check = mesh.run(&["check", "node3"]);
+    let said = format!("{}{}", check.stdout, check.stderr);
+    assert!(said.contains("would create user meshalice"), "{said}");
+    assert!(!said.contains("failed team"), "{said}");
     let push = mesh.run(&["push", "node3"]).ok();
     assert_eq!(
         account("meshalice"),
