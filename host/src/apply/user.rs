@@ -141,42 +141,42 @@ impl Run<'_> {
             .map_err(|e| format!("cannot save the record: {e}"))
     }
 
-    /// Gives its keys back, then removes a user the mesh made (`userdel`, `-r` if declared so),
-    /// or gives a user it found its shell and groups back.
+    /// Removes a user the mesh made (`userdel`, `--remove` if declared so), or gives a user it
+    /// found its shell and groups back; then its keys as found.
     pub(super) fn give_back_user(&mut self, entry: &UserEntry) -> Result<String, String> {
-        let mut said = Vec::new();
+        // the account first: a failure there (a session still open) leaves the keys and their
+        // kept original for the next push to give back
+        let mut said = vec![self.give_back_account(entry)?];
         if let Some(keys) = &entry.keys {
             said.push(self.give_back_user_keys(keys)?);
         }
+        Ok(said.join("; "))
+    }
+
+    fn give_back_account(&mut self, entry: &UserEntry) -> Result<String, String> {
         let found = accounts::passwd(&entry.name)?;
-        let there = found.is_some();
         if entry.made {
-            if let Some(p) = found.as_ref().filter(|_| self.applying()) {
+            let Some(p) = found else {
+                return Ok(format!("user {} was gone already", entry.name));
+            };
+            let mut args = Vec::new();
+            if entry.remove_home {
+                args.push("--remove".to_string());
+            }
+            if self.applying() {
                 accounts::stop_user_manager(p.uid);
+                accounts::change("userdel", &args, &entry.name)?;
             }
-            if !there {
-                said.push(format!("user {} was gone already", entry.name));
+            let home = if entry.remove_home {
+                "with its home"
             } else {
-                let args: Vec<String> = if entry.remove_home {
-                    vec!["--remove".into()]
-                } else {
-                    Vec::new()
-                };
-                if self.applying() {
-                    accounts::change("userdel", &args, &entry.name)?;
-                }
-                let home = if entry.remove_home {
-                    "with its home"
-                } else {
-                    "its home kept"
-                };
-                said.push(format!(
-                    "{} user {} ({home}): the mesh made it",
-                    self.said("removed", "remove"),
-                    entry.name
-                ));
-            }
-            return Ok(said.join("; "));
+                "its home kept"
+            };
+            return Ok(format!(
+                "{} user {} ({home}): the mesh made it",
+                self.said("removed", "remove"),
+                entry.name
+            ));
         }
         let mut args = Vec::new();
         if let Some(shell) = &entry.found_shell {
@@ -185,22 +185,20 @@ impl Run<'_> {
         if let Some(groups) = &entry.found_groups {
             args.extend(["--groups".to_string(), groups.join(",")]);
         }
-        if !args.is_empty() && there {
-            if self.applying() {
-                accounts::change("usermod", &args, &entry.name)?;
-            }
-            said.push(format!(
-                "{} user {} its shell and groups as found",
-                self.said("gave", "give"),
-                entry.name
-            ));
-        } else {
-            said.push(format!(
+        if args.is_empty() || found.is_none() {
+            return Ok(format!(
                 "left user {} as found: the mesh did not make it",
                 entry.name
             ));
         }
-        Ok(said.join("; "))
+        if self.applying() {
+            accounts::change("usermod", &args, &entry.name)?;
+        }
+        Ok(format!(
+            "{} user {} its shell and groups as found",
+            self.said("gave", "give"),
+            entry.name
+        ))
     }
 }
 
