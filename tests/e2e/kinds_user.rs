@@ -268,6 +268,14 @@ fn the_users_module_makes_an_account_that_logs_in_with_its_key_and_removes_it() 
         r#"keys=["ssh-ed25519 AAAAother x"]"#,
     ])
     .ok();
+    let plan = mesh.run(&["plan", "node3", "--diff"]).ok();
+    for said in [
+        "~ carol:user:meshcarol (authorized-keys)",
+        "+  ssh-ed25519 AAAAother x",
+    ] {
+        assert!(plan.stdout.contains(said), "{said}\n{}", plan.stdout);
+    }
+    assert!(!plan.stdout.contains("restart"), "{}", plan.stdout);
     mesh.run(&["push", "node3"]).ok();
     assert_ne!(
         login(&dir.path().join("id"), "meshcarol").status.code(),
