@@ -29,10 +29,9 @@ fn clean(names: &str) {
     );
 }
 
-fn team(mesh: &Mesh) {
-    mesh.module(
-        "team",
-        r#"{"name": "team", "version": "1", "description": "A team's accounts and its job.",
+/// The team's module; `bob_keys`: the mesh writes bob's `authorized_keys`.
+fn team(mesh: &Mesh, bob_keys: bool) {
+    let json = r#"{"name": "team", "version": "1", "description": "A team's accounts and its job.",
   "settings": [
     {"name": "shell", "type": "line", "meaning": "Their shell.", "default": "/bin/sh",
      "cost": "none"},
@@ -47,9 +46,21 @@ fn team(mesh: &Mesh) {
     {"kind": "file", "path": "/etc/meshalice.conf", "owner": "meshalice", "group": "meshops",
      "mode": "0640", "template": "conf"},
     {"kind": "process", "description": "Sleeps as alice", "command": ["/bin/sleep", "infinity"],
-     "user": "meshalice"}]}"#,
-        &[("conf", "alice's\n")],
-    );
+     "user": "meshalice"}]}"#;
+    let json = if bob_keys {
+        json.to_string()
+    } else {
+        json.replacen(
+            r#""groups": ["meshops"],
+     "authorized-keys": "${key}"},
+    {"kind": "file""#,
+            r#""groups": ["meshops"]},
+    {"kind": "file""#,
+            1,
+        )
+    };
+    assert_eq!(json.contains(r#""meshops"]},"#), !bob_keys);
+    mesh.module("team", &json, &[("conf", "alice's\n")]);
 }
 
 #[test]
@@ -71,7 +82,7 @@ fn a_group_a_user_with_keys_and_a_process_as_it_work_first_time_and_are_given_ba
     let bob_keys = "stat -c '%a %U' /home/meshbob/.ssh/authorized_keys; \
                     cat /home/meshbob/.ssh/authorized_keys";
     let bob_keys_before = on("node3", bob_keys);
-    team(&mesh);
+    team(&mesh, true);
     let show = mesh.run(&["module", "show", "team"]).ok();
     for said in [
         "group meshops: made if missing and then removed when undeclared",
@@ -130,6 +141,12 @@ fn a_group_a_user_with_keys_and_a_process_as_it_work_first_time_and_are_given_ba
         account("meshbob"),
         "meshbob:/home/meshbob:/bin/bash\nmeshbob meshops\n"
     );
+
+    // bob's keys no longer the mesh's: what was there comes back at once
+    team(&mesh, false);
+    mesh.run(&["push", "node3"]).ok();
+    assert_eq!(on("node3", bob_keys), bob_keys_before);
+    assert!(account("meshbob").starts_with("meshbob:/home/meshbob:/bin/bash\n"));
 
     mesh.run(&["unassign", "team", "node3"]).ok();
     let off = mesh.run(&["push", "node3"]).ok();

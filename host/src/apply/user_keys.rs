@@ -25,7 +25,16 @@ impl Run<'_> {
         record: &mut Record,
     ) -> Result<Option<String>, String> {
         let Some(text) = &spec.authorized_keys else {
-            return Ok(None);
+            // no longer the mesh's: what was there comes back now, not only when undeclared
+            let Some(keys) = entry.keys.clone() else {
+                return Ok(None);
+            };
+            let said = self.give_back_user_keys(&keys)?;
+            if self.applying() {
+                entry.keys = None;
+                self.save_user(resource, entry, record)?;
+            }
+            return Ok(Some(said));
         };
         let mut bytes = text.clone().into_bytes();
         if !bytes.is_empty() && !bytes.ends_with(b"\n") {
