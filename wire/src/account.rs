@@ -63,6 +63,12 @@ pub fn valid_account_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
+/// Whether `shell` can be a login shell in `/etc/passwd`: an absolute path on one line, without
+/// the `:` that separates the file's fields.
+pub fn valid_shell(shell: &str) -> bool {
+    shell.starts_with('/') && !shell.chars().any(|c| c.is_control() || c == ':')
+}
+
 fn refuse_name(field: &str, name: &str) -> Result<(), Refusal> {
     if !valid_account_name(name) {
         return Err(Refusal {
@@ -114,9 +120,7 @@ impl UserSpec {
                 reason: "uid 0 is root's".into(),
             });
         }
-        if let Some(shell) = &self.shell
-            && (!shell.starts_with('/') || shell.chars().any(|c| c.is_control() || c == ':'))
-        {
+        if let Some(shell) = self.shell.as_ref().filter(|s| !valid_shell(s)) {
             return Err(Refusal {
                 field: "shell".into(),
                 value: shell.clone(),

@@ -59,7 +59,11 @@ impl Run<'_> {
             }
             self.save_user(resource, &entry, record)?;
             accounts::change("usermod", &usermod_args(spec, &changes), &spec.name)?;
-        } else if self.applying() && !record.resources.contains_key(&resource.id) {
+        } else if self.applying()
+            && !matches!(record.resources.get(&resource.id),
+                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
+        {
+            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
             self.save_user(resource, &entry, record)?;
         }
         if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {

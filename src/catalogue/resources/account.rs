@@ -154,9 +154,7 @@ impl Parser<'_> {
         let shell = match u.shell {
             Some(text) => {
                 let shell = self.template(i, "shell", &text, Reading::Plain)?;
-                if shell.references().is_empty()
-                    && (!text.starts_with('/') || text.chars().any(|c| c.is_control() || c == ':'))
-                {
+                if shell.references().is_empty() && !crate::wire::valid_shell(&text) {
                     return Err(
                         self.invalid(&at("shell"), format!("{text:?} is not an absolute path"))
                     );
