@@ -274,7 +274,9 @@ impl Adopt<'_> {
             | Spec::Container(_)
             | Spec::Symlink(_)
             | Spec::Sysctl(_)
-            | Spec::Timer(_) => {}
+            | Spec::Timer(_)
+            | Spec::Group(_)
+            | Spec::User(_) => {}
         }
     }
 

@@ -27,6 +27,8 @@ pub(crate) const DOCKER: Duration = Duration::from_secs(600);
 pub(crate) const PACKAGES: Duration = Duration::from_secs(900);
 /// A look-up (`getent`, `dpkg-query`, `docker ps`): answers at once or not at all.
 pub(crate) const LOOKUP: Duration = Duration::from_secs(30);
+/// `useradd`, `usermod`, `userdel`, `groupadd`, `groupdel`: files under `/etc` and a home.
+pub(crate) const ACCOUNTS: Duration = Duration::from_secs(60);
 /// What the command running when the operator went away has left, at most.
 pub(crate) const GRACE: Duration = Duration::from_secs(15);
 /// How long a helper waits for the machine's lock before it says another one is applying:

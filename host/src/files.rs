@@ -21,7 +21,7 @@ use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 pub(crate) use tree::{
-    dir_is_empty, dir_meta, make_dir, private_dir, prune, remove_dir, remove_tree,
+    dir_is_empty, dir_meta, make_dir, make_dir_for, private_dir, prune, remove_dir, remove_tree,
     set_dir_owner_mode, strays,
 };
 use walk::{Dir, Writers, at, open_parent};

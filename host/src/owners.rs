@@ -24,6 +24,25 @@ pub(crate) fn user(name: &str) -> Result<u32, String> {
     id_of("passwd", name)
 }
 
+/// The id a dry run answers for an account it would make: no file is given it.
+pub(crate) const PLANNED: u32 = u32::MAX - 1;
+
+/// A user or group this run made (or changed): what was asked of `getent` about it before is
+/// asked again.
+pub(crate) fn forget(name: &str) {
+    if let Ok(mut a) = answers().lock() {
+        a.retain(|(_, asked), _| asked != name);
+    }
+}
+
+/// A user (`passwd`) or group (`group`) a dry run would make: what reads it later in the run
+/// (a process's user, a file's owner) finds it, as it will after the real run made it.
+pub(crate) fn expect(database: &'static str, name: &str) {
+    if let Ok(mut a) = answers().lock() {
+        a.insert((database, name.to_string()), Ok(PLANNED));
+    }
+}
+
 /// What this run has asked `getent` already, by database and name.
 type Answers = HashMap<(&'static str, String), Result<u32, String>>;
 
@@ -104,7 +123,7 @@ pub(crate) fn name_of(database: &str, id: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{ASKED, id_of, ids, user};
+    use super::{ASKED, PLANNED, expect, forget, id_of, ids, user};
 
     fn times_asked(name: &str) -> usize {
         ASKED
@@ -138,5 +157,16 @@ mod tests {
             1,
             "a refusal is remembered too"
         );
+    }
+
+    #[test]
+    fn an_account_a_dry_run_would_make_is_found_and_one_made_is_asked_again() {
+        let name = "mesh-owners-test-planned";
+        assert!(user(name).is_err());
+        expect("passwd", name);
+        assert_eq!(user(name), Ok(PLANNED));
+        forget(name);
+        assert!(user(name).is_err());
+        assert_eq!(times_asked(&format!("passwd {name}")), 2);
     }
 }

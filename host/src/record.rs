@@ -15,7 +15,9 @@ use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub(crate) use kinds::{FoundAtLink, SymlinkEntry, SysctlEntry, TimerEntry};
+pub(crate) use kinds::{
+    FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry, UserKeys,
+};
 
 /// Where the record and the kept originals live.
 pub(crate) struct Paths {
@@ -81,6 +83,8 @@ pub(crate) enum Entry {
     Symlink(SymlinkEntry),
     Sysctl(SysctlEntry),
     Timer(TimerEntry),
+    Group(GroupEntry),
+    User(UserEntry),
 }
 
 /// A container the mesh runs.
@@ -191,6 +195,8 @@ impl Entry {
             }
             Entry::Package(_) => {}
             Entry::Timer(t) => t.undo_into(&mut undo),
+            Entry::Group(g) => g.undo_into(&mut undo),
+            Entry::User(u) => u.undo_into(&mut undo),
             Entry::Sysctl(s) => s.undo_into(&mut undo),
             Entry::Symlink(l) => l.undo_into(&mut undo),
             Entry::Container(c) => {

@@ -24,9 +24,10 @@ pub use module::parse_bytes as parse_module;
 pub use module::Module;
 pub(crate) use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
+pub(crate) use resources::check_account;
 pub use resources::{
-    ContainerDef, FileDef, KeyValue, KeysDef, ProbeDef, ProcessDef, ReadyDef, ResourceDef,
-    ServiceDef, SymlinkDef, SysctlDef, TimerDef, valid_unit,
+    ContainerDef, FileDef, GroupDef, KeyValue, KeysDef, ProbeDef, ProcessDef, ReadyDef,
+    ResourceDef, ServiceDef, SymlinkDef, SysctlDef, TimerDef, UserDef, valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

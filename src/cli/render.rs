@@ -255,6 +255,17 @@ fn removal(c: &crate::plan::Change) -> String {
             "{}: stopped, disabled, its timer and service unit files removed",
             t.timer_unit()
         ),
+        Some(Spec::Group(g)) => format!("group {}: removed if the mesh made it", g.name),
+        Some(Spec::User(u)) => format!(
+            "user {}: removed if the mesh made it ({}), else its shell, groups and keys given \
+             back as found",
+            u.name,
+            if u.remove_home {
+                "with its home"
+            } else {
+                "its home kept"
+            }
+        ),
         Some(Spec::Sysctl(s)) => format!(
             "{}: set back to the value the mesh found, its drop-in removed",
             s.name

@@ -37,6 +37,12 @@ pub fn content(spec: &Spec) -> String {
         Spec::Package(p) => format!("installed {}\n", p.name),
         Spec::Symlink(l) => format!("link -> {}\n", l.target),
         Spec::Sysctl(s) => format!("{} = {}\n", s.name, s.value),
+        Spec::Group(g) => format!(
+            "group {}{}\n",
+            g.name,
+            g.gid.map(|id| format!(" gid {id}")).unwrap_or_default()
+        ),
+        Spec::User(u) => user(u),
         Spec::Timer(t) => format!(
             "command: {}\nuser: {}\nschedule: {}\n",
             serde_json::to_string(&t.command).unwrap_or_default(),
@@ -103,4 +109,28 @@ fn environment(vars: &BTreeMap<String, String>, secret: &[String]) -> String {
             }
         })
         .collect()
+}
+
+/// A user as a plan shows it: one field a line, so that a diff names what moves.
+fn user(u: &crate::wire::UserSpec) -> String {
+    let mut out = format!(
+        "user {}{}\n",
+        u.name,
+        if u.system { " (system)" } else { "" }
+    );
+    if let Some(uid) = u.uid {
+        out.push_str(&format!("uid: {uid}\n"));
+    }
+    out.push_str(&format!("home: {}\n", u.home_or_default()));
+    if let Some(shell) = &u.shell {
+        out.push_str(&format!("shell: {shell}\n"));
+    }
+    if let Some(groups) = &u.groups {
+        out.push_str(&format!("groups: {}\n", groups.join(",")));
+    }
+    if let Some(keys) = &u.authorized_keys {
+        out.push_str("authorized_keys:\n");
+        out.extend(keys.lines().map(|k| format!("  {k}\n")));
+    }
+    out
 }

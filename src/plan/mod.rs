@@ -463,6 +463,20 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                 }
             }
         }
+        (Spec::User(a), Spec::User(b)) => {
+            for (field, differs) in [
+                ("shell", a.shell != b.shell),
+                ("groups", a.groups != b.groups),
+                ("home", a.home != b.home),
+                ("authorized-keys", a.authorized_keys != b.authorized_keys),
+                ("remove-home", a.remove_home != b.remove_home),
+                ("uid", a.uid != b.uid),
+            ] {
+                if differs {
+                    out.push(field.to_string());
+                }
+            }
+        }
         (Spec::Sysctl(a), Spec::Sysctl(b)) => {
             if a.value != b.value {
                 out.push("value".to_string());

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
-    self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, Key, KeysSpec, Mount, PackageSpec,
-    Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec, SysctlSpec, TimerSpec,
+    self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, GroupSpec, Key, KeysSpec, Mount,
+    PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec,
+    SysctlSpec, TimerSpec, UserSpec,
 };
 
 pub(super) fn resource(
@@ -202,6 +203,38 @@ pub(super) fn resource(
                 }),
             )
         }
+        ResourceDef::Group(g) => {
+            let name = account(module, &text(&g.name))?;
+            (
+                format!("{instance}:group:{name}"),
+                Spec::Group(GroupSpec {
+                    name,
+                    system: g.system,
+                    gid: g.gid,
+                }),
+            )
+        }
+        ResourceDef::User(u) => {
+            let name = account(module, &text(&u.name))?;
+            let mut groups = u.groups.clone();
+            if let Some(g) = groups.as_mut() {
+                g.sort();
+                g.dedup();
+            }
+            (
+                format!("{instance}:user:{name}"),
+                Spec::User(UserSpec {
+                    name,
+                    system: u.system,
+                    uid: u.uid,
+                    home: u.home.as_ref().map(text),
+                    shell: u.shell.as_ref().map(text),
+                    groups,
+                    authorized_keys: u.authorized_keys.as_ref().map(text),
+                    remove_home: u.remove_home,
+                }),
+            )
+        }
         ResourceDef::Sysctl(s) => (
             format!("{instance}:sysctl:{}", s.name),
             Spec::Sysctl(SysctlSpec {
@@ -303,4 +336,11 @@ fn used(
             ))
         })
         .collect()
+}
+
+/// An account's name as its settings fill it in, held to the rule the helper applies.
+fn account(module: &Module, name: &str) -> Result<String, String> {
+    crate::catalogue::check_account(name)
+        .map_err(|e| format!("module {}: an account's name, filled in: {e}", module.name))?;
+    Ok(name.to_string())
 }

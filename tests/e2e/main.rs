@@ -41,6 +41,7 @@ mod kinds;
 mod kinds_symlink;
 mod kinds_sysctl;
 mod kinds_timer;
+mod kinds_user;
 mod known_files;
 mod lab;
 mod manual;

@@ -87,6 +87,11 @@ pub enum Spec {
     Sysctl(SysctlSpec),
     /// A job on a schedule: a timer and its service, both written by the mesh.
     Timer(TimerSpec),
+    /// A group: made when missing (removed when undeclared), left as found otherwise.
+    Group(GroupSpec),
+    /// A user: made when missing, its shell, groups and keys set; what the mesh changed given
+    /// back when undeclared.
+    User(UserSpec),
 }
 
 impl Spec {
@@ -103,6 +108,8 @@ impl Spec {
             Spec::Symlink(_) => "symlink",
             Spec::Sysctl(_) => "sysctl",
             Spec::Timer(_) => "timer",
+            Spec::Group(_) => "group",
+            Spec::User(_) => "user",
         }
     }
 
@@ -119,6 +126,8 @@ impl Spec {
             Spec::Symlink(l) => &l.path,
             Spec::Sysctl(s) => &s.name,
             Spec::Timer(t) => &t.name,
+            Spec::Group(g) => &g.name,
+            Spec::User(u) => &u.name,
         }
     }
 

@@ -7,6 +7,7 @@
 //!
 //! The helper receives data, never shell: paths, owners and contents are fields, not commands.
 
+mod account;
 mod container;
 mod cost;
 mod declaration;
@@ -27,6 +28,7 @@ mod sysctl;
 mod tests;
 mod timer;
 
+pub use account::*;
 pub use container::*;
 pub use cost::*;
 pub use declaration::*;

@@ -21,15 +21,9 @@ pub fn valid_address(address: &str) -> bool {
     !bare.is_empty() && bare.len() <= 253 && !bare.starts_with('-') && (host || ipv6)
 }
 
-/// Whether `user` is a login name as the machine's tools accept it: lower-case letters, digits,
+/// Whether `user` is a login name as the machine's tools accept it (the account rule,
+/// [`crate::valid_account_name`]): lower-case letters, digits,
 /// `_`, `-` (not first), at most 32 characters.
 pub fn valid_user(user: &str) -> bool {
-    user.len() <= 32
-        && user
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && user
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))
+    crate::valid_account_name(user)
 }

@@ -281,8 +281,17 @@ impl Spec {
                     ]
                 }))
                 .collect(),
+            Spec::User(u) => u
+                .home
+                .iter()
+                .map(|h| ("home".into(), h.as_str(), Place::Machine))
+                .collect(),
             // its drop-in and /proc/sys file are made from its checked name
-            Spec::Service(_) | Spec::Package(_) | Spec::Sysctl(_) | Spec::Timer(_) => Vec::new(),
+            Spec::Service(_)
+            | Spec::Package(_)
+            | Spec::Sysctl(_)
+            | Spec::Timer(_)
+            | Spec::Group(_) => Vec::new(),
         }
     }
 
@@ -318,8 +327,11 @@ impl Spec {
                 reason: e.to_string(),
             })?;
         }
-        if let Spec::Sysctl(sysctl) = self {
-            sysctl.check()?;
+        match self {
+            Spec::Sysctl(sysctl) => sysctl.check()?,
+            Spec::Group(group) => group.check()?,
+            Spec::User(user) => user.check()?,
+            _ => {}
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! its new files, and a unit it stops is not restarted first).
 
 mod access;
+mod accounts;
 mod container;
 mod directory;
 mod effective;
@@ -17,6 +18,7 @@ mod env;
 mod error;
 mod fault;
 mod file;
+mod group;
 mod held;
 #[cfg(test)]
 mod hostile_tests;
@@ -35,6 +37,8 @@ mod stale_tests;
 mod symlink;
 mod sysctl;
 mod timer;
+mod user;
+mod user_keys;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
@@ -157,7 +161,10 @@ fn measure_or_apply(
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) | Entry::Timer(_) => 0,
                 Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) | Entry::Sysctl(_) => 1,
                 Entry::Directory(_) => 2,
-                Entry::Package(_) => 3,
+                // a user after what runs as it and the files it owns, its groups after it
+                Entry::User(_) => 3,
+                Entry::Group(_) => 4,
+                Entry::Package(_) => 5,
             };
             (phase, id.clone())
         })
@@ -169,15 +176,18 @@ fn measure_or_apply(
         run.outcomes.push(outcome);
     }
     run.remove_parents_made();
-    // Then what is declared: packages, directories, files and keys; the units that read changed
+    // Then what is declared: packages, groups, users (a directory's, a file's or a process's
+    // owner may be one this run makes), directories, files and keys; the units that read changed
     // files are paid; then services and processes are put in their state.
     let phase = |spec: &Spec| match spec {
         Spec::Package(_) => 0,
-        Spec::Directory(_) => 1,
-        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 2,
-        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => 3,
+        Spec::Group(_) => 1,
+        Spec::User(_) => 2,
+        Spec::Directory(_) => 3,
+        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 4,
+        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => UNITS,
     };
-    for step in 0..3 {
+    for step in 0..UNITS {
         for resource in declaration
             .resources
             .iter()
@@ -203,7 +213,11 @@ fn measure_or_apply(
         .chain(stopped.iter().map(String::as_str))
         .collect();
     let mut units = run.pay_units(&mut record, &not_paid);
-    for resource in declaration.resources.iter().filter(|r| phase(&r.spec) == 3) {
+    for resource in declaration
+        .resources
+        .iter()
+        .filter(|r| phase(&r.spec) == UNITS)
+    {
         let outcome = run.apply(resource, &mut record);
         run.outcomes.push(outcome);
         fault::at(mode, paths, &resource.id);
@@ -313,6 +327,9 @@ pub(crate) fn hostname() -> String {
         .unwrap_or_default()
 }
 
+/// The last phase of an apply: units put in their state, once every file is paid for.
+const UNITS: u8 = 5;
+
 /// The cause of a cost the record kept from a run that did not pay it.
 const EARLIER: &str = "owed by an earlier push";
 
@@ -398,6 +415,8 @@ impl Run<'_> {
             Spec::Symlink(l) => self.try_symlink(resource, l, record),
             Spec::Sysctl(s) => self.try_sysctl(resource, s, record),
             Spec::Timer(t) => self.try_timer(resource, t, record),
+            Spec::Group(g) => self.try_group(resource, g, record),
+            Spec::User(u) => self.try_user(resource, u, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -520,6 +539,8 @@ impl Run<'_> {
             Entry::Symlink(link) => self.give_back_symlink(link),
             Entry::Sysctl(sysctl) => self.give_back_sysctl(sysctl),
             Entry::Timer(timer) => self.give_back_timer(timer),
+            Entry::Group(group) => self.give_back_group(group),
+            Entry::User(user) => self.give_back_user(user),
         };
         match result {
             Ok(detail) => {

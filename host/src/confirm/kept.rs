@@ -130,7 +130,9 @@ impl Kept {
                 | Spec::Container(_)
                 | Spec::Symlink(_)
                 | Spec::Sysctl(_)
-                | Spec::Timer(_) => {}
+                | Spec::Timer(_)
+                | Spec::Group(_)
+                | Spec::User(_) => {}
             }
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {

@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::{AtFlags, FileType, Mode};
 use rustix::io::Errno;
 
 use super::set_on_handle;
@@ -195,4 +195,26 @@ fn refuse_link(parent: &Dir, name: &OsStr, e: Errno) -> io::Error {
         )),
         e => at(&parent.show(name), e),
     }
+}
+
+/// Makes the directory `path` (its parent must be there) and hands it to `uid`:`gid` with
+/// `mode`, on its handle: a user's own `~/.ssh`. Only a directory made here, still root's when
+/// opened, is handed over; one found there is left as it is (`Ok(false)`).
+pub(crate) fn make_dir_for(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<bool> {
+    let (parent, name) = open_parent(path, false)?;
+    match rustix::fs::mkdirat(&parent.fd, &name, Mode::from_raw_mode(0o700)) {
+        Ok(()) => {}
+        Err(Errno::EXIST) => return Ok(false),
+        Err(e) => return Err(at(&parent.show(&name), e)),
+    }
+    let fd = open_dir_at(&parent.fd, &name).map_err(|e| at(&parent.show(&name), e))?;
+    if rustix::fs::fstat(&fd)?.st_uid != 0 {
+        return Err(io::Error::other(format!(
+            "{} was replaced while it was made: left as it is",
+            parent.show(&name)
+        )));
+    }
+    set_on_handle(&fd, uid, gid, mode)?;
+    rustix::fs::fsync(&parent.fd)?;
+    Ok(true)
 }

@@ -1,5 +1,5 @@
 //! The record's entries for the kinds an operator writes first (issue 23): a symlink, a
-//! sysctl, a timer.
+//! sysctl, a timer, a group, a user.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +81,87 @@ impl SymlinkEntry {
                     .extend(self.parents_made.iter().cloned());
             }
             FoundAtLink::Link(_) | FoundAtLink::File(_) => undo.restores.push(self.path.clone()),
+        }
+    }
+}
+
+/// A group the mesh declared: made by it, or found and left as found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct GroupEntry {
+    pub(crate) name: String,
+    /// The mesh made it: removed when undeclared.
+    pub(crate) made: bool,
+}
+
+/// A user the mesh declared, and what it changed on it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct UserEntry {
+    pub(crate) name: String,
+    /// The mesh made it: removed when undeclared (`userdel`).
+    pub(crate) made: bool,
+    /// Its home goes with it (`userdel -r`), as last declared.
+    #[serde(default)]
+    pub(crate) remove_home: bool,
+    /// Its shell before the mesh first changed it (a user found): given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) found_shell: Option<String>,
+    /// Its supplementary groups before the mesh first changed them (a user found): given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) found_groups: Option<Vec<String>>,
+    /// Its `authorized_keys`, once the mesh wrote it, and what was there before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) keys: Option<UserKeys>,
+}
+
+/// A user's `authorized_keys` the mesh wrote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct UserKeys {
+    pub(crate) path: String,
+    /// The file found there, kept to be put back; none: it was not there.
+    pub(crate) original: Option<Original>,
+    /// The mesh made its `.ssh` directory: removed with it when empty.
+    pub(crate) made_dir: Option<String>,
+}
+
+impl GroupEntry {
+    /// What undeclaring it does, for the plan.
+    pub(crate) fn undo_into(&self, undo: &mut mesh_wire::Undo) {
+        if self.made {
+            undo.deletes.push(format!("group {}", self.name));
+        }
+    }
+}
+
+impl UserEntry {
+    /// What undeclaring it does, for the plan.
+    pub(crate) fn undo_into(&self, undo: &mut mesh_wire::Undo) {
+        if let Some(keys) = &self.keys {
+            if keys.original.is_some() {
+                undo.restores.push(keys.path.clone());
+            } else {
+                undo.deletes.push(keys.path.clone());
+                undo.deletes_if_empty.extend(keys.made_dir.iter().cloned());
+            }
+        }
+        if self.made {
+            let home = if self.remove_home {
+                "with its home"
+            } else {
+                "its home kept"
+            };
+            undo.deletes.push(format!("user {} ({home})", self.name));
+            return;
+        }
+        let mut as_found = Vec::new();
+        if let Some(shell) = &self.found_shell {
+            as_found.push(format!("shell {shell}"));
+        }
+        if let Some(groups) = &self.found_groups {
+            as_found.push(format!("groups [{}]", groups.join(",")));
+        }
+        if !as_found.is_empty() {
+            undo.restores
+                .push(format!("user {}: {}", self.name, as_found.join(", ")));
         }
     }
 }

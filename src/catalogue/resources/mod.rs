@@ -3,6 +3,7 @@
 //! and the field), and how `mesh module show` describes it. `parser` holds what every kind's check
 //! shares.
 
+mod account;
 mod container;
 mod file;
 mod keys;
@@ -19,6 +20,8 @@ mod sysctl;
 mod tests;
 mod timer;
 
+pub(crate) use account::check_account;
+pub use account::{GroupDef, UserDef};
 pub use container::ContainerDef;
 pub use file::FileDef;
 pub use keys::{KeyValue, KeysDef};
@@ -53,6 +56,10 @@ pub enum ResourceDef {
     Sysctl(SysctlDef),
     /// A command run on a schedule: a timer and its service the mesh writes.
     Timer(TimerDef),
+    /// A group, made if missing.
+    Group(GroupDef),
+    /// A user, made if missing; its shell, groups and keys set.
+    User(UserDef),
 }
 
 impl ResourceDef {
@@ -68,6 +75,8 @@ impl ResourceDef {
             ResourceDef::Symlink(_) => "symlink",
             ResourceDef::Sysctl(_) => "sysctl",
             ResourceDef::Timer(_) => "timer",
+            ResourceDef::Group(_) => "group",
+            ResourceDef::User(_) => "user",
         }
     }
 
@@ -82,7 +91,9 @@ impl ResourceDef {
             | ResourceDef::Container(_)
             | ResourceDef::Symlink(_)
             | ResourceDef::Sysctl(_)
-            | ResourceDef::Timer(_) => false,
+            | ResourceDef::Timer(_)
+            | ResourceDef::Group(_)
+            | ResourceDef::User(_) => false,
         }
     }
 
@@ -98,6 +109,8 @@ impl ResourceDef {
             ResourceDef::Symlink(l) => l.describe(),
             ResourceDef::Sysctl(s) => s.describe(),
             ResourceDef::Timer(t) => t.describe(),
+            ResourceDef::Group(g) => g.describe(),
+            ResourceDef::User(u) => u.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -109,7 +122,7 @@ impl ResourceDef {
 
 /// The resource kinds module.json may name, for messages.
 pub(crate) const KINDS: &str =
-    "file, keys, service, package, process, container, symlink, sysctl, timer";
+    "file, keys, service, package, process, container, symlink, sysctl, timer, group, user";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

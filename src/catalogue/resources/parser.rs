@@ -65,6 +65,8 @@ impl Parser<'_> {
             "symlink" => self.symlink(i, value),
             "sysctl" => self.sysctl(i, value),
             "timer" => self.timer(i, value),
+            "group" => self.group(i, value),
+            "user" => self.user(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 format!("missing: every resource says its kind ({})", super::KINDS),

@@ -218,3 +218,70 @@ fn a_timer_names_its_command_user_and_schedule_and_shares_no_name_with_a_process
     );
     assert!(both.contains("resources[1].name"), "{both}");
 }
+
+#[test]
+fn a_user_and_a_group_are_named_by_the_account_rule_and_root_is_refused() {
+    let user = accepted(
+        r#"{"kind":"user","name":"${word}","shell":"/bin/bash","groups":["ops"],
+            "authorized-keys":"${word}"}"#,
+    );
+    assert_eq!(user.kind(), "user");
+    assert!(
+        user.describe()
+            .starts_with("user ${word}, shell /bin/bash, groups [ops], authorized_keys from"),
+        "{}",
+        user.describe()
+    );
+    assert_eq!(
+        accepted(r#"{"kind":"group","name":"ops","system":true}"#).kind(),
+        "group"
+    );
+    for (resource, said) in [
+        (
+            r#"{"kind":"user","name":"root"}"#,
+            "resources[0].name: root is the machine's own",
+        ),
+        (
+            r#"{"kind":"group","name":"Ops"}"#,
+            "resources[0].name: \"Ops\" is not an account name",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","uid":0}"#,
+            "resources[0].uid: 0 is root's",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","groups":["a b"]}"#,
+            "resources[0].groups: \"a b\" is not an account name",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","shell":"bash"}"#,
+            "resources[0].shell: \"bash\" is not an absolute path",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","home":"/var/lib/mesh/alice"}"#,
+            "resources[0].home",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","password":"x"}"#,
+            "unknown field `password`",
+        ),
+        (
+            &format!(r#"{{"kind":"user","name":"{}"}}"#, "a".repeat(33)),
+            "at most 32 characters",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
+
+#[test]
+fn the_users_module_is_one_login_account_with_keys_and_sudo() {
+    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let users = catalogue.module("users").unwrap();
+    let [super::ResourceDef::User(user)] = users.resources.as_slice() else {
+        panic!("{:?}", users.resources);
+    };
+    assert_eq!(user.groups.as_deref(), Some(&["sudo".to_string()][..]));
+    assert!(user.authorized_keys.is_some() && !user.system);
+}

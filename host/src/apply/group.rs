@@ -1,0 +1,105 @@
+//! A group: made with `groupadd` when the machine does not have it, and then removed with
+//! `groupdel` when undeclared; one found already there is left as found (a group has nothing
+//! else the mesh sets). A gid declared and found different fails: the mesh never renumbers.
+
+use mesh_wire::{GroupSpec, Outcome, Resource, State};
+
+use super::{Run, accounts, outcome};
+use crate::owners;
+use crate::record::{Entry, GroupEntry, Record};
+
+impl Run<'_> {
+    pub(super) fn try_group(
+        &mut self,
+        resource: &Resource,
+        spec: &GroupSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let made = matches!(record.resources.get(&resource.id), Some(Entry::Group(g)) if g.made);
+        if let Some(gid) = accounts::group(&spec.name)? {
+            if let Some(want) = spec.gid.filter(|want| *want != gid) {
+                return Err(format!(
+                    "group {} has gid {gid}, declared {want}: the mesh does not renumber a group",
+                    spec.name
+                ));
+            }
+            if self.applying() && !record.resources.contains_key(&resource.id) {
+                self.record_group(resource, spec, false, record)?;
+            }
+            let how = if made {
+                "made by the mesh"
+            } else {
+                "found: left as found"
+            };
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("group {} (gid {gid}) {how}", spec.name),
+            ));
+        }
+        if !self.applying() {
+            owners::expect("group", &spec.name);
+            return Ok(outcome(
+                &resource.id,
+                State::Created,
+                format!("would create group {}", spec.name),
+            ));
+        }
+        // recorded before it is made: a helper killed between the two removes what it made
+        self.record_group(resource, spec, true, record)?;
+        let mut args = Vec::new();
+        if spec.system {
+            args.push("--system".to_string());
+        }
+        if let Some(gid) = spec.gid {
+            args.extend(["--gid".to_string(), gid.to_string()]);
+        }
+        accounts::change("groupadd", &args, &spec.name)?;
+        let gid = accounts::group(&spec.name)?.map_or("?".into(), |g| g.to_string());
+        Ok(outcome(
+            &resource.id,
+            State::Created,
+            format!("created group {} (gid {gid})", spec.name),
+        ))
+    }
+
+    fn record_group(
+        &self,
+        resource: &Resource,
+        spec: &GroupSpec,
+        made: bool,
+        record: &mut Record,
+    ) -> Result<(), String> {
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Group(GroupEntry {
+                name: spec.name.clone(),
+                made,
+            }),
+        );
+        record
+            .save(self.paths)
+            .map_err(|e| format!("cannot save the record: {e}"))
+    }
+
+    /// Removes a group the mesh made (`groupdel`); one it found is left.
+    pub(super) fn give_back_group(&mut self, entry: &GroupEntry) -> Result<String, String> {
+        if !entry.made {
+            return Ok(format!(
+                "left group {} as found: the mesh did not make it",
+                entry.name
+            ));
+        }
+        if accounts::group(&entry.name)?.is_none() {
+            return Ok(format!("group {} was gone already", entry.name));
+        }
+        if self.applying() {
+            accounts::change("groupdel", &[], &entry.name)?;
+        }
+        Ok(format!(
+            "{} group {}: the mesh made it",
+            self.said("removed", "remove"),
+            entry.name
+        ))
+    }
+}

@@ -1,0 +1,378 @@
+//! A user: made with `useradd` when the machine does not have it, its shell and supplementary
+//! groups set with `usermod`, its `authorized_keys` written (`user_keys`). Undeclared, a user the
+//! mesh made is removed with `userdel` (its home kept unless the module says `remove-home`); one
+//! it found is left, and what the mesh changed on it (shell, groups, keys) is given back as found.
+//!
+//! Refused, before anything is looked at: root (by name, or uid 0), and a system account
+//! (uid below 1000) the mesh did not make: daemons run as those, and the mesh taking one over
+//! would change what the system's own packages rely on.
+
+use mesh_wire::{FIRST_LOGIN_ID, Outcome, Resource, State, UserSpec};
+
+use super::accounts::{self, Passwd};
+use super::{Run, outcome};
+use crate::owners;
+use crate::record::{Entry, Record, UserEntry};
+
+/// What the mesh would change on a user found: (what, from, to).
+type Changes = Vec<(&'static str, String, String)>;
+
+impl Run<'_> {
+    pub(super) fn try_user(
+        &mut self,
+        resource: &Resource,
+        spec: &UserSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let entry = match record.resources.get(&resource.id) {
+            Some(Entry::User(u)) => Some(u.clone()),
+            _ => None,
+        };
+        let found = accounts::passwd(&spec.name)?;
+        let made = entry.as_ref().is_some_and(|e| e.made);
+        if let Some(p) = &found {
+            refuse_found(spec, p, made)?;
+        }
+        let Some(p) = found else {
+            return self.create_user(resource, spec, record);
+        };
+        let mut entry = entry.unwrap_or_else(|| UserEntry {
+            name: spec.name.clone(),
+            made: false,
+            remove_home: spec.remove_home,
+            found_shell: None,
+            found_groups: None,
+            keys: None,
+        });
+        entry.remove_home = spec.remove_home;
+        let now_groups = accounts::supplementary(&spec.name)?;
+        let changes = changes(spec, &p, &now_groups);
+        let mut said: Vec<String> = changes
+            .iter()
+            .map(|(what, from, to)| format!("{what} {from} -> {to}"))
+            .collect();
+        if self.applying() && !changes.is_empty() {
+            // what it had is recorded the first time the mesh changes it, before it does
+            if !entry.made {
+                entry.found_shell.get_or_insert_with(|| p.shell.clone());
+                entry.found_groups.get_or_insert_with(|| now_groups.clone());
+            }
+            self.save_user(resource, &entry, record)?;
+            accounts::change("usermod", &usermod_args(spec, &changes), &spec.name)?;
+        } else if self.applying()
+            && !matches!(record.resources.get(&resource.id),
+                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
+        {
+            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
+            self.save_user(resource, &entry, record)?;
+        }
+        if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
+            said.push(keys);
+        }
+        if said.is_empty() {
+            let how = if made { "" } else { " (found)" };
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("user {}{how} is as declared", spec.name),
+            ));
+        }
+        Ok(outcome(
+            &resource.id,
+            State::Changed,
+            format!(
+                "{} user {}: {}",
+                self.said("changed", "change"),
+                spec.name,
+                said.join("; ")
+            ),
+        ))
+    }
+
+    fn create_user(
+        &mut self,
+        resource: &Resource,
+        spec: &UserSpec,
+        record: &mut Record,
+    ) -> Result<Outcome, String> {
+        let home = if spec.system && spec.home.is_none() {
+            "no home".to_string()
+        } else {
+            format!("home {}", spec.home_or_default())
+        };
+        if !self.applying() {
+            // what reads it later in this dry run (a process's user, a file's owner) finds it
+            owners::expect("passwd", &spec.name);
+            owners::expect("group", &spec.name);
+            return Ok(outcome(
+                &resource.id,
+                State::Created,
+                format!("would create user {} ({home})", spec.name),
+            ));
+        }
+        let mut entry = UserEntry {
+            name: spec.name.clone(),
+            made: true,
+            remove_home: spec.remove_home,
+            found_shell: None,
+            found_groups: None,
+            keys: None,
+        };
+        // recorded before it is made: a helper killed between the two removes what it made
+        self.save_user(resource, &entry, record)?;
+        let own_group = accounts::group(&spec.name)?.is_some();
+        accounts::change("useradd", &useradd_args(spec, own_group), &spec.name)?;
+        let p = accounts::passwd(&spec.name)?
+            .ok_or_else(|| format!("useradd made {} but getent does not find it", spec.name))?;
+        let mut said = format!("created user {} (uid {}, {home})", spec.name, p.uid);
+        if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
+            said = format!("{said}; {keys}");
+        }
+        Ok(outcome(&resource.id, State::Created, said))
+    }
+
+    pub(super) fn save_user(
+        &self,
+        resource: &Resource,
+        entry: &UserEntry,
+        record: &mut Record,
+    ) -> Result<(), String> {
+        record
+            .resources
+            .insert(resource.id.clone(), Entry::User(entry.clone()));
+        record
+            .save(self.paths)
+            .map_err(|e| format!("cannot save the record: {e}"))
+    }
+
+    /// Removes a user the mesh made (`userdel`, `--remove` if declared so), or gives a user it
+    /// found its shell and groups back; then its keys as found.
+    pub(super) fn give_back_user(&mut self, entry: &UserEntry) -> Result<String, String> {
+        // the account first: a failure there (a session still open) leaves the keys and their
+        // kept original for the next push to give back
+        let mut said = vec![self.give_back_account(entry)?];
+        if let Some(keys) = &entry.keys {
+            said.push(self.give_back_user_keys(keys)?);
+        }
+        Ok(said.join("; "))
+    }
+
+    fn give_back_account(&mut self, entry: &UserEntry) -> Result<String, String> {
+        let found = accounts::passwd(&entry.name)?;
+        if entry.made {
+            let Some(p) = found else {
+                return Ok(format!("user {} was gone already", entry.name));
+            };
+            let mut args = Vec::new();
+            if entry.remove_home {
+                args.push("--remove".to_string());
+            }
+            if self.applying() {
+                accounts::stop_user_manager(p.uid);
+                accounts::change("userdel", &args, &entry.name)?;
+            }
+            let home = if entry.remove_home {
+                "with its home"
+            } else {
+                "its home kept"
+            };
+            return Ok(format!(
+                "{} user {} ({home}): the mesh made it",
+                self.said("removed", "remove"),
+                entry.name
+            ));
+        }
+        let mut args = Vec::new();
+        if let Some(shell) = &entry.found_shell {
+            args.extend(["--shell".to_string(), shell.clone()]);
+        }
+        if let Some(groups) = &entry.found_groups {
+            args.extend(["--groups".to_string(), groups.join(",")]);
+        }
+        if args.is_empty() || found.is_none() {
+            return Ok(format!(
+                "left user {} as found: the mesh did not make it",
+                entry.name
+            ));
+        }
+        if self.applying() {
+            accounts::change("usermod", &args, &entry.name)?;
+        }
+        Ok(format!(
+            "{} user {} its shell and groups as found",
+            self.said("gave", "give"),
+            entry.name
+        ))
+    }
+}
+
+/// Refuses a user found that the mesh may not manage: root, a system account it did not make,
+/// or one whose uid differs from the declared one.
+fn refuse_found(spec: &UserSpec, p: &Passwd, made: bool) -> Result<(), String> {
+    if p.uid == 0 {
+        return Err(format!(
+            "user {} has uid 0: the mesh never manages root",
+            spec.name
+        ));
+    }
+    if p.uid < FIRST_LOGIN_ID && !made {
+        return Err(format!(
+            "user {} is a system account (uid {}) the mesh did not make: it is left as it is, \
+             since the machine's own software runs as it; declare an account of its own",
+            spec.name, p.uid
+        ));
+    }
+    if let Some(want) = spec.uid.filter(|want| *want != p.uid) {
+        return Err(format!(
+            "user {} has uid {}, declared {want}: the mesh does not renumber a user",
+            spec.name, p.uid
+        ));
+    }
+    Ok(())
+}
+
+/// What differs between `spec` and the user as found.
+fn changes(spec: &UserSpec, p: &Passwd, groups: &[String]) -> Changes {
+    let mut out = Changes::new();
+    if let Some(shell) = spec.shell.as_ref().filter(|s| **s != p.shell) {
+        out.push(("shell", p.shell.clone(), shell.clone()));
+    }
+    if let Some(want) = &spec.groups {
+        let mut want = want.clone();
+        want.sort();
+        want.dedup();
+        if want != groups {
+            out.push((
+                "groups",
+                format!("[{}]", groups.join(",")),
+                format!("[{}]", want.join(",")),
+            ));
+        }
+    }
+    out
+}
+
+fn usermod_args(spec: &UserSpec, changes: &Changes) -> Vec<String> {
+    let mut args = Vec::new();
+    for (what, _, _) in changes {
+        match *what {
+            "shell" => args.extend([
+                "--shell".to_string(),
+                spec.shell.clone().unwrap_or_default(),
+            ]),
+            _ => args.extend([
+                "--groups".to_string(),
+                spec.groups.clone().unwrap_or_default().join(","),
+            ]),
+        }
+    }
+    args
+}
+
+/// `useradd`'s arguments: a login account gets its home made; a system one only when it
+/// declares one. Its own group is made with it, or is the group of its name already there.
+fn useradd_args(spec: &UserSpec, own_group: bool) -> Vec<String> {
+    let mut args = Vec::new();
+    if spec.system {
+        args.push("--system".to_string());
+    }
+    if let Some(uid) = spec.uid {
+        args.extend(["--uid".to_string(), uid.to_string()]);
+    }
+    if own_group {
+        args.extend(["--gid".to_string(), spec.name.clone()]);
+    } else {
+        args.push("--user-group".to_string());
+    }
+    if !spec.system || spec.home.is_some() {
+        args.extend([
+            "--home-dir".to_string(),
+            spec.home_or_default(),
+            "--create-home".to_string(),
+        ]);
+    } else {
+        args.push("--no-create-home".to_string());
+    }
+    if let Some(shell) = &spec.shell {
+        args.extend(["--shell".to_string(), shell.clone()]);
+    }
+    if let Some(groups) = spec.groups.as_ref().filter(|g| !g.is_empty()) {
+        args.extend(["--groups".to_string(), groups.join(",")]);
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> UserSpec {
+        UserSpec {
+            name: "alice".into(),
+            system: false,
+            uid: None,
+            home: None,
+            shell: Some("/bin/bash".into()),
+            groups: Some(vec!["ops".into(), "adm".into()]),
+            authorized_keys: None,
+            remove_home: false,
+        }
+    }
+
+    #[test]
+    fn useradd_makes_a_login_home_and_its_own_group_from_an_argv() {
+        assert_eq!(
+            useradd_args(&spec(), false).join(" "),
+            "--user-group --home-dir /home/alice --create-home --shell /bin/bash --groups ops,adm"
+        );
+        let mut system = spec();
+        system.system = true;
+        system.groups = None;
+        system.shell = None;
+        assert_eq!(
+            useradd_args(&system, true).join(" "),
+            "--system --gid alice --no-create-home"
+        );
+    }
+
+    #[test]
+    fn a_found_user_differs_in_the_shell_and_groups_it_declares_only() {
+        let p = Passwd {
+            uid: 1001,
+            gid: 1001,
+            home: "/home/alice".into(),
+            shell: "/bin/sh".into(),
+        };
+        let found = vec!["adm".to_string(), "ops".to_string()];
+        let c = changes(&spec(), &p, &found);
+        assert_eq!(c, vec![("shell", "/bin/sh".into(), "/bin/bash".into())]);
+        assert_eq!(usermod_args(&spec(), &c).join(" "), "--shell /bin/bash");
+        let mut none = spec();
+        none.shell = None;
+        none.groups = None;
+        assert!(changes(&none, &p, &[]).is_empty());
+        assert!(
+            refuse_found(
+                &spec(),
+                &Passwd {
+                    uid: 33,
+                    ..p.clone()
+                },
+                false
+            )
+            .is_err()
+        );
+        assert!(
+            refuse_found(
+                &spec(),
+                &Passwd {
+                    uid: 33,
+                    ..p.clone()
+                },
+                true
+            )
+            .is_ok()
+        );
+        assert!(refuse_found(&spec(), &Passwd { uid: 0, ..p }, true).is_err());
+    }
+}
