@@ -23,10 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mesh_wire::{
-    Awaiting, CONFIRM_WITHIN, Declaration, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE, Mode,
-    Report, Reverted, State,
-};
+use mesh_wire::{Awaiting, CONFIRM_WITHIN, Declaration, HelperExit, Mode, Report, Reverted, State};
 
 use crate::apply::{self, Error};
 use crate::files;
@@ -180,7 +177,7 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
         Ok(()) => {
             settle_confirmed(id, &done, paths);
             println!("confirmed {id}");
-            0
+            HelperExit::Done.status()
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let fate = ledger::fate(paths, id).ok().flatten();
@@ -188,21 +185,21 @@ pub(crate) fn confirm(id: &str, paths: &Paths) -> u8 {
                 // a confirmation already made: a retry after a lost answer hears it again
                 settle_confirmed(id, &done, paths);
                 println!("confirmed {id} (already)");
-                0
+                HelperExit::Done.status()
             } else if note(paths, id).exists()
                 || dir.with_extension("reverting").exists()
                 || fate == Some(Fate::Reverted)
             {
                 eprintln!("mesh-host: change {id} was already reverted: its deadline passed");
-                u8::try_from(EXIT_ALREADY_REVERTED).unwrap_or(2)
+                HelperExit::AlreadyReverted.status()
             } else {
                 eprintln!("mesh-host: change {id} is unknown on this machine");
-                u8::try_from(EXIT_UNKNOWN_CHANGE).unwrap_or(2)
+                HelperExit::UnknownChange.status()
             }
         }
         Err(e) => {
             eprintln!("mesh-host: cannot confirm change {id}: {e}");
-            3
+            HelperExit::Record.status()
         }
     }
 }
@@ -257,10 +254,10 @@ pub(crate) fn await_confirm(id: &str, deadline: u64, applier: u32, paths: &Paths
             );
             u8::from(!reverted.failed.is_empty())
         }
-        Ok(None) => 0,
+        Ok(None) => HelperExit::Done.status(),
         Err(e) => {
             eprintln!("mesh-host: cannot revert change {id}: {e}");
-            3
+            HelperExit::Record.status()
         }
     }
 }
@@ -284,10 +281,10 @@ pub(crate) fn revert_pending(id: &str, at_boot: bool, paths: &Paths) -> u8 {
             );
             u8::from(!reverted.failed.is_empty())
         }
-        Ok(None) => 0,
+        Ok(None) => HelperExit::Done.status(),
         Err(e) => {
             eprintln!("mesh-host: cannot revert change {id}: {e}");
-            3
+            HelperExit::Record.status()
         }
     }
 }

@@ -39,7 +39,7 @@ mod units;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use mesh_wire::{Mode, VERSION};
+use mesh_wire::{HelperExit, Mode, VERSION};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -73,7 +73,7 @@ fn main() -> ExitCode {
                     "mesh-host: --deadline takes whole seconds and --applier a process id, not \
                      {seconds:?} and {pid:?}"
                 );
-                return ExitCode::from(2);
+                return ExitCode::from(HelperExit::Usage.status());
             };
             return ExitCode::from(confirm::await_confirm(
                 id,
@@ -101,26 +101,26 @@ fn main() -> ExitCode {
                  mesh-host confirm ID | await-confirm ID --deadline SECONDS --applier PID | revert-pending ID [--at-boot]; \
                  mesh-host generations | rollback GEN (as root, on the machine)"
             );
-            return ExitCode::from(2);
+            return ExitCode::from(HelperExit::Usage.status());
         }
     };
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
-        return ExitCode::from(2);
+        return ExitCode::from(HelperExit::Usage.status());
     }
     let mut declaration = match mesh_wire::read::declaration(input.as_bytes()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("mesh-host: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(HelperExit::Usage.status());
         }
     };
     // what the machine keeps of a generation keeps its secrets sealed
     let sent = declaration.clone();
     if let Err(e) = sealed::open_environments(&mut declaration) {
         eprintln!("mesh-host: {e}");
-        return ExitCode::from(2);
+        return ExitCode::from(HelperExit::Usage.status());
     }
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
@@ -151,6 +151,6 @@ fn main() -> ExitCode {
     if written {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(5)
+        ExitCode::from(HelperExit::Unwritten.status())
     }
 }

@@ -447,16 +447,33 @@ fn record_fix(node: &str, refusal: &RecordRefusal) -> String {
     }
 }
 
+/// An exit status as the operator reads it: with what it means when it is one the helper
+/// gives (`4: another mesh-host is applying on this machine …`).
 fn describe(status: Option<u32>) -> String {
-    status.map_or_else(
-        || "none: killed or disconnected".to_string(),
-        |s| s.to_string(),
-    )
+    match status {
+        None => "none: killed or disconnected".to_string(),
+        Some(s) => match crate::wire::HelperExit::of(s) {
+            Some(e) if s != 0 => format!("{s}: {}", e.meaning()),
+            _ => s.to_string(),
+        },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_helper_exit_is_named_with_what_it_means() {
+        let busy = crate::wire::HelperExit::Busy.status();
+        assert!(
+            describe(Some(u32::from(busy))).starts_with("4: another mesh-host is applying"),
+            "{}",
+            describe(Some(4))
+        );
+        assert_eq!(describe(Some(1)), "1");
+        assert_eq!(describe(None), "none: killed or disconnected");
+    }
 
     #[test]
     fn a_record_refusal_is_a_typed_failure_that_names_the_fix() {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// Exit status of the helper when the push was planned against an older generation than the
 /// machine's (see [`stale`]): it changed nothing, and prints a [`Stale`] on stdout.
-pub const EXIT_STALE: u32 = 22;
+pub const EXIT_STALE: u32 = crate::HelperExit::Stale.status() as u32;
 
 /// One generation of a node, as the machine's record keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

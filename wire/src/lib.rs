@@ -11,6 +11,7 @@ mod account;
 mod container;
 mod cost;
 mod declaration;
+mod exit;
 mod facts;
 mod file;
 mod generation;
@@ -32,6 +33,7 @@ pub use account::*;
 pub use container::*;
 pub use cost::*;
 pub use declaration::*;
+pub use exit::*;
 pub use facts::*;
 pub use file::*;
 pub use generation::*;
@@ -53,36 +55,36 @@ pub const STATE_DIR: &str = "/var/lib/mesh";
 
 /// Exit status of the remote launcher when the helper for this content hash is not on the machine
 /// yet: the operator uploads it and runs it again.
-pub const EXIT_HELPER_MISSING: u32 = 90;
+pub const EXIT_HELPER_MISSING: u32 = HelperExit::HelperMissing.status() as u32;
 
 /// Exit status of the remote launcher when the machine is not a platform mesh has a helper for.
-pub const EXIT_WRONG_PLATFORM: u32 = 91;
+pub const EXIT_WRONG_PLATFORM: u32 = HelperExit::WrongPlatform.status() as u32;
 
 /// Exit status of the helper when the machine has no readable record but shows signs that the mesh
 /// has been there: it refuses to touch it (a dry run too) and prints a [`RecordRefusal`] on stdout.
 /// The recovery is `mesh node adopt NODE`.
-pub const EXIT_RECORD_LOST: u32 = 20;
+pub const EXIT_RECORD_LOST: u32 = HelperExit::RecordLost.status() as u32;
 
 /// Exit status of the helper when its record is there but cannot be trusted: it does not parse, or
 /// its version is one this helper does not know. It prints a [`RecordRefusal`] on stdout.
-pub const EXIT_RECORD_UNREADABLE: u32 = 21;
+pub const EXIT_RECORD_UNREADABLE: u32 = HelperExit::RecordUnreadable.status() as u32;
 
 /// Seconds a helper waits for a confirmation when the declaration does not say.
 pub const CONFIRM_WITHIN: u64 = 30;
 
 /// Exit status of the helper's `confirm ID` when the change was already reverted (the deadline
 /// passed): the operator reports the revert.
-pub const EXIT_ALREADY_REVERTED: u32 = 30;
+pub const EXIT_ALREADY_REVERTED: u32 = HelperExit::AlreadyReverted.status() as u32;
 
 /// Exit status of the helper's `confirm ID` when the machine knows nothing of change `ID`: not
 /// pending, and no note says it was confirmed or reverted (the helper keeps the last
 /// [`CHANGES_NOTED`] changes' fates). Whether it stayed cannot be said.
-pub const EXIT_UNKNOWN_CHANGE: u32 = 31;
+pub const EXIT_UNKNOWN_CHANGE: u32 = HelperExit::UnknownChange.status() as u32;
 
 /// Exit status of the helper when a change on the machine awaits its confirmation: it applies
 /// nothing else, and prints the change's id on stdout. The operator keeps the node pending
 /// confirmation until the machine says it was confirmed or reverted.
-pub const EXIT_AWAITING: u32 = 32;
+pub const EXIT_AWAITING: u32 = HelperExit::Awaiting.status() as u32;
 
 /// How many changes' fates (confirmed, reverted) the helper keeps notes of, so that asking
 /// again about one answers what became of it: `confirm ID` is idempotent for as long.

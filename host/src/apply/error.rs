@@ -27,11 +27,11 @@ pub(crate) enum Error {
 impl Error {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Error::Record(_) => 3,
-            Error::Busy => 4,
-            Error::Awaiting(_) => u8::try_from(mesh_wire::EXIT_AWAITING).unwrap_or(4),
+            Error::Record(_) => mesh_wire::HelperExit::Record.status(),
+            Error::Busy => mesh_wire::HelperExit::Busy.status(),
+            Error::Awaiting(_) => mesh_wire::HelperExit::Awaiting.status(),
             Error::Refused(r) => u8::try_from(r.exit_code()).unwrap_or(3),
-            Error::Stale(_) => u8::try_from(mesh_wire::EXIT_STALE).unwrap_or(3),
+            Error::Stale(_) => mesh_wire::HelperExit::Stale.status(),
         }
     }
 }

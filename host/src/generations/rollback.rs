@@ -6,6 +6,7 @@
 //! has seen it. Nothing asks for a confirmation: root at the console is the one who would give
 //! it, and no connection can be cut.
 
+use mesh_wire::HelperExit;
 use std::fmt;
 use std::io;
 
@@ -74,8 +75,8 @@ impl From<crate::record::LoadError> for Error {
 impl Error {
     fn exit_code(&self) -> u8 {
         match self {
-            Error::NotRoot | Error::Unknown { .. } | Error::Sealed(_) => 2,
-            Error::Store(_) => 3,
+            Error::NotRoot | Error::Unknown { .. } | Error::Sealed(_) => HelperExit::Usage.status(),
+            Error::Store(_) => HelperExit::Record.status(),
             Error::Apply(e) => e.exit_code(),
         }
     }
@@ -86,11 +87,11 @@ pub(crate) fn list_command(paths: &Paths) -> u8 {
     match listing(paths) {
         Ok(text) => {
             print!("{text}");
-            0
+            HelperExit::Done.status()
         }
         Err(e) => {
             eprintln!("mesh-host generations: {e}");
-            3
+            HelperExit::Record.status()
         }
     }
 }
