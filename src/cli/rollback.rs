@@ -93,7 +93,31 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     inv.lock_pushes()?;
     let started = inv.now()?;
     let mut alone = alone;
+    // held before anything is sent: an operator killed mid-rollback leaves each node held at
+    // its generation, so no push undoes what may have reached the machine unseen; a node the
+    // rollback did not apply on gets back the hold it had
+    let mut before = Vec::new();
+    for t in &targets {
+        before.push((t.node.name.clone(), inv.held_at(&t.node.name)?));
+        inv.hold_at(&t.node.name, t.kept.generation)?;
+    }
     let out = send_in_waves(&mut inv, &a, ctx, &started, &targets, &mut alone)?;
+    for (node, was) in before {
+        let applied = out.results.iter().any(|r| {
+            r.node == node
+                && r.result
+                    .as_ref()
+                    .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown())
+        });
+        if !applied {
+            match was {
+                Some(hold) => inv.hold_at(&node, hold.generation)?,
+                None => {
+                    inv.release(&node)?;
+                }
+            }
+        }
+    }
     hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
 }
 

@@ -35,9 +35,17 @@ pub(super) fn keep(
     let text = serde_json::to_string(sent)
         .map_err(|e| InventoryError::Corrupt(format!("{node}'s declaration: {e}")))?;
     tx.execute(
-        "INSERT OR REPLACE INTO generation_history
+        // a push that changed nothing answers the generation an earlier push made: that one
+        // stays its maker; only a generation made anew under the same number (the machine
+        // rebuilt, its record lost) replaces what was kept
+        "INSERT INTO generation_history
              (node, number, push_id, inventory, pushed_at, declaration)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (node, number) DO UPDATE SET push_id = excluded.push_id,
+             inventory = excluded.inventory, pushed_at = excluded.pushed_at,
+             declaration = excluded.declaration
+         WHERE generation_history.inventory != excluded.inventory
+            OR generation_history.pushed_at != excluded.pushed_at",
         params![
             node,
             i64::try_from(generation.number).unwrap_or(i64::MAX),
@@ -126,6 +134,16 @@ mod tests {
         assert_eq!(rows[0].generation, Some(4));
         let (row, _) = inv.push_by_id(id).unwrap().unwrap();
         assert_eq!(row.generation, Some(4));
+        // a push that changed nothing answers the same generation: it stays the first one's
+        let again = inv.begin_pushes("t1", &[("n", "d")]).unwrap()[0];
+        inv.finish_push(
+            again,
+            &PushRecord::answered("n", "t1", "d", &report),
+            Some(&sent),
+        )
+        .unwrap();
+        let kept = inv.kept_generation("n", 4).unwrap().expect("kept");
+        assert_eq!(kept.push, id, "a no-op push took over generation 4");
     }
 
     #[test]

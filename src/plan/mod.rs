@@ -477,6 +477,13 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                 }
             }
         }
+        (Spec::Group(a), Spec::Group(b)) => {
+            for (field, differs) in [("system", a.system != b.system), ("gid", a.gid != b.gid)] {
+                if differs {
+                    out.push(field.to_string());
+                }
+            }
+        }
         (Spec::Sysctl(a), Spec::Sysctl(b)) => {
             if a.value != b.value {
                 out.push("value".to_string());

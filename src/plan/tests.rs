@@ -216,3 +216,23 @@ fn the_plan_names_the_changes_that_need_confirmation_and_no_other() {
         vec!["m:file:/etc/ssh/sshd_config.d/50-mesh.conf"]
     );
 }
+
+#[test]
+fn an_unchanged_group_or_user_plans_nothing_and_a_moved_gid_is_named() {
+    let group = |gid: Option<u32>| Resource {
+        id: "team:group:ops".into(),
+        instance: "team".into(),
+        module: "team@1".into(),
+        confirm: false,
+        spec: Spec::Group(crate::wire::GroupSpec {
+            name: "ops".into(),
+            system: false,
+            gid,
+        }),
+    };
+    let d = decl(vec![group(None)]);
+    assert!(plan(&d, Some(&d), None).changes.is_empty());
+    let moved = plan(&decl(vec![group(Some(2000))]), Some(&d), None);
+    assert_eq!(moved.changes.len(), 1);
+    assert_eq!(moved.changes[0].fields, vec!["gid".to_string()]);
+}

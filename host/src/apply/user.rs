@@ -29,21 +29,27 @@ impl Run<'_> {
             _ => None,
         };
         let found = accounts::passwd(&spec.name)?;
-        let made = entry.as_ref().is_some_and(|e| e.made);
+        let made = entry
+            .as_ref()
+            .zip(found.as_ref())
+            .is_some_and(|(e, p)| e.made_as(p.uid));
         if let Some(p) = &found {
             refuse_found(spec, p, made)?;
         }
         let Some(p) = found else {
             return self.create_user(resource, spec, record);
         };
-        let mut entry = entry.unwrap_or_else(|| UserEntry {
-            name: spec.name.clone(),
-            made: false,
-            remove_home: spec.remove_home,
-            found_shell: None,
-            found_groups: None,
-            keys: None,
-        });
+        let mut entry = entry
+            .filter(|e| made || !e.made)
+            .unwrap_or_else(|| UserEntry {
+                name: spec.name.clone(),
+                made: false,
+                remove_home: spec.remove_home,
+                found_shell: None,
+                found_groups: None,
+                keys: None,
+                uid: None,
+            });
         entry.remove_home = spec.remove_home;
         let now_groups = accounts::supplementary(&spec.name)?;
         let changes = changes(spec, &p, &now_groups);
@@ -110,6 +116,16 @@ impl Run<'_> {
                 format!("would create user {} ({home})", spec.name),
             ));
         }
+        let own_group = accounts::group(&spec.name)?.is_some();
+        if own_group && !group_made(record, &spec.name) {
+            return Err(format!(
+                "a group {} is on the machine that the mesh did not make: useradd would make it \
+                 the new user's own group (and userdel would remove it with the user); name the \
+                 user otherwise, or declare the group with the mesh",
+                spec.name
+            ));
+        }
+        refuse_home_taken(spec)?;
         let mut entry = UserEntry {
             name: spec.name.clone(),
             made: true,
@@ -117,13 +133,20 @@ impl Run<'_> {
             found_shell: None,
             found_groups: None,
             keys: None,
+            uid: None,
         };
-        // recorded before it is made: a helper killed between the two removes what it made
+        // recorded before it is made, with no uid yet: a helper killed between the two leaves a
+        // note that proves nothing, and an account made later by anyone else stays theirs
         self.save_user(resource, &entry, record)?;
-        let own_group = accounts::group(&spec.name)?.is_some();
-        accounts::change("useradd", &useradd_args(spec, own_group), &spec.name)?;
+        if let Err(e) = accounts::change("useradd", &useradd_args(spec, own_group), &spec.name) {
+            record.resources.remove(&resource.id);
+            let _ = record.save(self.paths);
+            return Err(e);
+        }
         let p = accounts::passwd(&spec.name)?
             .ok_or_else(|| format!("useradd made {} but getent does not find it", spec.name))?;
+        entry.uid = Some(p.uid);
+        self.save_user(resource, &entry, record)?;
         let mut said = format!("created user {} (uid {}, {home})", spec.name, p.uid);
         if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
             said = format!("{said}; {keys}");
@@ -163,6 +186,12 @@ impl Run<'_> {
             let Some(p) = found else {
                 return Ok(format!("user {} was gone already", entry.name));
             };
+            if !entry.made_as(p.uid) {
+                return Ok(format!(
+                    "left user {} (uid {}) as found: it is not the account the mesh made",
+                    entry.name, p.uid
+                ));
+            }
             let mut args = Vec::new();
             if entry.remove_home {
                 args.push("--remove".to_string());
@@ -203,6 +232,30 @@ impl Run<'_> {
             self.said("gave", "give"),
             entry.name
         ))
+    }
+}
+
+/// Whether the record says the mesh made a group called `name` (a group resource of the run).
+fn group_made(record: &Record, name: &str) -> bool {
+    record
+        .resources
+        .values()
+        .any(|e| matches!(e, Entry::Group(g) if g.name == name && g.made))
+}
+
+/// Refuses to make a user whose home is already there and belongs to root or a system account
+/// (`/root`, `/etc`): its keys would be written there, over what the machine has.
+fn refuse_home_taken(spec: &UserSpec) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let home = spec.home_or_default();
+    match std::fs::symlink_metadata(&home) {
+        Ok(m) if m.uid() < FIRST_LOGIN_ID => Err(format!(
+            "user {}'s home {home} is already there and belongs to uid {}: a new account does \
+             not take a system directory as its home; name another",
+            spec.name,
+            m.uid()
+        )),
+        _ => Ok(()),
     }
 }
 

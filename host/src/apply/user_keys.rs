@@ -42,6 +42,18 @@ impl Run<'_> {
         }
         path::check(&p.home, Place::Machine)
             .map_err(|e| format!("user {}'s home {}: refused: {e}", spec.name, p.home))?;
+        // keys go only under a home the user owns: never root's or a system directory
+        if let Ok(m) = std::fs::symlink_metadata(&p.home)
+            && (std::os::unix::fs::MetadataExt::uid(&m) != p.uid || !m.is_dir())
+        {
+            return Err(format!(
+                "user {}'s home {} is not a directory of its own (owned by uid {}): its keys \
+                 are not written there",
+                spec.name,
+                p.home,
+                std::os::unix::fs::MetadataExt::uid(&m)
+            ));
+        }
         let dir = Path::new(&p.home).join(".ssh");
         let file = dir.join("authorized_keys");
         let shown = file.display().to_string();

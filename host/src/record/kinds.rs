@@ -111,6 +111,18 @@ pub(crate) struct UserEntry {
     /// Its `authorized_keys`, once the mesh wrote it, and what was there before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) keys: Option<UserKeys>,
+    /// The uid `useradd` gave the user the mesh made: only an account of that uid is the
+    /// mesh's to remove (one made by hand or by a package after a failed or cut-short
+    /// `useradd` is not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) uid: Option<u32>,
+}
+
+impl UserEntry {
+    /// Whether the account found (`uid`) is the one the mesh made.
+    pub(crate) fn made_as(&self, uid: u32) -> bool {
+        self.made && self.uid == Some(uid)
+    }
 }
 
 /// A user's `authorized_keys` the mesh wrote.
