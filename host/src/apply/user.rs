@@ -51,6 +51,9 @@ impl Run<'_> {
                 uid: None,
             });
         entry.remove_home = spec.remove_home;
+        if spec.authorized_keys.is_some() {
+            super::user_keys::keys_place(spec, &p)?;
+        }
         let now_groups = accounts::supplementary(&spec.name)?;
         let changes = changes(spec, &p, &now_groups);
         let mut said: Vec<String> = changes

@@ -14,6 +14,29 @@ use super::accounts::Passwd;
 use crate::files;
 use crate::record::{FileEntry, Readers, Record, UserEntry, UserKeys};
 
+/// Refuses a place a user's keys may not go: a home that fails the path rule, is missing, or
+/// is not a directory the user owns (never root's or a system directory). Asked before anything
+/// of the user changes, so a refusal changes nothing.
+pub(super) fn keys_place(spec: &UserSpec, p: &Passwd) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    path::check(&p.home, Place::Machine)
+        .map_err(|e| format!("user {}'s home {}: refused: {e}", spec.name, p.home))?;
+    match std::fs::symlink_metadata(&p.home) {
+        Ok(m) if m.is_dir() && m.uid() == p.uid => Ok(()),
+        Ok(m) => Err(format!(
+            "user {}'s home {} is not a directory of its own (owned by uid {}): its keys are \
+             not written there",
+            spec.name,
+            p.home,
+            m.uid()
+        )),
+        Err(e) => Err(format!(
+            "user {}'s home {}: {e}: its keys have nowhere to go",
+            spec.name, p.home
+        )),
+    }
+}
+
 impl Run<'_> {
     /// Writes the user's keys if they differ; what was done (or would be), if anything.
     pub(super) fn user_keys(
@@ -40,20 +63,7 @@ impl Run<'_> {
         if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             bytes.push(b'\n');
         }
-        path::check(&p.home, Place::Machine)
-            .map_err(|e| format!("user {}'s home {}: refused: {e}", spec.name, p.home))?;
-        // keys go only under a home the user owns: never root's or a system directory
-        if let Ok(m) = std::fs::symlink_metadata(&p.home)
-            && (std::os::unix::fs::MetadataExt::uid(&m) != p.uid || !m.is_dir())
-        {
-            return Err(format!(
-                "user {}'s home {} is not a directory of its own (owned by uid {}): its keys \
-                 are not written there",
-                spec.name,
-                p.home,
-                std::os::unix::fs::MetadataExt::uid(&m)
-            ));
-        }
+        keys_place(spec, p)?;
         let dir = Path::new(&p.home).join(".ssh");
         let file = dir.join("authorized_keys");
         let shown = file.display().to_string();
