@@ -42,6 +42,7 @@ mod kinds_symlink;
 mod kinds_sysctl;
 mod kinds_timer;
 mod kinds_user;
+mod kinds_user_hostile;
 mod known_files;
 mod lab;
 mod manual;
