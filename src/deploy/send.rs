@@ -134,6 +134,13 @@ pub(super) fn push_wave(
             .map(|(j, d)| (j.node.name.as_str(), d.as_str()))
             .collect::<Vec<_>>(),
     )?;
+    // each push says its nonce, which the generation it makes carries
+    for (j, id) in jobs.iter_mut().zip(&ids) {
+        let nonce = inv.push_nonce(*id)?;
+        if let Some(planned) = j.declaration.planned.as_mut() {
+            planned.push = nonce;
+        }
+    }
     let flights: BTreeMap<String, (i64, String, Declaration)> = jobs
         .iter()
         .zip(ids)

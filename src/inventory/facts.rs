@@ -95,6 +95,7 @@ mod tests {
                 inventory: "a".into(),
                 pushed_at: 1,
                 rolled_back_to: None,
+                push: None,
             },
         );
         r.facts = Some(Facts {

@@ -121,6 +121,7 @@ mod tests {
             inventory: inv.inventory_id().unwrap(),
             pushed_at: 9,
             rolled_back_to: None,
+            push: None,
         };
         let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
@@ -175,6 +176,7 @@ mod tests {
             inventory: id.clone(),
             pushed_at: 9 + number,
             rolled_back_to,
+            push: None,
         };
         for (number, package) in [(1, "one"), (2, "two")] {
             let mut report =

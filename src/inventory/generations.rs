@@ -38,6 +38,9 @@ impl Inventory {
             // a push sent and never recorded (or never answered) may have made the machine's
             // next generation
             unrecorded: self.unanswered(node)?,
+            // set once the push is begun (`begin_pushes` gives it its nonce)
+            push: None,
+            lost: self.unanswered_nonce(node)?,
             inventory: self.inventory_id()?,
             against: self.known_generation(node)?.map(|g| Known {
                 number: g.number,
@@ -110,6 +113,7 @@ fn row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Generation> {
         inventory: r.get(first + 1)?,
         pushed_at: r.get::<_, i64>(first + 2)?.try_into().unwrap_or(0),
         rolled_back_to: None,
+        push: None,
     })
 }
 
@@ -164,6 +168,7 @@ pub(super) mod tests {
             inventory: inventory.into(),
             pushed_at: 1,
             rolled_back_to: None,
+            push: None,
         }
     }
 

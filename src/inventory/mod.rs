@@ -92,6 +92,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0012_rollback_holds.sql"),
     ),
     ("0013_facts.sql", include_str!("../../state/0013_facts.sql")),
+    (
+        "0014_push_nonces.sql",
+        include_str!("../../state/0014_push_nonces.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.

@@ -97,7 +97,8 @@ impl Inventory {
         for (node, digest) in nodes {
             close_interrupted(&tx, node, "a later push")?;
             tx.execute(
-                "INSERT INTO pushes (node, started_at, digest, outcome) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO pushes (node, started_at, digest, outcome, nonce)
+                 VALUES (?1, ?2, ?3, ?4, lower(hex(randomblob(8))))",
                 params![node, started_at, digest, IN_FLIGHT],
             )?;
             ids.push(tx.last_insert_rowid());
@@ -222,6 +223,30 @@ impl Inventory {
         Ok(last.is_some_and(|(outcome, no_report)| {
             outcome == IN_FLIGHT || (outcome == "failed" && no_report)
         }))
+    }
+
+    /// The nonce of push `id` (`begin_pushes` gives every push one): the generation it makes
+    /// on the machine carries it.
+    pub fn push_nonce(&self, id: i64) -> Result<Option<String>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT nonce FROM pushes WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
+    /// The nonce of `node`'s last push when it is unanswered (see [`Inventory::unanswered`]).
+    pub fn unanswered_nonce(&self, node: &str) -> Result<Option<String>, InventoryError> {
+        if !self.unanswered(node)? {
+            return Ok(None);
+        }
+        Ok(self
+            .conn
+            .prepare_cached("SELECT nonce FROM pushes WHERE node = ?1 ORDER BY id DESC LIMIT 1")?
+            .query_row([node], |r| r.get(0))
+            .optional()?
+            .flatten())
     }
 
     /// The helper's report from the last push to `node` that it answered: it says what undoing

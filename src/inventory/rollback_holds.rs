@@ -194,6 +194,7 @@ mod tests {
                 inventory: inv.inventory_id().unwrap(),
                 pushed_at: number,
                 rolled_back_to: None,
+                push: None,
             };
             let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
             let record = PushRecord::answered(node, started, "d", &report);

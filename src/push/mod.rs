@@ -61,7 +61,7 @@ pub enum PushError {
          {node}` records what the machine has and shows what a push would replace, then push \
          again (or `mesh push {node} --overwrite` to replace it without looking)"
     )]
-    Stale { node: String, stale: Stale },
+    Stale { node: String, stale: Box<Stale> },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     #[error(
@@ -361,7 +361,10 @@ async fn push_one(
     if out.status == Some(EXIT_STALE)
         && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
     {
-        return Err(PushError::Stale { node: name, stale });
+        return Err(PushError::Stale {
+            node: name,
+            stale: Box::new(stale),
+        });
     }
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {

@@ -25,18 +25,19 @@ mod tests {
     fn a_stale_refusal_is_a_typed_failure_naming_the_machines_generation_and_check() {
         let e = PushError::Stale {
             node: "web1".into(),
-            stale: Stale {
+            stale: Box::new(Stale {
                 machine: crate::wire::Generation {
                     number: 7,
                     inventory: "a1b2".into(),
                     pushed_at: 1_796_173_200,
                     rolled_back_to: None,
+                    push: None,
                 },
                 planned: Some(crate::wire::Known {
                     number: 6,
                     inventory: "a1b2".into(),
                 }),
-            },
+            }),
         };
         assert_eq!(e.kind(), "stale");
         let said = e.to_string();

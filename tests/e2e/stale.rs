@@ -191,6 +191,41 @@ fn a_backup_taken_mid_push_never_undoes_the_pushes_made_since() {
     assert_eq!(motd(), a_has, "the backup undid A's later pushes");
 }
 
+/// Found by an attacker: a backup copied while a push was in flight, and one push of the live
+/// inventory since (one past what the backup planned against, by the same inventory id): the
+/// backup took that generation for its own lost push's and undid it. The generation names the
+/// push that made it, and the backup's lost push is another.
+#[test]
+fn a_backup_taken_mid_push_never_takes_the_one_push_made_since_for_its_own() {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    banner(&a, "A one");
+    a.run(&["push", "node1"]).ok();
+    let backup = Mesh::bare();
+    std::fs::copy(a.inventory(), backup.inventory()).unwrap();
+    let db = rusqlite::Connection::open(backup.inventory()).unwrap();
+    db.execute(
+        "INSERT INTO pushes (node, started_at, digest, outcome, nonce) VALUES ('node1', '2026-12-02T00:00:00Z', 'sha256:0', 'in-flight', '0123456789abcdef')",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    banner(&a, "A two");
+    a.run(&["push", "node1"]).ok();
+    let a_has = motd();
+    banner(&backup, "restored");
+    let refused = backup.run(&["--json", "push", "node1"]).code(2).json();
+    assert_eq!(node_result(&refused, "node1")["kind"], "stale", "{refused}");
+    assert_eq!(
+        motd(),
+        a_has,
+        "the backup undid A's push made since it was copied"
+    );
+}
+
 /// Found by an attacker: after the machine lost its record (adopted again, so it has no
 /// generation) and B pushed, B's generation has a lower number than the one A last saw; A took it
 /// for an older one of its own and undid B's push unseen.

@@ -24,6 +24,10 @@ pub struct Generation {
     /// declaration it applied again. `inventory` is then that generation's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolled_back_to: Option<u64>,
+    /// The push that made it: the sending inventory's nonce for that one push ([`Planned::push`]),
+    /// so that an inventory can tell its own unanswered push from a later one made by a copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<String>,
 }
 
 /// Which generation of the node a push was planned against, said by every push.
@@ -43,6 +47,14 @@ pub struct Planned {
     /// is that push's, and is taken as known.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unrecorded: bool,
+    /// This push's nonce: the generation it makes carries it ([`Generation::push`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<String>,
+    /// With `unrecorded`: the nonce of that push sent and never recorded. Only the generation
+    /// that push made is taken as known: a copy of the inventory (restored from a backup taken
+    /// while the push was in flight) never takes a later push of the live one for its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
 }
 
 /// A generation as an inventory knows it: its number and the inventory that made it.
@@ -81,8 +93,16 @@ pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
     // a rollback made on the machine is no inventory's push: only one that saw it replaces it
     let own = machine.inventory == planned.inventory && machine.rolled_back_to.is_none();
     let own_older = own && machine.number < against.number;
-    let own_lost_push =
-        planned.unrecorded && own && machine.number == against.number.saturating_add(1);
+    // a generation that names the push that made it must name the lost one
+    let made_by_lost = match (&machine.push, &planned.lost) {
+        (Some(made), Some(lost)) => made == lost,
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
+    let own_lost_push = planned.unrecorded
+        && own
+        && made_by_lost
+        && machine.number == against.number.saturating_add(1);
     (!(seen || own_older || own_lost_push)).then(|| Stale {
         machine: machine.clone(),
         planned: Some(against.clone()),
@@ -162,12 +182,15 @@ mod tests {
             inventory: inventory.into(),
             pushed_at: 1_796_000_000,
             rolled_back_to: None,
+            push: None,
         }
     }
 
     fn plan(against: Option<(u64, &str)>, overwrite: bool) -> Planned {
         Planned {
             unrecorded: false,
+            push: None,
+            lost: None,
             inventory: "b".into(),
             against: against.map(|(number, i)| Known {
                 number,
@@ -220,6 +243,8 @@ mod tests {
     fn an_unrecorded_push_of_the_same_inventory_is_taken_as_known_and_no_other() {
         let unrecorded = Planned {
             unrecorded: true,
+            push: None,
+            lost: None,
             ..plan(Some((1, "b")), false)
         };
         assert!(stale(Some(&at(2, "b")), &unrecorded).is_none());
@@ -230,14 +255,42 @@ mod tests {
     }
 
     #[test]
+    fn an_unrecorded_push_takes_as_its_own_only_the_generation_its_nonce_made() {
+        let lost = Planned {
+            unrecorded: true,
+            lost: Some("n35".into()),
+            ..plan(Some((5, "b")), false)
+        };
+        let made_by = |nonce: &str| Generation {
+            push: Some(nonce.into()),
+            ..at(6, "b")
+        };
+        // the lost push made it: known
+        assert!(stale(Some(&made_by("n35")), &lost).is_none());
+        // a later push of a copy of this inventory (the live one, this one a restored backup)
+        assert!(stale(Some(&made_by("n36")), &lost).is_some());
+        // a generation naming its push, and a lost push with no nonce (begun before nonces)
+        let no_nonce = Planned {
+            lost: None,
+            ..lost.clone()
+        };
+        assert!(stale(Some(&made_by("n36")), &no_nonce).is_some());
+        // a generation from a helper that did not name its push: as before nonces
+        assert!(stale(Some(&at(6, "b")), &lost).is_none());
+    }
+
+    #[test]
     fn a_rollback_made_on_the_machine_is_refused_until_seen_even_by_its_own_inventory() {
         let rolled = Generation {
             rolled_back_to: Some(1),
+            push: None,
             ..at(4, "b")
         };
         // the inventory's last push unrecorded: one past it would be taken for that push's
         let unrecorded = Planned {
             unrecorded: true,
+            push: None,
+            lost: None,
             ..plan(Some((3, "b")), false)
         };
         let refused = stale(Some(&rolled), &unrecorded).expect("stale");

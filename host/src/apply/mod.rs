@@ -299,6 +299,7 @@ fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Gen
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         rolled_back_to: None,
+        push: planned.and_then(|p| p.push.clone()),
     }
 }
 

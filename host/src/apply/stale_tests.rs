@@ -26,6 +26,8 @@ fn planned(
             }),
             overwrite,
             unrecorded: false,
+            push: None,
+            lost: None,
         }),
         ..decl(vec![file(path, content)])
     }

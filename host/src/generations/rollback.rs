@@ -197,6 +197,7 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         rolled_back_to: Some(number),
+        push: None,
     };
     // the apply saved its record; the generation it wrote is this one, said as a rollback
     let mut record = Record::load(paths)?.ok_or_else(|| {

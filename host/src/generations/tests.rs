@@ -17,6 +17,7 @@ fn at(number: u64) -> Generation {
         inventory: "inv-a".into(),
         pushed_at: 1_796_173_200 + number,
         rolled_back_to: None,
+        push: None,
     }
 }
 
@@ -33,6 +34,8 @@ fn push(d: &mesh_wire::Declaration, paths: &crate::record::Paths) -> mesh_wire::
             against,
             overwrite: false,
             unrecorded: false,
+            push: None,
+            lost: None,
         }),
         ..d.clone()
     };
@@ -144,6 +147,8 @@ fn a_rollback_applies_a_kept_generation_again_as_a_new_one_that_a_stale_push_can
             }),
             overwrite: false,
             unrecorded: false,
+            push: None,
+            lost: None,
         }),
         ..decl(vec![file(&f, "two\n")])
     };
