@@ -13,8 +13,13 @@ use tokio::sync::Mutex;
 use super::hostkey::Checker;
 use super::{Credentials, SshError, Target, jump};
 
-/// One hop's connection, shared by every node of the run reached through it.
-type Slot = Arc<Mutex<Option<Arc<Handle<Checker>>>>>;
+/// How many nodes at most share one connection to a jump host: each is a `direct-tcpip` channel
+/// of it, which sshd's `MaxSessions` does not count, but one connection carries every byte of
+/// them. Past it a second connection is opened (`--parallel 100` is one login).
+pub(crate) const CHANNELS_PER_CONNECTION: usize = 128;
+
+/// One hop's connections, shared by every node of the run reached through it.
+type Slot = Arc<Mutex<Vec<Arc<Handle<Checker>>>>>;
 
 /// The jump hosts' connections of one run, by the route that reaches each.
 #[derive(Default, Clone)]
@@ -32,6 +37,12 @@ impl Hops {
             .or_default()
             .clone()
     }
+}
+
+/// Whether one more node may go through `handle`: the slot holds one reference, every session
+/// (and every connection further along a chain) through it holds another.
+fn room(handle: &Arc<Handle<Checker>>) -> bool {
+    Arc::strong_count(handle) <= CHANNELS_PER_CONNECTION
 }
 
 /// A hop as a route key: where it connects and as whom, after the hops before it. Two nodes
@@ -68,7 +79,8 @@ pub(super) async fn through(
         let slot = hops.slot(&route).await;
         // held while connecting: the nodes behind this hop wait for one login, not one each
         let mut open = slot.lock().await;
-        let handle = match open.as_ref().filter(|h| !h.is_closed()) {
+        open.retain(|h| !h.is_closed());
+        let handle = match open.iter().find(|h| room(h)) {
             Some(h) => h.clone(),
             None => {
                 let h = Arc::new(
@@ -76,7 +88,7 @@ pub(super) async fn through(
                         .await
                         .map_err(failed)?,
                 );
-                *open = Some(h.clone());
+                open.push(h.clone());
                 h
             }
         };
