@@ -66,11 +66,11 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
                     json!({"module": m.name, "version": m.version, "ok": true,
                         "settings": m.settings.len(), "resources": m.resources.len()}),
                     format_args!(
-                        "{} {}: ok ({} settings, {} resources)",
+                        "{} {}: ok ({}, {})",
                         m.name,
                         visible(&m.version),
-                        m.settings.len(),
-                        m.resources.len()
+                        super::render::counted(m.settings.len(), "setting"),
+                        super::render::counted(m.resources.len(), "resource")
                     ),
                 );
             }

@@ -116,9 +116,9 @@ fn helper_times(timed: &[(String, Duration)]) -> Vec<String> {
         .collect();
     let total: Duration = timed.iter().map(|(_, d)| *d).sum();
     lines.push(format!(
-        "{:>8.2} ms  on the machine, {} resources",
+        "{:>8.2} ms  on the machine, {}",
         ms(total),
-        timed.len()
+        super::render::counted(timed.len(), "resource")
     ));
     lines
 }

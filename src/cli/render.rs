@@ -380,6 +380,16 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     out
 }
 
+/// A count and its noun, `1 node` or `2 nodes`: every count the command line prints with a noun
+/// goes through here, so none says `1 nodes` (issue 23). The nouns it is given are regular.
+pub(crate) fn counted(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
 /// The line that ends a push or check: how many nodes went which way.
 pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
     let failed = results
@@ -387,9 +397,8 @@ pub(crate) fn summary(results: &[NodeResult], mode: Mode) -> String {
         .filter(|r| r.result.as_ref().map_or(true, push::Answer::failed))
         .count();
     format!(
-        "{} {}: {} {}, {failed} failed\n",
-        results.len(),
-        if results.len() == 1 { "node" } else { "nodes" },
+        "{}: {} {}, {failed} failed\n",
+        counted(results.len(), "node"),
         results.len() - failed,
         if mode == Mode::DryRun {
             "checked"
@@ -452,4 +461,35 @@ pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(counted(1, "node"), "1 node");
+        assert_eq!(counted(0, "node"), "0 nodes");
+        assert_eq!(counted(2, "resource"), "2 resources");
+    }
+
+    #[test]
+    fn the_summary_of_one_node_says_one_node() {
+        let failed = |node: &str| NodeResult {
+            node: node.into(),
+            result: Err(push::PushError::Platform {
+                node: node.into(),
+                machine: "sparc".into(),
+            }),
+        };
+        assert_eq!(
+            summary(&[failed("a")], Mode::Apply),
+            "1 node: 0 applied, 1 failed\n"
+        );
+        assert_eq!(
+            summary(&[failed("a"), failed("b")], Mode::DryRun),
+            "2 nodes: 0 checked, 2 failed\n"
+        );
+    }
 }

@@ -59,7 +59,9 @@ fn a_directory_emptied_by_the_same_push_is_predicted_removed_and_removed() {
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
-    on("node1", "rm -rf /srv/mesh/spool");
+    // /srv/mesh is there before the push (found, not made: kept); the instance folder
+    // /srv/mesh/spool is the parent the mesh makes, and removes once empty
+    on("node1", "rm -rf /srv/mesh/spool; mkdir -p /srv/mesh");
     let (plan, check, push) = removed(&mesh, "true");
     assert_eq!(
         planned(&plan, DIR_ID),
@@ -85,6 +87,11 @@ fn a_directory_emptied_by_the_same_push_is_predicted_removed_and_removed() {
         ),
         "gone\n"
     );
+    assert_eq!(
+        on("node1", "test -d /srv/mesh && echo there || echo gone"),
+        "there\n",
+        "a parent the mesh found is never removed"
+    );
 }
 
 #[test]
@@ -93,7 +100,7 @@ fn a_directory_holding_someone_elses_file_is_predicted_kept_and_kept() {
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
-    on("node1", "rm -rf /srv/mesh/spool");
+    on("node1", "rm -rf /srv/mesh/spool; mkdir -p /srv/mesh");
     let (plan, check, push) = removed(&mesh, &format!("echo data >{DIR}/precious"));
     assert_eq!(
         planned(&plan, DIR_ID),
