@@ -47,6 +47,8 @@ mod known_files;
 mod lab;
 mod manual;
 mod matching;
+mod modules_firewall_exporter;
+mod modules_sysctl_backup;
 mod nodes;
 mod one_machine;
 mod openssh;
