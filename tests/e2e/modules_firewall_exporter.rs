@@ -17,6 +17,8 @@ fn the_firewall_is_confirmed_a_rule_set_that_shuts_ssh_out_is_reverted_and_other
     };
     // a table of someone else's: the module never flushes the ruleset
     on("node1", "nft delete table inet mesh 2>/dev/null; nft add table inet theirs");
+    let tables = on("node1", "nft list tables");
+    assert!(tables.contains("table inet theirs"), "{tables}");
     mesh.run(&["assign", "firewall", "node1"]).ok();
     let push = mesh.run(&["--json", "push", "node1"]).ok().json();
     let node1 = node_result(&push, "node1");
@@ -49,20 +51,21 @@ fn the_firewall_is_confirmed_a_rule_set_that_shuts_ssh_out_is_reverted_and_other
     let rules = once_reachable("node1", "nft list table inet mesh", 30);
     assert!(rules.contains("tcp dport { 22, 8080 } accept"), "{rules}");
 
-    mesh.run(&["settings", "clear", "firewall", "tcp-ports"]).ok();
+    mesh.run(&["settings", "clear", "firewall"]).ok();
     mesh.run(&["push", "node1"]).ok();
     assert!(table("node1").contains("tcp dport 22 accept"));
-    // undeclared: its table, unit and file gone; the other table still there
+    // undeclared: its table, unit and file gone; every other table (Docker's too) still there
     mesh.run(&["unassign", "firewall", "node1"]).ok();
     let off = mesh.run(&["push", "node1"]).ok();
     assert!(table("node1").contains("No such file or directory"), "{}", off.stdout);
+    assert_eq!(on("node1", "nft list tables"), tables);
     assert_eq!(
         on(
             "node1",
-            "nft list tables; ls /etc/systemd/system/mesh-firewall.service /etc/mesh-firewall.nft \
-             2>/dev/null; true"
+            "ls /etc/systemd/system/mesh-firewall.service /etc/mesh-firewall.nft 2>/dev/null; \
+             systemctl is-active mesh-firewall.service; true"
         ),
-        "table inet theirs\n"
+        "inactive\n"
     );
     on("node1", "nft delete table inet theirs");
 }
