@@ -84,6 +84,7 @@ mod strict;
 mod tag_layers;
 mod takeover;
 mod template_forms;
+mod unit_names;
 mod upload;
 mod util;
 mod verbose_reach;

@@ -16,22 +16,36 @@ fn the_firewall_is_confirmed_a_rule_set_that_shuts_ssh_out_is_reverted_and_other
         return;
     };
     // a table of someone else's: the module never flushes the ruleset
-    on("node1", "nft delete table inet mesh 2>/dev/null; nft add table inet theirs");
+    on(
+        "node1",
+        "nft delete table inet mesh 2>/dev/null; nft add table inet theirs",
+    );
     let tables = on("node1", "nft list tables");
     assert!(tables.contains("table inet theirs"), "{tables}");
     mesh.run(&["assign", "firewall", "node1"]).ok();
     let push = mesh.run(&["--json", "push", "node1"]).ok().json();
     let node1 = node_result(&push, "node1");
     assert_eq!(node1["confirmation"], "confirmed", "{node1}");
-    assert!(table("node1").contains("tcp dport 22 accept"), "{}", table("node1"));
+    assert!(
+        table("node1").contains("tcp dport 22 accept"),
+        "{}",
+        table("node1")
+    );
     assert!(table("node1").contains("policy drop"));
-    assert_eq!(on("node1", "echo in"), "in\n", "a new SSH connection gets in");
+    assert_eq!(
+        on("node1", "echo in"),
+        "in\n",
+        "a new SSH connection gets in"
+    );
 
     // a setting changed: the plan shows the rule's diff and the reload it costs
     mesh.run(&["settings", "set", "firewall", "tcp-ports=[22, 8080]"])
         .ok();
     let plan = mesh.run(&["plan", "node1", "--diff"]).ok().stdout;
-    assert!(plan.contains("+\t\ttcp dport { 22, 8080 } accept"), "{plan}");
+    assert!(
+        plan.contains("+\t\ttcp dport { 22, 8080 } accept"),
+        "{plan}"
+    );
     assert!(plan.contains("mesh-firewall.service"), "{plan}");
     assert!(plan.contains("reload"), "{plan}");
     println!("{plan}");
@@ -57,7 +71,11 @@ fn the_firewall_is_confirmed_a_rule_set_that_shuts_ssh_out_is_reverted_and_other
     // undeclared: its table, unit and file gone; every other table (Docker's too) still there
     mesh.run(&["unassign", "firewall", "node1"]).ok();
     let off = mesh.run(&["push", "node1"]).ok();
-    assert!(table("node1").contains("No such file or directory"), "{}", off.stdout);
+    assert!(
+        table("node1").contains("No such file or directory"),
+        "{}",
+        off.stdout
+    );
     assert_eq!(on("node1", "nft list tables"), tables);
     assert_eq!(
         on(
@@ -92,23 +110,46 @@ fn the_node_exporter_answers_on_its_port_and_a_new_port_shows_in_the_plan_with_i
     mesh.run(&["assign", "node-exporter", "node2"]).ok();
     let push = mesh.run(&["push", "node2"]).ok();
     let answer = metrics("node2", 9100);
-    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}\n{}", push.stdout);
-    assert!(answer.contains("node_processes_threads"), "the processes collector");
+    assert!(
+        answer.starts_with("HTTP/1.0 200"),
+        "{answer}\n{}",
+        push.stdout
+    );
+    assert!(
+        answer.contains("node_processes_threads"),
+        "the processes collector"
+    );
 
     mesh.run(&["settings", "set", "node-exporter", "port=9101"])
         .ok();
     let plan = mesh.run(&["plan", "node2", "--diff"]).ok().stdout;
-    assert!(plan.contains("~ node-exporter:file:/etc/default/prometheus-node-exporter"), "{plan}");
+    assert!(
+        plan.contains("~ node-exporter:file:/etc/default/prometheus-node-exporter"),
+        "{plan}"
+    );
     assert!(plan.contains("--web.listen-address=:9101"), "{plan}");
     assert!(plan.contains("restart"), "{plan}");
     println!("{plan}");
     let push = mesh.run(&["push", "node2"]).ok();
-    assert!(metrics("node2", 9101).starts_with("HTTP/1.0 200"), "{}", push.stdout);
+    assert!(
+        metrics("node2", 9101).starts_with("HTTP/1.0 200"),
+        "{}",
+        push.stdout
+    );
     assert_eq!(metrics("node2", 9100), "");
 
     // undeclared: the package's own file back, the exporter on its own port again
     mesh.run(&["unassign", "node-exporter", "node2"]).ok();
     let off = mesh.run(&["push", "node2"]).ok();
-    assert_eq!(on("node2", &format!("cat {DEFAULTS}")), found, "{}", off.stdout);
-    assert!(metrics("node2", 9100).starts_with("HTTP/1.0 200"), "{}", off.stdout);
+    assert_eq!(
+        on("node2", &format!("cat {DEFAULTS}")),
+        found,
+        "{}",
+        off.stdout
+    );
+    assert!(
+        metrics("node2", 9100).starts_with("HTTP/1.0 200"),
+        "{}",
+        off.stdout
+    );
 }

@@ -19,20 +19,35 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
          net.ipv4.tcp_syncookies=1 'net.ipv4.ping_group_range=1 0'",
     );
     mesh.run(&["assign", "sysctl", "node2"]).ok();
-    mesh.run(&["settings", "set", "sysctl", "ip-forward=1"]).ok();
+    mesh.run(&["settings", "set", "sysctl", "ip-forward=1"])
+        .ok();
     let push = mesh.run(&["push", "node2"]).ok();
-    assert_eq!(value("node2", "net.ipv4.ip_forward"), "1", "{}", push.stdout);
+    assert_eq!(
+        value("node2", "net.ipv4.ip_forward"),
+        "1",
+        "{}",
+        push.stdout
+    );
     assert_eq!(
         value("node2", "net.ipv4.ping_group_range").replace('\t', " "),
         "0 2147483647"
     );
     assert_eq!(
-        on("node2", "cat /etc/sysctl.d/90-mesh-net.ipv4.ip_forward.conf"),
+        on(
+            "node2",
+            "cat /etc/sysctl.d/90-mesh-net.ipv4.ip_forward.conf"
+        ),
         "net.ipv4.ip_forward = 1\n"
     );
     // a setting changed: the plan names the value that moves and says it costs no unit
-    mesh.run(&["settings", "set", "sysctl", "ip-forward=1", "tcp-syncookies=2"])
-        .ok();
+    mesh.run(&[
+        "settings",
+        "set",
+        "sysctl",
+        "ip-forward=1",
+        "tcp-syncookies=2",
+    ])
+    .ok();
     let plan = mesh.run(&["plan", "node2", "--diff"]).ok().stdout;
     assert!(
         plan.contains("~ sysctl:sysctl:net.ipv4.tcp_syncookies (value)"),
@@ -50,7 +65,10 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
         value("node2", "net.ipv4.ping_group_range").replace('\t', " "),
         "1 0"
     );
-    assert_eq!(on("node2", "ls /etc/sysctl.d/ | grep -c 90-mesh || true"), "0\n");
+    assert_eq!(
+        on("node2", "ls /etc/sysctl.d/ | grep -c 90-mesh || true"),
+        "0\n"
+    );
 }
 
 const ARCHIVES: &str = "/var/backups/mesh-backup";
@@ -81,19 +99,36 @@ fn the_backup_module_archives_as_its_own_user_and_goes_with_its_units_and_user()
         &format!("stat -c '%U %a %n' {ARCHIVES}/mesh-backup-*.tar.gz"),
     );
     assert!(made.starts_with("mesh-backup 600 "), "{made}");
-    let listed = on("node3", &format!("tar -tzf {ARCHIVES}/mesh-backup-*.tar.gz"));
+    let listed = on(
+        "node3",
+        &format!("tar -tzf {ARCHIVES}/mesh-backup-*.tar.gz"),
+    );
     assert!(listed.contains("etc/hostname"), "{listed}");
 
     // a setting changed: the plan shows the paths file's diff, and no unit pays for it
-    mesh.run(&["settings", "set", "backup", r#"paths=["/etc/hostname","/etc/hosts"]"#])
-        .ok();
+    mesh.run(&[
+        "settings",
+        "set",
+        "backup",
+        r#"paths=["/etc/hostname","/etc/hosts"]"#,
+    ])
+    .ok();
     let plan = mesh.run(&["plan", "node3", "--diff"]).ok().stdout;
-    assert!(plan.contains("~ backup:file:/etc/mesh-backup.paths"), "{plan}");
+    assert!(
+        plan.contains("~ backup:file:/etc/mesh-backup.paths"),
+        "{plan}"
+    );
     assert!(plan.contains("+/etc/hosts"), "{plan}");
     println!("{plan}");
     mesh.run(&["push", "node3"]).ok();
-    on("node3", &format!("rm -f {ARCHIVES}/*.tar.gz; systemctl start backup.service"));
-    let listed = on("node3", &format!("tar -tzf {ARCHIVES}/mesh-backup-*.tar.gz"));
+    on(
+        "node3",
+        &format!("rm -f {ARCHIVES}/*.tar.gz; systemctl start backup.service"),
+    );
+    let listed = on(
+        "node3",
+        &format!("tar -tzf {ARCHIVES}/mesh-backup-*.tar.gz"),
+    );
     assert_eq!(listed, "etc/hostname\netc/hosts\n");
 
     // undeclared: timer, units, paths file and user gone; the archives kept
