@@ -27,8 +27,9 @@ SUBNET=10.214.$ID
 PREFIX=mesh$ID-
 MIRROR=${MESH_LAB_MIRROR:-http://deb.debian.org/debian}
 TIMEOUT=${MESH_LAB_TIMEOUT:-180}
-# docker.io, redis and systemd-resolved are in every image: built-in modules use them.
-PACKAGES="systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,iproute2,procps,docker.io,redis-server,redis-tools,systemd-resolved${MESH_LAB_PACKAGES:+,$MESH_LAB_PACKAGES}"
+# docker.io, redis, systemd-resolved, nftables and prometheus-node-exporter are in every image:
+# built-in modules use them (kv, container-runtime, resolver, firewall, node-exporter).
+PACKAGES="systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,iproute2,procps,docker.io,redis-server,redis-tools,systemd-resolved,nftables,prometheus-node-exporter${MESH_LAB_PACKAGES:+,$MESH_LAB_PACKAGES}"
 IMAGE_VERSION=1
 # One image per package set: a lab asking for docker does not rebuild the image another lab uses.
 IMAGE=$CACHE/image-$(printf '%s|%s|%s' "$IMAGE_VERSION" "$PACKAGES" "$MIRROR" | sha256sum | cut -c1-12)
