@@ -25,6 +25,7 @@ macro_rules! err_raw {
 }
 
 mod adopt;
+mod answers;
 mod apply;
 mod assign;
 mod complete;
@@ -257,8 +258,14 @@ impl Context {
 
     /// One thing a command did: the sentence for a person, or under --json `value`, which joins
     /// the command's others in one document `{"done": [...]}` printed when it ends.
-    pub(crate) fn answer(&self, value: serde_json::Value, text: std::fmt::Arguments<'_>) {
+    /// `value` is an answer type of [`answers`] (or a `json!` value where none is yet).
+    pub(crate) fn answer(&self, value: impl serde::Serialize, text: std::fmt::Arguments<'_>) {
         if self.json {
+            // a value that cannot be JSON (a map keyed by other than strings) is a defect of
+            // the answer type; it is said in its place rather than dropped
+            let value = serde_json::to_value(value).unwrap_or_else(
+                |e| serde_json::json!({"error": {"kind": "internal", "message": e.to_string()}}),
+            );
             self.answers.borrow_mut().push(value);
         } else {
             out!("{text}");
@@ -338,9 +345,7 @@ pub fn run() -> ExitCode {
             if ctx.json {
                 let mut doc = error_json(error_kind(&e), &text);
                 // what was done before the error still happened
-                if !done.is_empty() {
-                    doc["done"] = serde_json::Value::Array(done);
-                }
+                doc.done = done;
                 let _ = print_json(&doc);
             } else {
                 for (n, line) in text.lines().enumerate() {
@@ -370,8 +375,11 @@ fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
     ExitCode::from(exit::USAGE)
 }
 
-fn error_json(kind: &str, message: &str) -> serde_json::Value {
-    serde_json::json!({"error": {"kind": kind, "message": message}})
+fn error_json<'a>(kind: &'a str, message: &'a str) -> answers::ErrorAnswer<'a> {
+    answers::ErrorAnswer {
+        error: answers::ErrorBody { kind, message },
+        done: Vec::new(),
+    }
 }
 
 /// What kind of error ended a command, for `--json`: from the typed error where there is one;

@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::json;
 
+use super::answers::{ModuleChecked, ModuleListed};
 use super::{Context, exit, print_json};
 use crate::catalogue::{self, Module};
 use crate::plan::visible;
@@ -31,10 +32,18 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
         ModuleCommand::List => {
             let cat = ctx.catalogue()?;
             if ctx.json {
-                let mut list: Vec<_> = cat.modules().map(|m| json!({"name": m.name, "version": m.version, "description": m.description, "origin": m.origin})).collect();
+                let mut list: Vec<_> = cat
+                    .modules()
+                    .map(|m| ModuleListed::Read {
+                        name: &m.name,
+                        version: &m.version,
+                        description: &m.description,
+                        origin: &m.origin,
+                    })
+                    .collect();
                 list.extend(
                     cat.broken()
-                        .map(|(name, reason)| json!({"name": name, "broken": reason})),
+                        .map(|(name, broken)| ModuleListed::Broken { name, broken }),
                 );
                 print_json(&list)?;
             } else {
@@ -63,8 +72,13 @@ pub(crate) fn run(command: ModuleCommand, ctx: &Context) -> Result<u8> {
             catalogue::check_contracts(&modules, &dir)?;
             for m in &modules {
                 ctx.answer(
-                    json!({"module": m.name, "version": m.version, "ok": true,
-                        "settings": m.settings.len(), "resources": m.resources.len()}),
+                    ModuleChecked {
+                        module: &m.name,
+                        version: &m.version,
+                        ok: true,
+                        settings: m.settings.len(),
+                        resources: m.resources.len(),
+                    },
                     format_args!(
                         "{} {}: ok ({}, {})",
                         m.name,

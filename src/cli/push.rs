@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use serde_json::json;
 
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
@@ -13,7 +12,7 @@ use crate::catalogue::Catalogue;
 use crate::inventory::{Inventory, Node, Scope};
 use crate::plan;
 use crate::push::{self, Job};
-use crate::resolve::{self, Composed, ResolveError};
+use crate::resolve::{self, Composed, Problem, ResolveError};
 use crate::wire::{Declaration, Mode};
 
 /// Which nodes a command is about.
@@ -101,7 +100,7 @@ pub(crate) fn compose_all(
 
 /// The selected nodes composed: their declarations, and the nodes that cannot be composed,
 /// each with every problem of it.
-pub(crate) type Composable = (Vec<(Node, Composed)>, Vec<(String, Vec<String>)>);
+pub(crate) type Composable = (Vec<(Node, Composed)>, Vec<(String, Vec<Problem>)>);
 
 /// Composes every node's declaration; a node that cannot be composed (a module missing or
 /// broken, a requirement unanswered) is refused alone, with every problem of it, and sent
@@ -125,7 +124,7 @@ pub(crate) fn compose_fleet(
 }
 
 /// A node refused before anything was sent to it, as a push's or check's result.
-pub(crate) fn refused(node: String, problems: &[String]) -> push::NodeResult {
+pub(crate) fn refused(node: String, problems: &[Problem]) -> push::NodeResult {
     crate::deploy::refused(node, problems)
 }
 
@@ -137,7 +136,7 @@ fn compose_each(
     inv: &Inventory,
     cat: &Catalogue,
     nodes: Vec<Node>,
-    mut each: impl FnMut(Node, Result<Composed, Vec<String>>) -> Result<()>,
+    mut each: impl FnMut(Node, Result<Composed, Vec<Problem>>) -> Result<()>,
 ) -> Result<()> {
     let mut refusals = Vec::new();
     let mut composed = 0usize;
@@ -190,8 +189,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                     if !ctx.json {
                         text.push_str(&render::refused(&node.name, &problems));
                     }
-                    failed.push(json!({"node": node.name, "outcome": "failed",
-                        "kind": "refused", "reason": problems.join("; ")}));
+                    failed.push(serde_json::to_value(super::answers::RefusedNode::new(
+                        &node.name, &problems,
+                    ))?);
                     return Ok(());
                 }
             };

@@ -172,7 +172,7 @@ fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
 }
 
 /// A node that cannot be planned, in a plan of others: it fails alone, with every problem.
-pub(crate) fn refused(node: &str, problems: &[String]) -> String {
+pub(crate) fn refused(node: &str, problems: &[crate::resolve::Problem]) -> String {
     let mut out = format!(
         "{}\n",
         visible(&format!(
@@ -180,7 +180,7 @@ pub(crate) fn refused(node: &str, problems: &[String]) -> String {
         ))
     );
     for p in problems {
-        let _ = writeln!(out, "  - {}", visible(p));
+        let _ = writeln!(out, "  - {}", visible(&p.reason));
     }
     out
 }

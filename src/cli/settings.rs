@@ -360,18 +360,28 @@ fn answer(
     moved: &[(String, String, Vec<String>)],
 ) -> Result<()> {
     if ctx.json {
-        let reach: Vec<_> = moved
+        let reach = moved
             .iter()
-            .map(|(i, n, k)| json!({"instance": i, "node": n, "settings": k}))
+            .map(|(instance, node, settings)| super::answers::Reached {
+                instance,
+                node,
+                settings,
+            })
             .collect();
         let (node, tag) = match at {
             LayerOf::Node(n) => (Some(n), None),
             LayerOf::Tag(t) => (None, Some(t)),
             LayerOf::Mesh => (None, None),
         };
-        return print_json(
-            &json!({"module": module, "node": node, "tag": tag, "added": added, "changed": changed, "removed": removed, "reach": reach}),
-        );
+        return print_json(&super::answers::SettingsChanged {
+            module,
+            node,
+            tag,
+            added,
+            changed,
+            removed,
+            reach,
+        });
     }
     out!(
         "{}: added {}; changed {}; removed {}",
@@ -429,15 +439,19 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
         })
         .collect();
     if ctx.json {
-        let rows: Vec<_> = values.iter().map(|e| {
-            let decl = m.setting(&e.name);
-            json!({"name": e.name, "value": e.value, "source": e.source, "tag": e.tag, "conflict": e.conflict, "type": decl.map(|d| d.kind.as_str()), "cost": decl.map(|d| d.cost.as_str())})
-        }).collect();
-        let reqs: serde_json::Map<String, Value> = requirement_rows.into_iter().collect();
-        print_json(
-            &json!({"instance": assignment.instance, "module": m.name, "node": a.node, "settings": rows,
-                "requirements": reqs, "providers": answers.providers, "unresolved": problems}),
-        )?;
+        print_json(&super::answers::SettingsShown {
+            instance: &assignment.instance,
+            module: &m.name,
+            node: &a.node,
+            settings: values
+                .iter()
+                .map(|e| super::answers::SettingRow::new(e, m.setting(&e.name)))
+                .collect(),
+            requirements: requirement_rows.into_iter().collect(),
+            providers: &answers.providers,
+            unresolved: problems.iter().map(|p| p.reason.as_str()).collect(),
+            problems: &problems,
+        })?;
         return Ok(exit::OK);
     }
     out!(

@@ -126,7 +126,7 @@ impl Summary {
 pub struct Given {
     pub nodes: Vec<Node>,
     pub composed: Vec<(Node, Composed)>,
-    pub refusals: Vec<(String, Vec<String>)>,
+    pub refusals: Vec<(String, Vec<resolve::Problem>)>,
     pub resumed: Option<Rollout>,
     /// The selected nodes a rollback holds at a generation: left alone, said as such.
     pub held_at: Vec<crate::inventory::Hold>,
@@ -216,11 +216,11 @@ pub fn push(
 }
 
 /// A node refused before anything was sent to it, as a push's or check's result.
-pub fn refused(node: String, problems: &[String]) -> NodeResult {
+pub fn refused(node: String, problems: &[resolve::Problem]) -> NodeResult {
     NodeResult {
         result: Err(push::PushError::Unresolved {
             node: node.clone(),
-            problems: problems.join("; "),
+            problems: resolve::problem::joined(problems, "; "),
         }),
         node,
     }
@@ -359,7 +359,7 @@ fn compose_wave(
             Err(resolve::ResolveError::Unresolved { node, problems }) => {
                 let failure = push::PushError::Refused {
                     node: node.clone(),
-                    problems: problems.join("; "),
+                    problems: resolve::problem::joined(&problems, "; "),
                 };
                 let result = NodeResult {
                     node,
@@ -426,7 +426,10 @@ mod tests {
     #[test]
     fn a_summary_says_each_nodes_outcome_as_the_rollout_records_it() {
         let summary = Summary {
-            results: vec![refused("a".into(), &["no module".into()])],
+            results: vec![refused(
+                "a".into(),
+                &[crate::resolve::Problem::says("no module")],
+            )],
             held: vec![("b".into(), vec![])],
             stopped: vec![("c".into(), 2)],
             waiting: vec![("d".into(), 3, "its provider a is not ready".into())],

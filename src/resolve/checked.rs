@@ -35,7 +35,9 @@ fn problems(prepare: impl FnOnce(&mut Inventory)) -> Vec<String> {
             assert!(!c.declaration.resources.is_empty());
             Vec::new()
         }
-        Err(ResolveError::Unresolved { problems, .. }) => problems,
+        Err(ResolveError::Unresolved { problems, .. }) => {
+            problems.iter().map(ToString::to_string).collect()
+        }
         Err(e) => panic!("{e}"),
     }
 }

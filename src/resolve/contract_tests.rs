@@ -78,7 +78,9 @@ fn one_node(d: &Path) -> Inventory {
 /// What stops n1 being composed.
 fn problems(inv: &Inventory, cat: &Catalogue) -> Vec<String> {
     match compose(inv, cat, &inv.node("n1").unwrap()) {
-        Err(ResolveError::Unresolved { problems, .. }) => problems,
+        Err(ResolveError::Unresolved { problems, .. }) => {
+            problems.iter().map(ToString::to_string).collect()
+        }
         other => panic!("not refused: {other:?}"),
     }
 }

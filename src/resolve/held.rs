@@ -28,7 +28,7 @@ pub struct Held {
 
 impl Held {
     /// `a` on `node`, whose provider is gone: `unanswered` says how.
-    pub(super) fn gone(a: &Assignment, node: &Node, unanswered: &[String]) -> Held {
+    pub(super) fn gone(a: &Assignment, node: &Node, unanswered: &[super::Problem]) -> Held {
         Held {
             instance: a.instance.clone(),
             module: a.module.clone(),
@@ -36,7 +36,7 @@ impl Held {
             reason: format!(
                 "{}; unassign it (`mesh unassign {} {}`) or pin it to another provider \
                  (`mesh assign {} {} --as {} --pin REQ=INSTANCE@NODE`)",
-                unanswered.join("; "),
+                super::problem::joined(unanswered, "; "),
                 a.instance,
                 node.name,
                 a.module,

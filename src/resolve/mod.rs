@@ -15,6 +15,7 @@ mod fleet_tests;
 pub mod held;
 pub mod identity;
 pub mod order;
+pub mod problem;
 pub mod provisions;
 #[cfg(test)]
 mod provisions_tests;
@@ -30,6 +31,7 @@ use crate::catalogue::{Catalogue, Module, digest};
 use crate::inventory::{Inventory, InventoryError, LayerOf, Node};
 use crate::wire::{self, Declaration, Resource, Spec};
 pub use held::Held;
+pub use problem::Problem;
 pub use settings::{Effective, Layers, Source, effective};
 
 /// Why a declaration could not be composed.
@@ -39,7 +41,10 @@ pub enum ResolveError {
     Inventory(#[from] InventoryError),
     /// Everything that stops a node, all at once.
     #[error("{node} cannot be planned:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
-    Unresolved { node: String, problems: Vec<String> },
+    Unresolved {
+        node: String,
+        problems: Vec<Problem>,
+    },
     /// Nodes that provide to each other: none can go first.
     #[error("{} cannot be ordered: some of them provide to each other in a cycle, so none can be pushed first; nothing was sent:\n{}\nmove one of these assignments to another node, or pin it to a provider outside the cycle", nodes.join(", "), why.iter().map(|w| format!("  - {w}")).collect::<Vec<_>>().join("\n"))]
     Cycle {
@@ -75,12 +80,12 @@ pub fn answers(
     catalogue: &Catalogue,
     node: &Node,
     a: &crate::inventory::Assignment,
-) -> Result<(requirements::Answers, Vec<String>), ResolveError> {
+) -> Result<(requirements::Answers, Vec<Problem>), ResolveError> {
     let module = catalogue
         .module(&a.module)
         .map_err(|e| ResolveError::Unresolved {
             node: node.name.clone(),
-            problems: vec![e.to_string()],
+            problems: vec![Problem::of(a, e.to_string())],
         })?;
     let mut problems = Vec::new();
     let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
@@ -126,7 +131,10 @@ pub fn compose(
         let module = match catalogue.module(&a.module) {
             Ok(m) => m,
             Err(e) => {
-                problems.push(format!("{} (module {}): {e}", a.instance, a.module));
+                problems.push(Problem::of(
+                    &a,
+                    format!("{} (module {}): {e}", a.instance, a.module),
+                ));
                 continue;
             }
         };
@@ -178,15 +186,26 @@ pub fn compose(
         for (name, d) in answers.directories {
             let spec = Spec::Directory(d);
             if let Err(e) = spec.check() {
-                problems.push(format!(
-                    "{} ({} from {}): the directory it requires as {name} {e}; \
+                problems.push(
+                    Problem::of(
+                        &a,
+                        format!(
+                            "{} ({} from {}): the directory it requires as {name} {e}; \
                      place it elsewhere with `mesh place {} {} {name}=PATH`",
-                    a.instance,
-                    module.name,
-                    module.file(),
-                    a.instance,
-                    node.name
-                ));
+                            a.instance,
+                            module.name,
+                            module.file(),
+                            a.instance,
+                            node.name
+                        ),
+                    )
+                    .file(module.file())
+                    .field(name.clone())
+                    .fix(format!(
+                        "mesh place {} {} {name}=PATH",
+                        a.instance, node.name
+                    )),
+                );
                 continue;
             }
             resources.push(Resource {
@@ -203,28 +222,45 @@ pub fn compose(
                 // leave its place that the definition kept
                 Ok(mut r) => match with_access(&mut r, &answers.access).check() {
                     Ok(()) => resources.push(r),
-                    Err(e) => problems.push(format!(
-                        "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
+                    Err(e) => problems.push(
+                        Problem::of(
+                            &a,
+                            format!(
+                                "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
                          nothing is sent until the module or its settings change",
-                        a.instance,
-                        module.name,
-                        module.file(),
-                        e.field,
-                        e.value,
-                        e.reason
-                    )),
+                                a.instance,
+                                module.name,
+                                module.file(),
+                                e.field,
+                                e.value,
+                                e.reason
+                            ),
+                        )
+                        .file(module.file())
+                        .field(format!("resources[{i}].{}", e.field)),
+                    ),
                 },
-                Err(problem) => problems.push(format!("{}: {problem}", a.instance)),
+                Err(problem) => {
+                    problems.push(Problem::of(&a, format!("{}: {problem}", a.instance)))
+                }
             }
         }
     }
     // what a held assignment keeps is still on the machine: nothing new may take its place
     if kept.is_empty() {
-        problems.extend(collisions(&resources));
+        problems.extend(collisions(&resources).into_iter().map(Problem::from));
     } else {
-        problems.extend(collisions(&[resources.clone(), kept.clone()].concat()));
+        problems.extend(
+            collisions(&[resources.clone(), kept.clone()].concat())
+                .into_iter()
+                .map(Problem::from),
+        );
     }
-    problems.extend(collisions::operators_data(&resources, confirmed.as_ref()));
+    problems.extend(
+        collisions::operators_data(&resources, confirmed.as_ref())
+            .into_iter()
+            .map(Problem::from),
+    );
     sealed::seal(inventory, node, &mut resources, &mut problems)?;
     if !problems.is_empty() {
         return Err(ResolveError::Unresolved {

@@ -15,6 +15,7 @@ use crate::catalogue::{Catalogue, Module, Need, ProvidedField, owner};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::wire::DirectorySpec;
 
+use super::Problem;
 use super::assignment_settings;
 
 /// Everything an assignment's definition can read, and the directories its host requirements ask
@@ -41,7 +42,7 @@ pub(super) fn own(
     module: &Module,
     node: &Node,
     a: &Assignment,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> Result<Answers, InventoryError> {
     let mut answers = Answers::default();
     for e in assignment_settings(inventory, module, &node.name, &a.instance)? {
@@ -54,7 +55,7 @@ pub(super) fn own(
                 .iter()
                 .map(|(t, v)| format!("{t} sets {v}"))
                 .collect();
-            problems.push(format!(
+            problems.push(Problem::of(a, format!(
                 "{}: setting {:?} is set differently by the layers of tags that {} carries ({}), \
                  and no order is kept between tags; set it in the node's own layer (`mesh settings set \
                  {} {}=VALUE --node {}`), or make the tags' layers agree",
@@ -65,12 +66,15 @@ pub(super) fn own(
                 a.instance,
                 e.name,
                 node.name
-            ));
+            ))
+            .file(module.file())
+            .field(e.name.clone())
+            .fix(format!("mesh settings set {} {}=VALUE --node {}", a.instance, e.name, node.name)));
             continue;
         }
         let from = e.source_text();
         match e.value {
-            None => problems.push(format!(
+            None => problems.push(Problem::of(a, format!(
                 "{}: setting {:?} (the operator's) has no default and no layer sets it; set it with \
                  `mesh settings set {} {}=VALUE` ({}: {})",
                 a.instance,
@@ -79,14 +83,19 @@ pub(super) fn own(
                 e.name,
                 decl.kind.as_str(),
                 decl.meaning
-            )),
-            Some(v) if !decl.admits(&v) => problems.push(format!(
+            ))
+            .file(module.file())
+            .field(e.name.clone())
+            .fix(format!("mesh settings set {} {}=VALUE", module.name, e.name))),
+            Some(v) if !decl.admits(&v) => problems.push(Problem::of(a, format!(
                 "{}: setting {:?} is {v} (from the {} layer) but the module now wants {}",
                 a.instance,
                 e.name,
                 from,
                 decl.expected()
-            )),
+            ))
+            .file(module.file())
+            .field(e.name.clone())),
             Some(v) => {
                 answers.values.insert(e.name, v);
             }
@@ -157,7 +166,7 @@ pub(super) fn own(
                         write: *write,
                     });
                 }
-                None => problems.push(format!(
+                None => problems.push(Problem::of(a, format!(
                     "{} on {}: it requires {} access to the operator's data as {}: name the path \
                      with `mesh place {} {} {}=PATH` (the mesh never creates, owns or removes it)",
                     a.instance,
@@ -167,7 +176,7 @@ pub(super) fn own(
                     a.instance,
                     node.name,
                     r.name
-                )),
+                ))),
             },
             Need::Module { .. } => {}
         }
@@ -184,11 +193,11 @@ pub(super) fn own(
                     Some(v) => {
                         answers.values.insert(name, Value::String(v));
                     }
-                    None => problems.push(format!(
+                    None => problems.push(Problem::of(a, format!(
                         "{} on {}: the secret {name} is the operator's and was never set: \
                          `mesh secret set {} {name} --node {}` (it reads the value from a terminal or stdin)",
                         a.instance, node.name, a.instance, node.name
-                    )),
+                    ))),
                 }
                 continue;
             }
@@ -277,7 +286,7 @@ pub(super) fn modules(
     node: &Node,
     a: &Assignment,
     answers: &mut Answers,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> Result<(), InventoryError> {
     for r in &module.requires {
         let Need::Module { provision, fields } = &r.need else {
@@ -388,7 +397,7 @@ pub(super) fn modules(
         let provider = match chosen {
             Ok(c) => c,
             Err(problem) => {
-                problems.push(problem);
+                problems.push(Problem::of(a, problem).field(r.name.clone()));
                 continue;
             }
         };
@@ -414,10 +423,13 @@ pub(super) fn modules(
             &mut theirs_problems,
         )?;
         if !theirs_problems.is_empty() {
-            problems.push(format!(
-                "{what}: its provider {} cannot answer until its own problems are fixed: {}",
-                provider.named(),
-                theirs_problems.join("; ")
+            problems.push(Problem::of(
+                a,
+                format!(
+                    "{what}: its provider {} cannot answer until its own problems are fixed: {}",
+                    provider.named(),
+                    super::problem::joined(&theirs_problems, "; ")
+                ),
             ));
             continue;
         }
@@ -440,11 +452,14 @@ pub(super) fn modules(
                     if let Err(m) =
                         owner::answers(f.directory.as_ref(), p.field.directory.as_ref(), &me)
                     {
-                        problems.push(format!(
-                            "{what}: {} answers the field {:?} with {m} as {} asks",
-                            provider.named(),
-                            f.name,
-                            module.name
+                        problems.push(Problem::of(
+                            a,
+                            format!(
+                                "{what}: {} answers the field {:?} with {m} as {} asks",
+                                provider.named(),
+                                f.name,
+                                module.name
+                            ),
                         ));
                         continue;
                     }
@@ -453,13 +468,13 @@ pub(super) fn modules(
                         Some(Value::String(v))
                             if f.min_length.is_some_and(|n| v.chars().count() < n) =>
                         {
-                            problems.push(format!(
+                            problems.push(Problem::of(a, format!(
                                 "{what}: {} answers the field {:?} with fewer than the {} characters {} asks for",
                                 provider.named(),
                                 f.name,
                                 f.min_length.unwrap_or_default(),
                                 module.name
-                            ));
+                            )));
                         }
                         Some(v) if f.kind.admits(v) => {
                             answers
@@ -467,28 +482,34 @@ pub(super) fn modules(
                                 .insert(format!("{}.{}", r.name, f.name), v.clone());
                         }
                         // never the value itself: the field may be secret
-                        _ => problems.push(format!(
+                        _ => problems.push(Problem::of(a, format!(
                             "{what}: {} answers the field {:?} with no {} value (module {} must make it one)",
                             provider.named(),
                             f.name,
                             f.kind.as_str(),
                             provider_module.name
-                        )),
+                        ))),
                     }
                 }
-                Some(p) => problems.push(format!(
-                    "{what}: {}'s field {:?} is {}{}, the contract wants {}{}",
-                    provider.named(),
-                    f.name,
-                    p.field.kind.as_str(),
-                    if p.field.secret { " (secret)" } else { "" },
-                    f.kind.as_str(),
-                    if f.secret { " (secret)" } else { "" }
+                Some(p) => problems.push(Problem::of(
+                    a,
+                    format!(
+                        "{what}: {}'s field {:?} is {}{}, the contract wants {}{}",
+                        provider.named(),
+                        f.name,
+                        p.field.kind.as_str(),
+                        if p.field.secret { " (secret)" } else { "" },
+                        f.kind.as_str(),
+                        if f.secret { " (secret)" } else { "" }
+                    ),
                 )),
-                None => problems.push(format!(
-                    "{what}: {} does not answer the field {:?}",
-                    provider.named(),
-                    f.name
+                None => problems.push(Problem::of(
+                    a,
+                    format!(
+                        "{what}: {} does not answer the field {:?}",
+                        provider.named(),
+                        f.name
+                    ),
                 )),
             }
         }

@@ -18,7 +18,7 @@ pub(super) fn seal(
     inventory: &Inventory,
     node: &Node,
     resources: &mut [Resource],
-    problems: &mut Vec<String>,
+    problems: &mut Vec<super::Problem>,
 ) -> Result<(), InventoryError> {
     let name = &node.name;
     let recipient = match node
@@ -30,10 +30,10 @@ pub(super) fn seal(
         None => None,
         Some(Ok(to)) => Some(to),
         Some(Err(e)) => {
-            problems.push(format!(
+            problems.push(super::Problem::says(format!(
                 "{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with \
                  `mesh node trust {name}`"
-            ));
+            )));
             return Ok(());
         }
     };

@@ -1,0 +1,109 @@
+//! The shape of each `--json` answer, from fixed values: a snapshot that changes is a key or a
+//! value an acceptance check or a script may read.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::resolve::Source;
+
+fn problem() -> Problem {
+    Problem::says("db: setting \"port\" (the operator's) has no default")
+        .field("port")
+        .fix("mesh settings set postgres port=VALUE")
+}
+
+#[test]
+fn an_error_answer_names_its_kind_and_what_was_done_before_it() {
+    let alone = ErrorAnswer {
+        error: ErrorBody {
+            kind: "refused",
+            message: "no such node: n9",
+        },
+        done: vec![],
+    };
+    insta::assert_json_snapshot!("error_alone", alone);
+    let after = ErrorAnswer {
+        error: ErrorBody {
+            kind: "inventory",
+            message: "locked",
+        },
+        done: vec![json!({"added": "n1"})],
+    };
+    insta::assert_json_snapshot!("error_after_done", after);
+}
+
+#[test]
+fn a_refused_node_keeps_its_joined_reason_beside_each_problem() {
+    let problems = vec![problem(), Problem::says("n1: two resources write /etc/x")];
+    insta::assert_json_snapshot!(RefusedNode::new("n1", &problems));
+}
+
+#[test]
+fn settings_shown_says_each_setting_and_each_problem() {
+    let e = Effective {
+        name: "port".into(),
+        value: Some(json!(5432)),
+        source: Source::Default,
+        tag: None,
+        conflict: vec![],
+    };
+    let providers = BTreeMap::from([("db".to_string(), "pg@n2".to_string())]);
+    let problems = vec![problem()];
+    let shown = SettingsShown {
+        instance: "app",
+        module: "web",
+        node: "n1",
+        settings: vec![SettingRow::new(&e, None)],
+        requirements: [("db.host".to_string(), json!("n2"))].into_iter().collect(),
+        providers: &providers,
+        unresolved: problems.iter().map(|p| p.reason.as_str()).collect(),
+        problems: &problems,
+    };
+    insta::assert_json_snapshot!(shown);
+}
+
+#[test]
+fn a_settings_change_says_what_it_reached() {
+    let (added, none, keys) = (vec!["port".to_string()], vec![], vec!["port".to_string()]);
+    let changed = SettingsChanged {
+        module: "web",
+        node: None,
+        tag: Some("edge"),
+        added: &added,
+        changed: &none,
+        removed: &none,
+        reach: vec![Reached {
+            instance: "web",
+            node: "n1",
+            settings: &keys,
+        }],
+    };
+    insta::assert_json_snapshot!(changed);
+}
+
+#[test]
+fn module_list_and_check_answers() {
+    let list = vec![
+        ModuleListed::Read {
+            name: "web",
+            version: "1.0",
+            description: "a site",
+            origin: "builtin",
+        },
+        ModuleListed::Broken {
+            name: "bad",
+            broken: "line 3: no name",
+        },
+    ];
+    insta::assert_json_snapshot!("module_list", list);
+    let checked = ModuleChecked {
+        module: "web",
+        version: "1.0",
+        ok: true,
+        settings: 2,
+        resources: 3,
+    };
+    insta::assert_json_snapshot!("module_check", checked);
+}
