@@ -79,7 +79,15 @@ impl Inventory {
         self.conn.execute(
             "INSERT INTO pushes (node, started_at, digest, outcome, reason, report, run)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![r.node, r.started_at, r.digest, r.outcome, r.reason, report, self.run],
+            params![
+                r.node,
+                r.started_at,
+                r.digest,
+                r.outcome,
+                r.reason,
+                report,
+                self.run
+            ],
         )?;
         Ok(())
     }

@@ -128,6 +128,30 @@ impl Inventory {
         Ok(())
     }
 
+    /// Notes that push `id`, just begun, is a rollback sending `generation` again.
+    pub fn note_rollback_push(&mut self, id: i64, generation: u64) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO rollback_pushes (push_id, generation) VALUES (?1, ?2)",
+            params![id, i64::try_from(generation).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+
+    /// The generation `node`'s push in flight sends again, when it is a rollback's: what a
+    /// check reconciles it against.
+    pub fn in_flight_rollback(&self, node: &str) -> Result<Option<u64>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT r.generation FROM pushes p JOIN rollback_pushes r ON r.push_id = p.id
+                 WHERE p.node = ?1 AND p.outcome = 'in-flight'
+                   AND p.id = (SELECT MAX(id) FROM pushes WHERE node = ?1)",
+            )?
+            .query_row([node], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(number))
+    }
+
     /// The generation push `id` sent again, if it was a rollback.
     pub fn rolled_back_to(&self, id: i64) -> Result<Option<u64>, InventoryError> {
         Ok(self
