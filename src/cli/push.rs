@@ -282,13 +282,6 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     })
 }
 
-impl Connect {
-    /// Nodes pushed at once (`--parallel`).
-    pub(crate) fn parallel(&self) -> usize {
-        self.parallel
-    }
-}
-
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
     push::Options {
         parallel: c.parallel,
@@ -379,18 +372,41 @@ fn rolled_back(r: &push::NodeResult) -> String {
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let (composed, refusals) = compose_fleet(&inv, &cat, selected(&inv, &a.select, "check")?)?;
+    let (mut composed, refusals) = compose_fleet(&inv, &cat, selected(&inv, &a.select, "check")?)?;
     // a node whose last push was interrupted is reconciled from this dry run, unless a push is
-    // running now (then its own result will say)
+    // running now (then its own result will say); one a rollback's was is measured against
+    // the generation that push sent, not the inventory's declaration
     let mut in_flight = BTreeMap::new();
+    let mut rolling = BTreeMap::new();
     for (node, c) in &composed {
-        if inv.in_flight(&node.name)? {
-            in_flight.insert(node.name.clone(), c.declaration.clone());
+        if !inv.in_flight(&node.name)? {
+            continue;
         }
+        let sent = match inv.in_flight_rollback(&node.name)? {
+            Some(g) => {
+                rolling.insert(node.name.clone(), g);
+                inv.rollback_target(&node.name, g)?.declaration
+            }
+            None => c.declaration.clone(),
+        };
+        in_flight.insert(node.name.clone(), sent);
     }
     // the lock, once taken, is held until the inventory is dropped at the end
     if in_flight.is_empty() || inv.lock_pushes().is_err() {
         in_flight.clear();
+        rolling.clear();
+    }
+    for (node, c) in &mut composed {
+        if let (Some(g), Some(sent)) = (rolling.get(&node.name), in_flight.get(&node.name)) {
+            c.declaration = sent.clone();
+            if !ctx.json {
+                out!(
+                    "{}: its last push, a rollback to generation {g}, was cut short: checked \
+                     against generation {g}, what it sent, and recorded so",
+                    node.name
+                );
+            }
+        }
     }
     let jobs: Vec<Job> = composed
         .into_iter()

@@ -8,12 +8,12 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::apply::Terminal;
-use super::push::{Connect, options};
+use super::push::{Connect, options as options_of};
 use super::{Context, exit, print_json, render};
-use crate::deploy::{PushOptions, Summary as Outcome, Wave};
-use crate::inventory::{Inventory, Kept, Node, Scope};
+use crate::deploy::PushOptions;
+use crate::deploy::rollback::{self, Rolled, Target};
+use crate::inventory::{Inventory, Scope};
 use crate::plan;
-use crate::resolve::Composed;
 use crate::wire::Mode;
 
 #[derive(Args, Debug)]
@@ -58,12 +58,6 @@ pub(crate) struct RollbackArgs {
     connect: Connect,
 }
 
-/// A node and the generation it goes back to.
-struct Target {
-    node: Node,
-    kept: Kept,
-}
-
 pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     if a.release {
@@ -75,13 +69,17 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
     let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
-    if a.dry_run && !ctx.json && !ctx.quiet {
-        let waves = waves_of(&inv, ctx, &targets, &a);
-        if waves.len() > 1 {
-            out_raw!("{}", super::rollout::waves_text(&waves));
-        }
+    let cat = ctx.catalogue().map_err(|e| e.to_string());
+    let options = a.rollout.options(crate::deploy::FailureBudget::None);
+    let (waves, unplanned) =
+        rollback::waves(&inv, cat.as_ref().map_err(Clone::clone), &targets, &options);
+    if let Some(why) = unplanned.filter(|_| !ctx.json && !ctx.quiet) {
+        out!("waves: {why}; every node is sent at once");
     }
     if a.dry_run {
+        if waves.len() > 1 && !ctx.json && !ctx.quiet {
+            out_raw!("{}", super::rollout::waves_text(&waves));
+        }
         return Ok(if changes { exit::CHANGES } else { exit::OK });
     }
     if targets.is_empty() {
@@ -91,131 +89,15 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         return Ok(exit::OK);
     }
     inv.lock_pushes()?;
-    let started = inv.now()?;
-    let mut alone = alone;
-    // held before anything is sent: an operator killed mid-rollback leaves each node held at
-    // its generation, so no push undoes what may have reached the machine unseen; a node the
-    // rollback did not apply on gets back the hold it had
-    let mut before = Vec::new();
-    for t in &targets {
-        before.push((t.node.name.clone(), inv.held_at(&t.node.name)?));
-        inv.hold_at(&t.node.name, t.kept.generation)?;
-    }
-    let out = send_in_waves(&mut inv, &a, ctx, &started, &targets, &mut alone)?;
-    for (node, was) in before {
-        let applied = out.results.iter().any(|r| {
-            r.node == node
-                && r.result
-                    .as_ref()
-                    .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown())
-        });
-        if !applied {
-            match was {
-                Some(hold) => inv.hold_at(&node, hold.generation)?,
-                None => {
-                    inv.release(&node)?;
-                }
-            }
-        }
-    }
-    hold_and_report(&mut inv, &targets, &alone, &started, out, ctx)
-}
-
-/// Sends every target its generation, in the waves a push of the same declarations would take
-/// (`--canary`, `--max-unavailable`); after a wave in which a node failed no further wave
-/// starts, and its nodes are said held (rollout stopped), as `entries` in `--json`.
-fn send_in_waves(
-    inv: &mut Inventory,
-    a: &RollbackArgs,
-    ctx: &Context,
-    started: &str,
-    targets: &[Target],
-    entries: &mut Vec<Value>,
-) -> Result<Outcome> {
     let push = PushOptions {
         behind: false,
         moves: a.moves.clone(),
         confirm_timeout: a.confirm_timeout,
         overwrite: a.overwrite,
-        push: options(&a.connect, Mode::Apply),
+        push: options_of(&a.connect, Mode::Apply),
     };
-    let watch = Terminal { ctx };
-    let waves = waves_of(inv, ctx, targets, a);
-    let mut out = Outcome::default();
-    let mut stopped: Option<String> = None;
-    for wave in &waves {
-        if let Some(by) = &stopped {
-            for node in &wave.nodes {
-                if !ctx.json && !ctx.quiet {
-                    out!("{node}: HELD (rollout stopped), sent nothing");
-                }
-                entries.push(super::rollout::held_json(node, wave.number, by));
-            }
-            continue;
-        }
-        if waves.len() > 1 && !ctx.json && !ctx.quiet {
-            out!(
-                "{}",
-                super::rollout::wave_start(wave, waves.len(), a.connect.parallel())
-            );
-        }
-        let sends = targets
-            .iter()
-            .filter(|t| wave.nodes.contains(&t.node.name))
-            .map(|t| (t.node.clone(), t.kept.declaration.clone()))
-            .collect();
-        let before = out.results.len();
-        crate::deploy::send(inv, &push, &watch, started, sends, &mut out)?;
-        if let Some(r) = out.results[before..]
-            .iter()
-            .find(|r| r.result.as_ref().map_or(true, crate::push::Answer::failed))
-        {
-            stopped = Some(format!("{} failed in wave {}", r.node, wave.number));
-        }
-    }
-    Ok(out)
-}
-
-/// The waves a push of the targets' generations takes, from what each change costs; every
-/// node at once when they cannot be planned (the catalogue cannot be read, or a module is gone:
-/// a generation does not need it), said so.
-fn waves_of(inv: &Inventory, ctx: &Context, targets: &[Target], a: &RollbackArgs) -> Vec<Wave> {
-    let composed: Vec<(Node, Composed)> = targets
-        .iter()
-        .map(|t| {
-            let c = Composed {
-                declaration: t.kept.declaration.clone(),
-                held: Vec::new(),
-                kept: Vec::new(),
-                withdrawn: Vec::new(),
-            };
-            (t.node.clone(), c)
-        })
-        .collect();
-    let options = a.rollout.options(crate::deploy::FailureBudget::None);
-    let planned = ctx.catalogue().map_err(|e| e.to_string()).and_then(|cat| {
-        crate::deploy::plan_waves(inv, &cat, &composed, &options).map_err(|e| e.to_string())
-    });
-    let mut waves = planned.unwrap_or_else(|e| {
-        if !ctx.json && !ctx.quiet {
-            out!("waves: {e}; every node is sent at once");
-        }
-        Vec::new()
-    });
-    // a node no wave took (it changes nothing) is sent too: it is held at its generation after
-    let missing: Vec<String> = targets
-        .iter()
-        .map(|t| t.node.name.clone())
-        .filter(|n| !waves.iter().any(|w| w.nodes.contains(n)))
-        .collect();
-    if !missing.is_empty() {
-        waves.push(Wave {
-            number: waves.len() + 1,
-            canary: false,
-            nodes: missing,
-        });
-    }
-    waves
+    let rolled = rollback::rollback(&mut inv, &targets, &waves, &push, &Terminal { ctx })?;
+    report(&inv, rolled, alone, ctx)
 }
 
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
@@ -317,37 +199,24 @@ fn show_plans(
     Ok(changes)
 }
 
-/// Holds every node whose machine applied its generation, then says how the push went.
-fn hold_and_report(
-    inv: &mut Inventory,
-    targets: &[Target],
-    alone: &[Value],
-    started: &str,
-    out: Outcome,
-    ctx: &Context,
-) -> Result<u8> {
-    let mut held = Vec::new();
-    let mut failed = false;
-    for r in &out.results {
-        let applied = r
-            .result
-            .as_ref()
-            .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown());
-        failed |= !applied;
-        let Some(t) = targets
-            .iter()
-            .find(|t| t.node.name == r.node)
-            .filter(|_| applied)
-        else {
-            continue;
-        };
-        inv.note_rollback(&r.node, started, t.kept.generation)?;
-        inv.hold_at(&r.node, t.kept.generation)?;
-        if let Some(hold) = inv.held_at(&r.node)? {
-            held.push(hold);
-        }
+/// How the rollback went: each node's result, the nodes now held, those given back their hold.
+fn report(inv: &Inventory, rolled: Rolled, mut alone: Vec<Value>, ctx: &Context) -> Result<u8> {
+    let Rolled {
+        summary: out,
+        stopped_by,
+        held,
+        given_back,
+    } = rolled;
+    if let Some(by) = &stopped_by {
+        alone.extend(
+            out.stopped
+                .iter()
+                .map(|(node, wave)| super::rollout::held_json(node, *wave, by)),
+        );
     }
-    failed |= !out.unrecorded.is_empty() || alone.iter().any(|e| e["kind"] == "rollout-stopped");
+    let failed = out.results.iter().any(|r| !rollback::applied(r))
+        || !out.unrecorded.is_empty()
+        || stopped_by.is_some();
     if ctx.json {
         let mut all = render::results_json(&out.results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {
@@ -356,7 +225,7 @@ fn hold_and_report(
                     entry["held"] = json!({"generation": h.generation, "kind": "rollback"});
                 }
             }
-            list.extend(alone.iter().cloned());
+            list.extend(alone);
         }
         print_json(&all)?;
     } else {
@@ -367,8 +236,17 @@ fn hold_and_report(
             out!("{}", super::held_at::line(h));
         }
     }
+    for (node, was) in given_back.iter().filter(|_| !ctx.json) {
+        match was {
+            Some(g) => out!("{node}: not rolled back; held at generation {g} again, as before"),
+            None => out!("{node}: not rolled back; not held, as before"),
+        }
+    }
     for (node, e) in &out.unrecorded {
-        err!("{node}: the rollback ran but the inventory could not record it: {e}");
+        err!(
+            "{node}: the rollback ran but the inventory {} could not record it: {e}",
+            inv.path().display()
+        );
     }
     Ok(if failed {
         exit::SOME_FAILED

@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod cost;
 pub mod fan_out;
+pub mod rollback;
 pub mod rollout;
 pub mod run;
 mod send;
@@ -20,7 +21,7 @@ pub use cost::{node_cost, plan_waves};
 pub use fan_out::{Progress, fan_out, job};
 pub use rollout::{Rollout, Step};
 pub use run::{Given, PushOptions, Said, Summary, Watch, push, refused};
-pub use send::{moves_reason, send};
+pub use send::moves_reason;
 pub use waves::{NodeCost, Wave, group, wave_map};
 
 /// How one push rolls out.

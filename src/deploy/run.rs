@@ -261,7 +261,15 @@ impl Run<'_> {
                 rollout.note(inv, up_to_date, NodeOutcome::Applied)?;
             }
         }
-        push_wave(inv, self.options, watch, self.started, composed, self.out)?;
+        push_wave(
+            inv,
+            self.options,
+            watch,
+            self.started,
+            composed,
+            None,
+            self.out,
+        )?;
         for r in &self.out.results[before.0..] {
             // a node the inventory could not record is said once, with the way back
             if let Err(e) = rollout.answered(inv, r)

@@ -1,6 +1,7 @@
-//! One wave sent: each node's declaration made into a job (held when a running container's
-//! data would move), every node in flight before anything is sent, each recorded the moment it
-//! answers (reconciled, left unconfirmed, or pending confirmation as it said).
+//! One wave sent, of a push or of a rollback ([`super::rollback`]): each node's declaration
+//! made into a job (held when a running container's data would move), every node in flight
+//! before anything is sent, each recorded the moment it answers (reconciled, left unconfirmed,
+//! or pending confirmation as it said).
 
 use std::collections::BTreeMap;
 
@@ -39,32 +40,6 @@ pub fn moves_reason(moves: &[plan::Move]) -> String {
     )
 }
 
-/// Sends each node exactly the declaration given, not one composed now (a generation the
-/// inventory kept, sent again by `mesh rollback`), as one wave of a push: in flight before it
-/// is sent, recorded as it answers, confirmed where it must be, a new generation made.
-pub fn send(
-    inv: &mut Inventory,
-    options: &PushOptions,
-    watch: &dyn Watch,
-    started: &str,
-    sends: Vec<(Node, Declaration)>,
-    out: &mut Summary,
-) -> Result<(), DeployError> {
-    let composed = sends
-        .into_iter()
-        .map(|(node, declaration)| {
-            let c = Composed {
-                declaration,
-                held: Vec::new(),
-                kept: Vec::new(),
-                withdrawn: Vec::new(),
-            };
-            (node, c)
-        })
-        .collect();
-    push_wave(inv, options, watch, started, composed, out)
-}
-
 /// Pushes one wave's nodes in parallel, recording each.
 pub(super) fn push_wave(
     inv: &mut Inventory,
@@ -72,6 +47,7 @@ pub(super) fn push_wave(
     watch: &dyn Watch,
     started: &str,
     composed: Vec<(Node, Composed)>,
+    rollbacks: Option<&BTreeMap<String, u64>>,
     out: &mut Summary,
 ) -> Result<(), DeployError> {
     // A node whose push would move a running container's data is held, unless told --move.
@@ -139,6 +115,11 @@ pub(super) fn push_wave(
         let nonce = inv.push_nonce(*id)?;
         if let Some(planned) = j.declaration.planned.as_mut() {
             planned.push = nonce;
+        }
+        // a rollback's push is noted as one before it is sent: a check after it was cut short
+        // reconciles against the generation it sent, not the inventory's declaration
+        if let Some(generation) = rollbacks.and_then(|r| r.get(&j.node.name)) {
+            inv.note_rollback_push(*id, *generation)?;
         }
     }
     let flights: BTreeMap<String, (i64, String, Declaration)> = jobs

@@ -92,11 +92,12 @@ impl Inventory {
         }
         let text = serde_json::to_string(report)
             .map_err(|e| InventoryError::Corrupt(format!("{node}'s report: {e}")))?;
+        let run = self.run.clone();
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
         tx.execute(
-            "INSERT INTO pushes (node, started_at, digest, outcome, reason, report)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO pushes (node, started_at, digest, outcome, reason, report, run)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
                 node,
                 started_at,
@@ -104,7 +105,8 @@ impl Inventory {
                 FOUND_NEW,
                 "`mesh check` found no record and no signs of the mesh: a new machine (rebuilt?); \
                  what it had confirmed before is forgotten, and the next push applies everything",
-                text
+                text,
+                run
             ],
         )?;
         tx.commit()?;

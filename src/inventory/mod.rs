@@ -96,6 +96,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0014_push_nonces.sql",
         include_str!("../../state/0014_push_nonces.sql"),
     ),
+    (
+        "0015_push_runs.sql",
+        include_str!("../../state/0015_push_runs.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
@@ -216,6 +220,9 @@ pub struct Inventory {
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
     opened: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// This command's run id, random, written with every row it adds to `pushes`: the nodes of
+    /// one push are its rows, not every row begun in the same second.
+    run: String,
     /// The file, open for [`Inventory::lock_pushes`] from the start to the end. SQLite locks
     /// with `fcntl`, which `flock` does not touch, but closing any descriptor of the file drops
     /// all of the process's `fcntl` locks on it: so this one is opened once and closed only
@@ -290,7 +297,9 @@ impl Inventory {
             path: path.to_path_buf(),
             source,
         })?;
+        let run = conn.query_row("SELECT lower(hex(randomblob(8)))", [], |r| r.get(0))?;
         Ok(Inventory {
+            run,
             conn,
             path: path.to_path_buf(),
             operator: operator_key::OperatorKey::of(path),

@@ -77,9 +77,17 @@ impl Inventory {
     pub fn record_push(&mut self, r: &PushRecord) -> Result<(), InventoryError> {
         let report = report_text(r)?;
         self.conn.execute(
-            "INSERT INTO pushes (node, started_at, digest, outcome, reason, report)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![r.node, r.started_at, r.digest, r.outcome, r.reason, report],
+            "INSERT INTO pushes (node, started_at, digest, outcome, reason, report, run)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                r.node,
+                r.started_at,
+                r.digest,
+                r.outcome,
+                r.reason,
+                report,
+                self.run
+            ],
         )?;
         Ok(())
     }
@@ -92,14 +100,15 @@ impl Inventory {
         started_at: &str,
         nodes: &[(&str, &str)],
     ) -> Result<Vec<i64>, InventoryError> {
+        let run = self.run.clone();
         let tx = self.conn.transaction()?;
         let mut ids = Vec::new();
         for (node, digest) in nodes {
             close_interrupted(&tx, node, "a later push")?;
             tx.execute(
-                "INSERT INTO pushes (node, started_at, digest, outcome, nonce)
-                 VALUES (?1, ?2, ?3, ?4, lower(hex(randomblob(8))))",
-                params![node, started_at, digest, IN_FLIGHT],
+                "INSERT INTO pushes (node, started_at, digest, outcome, nonce, run)
+                 VALUES (?1, ?2, ?3, ?4, lower(hex(randomblob(8))), ?5)",
+                params![node, started_at, digest, IN_FLIGHT, run],
             )?;
             ids.push(tx.last_insert_rowid());
         }

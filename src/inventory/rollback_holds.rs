@@ -67,15 +67,15 @@ impl Inventory {
         })
     }
 
-    /// Every node of the push that push id `id` is one node's row of (the rows begun together),
-    /// by node name, with what it made and the generation before it.
+    /// Every node of the push that push id `id` is one node's row of (the rows the same command
+    /// run wrote), by node name, with what it made and the generation before it.
     pub fn push_generations(&self, id: i64) -> Result<Vec<PushGeneration>, InventoryError> {
-        let started: Option<String> = self
+        let found: Option<(String, Option<String>)> = self
             .conn
-            .prepare_cached("SELECT started_at FROM pushes WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
+            .prepare_cached("SELECT started_at, run FROM pushes WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let Some(started) = started else {
+        let Some((started, run)) = found else {
             return Err(InventoryError::NoPush { id });
         };
         let mut stmt = self.conn.prepare_cached(
@@ -83,10 +83,12 @@ impl Inventory {
                     (SELECT MAX(b.number) FROM generation_history b
                      WHERE b.node = p.node AND b.number < g.number)
              FROM pushes p LEFT JOIN generation_history g ON g.push_id = p.id
-             WHERE p.started_at = ?1
+             WHERE p.started_at = ?1 AND p.run IS ?2
              ORDER BY p.node, g.number IS NULL, p.id",
         )?;
-        let rows = stmt.query_map([started], |r| {
+        // the push's own rows: begun in its second by the run that wrote it (a row written
+        // before runs were kept has none, and only its second to go by)
+        let rows = stmt.query_map(params![started, run], |r| {
             Ok(PushGeneration {
                 node: r.get(0)?,
                 push: r.get(1)?,
@@ -114,11 +116,40 @@ impl Inventory {
     ) -> Result<(), InventoryError> {
         self.conn.execute(
             "INSERT OR REPLACE INTO rollback_pushes (push_id, generation)
-             SELECT MAX(id), ?3 FROM pushes WHERE node = ?1 AND started_at = ?2
+             SELECT MAX(id), ?3 FROM pushes WHERE node = ?1 AND started_at = ?2 AND run = ?4
              HAVING MAX(id) IS NOT NULL",
-            params![node, started, i64::try_from(generation).unwrap_or(i64::MAX)],
+            params![
+                node,
+                started,
+                i64::try_from(generation).unwrap_or(i64::MAX),
+                self.run
+            ],
         )?;
         Ok(())
+    }
+
+    /// Notes that push `id`, just begun, is a rollback sending `generation` again.
+    pub fn note_rollback_push(&mut self, id: i64, generation: u64) -> Result<(), InventoryError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO rollback_pushes (push_id, generation) VALUES (?1, ?2)",
+            params![id, i64::try_from(generation).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+
+    /// The generation `node`'s push in flight sends again, when it is a rollback's: what a
+    /// check reconciles it against.
+    pub fn in_flight_rollback(&self, node: &str) -> Result<Option<u64>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT r.generation FROM pushes p JOIN rollback_pushes r ON r.push_id = p.id
+                 WHERE p.node = ?1 AND p.outcome = 'in-flight'
+                   AND p.id = (SELECT MAX(id) FROM pushes WHERE node = ?1)",
+            )?
+            .query_row([node], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(number))
     }
 
     /// The generation push `id` sent again, if it was a rollback.
@@ -263,6 +294,27 @@ mod tests {
             inv.push_generations(999),
             Err(InventoryError::NoPush { id: 999 })
         ));
+    }
+
+    #[test]
+    fn two_pushes_begun_in_one_second_are_told_apart_by_their_runs() {
+        let (d, mut first) = inventory(&["a", "b"]);
+        // two commands, each its own run, begun in the same second
+        let mut second = Inventory::open(&d.path().join("inv.db")).unwrap();
+        pushed(&mut first, "t0", &["a", "b"], 1);
+        let mut third = Inventory::open(&d.path().join("inv.db")).unwrap();
+        let a = pushed(&mut second, "t1", &["a"], 2);
+        let b = pushed(&mut third, "t1", &["b"], 2);
+        let nodes = |id| -> Vec<String> {
+            first
+                .push_generations(id)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.node)
+                .collect()
+        };
+        assert_eq!(nodes(a[0]), ["a"]);
+        assert_eq!(nodes(b[0]), ["b"]);
     }
 
     #[test]

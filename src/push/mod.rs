@@ -64,6 +64,14 @@ pub enum PushError {
     Stale { node: String, stale: Box<Stale> },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
+    /// Another helper holds the machine's lock (a push still applying, perhaps one whose
+    /// operator was killed, or `mesh-host rollback` at its console): this run read and changed
+    /// nothing, so nothing of it is recorded.
+    #[error(
+        "{node}: another mesh-host is applying on the machine (a push still running there, perhaps          one whose operator was killed, or `mesh-host rollback` at its console); {then}",
+        then = busy_fix(node, *mode)
+    )]
+    Busy { node: String, mode: Mode },
     #[error(
         "{node}: did not finish within {seconds} s (--timeout) while {step}; {after}; push again \
          once the cause is fixed",
@@ -99,6 +107,20 @@ pub enum PushError {
     Unresolved { node: String, problems: String },
 }
 
+/// What an operator does about a machine another helper is applying on.
+fn busy_fix(node: &str, mode: Mode) -> String {
+    match mode {
+        Mode::DryRun => format!(
+            "nothing was read and nothing is recorded (a half-done apply is not what the machine \
+             has): `mesh check {node}` again once it is done"
+        ),
+        Mode::Apply | Mode::Adopt => format!(
+            "nothing was changed: `mesh check {node}` once it is done shows what it left, then \
+             push again"
+        ),
+    }
+}
+
 /// What an overrun left on the machine: only while applying did a helper run there.
 fn after_timeout(step: &str) -> &'static str {
     if step == Event::Applying(String::new()).step() {
@@ -118,6 +140,7 @@ impl PushError {
             PushError::Timeout { .. } => "timeout",
             PushError::Record { .. } => "record",
             PushError::Stale { .. } => "stale",
+            PushError::Busy { .. } => "busy",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
             PushError::Upload { .. }
             | PushError::Helper { .. }
@@ -126,6 +149,9 @@ impl PushError {
         }
     }
 }
+
+/// The helper's exit when another holds the machine's lock.
+const EXIT_BUSY: u32 = crate::wire::HelperExit::Busy.status() as u32;
 
 /// One node's work.
 #[derive(Debug, Clone)]
@@ -364,6 +390,12 @@ async fn push_one(
         return Err(PushError::Stale {
             node: name,
             stale: Box::new(stale),
+        });
+    }
+    if out.status == Some(EXIT_BUSY) {
+        return Err(PushError::Busy {
+            node: name,
+            mode: options.mode,
         });
     }
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();

@@ -70,6 +70,7 @@ mod removal;
 mod requirements;
 mod resolver;
 mod rollback;
+mod rollback_gaps;
 mod rollout;
 mod rollout_provider;
 mod runtime;

@@ -70,6 +70,30 @@ pub(crate) fn record_without_lock(paths: &Paths, operator_knows: bool) -> Result
     Ok(Record::new())
 }
 
+/// The machine's lock, shared, for a dry run to read the record and measure under: a helper
+/// still applying (its operator killed mid-push, or `mesh-host rollback` at the console) would
+/// show it half done, and a check would record that. Waited for as an apply waits
+/// (`child::LOCK_WAIT`), then [`Error::Busy`]. A machine no helper ever applied on has no lock
+/// file, and none is made: a dry run changes nothing.
+pub(crate) fn lock_to_look(paths: &Paths) -> Result<Option<fs::File>, Error> {
+    let path = paths.lock();
+    if !path.exists() {
+        return Ok(None);
+    }
+    let file = files::open_lock(&path)?;
+    let asked = std::time::Instant::now();
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return Ok(Some(file)),
+            Err(fs::TryLockError::WouldBlock) if asked.elapsed() < crate::child::LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            Err(fs::TryLockError::WouldBlock) => return Err(Error::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::Record(e)),
+        }
+    }
+}
+
 /// Takes the machine's lock (one helper applies at a time), making the state directory first:
 /// root's and closed to others (its root stays traversable, 0711, for the bundles a process runs
 /// as its own user), the kept originals 0700. A helper that is ending (its operator went away) is

@@ -64,6 +64,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
     match mode {
         Mode::Adopt => crate::adopt::run(declaration, paths),
         Mode::DryRun => {
+            let _looking = held::lock_to_look(paths)?;
             let new_machine = !paths.record().exists();
             let record = held::record_without_lock(paths, declaration.expects_record)?;
             measure_or_apply(declaration, mode, paths, record, new_machine)

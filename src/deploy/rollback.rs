@@ -1,0 +1,230 @@
+//! A rollback as its waves go: each node sent the generation the inventory kept of it, exactly
+//! as it was sent then, through the same wave sending as a push ([`super::send`]). Every node is
+//! held at its generation before anything is sent (an operator killed mid-rollback leaves it
+//! held, so no push undoes what may have reached the machine unseen); each push it begins is
+//! noted as a rollback to that generation the moment it is begun (a `check` after a killed one
+//! reconciles against what it sent); a node it did not apply on, however the rollback ended, an
+//! error included, gets back the hold it had, said in [`Rolled::given_back`].
+
+use std::collections::BTreeMap;
+
+use crate::catalogue::Catalogue;
+use crate::inventory::{Hold, Inventory, Kept, Node};
+use crate::push::NodeResult;
+use crate::resolve::Composed;
+
+use super::run::{PushOptions, Said, Summary, Watch};
+use super::send::push_wave;
+use super::{DeployError, Options, Wave, plan_waves};
+
+/// A node and the generation it goes back to.
+pub struct Target {
+    pub node: Node,
+    pub kept: Kept,
+}
+
+/// What a rollback came to.
+#[derive(Default)]
+pub struct Rolled {
+    pub summary: Summary,
+    /// What stopped it (a node failed in a wave): the later waves' nodes were sent nothing.
+    pub stopped_by: Option<String>,
+    /// The nodes it applied on, now held at their generation.
+    pub held: Vec<Hold>,
+    /// The nodes it did not apply on, each given back the hold it had (the generation it was
+    /// held at before, or none).
+    pub given_back: Vec<(String, Option<u64>)>,
+}
+
+/// A rollback that could not send every wave: the error, and the holds given back.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}; {}", given_back_text(given_back))]
+pub struct Unsent {
+    pub error: DeployError,
+    pub given_back: Vec<(String, Option<u64>)>,
+}
+
+/// How a rollback's error says the holds it gave back.
+pub fn given_back_text(given_back: &[(String, Option<u64>)]) -> String {
+    if given_back.is_empty() {
+        return "no node's hold had to be given back".into();
+    }
+    let each: Vec<String> = given_back
+        .iter()
+        .map(|(node, was)| match was {
+            Some(g) => format!("{node} (held at generation {g} again)"),
+            None => format!("{node} (not held)"),
+        })
+        .collect();
+    format!(
+        "the rollback gave back the hold each node it did not apply on had: {}",
+        each.join(", ")
+    )
+}
+
+/// Whether `r` is a node the rollback applied on.
+pub fn applied(r: &NodeResult) -> bool {
+    r.result
+        .as_ref()
+        .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown())
+}
+
+/// The waves a push of the targets' generations takes, from what each change costs (`cat`; or
+/// why it cannot be planned, a module gone: a generation does not need it, then every node is
+/// sent at once), and whether they could be planned. A node no wave took (it changes nothing) is
+/// sent too, in a last wave of its own: it is held at its generation after.
+pub fn waves(
+    inv: &Inventory,
+    cat: Result<&Catalogue, String>,
+    targets: &[Target],
+    options: &Options,
+) -> (Vec<Wave>, Option<String>) {
+    let composed: Vec<(Node, Composed)> = targets
+        .iter()
+        .map(|t| (t.node.clone(), composed(t.kept.declaration.clone())))
+        .collect();
+    let planned =
+        cat.and_then(|cat| plan_waves(inv, cat, &composed, options).map_err(|e| e.to_string()));
+    let (mut waves, why) = match planned {
+        Ok(w) => (w, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let missing: Vec<String> = targets
+        .iter()
+        .map(|t| t.node.name.clone())
+        .filter(|n| !waves.iter().any(|w| w.nodes.contains(n)))
+        .collect();
+    if !missing.is_empty() {
+        waves.push(Wave {
+            number: waves.len() + 1,
+            canary: false,
+            nodes: missing,
+        });
+    }
+    (waves, why)
+}
+
+fn composed(declaration: crate::wire::Declaration) -> Composed {
+    Composed {
+        declaration,
+        held: Vec::new(),
+        kept: Vec::new(),
+        withdrawn: Vec::new(),
+    }
+}
+
+/// Sends every target its generation in `waves`; after a wave in which a node failed no
+/// further wave starts. The push lock is the caller's to hold.
+pub fn rollback(
+    inv: &mut Inventory,
+    targets: &[Target],
+    waves: &[Wave],
+    options: &PushOptions,
+    watch: &dyn Watch,
+) -> Result<Rolled, Unsent> {
+    let unsent = |error: DeployError| Unsent {
+        error,
+        given_back: Vec::new(),
+    };
+    let started = inv.now().map_err(|e| unsent(e.into()))?;
+    let mut before = Vec::new();
+    for t in targets {
+        let held = inv.held_at(&t.node.name).map_err(|e| unsent(e.into()))?;
+        before.push((t.node.name.clone(), held.map(|h| h.generation)));
+        inv.hold_at(&t.node.name, t.kept.generation)
+            .map_err(|e| unsent(e.into()))?;
+    }
+    let mut out = Rolled::default();
+    let sent = send_waves(inv, targets, waves, options, watch, &started, &mut out);
+    // a node not applied on, however the rollback ended, gets back the hold it had
+    let mut given_back = Vec::new();
+    for (node, was) in before {
+        if out
+            .summary
+            .results
+            .iter()
+            .any(|r| r.node == node && applied(r))
+        {
+            continue;
+        }
+        let restored = match was {
+            Some(generation) => inv.hold_at(&node, generation),
+            None => inv.release(&node).map(|_| ()),
+        };
+        if let Err(e) = restored {
+            out.summary.unrecorded.push((node.clone(), e));
+        }
+        given_back.push((node, was));
+    }
+    if let Err(error) = sent {
+        return Err(Unsent { error, given_back });
+    }
+    out.given_back = given_back;
+    for r in &out.summary.results {
+        if !applied(r) {
+            continue;
+        }
+        let hold = inv.held_at(&r.node);
+        match hold {
+            Ok(Some(h)) => out.held.push(h),
+            Ok(None) => {}
+            Err(e) => out.summary.unrecorded.push((r.node.clone(), e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Each wave sent, or, once a node failed, held (rollout stopped) and said so.
+fn send_waves(
+    inv: &mut Inventory,
+    targets: &[Target],
+    waves: &[Wave],
+    options: &PushOptions,
+    watch: &dyn Watch,
+    started: &str,
+    out: &mut Rolled,
+) -> Result<(), DeployError> {
+    let of = waves.last().map_or(0, |w| w.number);
+    for wave in waves {
+        if out.stopped_by.is_some() {
+            for node in &wave.nodes {
+                watch.said(Said::Stopped { node });
+                out.summary.stopped.push((node.clone(), wave.number));
+            }
+            continue;
+        }
+        if waves.len() > 1 {
+            let parallel = options.push.parallel;
+            watch.said(Said::WaveStarts { wave, of, parallel });
+        }
+        let members: Vec<&Target> = targets
+            .iter()
+            .filter(|t| wave.nodes.contains(&t.node.name))
+            .collect();
+        let generations: BTreeMap<String, u64> = members
+            .iter()
+            .map(|t| (t.node.name.clone(), t.kept.generation))
+            .collect();
+        let sends = members
+            .iter()
+            .map(|t| (t.node.clone(), composed(t.kept.declaration.clone())))
+            .collect();
+        let before = out.summary.results.len();
+        push_wave(
+            inv,
+            options,
+            watch,
+            started,
+            sends,
+            Some(&generations),
+            &mut out.summary,
+        )?;
+        if let Some(r) = out.summary.results[before..]
+            .iter()
+            .find(|r| r.result.as_ref().map_or(true, crate::push::Answer::failed))
+        {
+            out.stopped_by = Some(format!("{} failed in wave {}", r.node, wave.number));
+        }
+    }
+    Ok(())
+}
