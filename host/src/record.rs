@@ -114,6 +114,12 @@ pub(crate) struct PackageEntry {
     pub(crate) name: String,
     /// The mesh installed it (it was not there before).
     pub(crate) installed: bool,
+    /// The version installed when the mesh first saw it; `None`: it was not installed.
+    #[serde(default)]
+    pub(crate) found: Option<String>,
+    /// The mesh removed it or moved its version: undeclaring it installs `found` again.
+    #[serde(default)]
+    pub(crate) changed: bool,
 }
 
 /// A unit the mesh created: its unit file and its bundle.
@@ -193,7 +199,11 @@ impl Entry {
                         .push(format!("{} ({})", d.path, owner_mode(found)));
                 }
             }
-            Entry::Package(_) => {}
+            Entry::Package(p) => {
+                if let (true, Some(found)) = (p.changed, &p.found) {
+                    undo.restores.push(format!("package {}={found}", p.name));
+                }
+            }
             Entry::Timer(t) => t.undo_into(&mut undo),
             Entry::Group(g) => g.undo_into(&mut undo),
             Entry::User(u) => u.undo_into(&mut undo),

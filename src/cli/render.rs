@@ -28,7 +28,13 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
     out.push_str(&counts(p));
     for c in &p.changes {
         let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
-            (true, _) => String::new(),
+            // a package added absent or at a version says so: `+ m:package:telnet (absent)`
+            (true, _) => match c.new.as_ref().map(|r| &r.spec) {
+                Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
+                    format!(" ({})", p.wanted())
+                }
+                _ => String::new(),
+            },
             (false, true) => format!(" ({})", c.fields.join(", ")),
             (false, false) => format!(
                 " ({}; settings moved: {})",
@@ -250,6 +256,11 @@ fn removal(c: &crate::plan::Change) -> String {
         Some(Spec::Directory(d)) => {
             format!("{}: removed if the mesh made it and it is empty", d.path)
         }
+        Some(Spec::Package(p)) if p.absent || p.version.is_some() => format!(
+            "{}: given back at the version found (reinstalled if the mesh removed it; left \
+             installed if the mesh installed it)",
+            p.name
+        ),
         Some(Spec::Package(p)) => format!("{}: left installed", p.name),
         Some(Spec::Timer(t)) => format!(
             "{}: stopped, disabled, its timer and service unit files removed",

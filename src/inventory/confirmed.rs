@@ -159,7 +159,11 @@ mod tests {
             instance: "m".into(),
             module: "m@1".into(),
             confirm: false,
-            spec: Spec::Package(PackageSpec { name: name.into() }),
+            spec: Spec::Package(PackageSpec {
+                name: name.into(),
+                version: None,
+                absent: false,
+            }),
         }
     }
 

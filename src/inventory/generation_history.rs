@@ -163,6 +163,8 @@ mod tests {
                 confirm: false,
                 spec: crate::wire::Spec::Package(crate::wire::PackageSpec {
                     name: package.into(),
+                    version: None,
+                    absent: false,
                 }),
             }],
             expects_record: true,

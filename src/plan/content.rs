@@ -34,7 +34,11 @@ pub fn content(spec: &Spec) -> String {
             out
         }
         Spec::Directory(d) => format!("directory {}:{} {:04o}\n", d.owner, d.group, d.mode),
-        Spec::Package(p) => format!("installed {}\n", p.name),
+        Spec::Package(p) if p.absent => format!("removed {}\n", p.name),
+        Spec::Package(p) => match &p.version {
+            Some(v) => format!("installed {} at {v}\n", p.name),
+            None => format!("installed {}\n", p.name),
+        },
         Spec::Symlink(l) => format!("link -> {}\n", l.target),
         Spec::Sysctl(s) => format!("{} = {}\n", s.name, s.value),
         Spec::Group(g) => format!(

@@ -450,7 +450,12 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                 }
             }
         }
-        (Spec::Package(_), Spec::Package(_)) => {}
+        // the move itself, as the plan line shows it: `(1.2 -> 1.3)`, `(present -> absent)`
+        (Spec::Package(a), Spec::Package(b)) => {
+            if a.wanted() != b.wanted() {
+                out.push(format!("{} -> {}", a.wanted(), b.wanted()));
+            }
+        }
         (Spec::Timer(a), Spec::Timer(b)) => {
             for (field, differs) in [
                 ("command", a.command != b.command),

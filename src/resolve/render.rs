@@ -82,9 +82,13 @@ pub(super) fn resource(
                 }),
             )
         }
-        ResourceDef::Package(name) => (
-            format!("{instance}:package:{name}"),
-            Spec::Package(PackageSpec { name: name.clone() }),
+        ResourceDef::Package(p) => (
+            format!("{instance}:package:{}", p.name),
+            Spec::Package(PackageSpec {
+                name: p.name.clone(),
+                version: p.version.clone(),
+                absent: p.absent,
+            }),
         ),
         ResourceDef::Process(p) => {
             let base = match &p.name {

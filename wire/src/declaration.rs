@@ -152,10 +152,51 @@ pub struct DirectorySpec {
     pub mode: u32,
 }
 
-/// A package by name.
+/// A package by name: installed (at `version` when one is given, apt's `name=version`) or, with
+/// `absent`, removed. Both fields are left out of the wire when unset, so that a declaration
+/// written before them reads and compares the same.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageSpec {
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
+}
+
+impl PackageSpec {
+    /// What it wants, as a plan says it: `absent`, `1.2-1` or `present`.
+    pub fn wanted(&self) -> &str {
+        match (&self.version, self.absent) {
+            (_, true) => "absent",
+            (Some(v), false) => v,
+            (None, false) => "present",
+        }
+    }
+
+    /// Its name and version checked, as the helper checks them before apt-get sees them.
+    pub fn check(&self) -> Result<(), crate::path::Refusal> {
+        if !crate::valid_package(&self.name) {
+            return Err(crate::path::Refusal {
+                field: "name".into(),
+                value: self.name.clone(),
+                reason: "it is not a Debian package name".into(),
+            });
+        }
+        match &self.version {
+            Some(v) if !crate::valid_package_version(v) => Err(crate::path::Refusal {
+                field: "version".into(),
+                value: v.clone(),
+                reason: "it is not a Debian version like 1.2.3-1".into(),
+            }),
+            Some(_) if self.absent => Err(crate::path::Refusal {
+                field: "version".into(),
+                value: self.wanted().into(),
+                reason: "an absent package has no version".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Declaration {

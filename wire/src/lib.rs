@@ -112,6 +112,17 @@ pub fn valid_package(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
 }
 
+/// Whether `version` is a Debian version (`[epoch:]upstream[-revision]`: letters, digits and
+/// `.+-~:`, starting with a digit), so that `name=version` is one argument apt-get reads as such.
+pub fn valid_package_version(version: &str) -> bool {
+    !version.is_empty()
+        && version.len() <= 100
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".+-~:".contains(c))
+}
+
 pub mod unit;
 
 #[cfg(test)]

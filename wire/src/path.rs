@@ -329,6 +329,7 @@ impl Spec {
         }
         match self {
             Spec::Sysctl(sysctl) => sysctl.check()?,
+            Spec::Package(package) => package.check()?,
             Spec::Group(group) => group.check()?,
             Spec::User(user) => user.check()?,
             _ => {}

@@ -532,10 +532,7 @@ impl Run<'_> {
             .and_then(|()| self.give_back_keys(keys)),
             Entry::Service(service) => self.give_back_service(service),
             Entry::Directory(dir) => self.give_back_directory(dir),
-            Entry::Package(package) => Ok(format!(
-                "left {} installed: a package is never removed (other software may need it)",
-                package.name
-            )),
+            Entry::Package(package) => self.give_back_package(package),
             Entry::Process(process) => self.give_back_process(process),
             Entry::Container(container) => self.give_back_container(container),
             Entry::Symlink(link) => self.give_back_symlink(link),

@@ -25,6 +25,7 @@ pub use account::{GroupDef, UserDef};
 pub use container::ContainerDef;
 pub use file::FileDef;
 pub use keys::{KeyValue, KeysDef};
+pub use package::PackageDef;
 pub(in crate::catalogue) use parser::Parser;
 pub use process::ProcessDef;
 pub use ready::{ProbeDef, ReadyDef};
@@ -45,7 +46,7 @@ pub enum ResourceDef {
     /// An existing unit and the state it should be in.
     Service(ServiceDef),
     /// A package from the machine's package manager.
-    Package(String),
+    Package(PackageDef),
     /// A unit the mesh creates and runs.
     Process(ProcessDef),
     /// A container run with the machine's Docker.
@@ -103,7 +104,7 @@ impl ResourceDef {
             ResourceDef::File(f) => f.describe(),
             ResourceDef::Keys(k) => k.describe(),
             ResourceDef::Service(sv) => sv.describe(),
-            ResourceDef::Package(name) => package::describe(name),
+            ResourceDef::Package(p) => p.describe(),
             ResourceDef::Container(c) => c.describe(),
             ResourceDef::Process(p) => p.describe(),
             ResourceDef::Symlink(l) => l.describe(),

@@ -1,4 +1,7 @@
-//! A package from the machine's package manager, left installed when undeclared.
+//! A package from the machine's package manager: installed (at a version, when one is given)
+//! or, with `"state": "absent"`, removed. Given back as found when undeclared: one the mesh
+//! installed stays installed; one it removed is reinstalled at the version found; one whose
+//! version it changed goes back to the version found.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -7,9 +10,32 @@ use super::ResourceDef;
 use super::parser::Parser;
 use crate::catalogue::CatalogueError;
 
-/// What `mesh module show` says of a package.
-pub(super) fn describe(name: &str) -> String {
-    format!("{name} (left installed when undeclared)")
+/// A package and what the module wants of it.
+#[derive(Debug, Clone)]
+pub struct PackageDef {
+    pub name: String,
+    /// apt's `name=version`: installed at exactly this version (up or down).
+    pub version: Option<String>,
+    /// `"state": "absent"`: removed (its configuration kept, as `apt-get remove` keeps it).
+    pub absent: bool,
+}
+
+impl PackageDef {
+    /// What `mesh module show` says of a package.
+    pub(super) fn describe(&self) -> String {
+        match (&self.version, self.absent) {
+            (_, true) => format!(
+                "{} absent (removed; reinstalled at the version found when undeclared)",
+                self.name
+            ),
+            (Some(v), false) => format!(
+                "{} at version {v} (the version found given back when undeclared; left \
+                 installed if the mesh installed it)",
+                self.name
+            ),
+            (None, false) => format!("{} (left installed when undeclared)", self.name),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -18,6 +44,9 @@ struct RawPackage {
     #[allow(dead_code)]
     kind: String,
     name: Option<String>,
+    version: Option<String>,
+    /// `present` (the default) or `absent`.
+    state: Option<String>,
 }
 
 impl Parser<'_> {
@@ -34,6 +63,36 @@ impl Parser<'_> {
             crate::wire::valid_package,
             "a Debian package name",
         )?;
-        Ok(ResourceDef::Package(name))
+        let absent = match p.state.as_deref() {
+            None | Some("present") => false,
+            Some("absent") => true,
+            Some(other) => {
+                return Err(self.invalid(
+                    &format!("resources[{i}].state"),
+                    format!("{other:?} is neither \"present\" nor \"absent\""),
+                ));
+            }
+        };
+        let version = match p.version {
+            None => None,
+            Some(_) if absent => {
+                return Err(self.invalid(
+                    &format!("resources[{i}].version"),
+                    "an absent package has no version".into(),
+                ));
+            }
+            v => Some(self.required(
+                i,
+                "version",
+                v,
+                crate::wire::valid_package_version,
+                "a Debian version like 1.2.3-1",
+            )?),
+        };
+        Ok(ResourceDef::Package(PackageDef {
+            name,
+            version,
+            absent,
+        }))
     }
 }

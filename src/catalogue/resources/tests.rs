@@ -285,3 +285,44 @@ fn the_users_module_is_one_login_account_with_keys_and_sudo() {
     assert_eq!(user.groups.as_deref(), Some(&["sudo".to_string()][..]));
     assert!(user.authorized_keys.is_some() && !user.system);
 }
+
+#[test]
+fn a_package_has_an_optional_version_and_state_absent_each_checked() {
+    let super::ResourceDef::Package(p) =
+        accepted(r#"{"kind":"package","name":"nginx","version":"1:1.22.1-9+deb12u1"}"#)
+    else {
+        panic!("not a package");
+    };
+    assert_eq!(
+        (p.version.as_deref(), p.absent),
+        (Some("1:1.22.1-9+deb12u1"), false)
+    );
+    let super::ResourceDef::Package(p) =
+        accepted(r#"{"kind":"package","name":"telnet","state":"absent"}"#)
+    else {
+        panic!("not a package");
+    };
+    assert!(p.absent && p.version.is_none());
+    assert!(p.describe().starts_with("telnet absent"));
+    for (resource, said) in [
+        (
+            r#"{"kind":"package","name":"nginx","version":"1.2 --purge"}"#,
+            "resources[0].version: \"1.2 --purge\" is not a Debian version",
+        ),
+        (
+            r#"{"kind":"package","name":"nginx","version":"-1"}"#,
+            "is not a Debian version",
+        ),
+        (
+            r#"{"kind":"package","name":"nginx","state":"purged"}"#,
+            "resources[0].state: \"purged\" is neither",
+        ),
+        (
+            r#"{"kind":"package","name":"nginx","state":"absent","version":"1.2"}"#,
+            "resources[0].version: an absent package has no version",
+        ),
+    ] {
+        let got = refused(resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
