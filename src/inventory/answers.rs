@@ -66,17 +66,18 @@ impl Inventory {
         }
         let taken: Vec<u16> = self
             .conn
-            .prepare("SELECT port FROM ports WHERE node = ?1")?
+            .prepare_cached("SELECT port FROM ports WHERE node = ?1")?
             .query_map([node], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         let port = PORTS
             .clone()
             .find(|p| !taken.contains(p))
             .ok_or_else(|| InventoryError::Corrupt(format!("{node} has no free port left")))?;
-        self.conn.execute(
-            "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
-            params![node, instance, name, port],
-        )?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![node, instance, name, port])?;
         Ok(port)
     }
 

@@ -54,9 +54,14 @@ impl Inventory {
         Ok(out)
     }
 
-    /// The tags of one node, sorted.
+    /// The tags of one node, sorted. Read from the node's own rows (the table's key): a plan asks
+    /// this once per assignment, and reading every node's tags each time made it quadratic.
     pub fn tags_of(&self, node: &str) -> Result<Vec<String>, InventoryError> {
-        Ok(self.tags()?.remove(node).unwrap_or_default())
+        Ok(self
+            .conn
+            .prepare_cached("SELECT tag FROM tags WHERE node = ?1 ORDER BY tag")?
+            .query_map([node], |r| r.get(0))?
+            .collect::<Result<_, _>>()?)
     }
 }
 

@@ -103,6 +103,39 @@ pub fn answers(
     Ok((answers, problems))
 }
 
+/// The providers `a`'s module requirements resolve to (`requirement → instance@node`), for
+/// ordering a push: `None` for a module that requires no other module, which is never resolved
+/// here (a plan of the fleet orders every assignment, and most have nothing to order by).
+pub fn providers_of(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    node: &Node,
+    a: &crate::inventory::Assignment,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, ResolveError> {
+    let Ok(module) = catalogue.module(&a.module) else {
+        return Ok(None);
+    };
+    if !module
+        .requires
+        .iter()
+        .any(|r| matches!(r.need, crate::catalogue::Need::Module { .. }))
+    {
+        return Ok(None);
+    }
+    let mut problems = Vec::new();
+    let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    requirements::modules(
+        inventory,
+        catalogue,
+        module,
+        node,
+        a,
+        &mut answers,
+        &mut problems,
+    )?;
+    Ok(Some(answers.providers))
+}
+
 /// What a node should be, and the assignments held back from it (they keep what they have).
 #[derive(Debug)]
 pub struct Composed {

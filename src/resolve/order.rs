@@ -75,10 +75,10 @@ pub fn providers(
     let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
     for a in inventory.assignments(Some(&node.name))? {
         // an assignment that cannot be resolved orders nothing: compose says why
-        let Ok((answers, _)) = super::answers(inventory, catalogue, node, &a) else {
+        let Ok(Some(providers)) = super::providers_of(inventory, catalogue, node, &a) else {
             continue;
         };
-        for provider in answers.providers.values() {
+        for provider in providers.values() {
             let Some((pi, pn)) = provider.split_once('@') else {
                 continue;
             };
