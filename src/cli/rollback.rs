@@ -13,8 +13,9 @@ use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
 use crate::inventory::{Inventory, Scope};
-use crate::plan;
-use crate::wire::Mode;
+use crate::plan::{self, machine::against_machine};
+use crate::push::NodeResult;
+use crate::wire::{Mode, Report};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["to", "push", "release"])))]
@@ -68,7 +69,17 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         (None, Some(number)) => (to(&inv, &a, number)?, Vec::new()),
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
-    let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
+    // each machine is asked what it has first: the plan is from that, drift included
+    let read = rollback::read(
+        &inv,
+        targets,
+        &options_of(&a.connect, Mode::DryRun),
+        &Terminal { ctx },
+    )?;
+    let (mut alone, unread) = (alone, !read.unanswered.is_empty());
+    alone.extend(read.unanswered.iter().map(|r| not_read(r, ctx)));
+    let changes = show_plans(&inv, &read.answered, &alone, &a, ctx)?;
+    let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();
     let cat = ctx.catalogue().map_err(|e| e.to_string());
     let options = a.rollout.options(crate::deploy::FailureBudget::None);
     let (waves, unplanned) =
@@ -80,13 +91,19 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         if waves.len() > 1 && !ctx.json && !ctx.quiet {
             out_raw!("{}", super::rollout::waves_text(&waves));
         }
-        return Ok(if changes { exit::CHANGES } else { exit::OK });
+        return Ok(if unread {
+            exit::SOME_FAILED
+        } else if changes {
+            exit::CHANGES
+        } else {
+            exit::OK
+        });
     }
     if targets.is_empty() {
         if ctx.json {
             print_json(&alone)?;
         }
-        return Ok(exit::OK);
+        return Ok(if unread { exit::SOME_FAILED } else { exit::OK });
     }
     inv.lock_pushes()?;
     let push = PushOptions {
@@ -97,7 +114,21 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         push: options_of(&a.connect, Mode::Apply),
     };
     let rolled = rollback::rollback(&mut inv, &targets, &waves, &push, &Terminal { ctx })?;
-    report(&inv, rolled, alone, ctx)
+    report(&inv, rolled, alone, unread, ctx)
+}
+
+/// A node whose machine could not be asked what it has: said, and not rolled back; its JSON
+/// entry.
+fn not_read(r: &NodeResult, ctx: &Context) -> Value {
+    let (kind, e) = match &r.result {
+        Err(e) => (e.kind(), e.to_string()),
+        Ok(_) => ("unknown", "no answer".to_string()),
+    };
+    let reason = format!("not rolled back: what its machine has could not be read: {e}");
+    if !ctx.json {
+        out!("{}: {}", r.node, crate::plan::visible(&reason));
+    }
+    json!({"node": r.node, "outcome": "failed", "kind": kind, "reason": reason})
 }
 
 /// The selected nodes, each with its kept generation `number`; a node that has none refuses the
@@ -153,22 +184,22 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec
     Ok((out, left))
 }
 
-/// Each target's plan, from what its machine confirmed to what its generation had, as `plan`
-/// shows it; whether any would change.
+/// Each target's plan, from what its machine has (its dry run `checked`) to what its generation
+/// had, as `plan` shows it; whether any would change.
 fn show_plans(
     inv: &Inventory,
-    targets: &[Target],
+    targets: &[(Target, Report)],
     alone: &[Value],
     a: &RollbackArgs,
     ctx: &Context,
 ) -> Result<bool> {
     let mut plans = Vec::new();
     let mut changes = false;
-    for t in targets {
+    for (t, checked) in targets {
         let name = &t.node.name;
         let confirmed = inv.confirmed(name)?;
-        let report = inv.last_report(name)?;
-        let mut p = plan::plan(&t.kept.declaration, confirmed.as_ref(), report.as_ref());
+        let p = plan::plan(&t.kept.declaration, confirmed.as_ref(), Some(checked));
+        let mut p = against_machine(p, &t.kept.declaration, confirmed.as_ref(), checked);
         p.unconfirmed = inv.in_flight(name)?;
         p.rekeyed = inv.rekeyed(&t.node)?;
         p.new_machine = inv.found_new(name)?;
@@ -179,7 +210,7 @@ fn show_plans(
         }
         out!(
             "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against what \
-             the machine confirmed:",
+             what the machine has:",
             t.kept.generation,
             t.kept.push,
             crate::wire::utc(t.kept.pushed_at)
@@ -189,7 +220,7 @@ fn show_plans(
     if ctx.json && a.dry_run {
         let mut all = render::plans_json(&plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
-            for (entry, t) in list.iter_mut().zip(targets) {
+            for (entry, (t, _)) in list.iter_mut().zip(targets) {
                 entry["rollback_to"] = json!(t.kept.generation);
             }
             list.extend(alone.iter().cloned());
@@ -200,7 +231,13 @@ fn show_plans(
 }
 
 /// How the rollback went: each node's result, the nodes now held, those given back their hold.
-fn report(inv: &Inventory, rolled: Rolled, mut alone: Vec<Value>, ctx: &Context) -> Result<u8> {
+fn report(
+    inv: &Inventory,
+    rolled: Rolled,
+    mut alone: Vec<Value>,
+    unread: bool,
+    ctx: &Context,
+) -> Result<u8> {
     let Rolled {
         summary: out,
         stopped_by,
@@ -216,7 +253,8 @@ fn report(inv: &Inventory, rolled: Rolled, mut alone: Vec<Value>, ctx: &Context)
     }
     let failed = out.results.iter().any(|r| !rollback::applied(r))
         || !out.unrecorded.is_empty()
-        || stopped_by.is_some();
+        || stopped_by.is_some()
+        || unread;
     if ctx.json {
         let mut all = render::results_json(&out.results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {
