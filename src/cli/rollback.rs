@@ -209,7 +209,7 @@ fn show_plans(
             continue;
         }
         out!(
-            "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against what \
+            "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against \
              what the machine has:",
             t.kept.generation,
             t.kept.push,
