@@ -13,7 +13,6 @@ use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
 use crate::inventory::{Inventory, Scope};
-use crate::plan::{self, machine::against_machine};
 use crate::push::NodeResult;
 use crate::wire::{Mode, Report};
 
@@ -66,7 +65,10 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     }
     let (targets, alone) = match (&a.push, a.to) {
         (Some(id), _) => of_push(&inv, id, ctx)?,
-        (None, Some(number)) => (to(&inv, &a, number)?, Vec::new()),
+        (None, Some(_)) if a.nodes.is_empty() => {
+            bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID")
+        }
+        (None, Some(number)) => (rollback::to(&inv, &a.nodes, number)?, Vec::new()),
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
     // each machine is asked what it has first: the plan is from that, drift included
@@ -131,57 +133,24 @@ fn not_read(r: &NodeResult, ctx: &Context) -> Value {
     json!({"node": r.node, "outcome": "failed", "kind": kind, "reason": reason})
 }
 
-/// The selected nodes, each with its kept generation `number`; a node that has none refuses the
-/// whole rollback, naming the generations it has.
-fn to(inv: &Inventory, a: &RollbackArgs, number: u64) -> Result<Vec<Target>> {
-    if a.nodes.is_empty() {
-        bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID");
-    }
-    let nodes = inv.select(Scope::Only(&a.nodes), &[])?;
-    let mut out = Vec::new();
-    for node in nodes {
-        let kept = inv.rollback_target(&node.name, number)?;
-        out.push(Target { node, kept });
-    }
-    Ok(out)
-}
-
-/// Every node of the past push `id` is one row of, each with the generation it had before that
-/// push; a node it made no generation on, or its first, is left alone and said so (in `--json`,
-/// as the entries returned).
+/// Every node of the past push `id` back to the generation it had before it; a node left alone
+/// is said so (in `--json`, as the entries returned).
 fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Value>)> {
     let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
         bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
     };
-    let mut out = Vec::new();
-    let mut left = Vec::new();
-    for row in inv.push_generations(number)? {
-        let alone = match (row.made, row.before) {
-            (None, _) => format!(
-                "{}: push #{} made no generation on it; left alone",
-                row.node, row.push
-            ),
-            (Some(made), None) => format!(
-                "{}: push #{} made generation {made}, the first this inventory keeps; nothing \
-                 before it to go back to, left alone",
-                row.node, row.push
-            ),
-            (Some(_), Some(before)) => {
-                let node = inv.node(&row.node)?;
-                let kept = inv.rollback_target(&row.node, before)?;
-                out.push(Target { node, kept });
-                continue;
-            }
-        };
+    let (targets, left) = rollback::of_push(inv, number)?;
+    let mut alone = Vec::new();
+    for l in left {
         if !ctx.json {
-            out!("{alone}");
+            out!("{}", l.reason);
         }
-        left.push(
-            json!({"node": row.node, "outcome": "left alone", "push": row.push,
-            "reason": alone}),
+        alone.push(
+            json!({"node": l.node, "outcome": "left alone", "push": l.push,
+            "reason": l.reason}),
         );
     }
-    Ok((out, left))
+    Ok((targets, alone))
 }
 
 /// Each target's plan, from what its machine has (its dry run `checked`) to what its generation
@@ -193,29 +162,18 @@ fn show_plans(
     a: &RollbackArgs,
     ctx: &Context,
 ) -> Result<bool> {
-    let mut plans = Vec::new();
-    let mut changes = false;
-    for (t, checked) in targets {
-        let name = &t.node.name;
-        let confirmed = inv.confirmed(name)?;
-        let p = plan::plan(&t.kept.declaration, confirmed.as_ref(), Some(checked));
-        let mut p = against_machine(p, &t.kept.declaration, confirmed.as_ref(), checked);
-        p.unconfirmed = inv.in_flight(name)?;
-        p.rekeyed = inv.rekeyed(&t.node)?;
-        p.new_machine = inv.found_new(name)?;
-        changes |= !p.changes.is_empty();
-        if ctx.json {
-            plans.push(p);
-            continue;
-        }
+    let plans = rollback::plans(inv, targets)?;
+    let changes = plans.iter().any(|p| !p.changes.is_empty());
+    for (p, (t, _)) in plans.iter().zip(targets).filter(|_| !ctx.json) {
         out!(
-            "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against \
+            "{}: rollback to generation {} (push #{}, pushed at {} UTC), planned against \
              what the machine has:",
+            t.node.name,
             t.kept.generation,
             t.kept.push,
             crate::wire::utc(t.kept.pushed_at)
         );
-        out_raw!("{}", render::plan(&p, a.diff, ctx.color()));
+        out_raw!("{}", render::plan(p, a.diff, ctx.color()));
     }
     if ctx.json && a.dry_run {
         let mut all = render::plans_json(&plans, a.diff)?;

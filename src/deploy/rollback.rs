@@ -9,74 +9,15 @@
 use std::collections::BTreeMap;
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Hold, Inventory, Kept, Node};
-use crate::push::{self, NodeResult};
+use crate::inventory::{Hold, Inventory, Node};
+use crate::push::NodeResult;
 use crate::resolve::Composed;
-use crate::wire::{Mode, Report};
+
+pub use super::rollback_plan::{LeftAlone, Read, Target, of_push, plans, read, to};
 
 use super::run::{PushOptions, Said, Summary, Watch};
 use super::send::push_wave;
 use super::{DeployError, Options, Wave, plan_waves};
-
-/// A node and the generation it goes back to.
-pub struct Target {
-    pub node: Node,
-    pub kept: Kept,
-}
-
-/// What each target's machine has, asked before its rollback is planned.
-pub struct Read {
-    /// The nodes whose machine answered, each with its dry run of the generation it goes back to.
-    pub answered: Vec<(Target, Report)>,
-    /// The nodes whose machine did not (unreachable, busy, ...): named, and not rolled back.
-    pub unanswered: Vec<NodeResult>,
-}
-
-/// Asks every target's machine what it has, as `mesh check` does (one connection per node, a
-/// dry run, here of the generation the node goes back to), so its plan is made from what the
-/// machine has: a change made there by hand is in it. Nothing is recorded: what the machine
-/// said is for this plan only (a machine another inventory pushed since stays refused as
-/// stale by the rollback's push, until `mesh check` or `--overwrite`).
-pub fn read(
-    inv: &Inventory,
-    targets: Vec<Target>,
-    options: &push::Options,
-    watch: &dyn Watch,
-) -> Result<Read, DeployError> {
-    let jobs = targets
-        .iter()
-        .map(|t| super::job(inv, t.node.clone(), t.kept.declaration.clone()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let options = push::Options {
-        mode: Mode::DryRun,
-        ..options.clone()
-    };
-    let all = inv.nodes()?;
-    let results = super::fan_out(
-        &all,
-        jobs,
-        &options,
-        |nodes| watch.progress(nodes),
-        |_| {},
-        |_| String::new(),
-    )?;
-    let mut by_node: BTreeMap<String, NodeResult> =
-        results.into_iter().map(|r| (r.node.clone(), r)).collect();
-    let mut out = Read {
-        answered: Vec::new(),
-        unanswered: Vec::new(),
-    };
-    for t in targets {
-        match by_node.remove(&t.node.name) {
-            Some(NodeResult {
-                result: Ok(answer), ..
-            }) => out.answered.push((t, answer.report)),
-            Some(failed) => out.unanswered.push(failed),
-            None => {}
-        }
-    }
-    Ok(out)
-}
 
 /// What a rollback came to.
 #[derive(Default)]
