@@ -13,6 +13,7 @@ use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
 use crate::inventory::{Inventory, Scope};
+use crate::plan::Plan;
 use crate::push::NodeResult;
 use crate::wire::{Mode, Report};
 
@@ -80,12 +81,14 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     )?;
     let (mut alone, unread) = (alone, !read.unanswered.is_empty());
     alone.extend(read.unanswered.iter().map(|r| not_read(r, ctx)));
-    let changes = show_plans(&inv, &read.answered, &alone, &a, ctx)?;
+    let plans = rollback::plans(&inv, &read.answered)?;
+    show_plans(&plans, &read.answered, &alone, &a, ctx)?;
+    let changes = plans.iter().any(|p| !p.changes.is_empty());
     let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();
     let cat = ctx.catalogue().map_err(|e| e.to_string());
     let options = a.rollout.options(crate::deploy::FailureBudget::None);
-    let (waves, unplanned) =
-        rollback::waves(&inv, cat.as_ref().map_err(Clone::clone), &targets, &options);
+    let cat = cat.as_ref().map_err(Clone::clone);
+    let (waves, unplanned) = rollback::waves(&inv, cat, &targets, &plans, &options);
     if let Some(why) = unplanned.filter(|_| !ctx.json && !ctx.quiet) {
         out!("waves: {why}; every node is sent at once");
     }
@@ -153,17 +156,15 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec
     Ok((targets, alone))
 }
 
-/// Each target's plan, from what its machine has (its dry run `checked`) to what its generation
-/// had, as `plan` shows it; whether any would change.
+/// Each target's plan (`plans`, made from what its machine has to what its generation had), as
+/// `plan` shows it; in `--json` with `--dry-run`, with the nodes left alone.
 fn show_plans(
-    inv: &Inventory,
+    plans: &[Plan],
     targets: &[(Target, Report)],
     alone: &[Value],
     a: &RollbackArgs,
     ctx: &Context,
-) -> Result<bool> {
-    let plans = rollback::plans(inv, targets)?;
-    let changes = plans.iter().any(|p| !p.changes.is_empty());
+) -> Result<()> {
     for (p, (t, _)) in plans.iter().zip(targets).filter(|_| !ctx.json) {
         out!(
             "{}: rollback to generation {} (push #{}, pushed at {} UTC), planned against \
@@ -176,7 +177,7 @@ fn show_plans(
         out_raw!("{}", render::plan(p, a.diff, ctx.color()));
     }
     if ctx.json && a.dry_run {
-        let mut all = render::plans_json(&plans, a.diff)?;
+        let mut all = render::plans_json(plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
             for (entry, (t, _)) in list.iter_mut().zip(targets) {
                 entry["rollback_to"] = json!(t.kept.generation);
@@ -185,7 +186,7 @@ fn show_plans(
         }
         print_json(&all)?;
     }
-    Ok(changes)
+    Ok(())
 }
 
 /// How the rollback went: each node's result, the nodes now held, those given back their hold.

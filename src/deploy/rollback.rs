@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::catalogue::Catalogue;
 use crate::inventory::{Hold, Inventory, Node};
+use crate::plan::Plan;
 use crate::push::NodeResult;
 use crate::resolve::Composed;
 
@@ -17,7 +18,7 @@ pub use super::rollback_plan::{LeftAlone, Read, Target, of_push, plans, read, to
 
 use super::run::{PushOptions, Said, Summary, Watch};
 use super::send::push_wave;
-use super::{DeployError, Options, Wave, plan_waves};
+use super::{DeployError, NodeCost, Options, Wave, node_cost};
 
 /// What a rollback came to.
 #[derive(Default)]
@@ -65,22 +66,32 @@ pub fn applied(r: &NodeResult) -> bool {
         .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown())
 }
 
-/// The waves a push of the targets' generations takes, from what each change costs (`cat`; or
-/// why it cannot be planned, a module gone: a generation does not need it, then every node is
-/// sent at once), and whether they could be planned. A node no wave took (it changes nothing) is
-/// sent too, in a last wave of its own: it is held at its generation after.
+/// The waves a push of the targets' generations takes, from what each change costs in its plan
+/// (`plans`, one per target, made from what its machine has: drift pays its costs too); `cat`
+/// is the catalogue, or why there is none (a module gone: a generation does not need it, then
+/// every node is sent at once); and whether they could be planned. A node no wave took (it
+/// changes nothing) is sent too, in a last wave of its own: it is held at its generation after.
 pub fn waves(
     inv: &Inventory,
     cat: Result<&Catalogue, String>,
     targets: &[Target],
+    plans: &[Plan],
     options: &Options,
 ) -> (Vec<Wave>, Option<String>) {
-    let composed: Vec<(Node, Composed)> = targets
-        .iter()
-        .map(|t| (t.node.clone(), composed(t.kept.declaration.clone())))
-        .collect();
-    let planned =
-        cat.and_then(|cat| plan_waves(inv, cat, &composed, options).map_err(|e| e.to_string()));
+    let costs = || -> Result<Vec<(Node, NodeCost)>, DeployError> {
+        let mut out = Vec::new();
+        for (t, p) in targets.iter().zip(plans) {
+            let confirmed = inv.confirmed(&t.node.name)?;
+            let cost = node_cost(inv, p, &t.kept.declaration, confirmed.as_ref())?;
+            out.push((t.node.clone(), cost));
+        }
+        Ok(out)
+    };
+    let planned = cat.and_then(|cat| {
+        costs()
+            .and_then(|costs| super::cost::waves(inv, cat, costs, options))
+            .map_err(|e| e.to_string())
+    });
     let (mut waves, why) = match planned {
         Ok(w) => (w, None),
         Err(e) => (Vec::new(), Some(e)),
