@@ -77,7 +77,8 @@ pub(crate) fn plan_text(h: &Hold, differs: Option<&[Differs]>) -> String {
     let mut out = format!("{}\n", line(h));
     match differs {
         None => out.push_str(&format!(
-            "  the inventory no longer keeps generation {}\n",
+            "  this inventory does not keep generation {} (a hold imported from another \
+             inventory's export, or a generation it no longer keeps)\n",
             h.generation
         )),
         Some([]) => out.push_str("  the inventory's declaration is what it is held at\n"),

@@ -166,9 +166,21 @@ fn headline(p: &Plan) -> String {
     out
 }
 
-/// A change's content as a unified diff, for what is added or changed.
+/// A change's content as a unified diff, for what is added or changed: from the machine's bytes
+/// when the machine was asked (a rollback), else from what it confirmed.
 fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
     if c.action == Action::Removed {
+        return None;
+    }
+    if !c.found.is_empty() {
+        let each = c.found.iter().map(|s| {
+            let found = s.found.as_deref().unwrap_or_default();
+            crate::plan::diff::render(&s.path, found, &s.declared, color)
+        });
+        return Some(each.collect());
+    }
+    // drift the machine did not show (a secret, not text, too long): no diff to make
+    if c.drift {
         return None;
     }
     let old = c.old.as_ref().map(|r| content(&r.spec)).unwrap_or_default();

@@ -13,8 +13,9 @@ use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
 use crate::inventory::{Inventory, Scope};
-use crate::plan;
-use crate::wire::Mode;
+use crate::plan::Plan;
+use crate::push::NodeResult;
+use crate::wire::{Mode, Report};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["to", "push", "release"])))]
@@ -65,14 +66,29 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     }
     let (targets, alone) = match (&a.push, a.to) {
         (Some(id), _) => of_push(&inv, id, ctx)?,
-        (None, Some(number)) => (to(&inv, &a, number)?, Vec::new()),
+        (None, Some(_)) if a.nodes.is_empty() => {
+            bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID")
+        }
+        (None, Some(number)) => (rollback::to(&inv, &a.nodes, number)?, Vec::new()),
         (None, None) => bail!("say --to GEN, --push ID or --release"),
     };
-    let changes = show_plans(&inv, &targets, &alone, &a, ctx)?;
+    // each machine is asked what it has first: the plan is from that, drift included
+    let read = rollback::read(
+        &inv,
+        targets,
+        &options_of(&a.connect, Mode::DryRun),
+        &Terminal { ctx },
+    )?;
+    let (mut alone, unread) = (alone, !read.unanswered.is_empty());
+    alone.extend(read.unanswered.iter().map(|r| not_read(r, ctx)));
+    let plans = rollback::plans(&inv, &read.answered)?;
+    show_plans(&plans, &read.answered, &alone, &a, ctx)?;
+    let changes = plans.iter().any(|p| !p.changes.is_empty());
+    let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();
     let cat = ctx.catalogue().map_err(|e| e.to_string());
     let options = a.rollout.options(crate::deploy::FailureBudget::None);
-    let (waves, unplanned) =
-        rollback::waves(&inv, cat.as_ref().map_err(Clone::clone), &targets, &options);
+    let cat = cat.as_ref().map_err(Clone::clone);
+    let (waves, unplanned) = rollback::waves(&inv, cat, &targets, &plans, &options);
     if let Some(why) = unplanned.filter(|_| !ctx.json && !ctx.quiet) {
         out!("waves: {why}; every node is sent at once");
     }
@@ -80,13 +96,19 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         if waves.len() > 1 && !ctx.json && !ctx.quiet {
             out_raw!("{}", super::rollout::waves_text(&waves));
         }
-        return Ok(if changes { exit::CHANGES } else { exit::OK });
+        return Ok(if unread {
+            exit::SOME_FAILED
+        } else if changes {
+            exit::CHANGES
+        } else {
+            exit::OK
+        });
     }
     if targets.is_empty() {
         if ctx.json {
             print_json(&alone)?;
         }
-        return Ok(exit::OK);
+        return Ok(if unread { exit::SOME_FAILED } else { exit::OK });
     }
     inv.lock_pushes()?;
     let push = PushOptions {
@@ -97,110 +119,84 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         push: options_of(&a.connect, Mode::Apply),
     };
     let rolled = rollback::rollback(&mut inv, &targets, &waves, &push, &Terminal { ctx })?;
-    report(&inv, rolled, alone, ctx)
+    report(&inv, rolled, alone, unread, ctx)
 }
 
-/// The selected nodes, each with its kept generation `number`; a node that has none refuses the
-/// whole rollback, naming the generations it has.
-fn to(inv: &Inventory, a: &RollbackArgs, number: u64) -> Result<Vec<Target>> {
-    if a.nodes.is_empty() {
-        bail!("name the nodes to roll back (names, globs or @TAG), or say --push ID");
+/// A node whose machine could not be asked what it has: said, and not rolled back; its JSON
+/// entry.
+fn not_read(r: &NodeResult, ctx: &Context) -> Value {
+    let (kind, e) = match &r.result {
+        Err(e) => (e.kind(), e.to_string()),
+        Ok(_) => ("unknown", "no answer".to_string()),
+    };
+    let reason = format!("not rolled back: what its machine has could not be read: {e}");
+    if !ctx.json {
+        out!("{}: {}", r.node, crate::plan::visible(&reason));
     }
-    let nodes = inv.select(Scope::Only(&a.nodes), &[])?;
-    let mut out = Vec::new();
-    for node in nodes {
-        let kept = inv.rollback_target(&node.name, number)?;
-        out.push(Target { node, kept });
-    }
-    Ok(out)
+    json!({"node": r.node, "outcome": "failed", "kind": kind, "reason": reason})
 }
 
-/// Every node of the past push `id` is one row of, each with the generation it had before that
-/// push; a node it made no generation on, or its first, is left alone and said so (in `--json`,
-/// as the entries returned).
+/// Every node of the past push `id` back to the generation it had before it; a node left alone
+/// is said so (in `--json`, as the entries returned).
 fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Value>)> {
     let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
         bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
     };
-    let mut out = Vec::new();
-    let mut left = Vec::new();
-    for row in inv.push_generations(number)? {
-        let alone = match (row.made, row.before) {
-            (None, _) => format!(
-                "{}: push #{} made no generation on it; left alone",
-                row.node, row.push
-            ),
-            (Some(made), None) => format!(
-                "{}: push #{} made generation {made}, the first this inventory keeps; nothing \
-                 before it to go back to, left alone",
-                row.node, row.push
-            ),
-            (Some(_), Some(before)) => {
-                let node = inv.node(&row.node)?;
-                let kept = inv.rollback_target(&row.node, before)?;
-                out.push(Target { node, kept });
-                continue;
-            }
-        };
+    let (targets, left) = rollback::of_push(inv, number)?;
+    let mut alone = Vec::new();
+    for l in left {
         if !ctx.json {
-            out!("{alone}");
+            out!("{}", l.reason);
         }
-        left.push(
-            json!({"node": row.node, "outcome": "left alone", "push": row.push,
-            "reason": alone}),
+        alone.push(
+            json!({"node": l.node, "outcome": "left alone", "push": l.push,
+            "reason": l.reason}),
         );
     }
-    Ok((out, left))
+    Ok((targets, alone))
 }
 
-/// Each target's plan, from what its machine confirmed to what its generation had, as `plan`
-/// shows it; whether any would change.
+/// Each target's plan (`plans`, made from what its machine has to what its generation had), as
+/// `plan` shows it; in `--json` with `--dry-run`, with the nodes left alone.
 fn show_plans(
-    inv: &Inventory,
-    targets: &[Target],
+    plans: &[Plan],
+    targets: &[(Target, Report)],
     alone: &[Value],
     a: &RollbackArgs,
     ctx: &Context,
-) -> Result<bool> {
-    let mut plans = Vec::new();
-    let mut changes = false;
-    for t in targets {
-        let name = &t.node.name;
-        let confirmed = inv.confirmed(name)?;
-        let report = inv.last_report(name)?;
-        let mut p = plan::plan(&t.kept.declaration, confirmed.as_ref(), report.as_ref());
-        p.unconfirmed = inv.in_flight(name)?;
-        p.rekeyed = inv.rekeyed(&t.node)?;
-        p.new_machine = inv.found_new(name)?;
-        changes |= !p.changes.is_empty();
-        if ctx.json {
-            plans.push(p);
-            continue;
-        }
+) -> Result<()> {
+    for (p, (t, _)) in plans.iter().zip(targets).filter(|_| !ctx.json) {
         out!(
-            "{name}: rollback to generation {} (push #{}, pushed at {} UTC), planned against what \
-             the machine confirmed:",
+            "{}: rollback to generation {} (push #{}, pushed at {} UTC), planned against \
+             what the machine has:",
+            t.node.name,
             t.kept.generation,
             t.kept.push,
             crate::wire::utc(t.kept.pushed_at)
         );
-        out_raw!("{}", render::plan(&p, a.diff, ctx.color()));
+        out_raw!("{}", render::plan(p, a.diff, ctx.color()));
     }
     if ctx.json && a.dry_run {
-        let mut all = render::plans_json(&plans, a.diff)?;
+        let mut all = render::plans_json(plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
-            for (entry, t) in list.iter_mut().zip(targets) {
+            for (entry, (t, _)) in list.iter_mut().zip(targets) {
                 entry["rollback_to"] = json!(t.kept.generation);
             }
             list.extend(alone.iter().cloned());
         }
         print_json(&all)?;
     }
-    Ok(changes)
+    Ok(())
 }
 
 /// How the rollback went: each node's result, the nodes now held, those given back their hold.
-fn report(inv: &Inventory, rolled: Rolled, mut alone: Vec<Value>, ctx: &Context) -> Result<u8> {
+fn report(
+    inv: &Inventory,
+    rolled: Rolled,
+    mut alone: Vec<Value>,
+    unread: bool,
+    ctx: &Context,
+) -> Result<u8> {
     let Rolled {
         summary: out,
         stopped_by,
@@ -216,7 +212,8 @@ fn report(inv: &Inventory, rolled: Rolled, mut alone: Vec<Value>, ctx: &Context)
     }
     let failed = out.results.iter().any(|r| !rollback::applied(r))
         || !out.unrecorded.is_empty()
-        || stopped_by.is_some();
+        || stopped_by.is_some()
+        || unread;
     if ctx.json {
         let mut all = render::results_json(&out.results, Mode::Apply);
         if let Some(list) = all.as_array_mut() {

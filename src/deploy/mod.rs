@@ -9,6 +9,7 @@ pub mod budget;
 pub mod cost;
 pub mod fan_out;
 pub mod rollback;
+pub mod rollback_plan;
 pub mod rollout;
 pub mod run;
 mod send;

@@ -9,19 +9,16 @@
 use std::collections::BTreeMap;
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Hold, Inventory, Kept, Node};
+use crate::inventory::{Hold, Inventory, Node};
+use crate::plan::Plan;
 use crate::push::NodeResult;
 use crate::resolve::Composed;
 
+pub use super::rollback_plan::{LeftAlone, Read, Target, of_push, plans, read, to};
+
 use super::run::{PushOptions, Said, Summary, Watch};
 use super::send::push_wave;
-use super::{DeployError, Options, Wave, plan_waves};
-
-/// A node and the generation it goes back to.
-pub struct Target {
-    pub node: Node,
-    pub kept: Kept,
-}
+use super::{DeployError, NodeCost, Options, Wave, node_cost};
 
 /// What a rollback came to.
 #[derive(Default)]
@@ -69,22 +66,32 @@ pub fn applied(r: &NodeResult) -> bool {
         .is_ok_and(|a| !a.failed() && !a.reverted() && !a.unknown())
 }
 
-/// The waves a push of the targets' generations takes, from what each change costs (`cat`; or
-/// why it cannot be planned, a module gone: a generation does not need it, then every node is
-/// sent at once), and whether they could be planned. A node no wave took (it changes nothing) is
-/// sent too, in a last wave of its own: it is held at its generation after.
+/// The waves a push of the targets' generations takes, from what each change costs in its plan
+/// (`plans`, one per target, made from what its machine has: drift pays its costs too); `cat`
+/// is the catalogue, or why there is none (a module gone: a generation does not need it, then
+/// every node is sent at once); and whether they could be planned. A node no wave took (it
+/// changes nothing) is sent too, in a last wave of its own: it is held at its generation after.
 pub fn waves(
     inv: &Inventory,
     cat: Result<&Catalogue, String>,
     targets: &[Target],
+    plans: &[Plan],
     options: &Options,
 ) -> (Vec<Wave>, Option<String>) {
-    let composed: Vec<(Node, Composed)> = targets
-        .iter()
-        .map(|t| (t.node.clone(), composed(t.kept.declaration.clone())))
-        .collect();
-    let planned =
-        cat.and_then(|cat| plan_waves(inv, cat, &composed, options).map_err(|e| e.to_string()));
+    let costs = || -> Result<Vec<(Node, NodeCost)>, DeployError> {
+        let mut out = Vec::new();
+        for (t, p) in targets.iter().zip(plans) {
+            let confirmed = inv.confirmed(&t.node.name)?;
+            let cost = node_cost(inv, p, &t.kept.declaration, confirmed.as_ref())?;
+            out.push((t.node.clone(), cost));
+        }
+        Ok(out)
+    };
+    let planned = cat.and_then(|cat| {
+        costs()
+            .and_then(|costs| super::cost::waves(inv, cat, costs, options))
+            .map_err(|e| e.to_string())
+    });
     let (mut waves, why) = match planned {
         Ok(w) => (w, None),
         Err(e) => (Vec::new(), Some(e)),
@@ -227,4 +234,85 @@ fn send_waves(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Target, waves};
+    use crate::catalogue::Catalogue;
+    use crate::deploy::{MaxUnavailable, Options};
+    use crate::inventory::{Inventory, Kept, Node};
+    use crate::plan::{Plan, UnitChange};
+    use crate::wire::Cost;
+
+    fn plan(node: &str, restarts: bool) -> Plan {
+        let units = restarts.then(|| UnitChange {
+            unit: "www-main.service".into(),
+            action: Cost::Restart,
+            because: vec!["www:process:www-main.service".into()],
+            stops: false,
+            verb: "restart",
+        });
+        Plan {
+            node: node.into(),
+            first_send: false,
+            unconfirmed: false,
+            rekeyed: false,
+            new_machine: false,
+            pending_confirmation: None,
+            held: vec![],
+            facts_moved: vec![],
+            changes: vec![],
+            units: units.into_iter().collect(),
+            needs_confirmation: vec![],
+        }
+    }
+
+    #[test]
+    fn a_rollbacks_waves_are_made_from_the_plans_it_is_given_drift_included() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("i.db")).unwrap();
+        let mut targets = Vec::new();
+        for (i, name) in ["n1", "n2"].iter().enumerate() {
+            let node = Node::new(name, &format!("192.0.2.{}", i + 1));
+            inv.add_node(&node).unwrap();
+            inv.assign(name, "web", "www").unwrap();
+            let declaration = serde_json::from_value(serde_json::json!({
+                "version": 1, "node": name, "resources": [{"id": "www:process:www-main.service",
+                "instance": "www", "module": "web@1", "kind": "directory", "path": "/x",
+                "owner": "root", "group": "root", "mode": 493}]
+            }))
+            .unwrap();
+            let kept = Kept {
+                node: name.to_string(),
+                generation: 1,
+                push: 1,
+                inventory: "a".into(),
+                pushed_at: 1,
+                declaration,
+            };
+            targets.push(Target { node, kept });
+        }
+        let cat = Catalogue::load(&[]).unwrap();
+        let options = Options {
+            max_unavailable: Some(MaxUnavailable::Count(1)),
+            ..Options::default()
+        };
+        // the machines' plans restart web on both (drift the confirmed state does not show):
+        // one at a time
+        let restart = [plan("n1", true), plan("n2", true)];
+        let (w, why) = waves(&inv, Ok(&cat), &targets, &restart, &options);
+        assert_eq!(why, None);
+        let nodes: Vec<Vec<String>> = w.into_iter().map(|w| w.nodes).collect();
+        assert_eq!(nodes, [vec!["n1".to_string()], vec!["n2".to_string()]]);
+        // plans that restart nothing go at once
+        let (w, _) = waves(
+            &inv,
+            Ok(&cat),
+            &targets,
+            &[plan("n1", false), plan("n2", false)],
+            &options,
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+    }
 }

@@ -1,8 +1,9 @@
 //! The inventory as a text document a team reviews in git and shares: `mesh inventory export`
 //! writes it, `mesh inventory import` reads it back.
 //!
-//! What the operator decided is in it: nodes (with pinned keys, tags and the ports the host gave
-//! out, so they stay stable), assignments (with pins and placements), settings layers and seats.
+//! What the operator decided is in it: nodes (with pinned keys, tags, the ports the host gave
+//! out, so they stay stable, and the generation a rollback holds a node at), assignments (with
+//! pins and placements), settings layers and seats.
 //! What the machines said (pushes, what each helper confirmed) is not, but for the generation
 //! each machine was last seen at (so that an inventory made from the document is refused, as
 //! stale, a push over a newer one), and neither are generated
@@ -67,6 +68,20 @@ pub struct NodeEntry {
     /// document plans against it, so a push it makes after a newer one is refused as stale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<crate::wire::Generation>,
+    /// The generation a rollback holds the node at, until `mesh rollback NODE --release`: an
+    /// inventory imported from this document leaves the node there too. Absent (as in every
+    /// document written before holds were exported): not held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_at: Option<HeldEntry>,
+}
+
+/// A rollback's hold of a node, as a document carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HeldEntry {
+    pub generation: u64,
+    /// When the rollback held it (UTC).
+    pub since: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,11 +283,16 @@ impl Inventory {
                 .insert(format!("{instance}.{name}"), port);
         }
         let mut generations = self.generations()?;
+        let mut holds = self.holds()?;
         let nodes = self
             .nodes()?
             .into_iter()
             .map(|n| NodeEntry {
                 generation: generations.remove(&n.name),
+                held_at: holds.remove(&n.name).map(|h| HeldEntry {
+                    generation: h.generation,
+                    since: h.since,
+                }),
                 tags: tags.get(&n.name).into_iter().flatten().cloned().collect(),
                 ports: ports.remove(&n.name).unwrap_or_default(),
                 name: n.name,

@@ -8,7 +8,7 @@ use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::export::{self, AssignmentEntry, Changes, Document, LayerEntry, NodeEntry};
+use super::export::{self, AssignmentEntry, Changes, Document, HeldEntry, LayerEntry, NodeEntry};
 use super::{Inventory, InventoryError, Node, nodes};
 
 impl Inventory {
@@ -145,6 +145,7 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
                 host_key: None,
                 // what the machines said is not the operator's to review
                 generation: None,
+                held_at: None,
                 ..n.clone()
             })
             .collect()
@@ -175,6 +176,12 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
             &new.name,
             old.host_key.as_deref(),
             new.host_key.as_deref(),
+        );
+        hold(
+            &mut c,
+            &new.name,
+            old.held_at.as_ref(),
+            new.held_at.as_ref(),
         );
     }
     let old_assignments: HashMap<(&str, &str), &AssignmentEntry> = now
@@ -296,6 +303,23 @@ fn host_key(c: &mut Changes, node: &str, old: Option<&str>, new: Option<&str>) {
     }
 }
 
+/// A rollback's hold, an operator's decision: holding is a change; letting go (the file says
+/// the node is not held) is a removal of the hold, as `mesh rollback --release` would be.
+fn hold(c: &mut Changes, node: &str, old: Option<&HeldEntry>, new: Option<&HeldEntry>) {
+    match (old.map(|h| h.generation), new.map(|h| h.generation)) {
+        (None, Some(g)) => c
+            .changed
+            .push(format!("node {node}: held at generation {g} by rollback")),
+        (Some(g), None) => c.removed.push(format!(
+            "the rollback hold of node {node} at generation {g}"
+        )),
+        (Some(was), Some(g)) if was != g => c.changed.push(format!(
+            "node {node}: held at generation {was} → {g} by rollback"
+        )),
+        _ => {}
+    }
+}
+
 /// Adds or updates a node (its assignments, secrets and confirmed state stay), with its tags and
 /// ports as the document says.
 fn put_node(tx: &rusqlite::Transaction<'_>, entry: &NodeEntry) -> Result<(), InventoryError> {
@@ -319,6 +343,7 @@ fn put_node(tx: &rusqlite::Transaction<'_>, entry: &NodeEntry) -> Result<(), Inv
     if let Some(generation) = &entry.generation {
         super::generations::imported(tx, &n.name, generation)?;
     }
+    super::rollback_holds::imported(tx, &n.name, entry.held_at.as_ref())?;
     Ok(())
 }
 

@@ -3,7 +3,9 @@
 //! `mesh rollback NODE --release`. A hold here outlasts any one push; a container's moving data
 //! and a rollout's stop hold a node for one push only.
 
-use rusqlite::{OptionalExtension, params};
+use std::collections::BTreeMap;
+
+use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError, Kept};
@@ -188,6 +190,23 @@ impl Inventory {
             .optional()?)
     }
 
+    /// Every node's hold, by node: what an export carries.
+    pub(super) fn holds(&self) -> Result<BTreeMap<String, Hold>, InventoryError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT node, generation, since FROM rollback_holds")?;
+        let rows = stmt.query_map([], |r| {
+            let node: String = r.get(0)?;
+            let hold = Hold {
+                node: node.clone(),
+                generation: number(r.get(1)?),
+                since: r.get(2)?,
+            };
+            Ok((node, hold))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Releases `node`'s hold; the hold it had, if any.
     pub fn release(&mut self, node: &str) -> Result<Option<Hold>, InventoryError> {
         let hold = self.held_at(node)?;
@@ -195,6 +214,31 @@ impl Inventory {
             .execute("DELETE FROM rollback_holds WHERE node = ?1", [node])?;
         Ok(hold)
     }
+}
+
+/// What an imported document says of `node`'s hold, inside the caller's transaction: held
+/// where it says (its `since` kept; an unmoved hold is left as it is), released where it says
+/// nothing.
+pub(super) fn imported(
+    tx: &Transaction<'_>,
+    node: &str,
+    held: Option<&super::export::HeldEntry>,
+) -> Result<(), InventoryError> {
+    let Some(h) = held else {
+        tx.execute("DELETE FROM rollback_holds WHERE node = ?1", [node])?;
+        return Ok(());
+    };
+    tx.execute(
+        "INSERT INTO rollback_holds (node, generation, since) VALUES (?1, ?2, ?3)
+         ON CONFLICT (node) DO UPDATE SET generation = ?2, since = ?3
+         WHERE generation IS NOT ?2",
+        params![
+            node,
+            i64::try_from(h.generation).unwrap_or(i64::MAX),
+            h.since
+        ],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -331,5 +375,58 @@ mod tests {
         assert_eq!(inv.release("n").unwrap().map(|h| h.generation), Some(1));
         assert_eq!(inv.held_at("n").unwrap(), None);
         assert_eq!(inv.release("n").unwrap(), None);
+    }
+
+    /// Where a node is reached: as it is written.
+    struct AsWritten;
+
+    impl crate::inventory::Machines for AsWritten {
+        fn machine_of(&self, node: &Node) -> crate::inventory::NodeMachine {
+            crate::inventory::NodeMachine {
+                host: node.address.clone(),
+                port: node.port,
+            }
+        }
+    }
+
+    #[test]
+    fn a_hold_goes_with_the_export_and_an_export_from_before_holds_still_imports() {
+        use crate::inventory::export::Document;
+        let (_d, mut a) = inventory(&["n", "m"]);
+        pushed(&mut a, "t1", &["n", "m"], 1);
+        a.hold_at("n", 1).unwrap();
+        let held = a.held_at("n").unwrap().unwrap();
+        let text = a.export().unwrap().to_text();
+        assert!(text.contains("\"held-at\""), "{text}");
+        let doc = Document::parse("a.json", &text, &AsWritten).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Inventory::init(&dir.path().join("b.db")).unwrap();
+        b.import(&doc).unwrap();
+        assert_eq!(b.held_at("n").unwrap(), Some(held.clone()));
+        assert_eq!(b.held_at("m").unwrap(), None);
+        // B's own export says the same hold: the round trip keeps it
+        assert_eq!(b.export().unwrap().to_text(), text);
+        assert!(b.import_changes(&doc).unwrap().is_empty());
+        // a document that says n is not held lets go of it, and that is a removal to review
+        let mut released = doc.clone();
+        released.nodes.iter_mut().for_each(|n| n.held_at = None);
+        let c = b.import_changes(&released).unwrap();
+        assert_eq!(c.removed, ["the rollback hold of node n at generation 1"]);
+        // a document from before holds were exported (no `held-at`) reads as it always did
+        let older: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut older = older;
+        for n in older["nodes"].as_array_mut().unwrap() {
+            n.as_object_mut().unwrap().remove("held-at");
+        }
+        let older = Document::parse("old.json", &older.to_string(), &AsWritten).unwrap();
+        assert_eq!(older, released);
+        b.import(&older).unwrap();
+        assert_eq!(b.held_at("n").unwrap(), None);
+        // and another inventory's hold, imported, changes a held one's generation
+        b.import(&doc).unwrap();
+        a.hold_at("n", 7).unwrap();
+        let moved = a.export().unwrap();
+        let c = b.import_changes(&moved).unwrap();
+        assert_eq!(c.changed, ["node n: held at generation 1 → 7 by rollback"]);
     }
 }

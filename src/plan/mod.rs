@@ -5,6 +5,7 @@
 mod content;
 pub mod diff;
 pub mod hold;
+pub mod machine;
 pub mod removal;
 mod visible;
 
@@ -79,6 +80,14 @@ pub struct Change {
     /// For `changed`: the settings whose values moved in it (what causes the change).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<String>,
+    /// The machine, asked, has it otherwise than it confirmed (changed by hand since): the
+    /// push puts it back ([`machine::against_machine`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub drift: bool,
+    /// Its files as the machine has them and as the push writes them, when the machine was
+    /// asked: a diff is then from the machine's bytes.
+    #[serde(skip)]
+    pub found: Vec<crate::wire::Seen>,
 }
 
 /// What happens to a resource.
@@ -145,6 +154,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     new: Some(r.clone()),
                     undo: None,
                     settings: vec![],
+                    drift: false,
+                    found: Vec::new(),
                 });
                 if let Some(c) = r.spec.costing() {
                     for u in &c.units {
@@ -235,6 +246,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     new: Some(r.clone()),
                     undo: None,
                     settings: moved,
+                    drift: false,
+                    found: Vec::new(),
                 });
             }
         }
@@ -285,6 +298,8 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                 new: None,
                 undo,
                 settings: vec![],
+                drift: false,
+                found: Vec::new(),
             });
         }
     }
