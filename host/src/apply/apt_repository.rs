@@ -158,7 +158,7 @@ impl Run<'_> {
         let mut refused: Vec<(&Written, Vec<&String>)> = apt
             .written
             .iter()
-            .map(|w| (w, said.iter().filter(|l| l.contains(&w.uri)).collect()))
+            .map(|w| (w, said.iter().filter(|l| names(l, &w.uri)).collect()))
             .filter(|(_, lines): &(_, Vec<_>)| !lines.is_empty())
             .collect();
         if !ok && refused.is_empty() {
@@ -179,7 +179,20 @@ impl Run<'_> {
                 ),
             );
         }
-        if !ok && apt.written.is_empty() {
+        for w in &apt.written {
+            if !refused.iter().any(|(r, _)| r.id == w.id)
+                && let Some(o) = self.outcomes.iter_mut().find(|o| o.id == w.id)
+            {
+                o.detail.push_str("; apt-get update took it");
+            }
+        }
+        if ok {
+            for id in &apt.given_back {
+                if let Some(o) = self.outcomes.iter_mut().find(|o| &o.id == id) {
+                    o.detail.push_str("; apt-get update took it");
+                }
+            }
+        } else if apt.written.is_empty() {
             let words: Vec<&str> = said.iter().map(String::as_str).collect();
             for id in &apt.given_back {
                 self.fail(
@@ -254,10 +267,40 @@ fn apt_get_update() -> Result<(bool, Vec<String>), String> {
     Ok((out.status.success(), said))
 }
 
+/// Whether apt's `line` is about the repository at `uri`: apt writes it followed by its suite
+/// (`file:/srv/r ./ InRelease`) or a file under it (`file:/srv/r/./InRelease`), so that
+/// `file:/srv/r2` is not `file:/srv/r`.
+fn names(line: &str, uri: &str) -> bool {
+    let uri = uri.trim_end_matches('/');
+    line.match_indices(uri)
+        .any(|(at, _)| matches!(line[at + uri.len()..].chars().next(), Some(' ' | '/' | '\'')))
+}
+
 /// apt's last few lines of complaint, joined for one detail.
 fn last_lines(lines: &[&str]) -> String {
     if lines.is_empty() {
         return "it said nothing".to_string();
     }
     lines[lines.len().saturating_sub(3)..].join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names;
+
+    #[test]
+    fn apt_s_lines_are_matched_to_the_repository_they_name() {
+        let w = "W: GPG error: file:/srv/meshrepo ./ InRelease: NO_PUBKEY 5A4C92E91949BAD1";
+        assert!(names(w, "file:/srv/meshrepo"));
+        assert!(names(w, "file:/srv/meshrepo/"));
+        assert!(!names(w, "file:/srv/mesh"));
+        assert!(!names(
+            "E: The repository 'file:/srv/meshrepo2 ./ InRelease' is not signed.",
+            "file:/srv/meshrepo"
+        ));
+        assert!(names(
+            "W: Failed to fetch file:/srv/meshrepo/./InRelease  NO_PUBKEY",
+            "file:/srv/meshrepo"
+        ));
+    }
 }
