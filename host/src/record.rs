@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub(crate) use kinds::{
-    AptRepositoryEntry, FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry, UserKeys,
+    AptRepositoryEntry, FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry,
+    UserKeys,
 };
 
 /// Where the record and the kept originals live.

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
-    self, AptRepositorySpec, BundleFile, ContainerSpec, Cost, Costing, FileSpec, GroupSpec, Key, KeysSpec, Mount,
-    PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec,
-    SysctlSpec, TimerSpec, UserSpec,
+    self, AptRepositorySpec, BundleFile, ContainerSpec, Cost, Costing, FileSpec, GroupSpec, Key,
+    KeysSpec, Mount, PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    SymlinkSpec, SysctlSpec, TimerSpec, UserSpec,
 };
 
 pub(super) fn resource(

@@ -75,7 +75,11 @@ fn copy_onto(node: &str, dir: &Path) {
     .stdin(std::fs::File::open(&tar).expect("the tarball"))
     .output()
     .expect("ssh runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn policy(node: &str) -> String {
@@ -132,8 +136,14 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
     mesh.run(&["assign", "tiny", NODE]).ok();
     set(&mesh, "file:/srv/meshrepo", &good);
     let push = mesh.run(&["push", NODE]).ok();
-    assert_eq!(on(NODE, &format!("cat {SOURCES}")), sources("file:/srv/meshrepo"));
-    assert_eq!(on(NODE, &format!("cat {KEY}")), format!("{}\n", good.trim()));
+    assert_eq!(
+        on(NODE, &format!("cat {SOURCES}")),
+        sources("file:/srv/meshrepo")
+    );
+    assert_eq!(
+        on(NODE, &format!("cat {KEY}")),
+        format!("{}\n", good.trim())
+    );
     assert_eq!(
         on(NODE, &format!("stat -c '%U %a' {SOURCES} {KEY}")),
         "root 644\nroot 644\n"
@@ -150,7 +160,11 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
         "{}",
         push.stdout
     );
-    assert!(push.stdout.contains("apt-get update took it"), "{}", push.stdout);
+    assert!(
+        push.stdout.contains("apt-get update took it"),
+        "{}",
+        push.stdout
+    );
 
     // a setting changed: the plan shows the sources file's diff, and it costs no unit anything
     set(&mesh, "file:/srv/meshrepo2", &good);
@@ -162,11 +176,20 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
     );
     assert!(plan.contains("-URIs: file:/srv/meshrepo\n"), "{plan}");
     assert!(plan.contains("+URIs: file:/srv/meshrepo2\n"), "{plan}");
-    assert!(!plan.contains("restart") && !plan.contains("reload"), "{plan}");
+    assert!(
+        !plan.contains("restart") && !plan.contains("reload"),
+        "{plan}"
+    );
     mesh.run(&["push", NODE]).ok();
-    assert_eq!(on(NODE, &format!("cat {SOURCES}")), sources("file:/srv/meshrepo2"));
+    assert_eq!(
+        on(NODE, &format!("cat {SOURCES}")),
+        sources("file:/srv/meshrepo2")
+    );
     let moved = policy(NODE);
-    assert!(moved.contains("500 file:/srv/meshrepo2 ./ Packages"), "{moved}");
+    assert!(
+        moved.contains("500 file:/srv/meshrepo2 ./ Packages"),
+        "{moved}"
+    );
     assert!(!moved.contains("file:/srv/meshrepo ./"), "{moved}");
 
     // another key: apt refuses the signature, the push fails naming the repository, and both
@@ -182,7 +205,10 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
     );
     assert!(said.contains("NO_PUBKEY"), "{said}");
     assert_eq!(on(NODE, &format!("sha256sum {SOURCES} {KEY}")), before);
-    assert_eq!(on(NODE, &format!("cat {KEY}")), format!("{}\n", good.trim()));
+    assert_eq!(
+        on(NODE, &format!("cat {KEY}")),
+        format!("{}\n", good.trim())
+    );
 
     // undeclared: both files gone, apt's lists updated, the repository no longer apt's
     set(&mesh, "file:/srv/meshrepo2", &good);

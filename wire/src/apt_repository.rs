@@ -140,7 +140,8 @@ impl AptRepositorySpec {
 mod tests {
     use super::*;
 
-    const KEY: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZ\n-----END PGP PUBLIC KEY BLOCK-----\n";
+    const KEY: &str =
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZ\n-----END PGP PUBLIC KEY BLOCK-----\n";
 
     fn spec(name: &str, uri: &str, suite: &str, components: &[&str]) -> AptRepositorySpec {
         AptRepositorySpec {
@@ -156,14 +157,22 @@ mod tests {
     fn a_repository_is_one_sources_file_naming_its_own_key() {
         let r = spec("local", "file:/srv/meshrepo", "./", &[]);
         assert!(r.check().is_ok());
-        assert_eq!(r.sources_path(), "/etc/apt/sources.list.d/mesh-local.sources");
+        assert_eq!(
+            r.sources_path(),
+            "/etc/apt/sources.list.d/mesh-local.sources"
+        );
         assert_eq!(r.key_path(), "/etc/apt/keyrings/mesh-local.asc");
         assert_eq!(
             r.sources_text(),
             "# local (written by mesh)\nTypes: deb\nURIs: file:/srv/meshrepo\nSuites: ./\n\
              Signed-By: /etc/apt/keyrings/mesh-local.asc\n"
         );
-        let d = spec("deb.example", "https://x.example/debian", "bookworm", &["main", "contrib"]);
+        let d = spec(
+            "deb.example",
+            "https://x.example/debian",
+            "bookworm",
+            &["main", "contrib"],
+        );
         assert!(d.check().is_ok());
         assert!(d.sources_text().contains("Components: main contrib\n"));
     }
@@ -180,7 +189,10 @@ mod tests {
         assert_eq!(field(spec("r", "file:/r", "a\nb", &["main"])), "suite");
         assert_eq!(field(spec("r", "file:/r", "./", &["main"])), "components");
         assert_eq!(field(spec("r", "file:/r", "bookworm", &[])), "components");
-        assert_eq!(field(spec("r", "file:/r", "bookworm", &["a\nb"])), "components");
+        assert_eq!(
+            field(spec("r", "file:/r", "bookworm", &["a\nb"])),
+            "components"
+        );
         let mut unarmored = spec("r", "file:/r", "./", &[]);
         unarmored.key = "mDMEZ".into();
         assert_eq!(field(unarmored), "key");

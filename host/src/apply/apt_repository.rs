@@ -81,7 +81,9 @@ impl Run<'_> {
         );
         if first {
             let keep = |run: &Self, part: &str, found: &Option<Found>| match found {
-                Some(f) => run.keep_original(&format!("{}#{part}", resource.id), f).map(Some),
+                Some(f) => run
+                    .keep_original(&format!("{}#{part}", resource.id), f)
+                    .map(Some),
                 None => Ok(None),
             };
             let entry = AptRepositoryEntry {
@@ -163,7 +165,11 @@ impl Run<'_> {
             .collect();
         if !ok && refused.is_empty() {
             // apt failed without naming one: each repository written is the suspect
-            refused = apt.written.iter().map(|w| (w, said.iter().collect())).collect();
+            refused = apt
+                .written
+                .iter()
+                .map(|w| (w, said.iter().collect()))
+                .collect();
         }
         for (w, lines) in &refused {
             let put_back = self.put_back(w, record);
@@ -171,8 +177,7 @@ impl Run<'_> {
             self.fail(
                 &w.id,
                 format!(
-                    "{}: apt-get update refused repository {} ({}): {}; {put_back}",
-                    w.name,
+                    "apt-get update refused repository {} ({}): {}; {put_back}",
                     w.name,
                     w.uri,
                     last_lines(&words)
@@ -244,8 +249,8 @@ impl Run<'_> {
     }
 }
 
-/// `apt-get update` run: whether it exited 0, and its lines that warn or err (`W:`, `E:`,
-/// `Err:`), where apt names each repository it refused by its uri.
+/// `apt-get update` run: whether it exited 0, and its lines that warn or err (`W:`, `E:`),
+/// where apt names each repository it refused by its uri.
 fn apt_get_update() -> Result<(bool, Vec<String>), String> {
     let out = Command::new("apt-get")
         .args(["update", "-q"])
@@ -261,7 +266,7 @@ fn apt_get_update() -> Result<(bool, Vec<String>), String> {
     let said = text
         .lines()
         .map(str::trim)
-        .filter(|l| ["W:", "E:", "Err:"].iter().any(|p| l.starts_with(p)))
+        .filter(|l| l.starts_with("W:") || l.starts_with("E:"))
         .map(String::from)
         .collect();
     Ok((out.status.success(), said))
@@ -272,8 +277,12 @@ fn apt_get_update() -> Result<(bool, Vec<String>), String> {
 /// `file:/srv/r2` is not `file:/srv/r`.
 fn names(line: &str, uri: &str) -> bool {
     let uri = uri.trim_end_matches('/');
-    line.match_indices(uri)
-        .any(|(at, _)| matches!(line[at + uri.len()..].chars().next(), Some(' ' | '/' | '\'')))
+    line.match_indices(uri).any(|(at, _)| {
+        matches!(
+            line[at + uri.len()..].chars().next(),
+            Some(' ' | '/' | '\'')
+        )
+    })
 }
 
 /// apt's last few lines of complaint, joined for one detail.

@@ -10,8 +10,8 @@
 //! its new files, and a unit it stops is not restarted first).
 
 mod access;
-mod apt_repository;
 mod accounts;
+mod apt_repository;
 mod container;
 mod directory;
 mod effective;

@@ -129,8 +129,7 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str =
-    "file, keys, service, package, process, container, symlink, sysctl, timer, group, user, \
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl, timer, group, user, \
      apt-repository";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
