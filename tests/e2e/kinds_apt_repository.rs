@@ -125,6 +125,11 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
          /var/lib/apt/lists/_srv_meshrepo*; dpkg --purge meshtiny >/dev/null 2>&1; true",
     );
     copy_onto(NODE, dir.path());
+    // a file found at the key's path: the mesh's while declared, its bytes given back after
+    on(
+        NODE,
+        &format!("printf 'found by the test\\n' >{KEY}; chmod 600 {KEY}"),
+    );
     // the package is the test's own module's: it installs in the push that adds the repository
     mesh.module(
         "tiny",
@@ -216,15 +221,19 @@ fn an_apt_repository_is_added_with_its_key_changed_refused_when_wrongly_signed_a
     mesh.run(&["unassign", "tiny", NODE]).ok();
     let off = mesh.run(&["push", NODE]).ok();
     assert_eq!(
-        on(NODE, &format!("ls {SOURCES} {KEY} 2>/dev/null; true")),
+        on(NODE, &format!("ls {SOURCES} 2>/dev/null; true")),
         "",
         "{}",
         off.stdout
+    );
+    assert_eq!(
+        on(NODE, &format!("cat {KEY}; stat -c %a {KEY}")),
+        "found by the test\n600\n"
     );
     let gone = policy(NODE);
     assert!(!gone.contains("meshrepo"), "{gone}\n{}", off.stdout);
     on(
         NODE,
-        "dpkg --purge meshtiny >/dev/null; rm -rf /srv/meshrepo /srv/meshrepo2",
+        &format!("dpkg --purge meshtiny >/dev/null; rm -rf /srv/meshrepo /srv/meshrepo2 {KEY}"),
     );
 }
