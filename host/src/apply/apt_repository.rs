@@ -101,18 +101,23 @@ impl Run<'_> {
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
         }
-        self.apt.written.push(Written {
+        let written = Written {
             id: resource.id.clone(),
             name: spec.name.clone(),
             uri: spec.uri.clone(),
             before: vec![(key.clone(), found_key), (sources.clone(), found_sources)],
             first,
-        });
+        };
         // the key first: a sources file never names a key that is not there yet
         for (path, bytes) in [(&key, &want_key), (&sources, &want_sources)] {
-            files::write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
-                .map_err(|e| format!("{path}: {e}"))?;
+            if let Err(e) = files::write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
+            {
+                // half written is neither: the old sources file would name the new key
+                let put_back = self.put_back(&written, record);
+                return Err(format!("{path}: {e}; {put_back}"));
+            }
         }
+        self.apt.written.push(written);
         Ok(outcome(
             &resource.id,
             state,
@@ -218,8 +223,8 @@ impl Run<'_> {
         }
     }
 
-    /// A refused repository's files as they were before this run; the record forgets one it
-    /// had not held before.
+    /// A repository's files as they were before this run (apt refused it, or only one was
+    /// written); the record forgets one it had not held before.
     fn put_back(&mut self, w: &Written, record: &mut Record) -> String {
         for (path, before) in &w.before {
             let at = Path::new(path);
