@@ -276,7 +276,8 @@ impl Adopt<'_> {
             | Spec::Sysctl(_)
             | Spec::Timer(_)
             | Spec::Group(_)
-            | Spec::User(_) => {}
+            | Spec::User(_)
+            | Spec::AptRepository(_) => {}
         }
     }
 

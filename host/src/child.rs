@@ -25,6 +25,9 @@ pub(crate) const SYSTEMCTL: Duration = Duration::from_secs(120);
 pub(crate) const DOCKER: Duration = Duration::from_secs(600);
 /// `apt-get install`: downloads, and every package's scripts.
 pub(crate) const PACKAGES: Duration = Duration::from_secs(900);
+/// `apt-get update`: every repository's lists downloaded, one after another; an unreachable
+/// mirror is given up on by apt itself well within this.
+pub(crate) const APT_UPDATE: Duration = Duration::from_secs(300);
 /// A look-up (`getent`, `dpkg-query`, `docker ps`): answers at once or not at all.
 pub(crate) const LOOKUP: Duration = Duration::from_secs(30);
 /// `useradd`, `usermod`, `userdel`, `groupadd`, `groupdel`: files under `/etc` and a home.

@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub(crate) use kinds::{
-    FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry, UserKeys,
+    AptRepositoryEntry, FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry,
+    UserKeys,
 };
 
 /// Where the record and the kept originals live.
@@ -85,6 +86,8 @@ pub(crate) enum Entry {
     Timer(TimerEntry),
     Group(GroupEntry),
     User(UserEntry),
+    #[serde(rename = "apt-repository")]
+    AptRepository(AptRepositoryEntry),
 }
 
 /// A container the mesh runs.
@@ -208,6 +211,7 @@ impl Entry {
             Entry::Group(g) => g.undo_into(&mut undo),
             Entry::User(u) => u.undo_into(&mut undo),
             Entry::Sysctl(s) => s.undo_into(&mut undo),
+            Entry::AptRepository(a) => a.undo_into(&mut undo),
             Entry::Symlink(l) => l.undo_into(&mut undo),
             Entry::Container(c) => {
                 undo.stops.push(format!("container {}", c.name));

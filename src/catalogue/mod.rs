@@ -26,8 +26,9 @@ pub(crate) use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
 pub(crate) use resources::check_account;
 pub use resources::{
-    ContainerDef, FileDef, GroupDef, KeyValue, KeysDef, PackageDef, ProbeDef, ProcessDef, ReadyDef,
-    ResourceDef, ServiceDef, SymlinkDef, SysctlDef, TimerDef, UserDef, valid_unit,
+    AptRepositoryDef, ContainerDef, FileDef, GroupDef, KeyValue, KeysDef, PackageDef, ProbeDef,
+    ProcessDef, ReadyDef, ResourceDef, ServiceDef, SymlinkDef, SysctlDef, TimerDef, UserDef,
+    valid_unit,
 };
 pub use setting::{Setting, SettingType};
 pub use template::Template;

@@ -289,6 +289,11 @@ fn removal(c: &crate::plan::Change) -> String {
                 "its home kept"
             }
         ),
+        Some(Spec::AptRepository(a)) => format!(
+            "repository {}: its sources file and key removed (or what the mesh found there put \
+             back), then apt's lists updated",
+            a.name
+        ),
         Some(Spec::Sysctl(s)) => format!(
             "{}: set back to the value the mesh found, its drop-in removed",
             s.name

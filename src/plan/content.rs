@@ -41,6 +41,14 @@ pub fn content(spec: &Spec) -> String {
         },
         Spec::Symlink(l) => format!("link -> {}\n", l.target),
         Spec::Sysctl(s) => format!("{} = {}\n", s.name, s.value),
+        // both files, as the helper writes them: a moved uri or a new key shows line by line
+        Spec::AptRepository(a) => format!(
+            "{}:\n{}\n{}:\n{}",
+            a.sources_path(),
+            a.sources_text(),
+            a.key_path(),
+            a.key_text()
+        ),
         Spec::Group(g) => format!(
             "group {}{}\n",
             g.name,

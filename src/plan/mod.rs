@@ -504,6 +504,18 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
                 }
             }
         }
+        (Spec::AptRepository(a), Spec::AptRepository(b)) => {
+            for (field, differs) in [
+                ("uri", a.uri != b.uri),
+                ("suite", a.suite != b.suite),
+                ("components", a.components != b.components),
+                ("key", a.key.trim() != b.key.trim()),
+            ] {
+                if differs {
+                    out.push(field.to_string());
+                }
+            }
+        }
         (Spec::Sysctl(a), Spec::Sysctl(b)) => {
             if a.value != b.value {
                 out.push("value".to_string());

@@ -41,19 +41,26 @@ pub(super) fn collisions(resources: &[Resource]) -> Vec<String> {
 fn shared_paths(resources: &[Resource]) -> Vec<String> {
     let mut seen: BTreeMap<String, (&str, &str)> = BTreeMap::new();
     let mut out = Vec::new();
-    for r in resources {
-        let (path, kind) = match &r.spec {
-            Spec::File(f) => (f.path.clone(), "file"),
-            Spec::Keys(k) => (k.path.clone(), "keys"),
-            Spec::Directory(d) => (d.path.clone(), "directory"),
-            Spec::Symlink(l) => (l.path.clone(), "symlink"),
-            Spec::Sysctl(s) => (s.drop_in(), "sysctl drop-in"),
-            Spec::Process(p) => (
+    let written = resources.iter().flat_map(|r| {
+        let paths = match &r.spec {
+            Spec::File(f) => vec![(f.path.clone(), "file")],
+            Spec::Keys(k) => vec![(k.path.clone(), "keys")],
+            Spec::Directory(d) => vec![(d.path.clone(), "directory")],
+            Spec::Symlink(l) => vec![(l.path.clone(), "symlink")],
+            Spec::Sysctl(s) => vec![(s.drop_in(), "sysctl drop-in")],
+            Spec::AptRepository(a) => vec![
+                (a.sources_path(), "apt-repository sources file"),
+                (a.key_path(), "apt-repository key"),
+            ],
+            Spec::Process(p) => vec![(
                 format!("/etc/systemd/system/{}", p.unit),
                 "process unit file",
-            ),
-            _ => continue,
+            )],
+            _ => Vec::new(),
         };
+        paths.into_iter().map(move |(path, kind)| (r, path, kind))
+    });
+    for (r, path, kind) in written {
         let path = path.trim_end_matches('/').to_string();
         match seen.get(&path) {
             Some(&(first_kind, first)) if first_kind != kind => out.push(format!(

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::catalogue::{Module, ResourceDef, digest};
 use crate::wire::{
-    self, BundleFile, ContainerSpec, Cost, Costing, FileSpec, GroupSpec, Key, KeysSpec, Mount,
-    PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec, SymlinkSpec,
-    SysctlSpec, TimerSpec, UserSpec,
+    self, AptRepositorySpec, BundleFile, ContainerSpec, Cost, Costing, FileSpec, GroupSpec, Key,
+    KeysSpec, Mount, PackageSpec, Port, ProcessSpec, Resource, ServiceSpec, SettingUse, Spec,
+    SymlinkSpec, SysctlSpec, TimerSpec, UserSpec,
 };
 
 pub(super) fn resource(
@@ -236,6 +236,22 @@ pub(super) fn resource(
                     groups,
                     authorized_keys: u.authorized_keys.as_ref().map(text),
                     remove_home: u.remove_home,
+                }),
+            )
+        }
+        ResourceDef::AptRepository(a) => {
+            let name = text(&a.name);
+            (
+                format!("{instance}:apt-repository:{name}"),
+                Spec::AptRepository(AptRepositorySpec {
+                    name,
+                    uri: text(&a.uri),
+                    suite: text(&a.suite),
+                    components: text(&a.components)
+                        .split_whitespace()
+                        .map(String::from)
+                        .collect(),
+                    key: text(&a.key),
                 }),
             )
         }

@@ -38,6 +38,7 @@ mod inventory_hostile;
 mod inventory_removal;
 mod key_order;
 mod kinds;
+mod kinds_apt_repository;
 mod kinds_symlink;
 mod kinds_sysctl;
 mod kinds_timer;

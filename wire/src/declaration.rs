@@ -92,6 +92,10 @@ pub enum Spec {
     /// A user: made when missing, its shell, groups and keys set; what the mesh changed given
     /// back when undeclared.
     User(UserSpec),
+    /// An apt repository and the key it is signed with: its sources file and key file given
+    /// back as found when undeclared, apt's lists updated once per run that changed one.
+    #[serde(rename = "apt-repository")]
+    AptRepository(AptRepositorySpec),
 }
 
 impl Spec {
@@ -110,6 +114,7 @@ impl Spec {
             Spec::Timer(_) => "timer",
             Spec::Group(_) => "group",
             Spec::User(_) => "user",
+            Spec::AptRepository(_) => "apt-repository",
         }
     }
 
@@ -128,6 +133,7 @@ impl Spec {
             Spec::Timer(t) => &t.name,
             Spec::Group(g) => &g.name,
             Spec::User(u) => &u.name,
+            Spec::AptRepository(a) => &a.name,
         }
     }
 

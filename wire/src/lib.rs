@@ -8,6 +8,7 @@
 //! The helper receives data, never shell: paths, owners and contents are fields, not commands.
 
 mod account;
+mod apt_repository;
 mod container;
 mod cost;
 mod declaration;
@@ -30,6 +31,7 @@ mod tests;
 mod timer;
 
 pub use account::*;
+pub use apt_repository::*;
 pub use container::*;
 pub use cost::*;
 pub use declaration::*;

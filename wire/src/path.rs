@@ -286,10 +286,11 @@ impl Spec {
                 .iter()
                 .map(|h| ("home".into(), h.as_str(), Place::Machine))
                 .collect(),
-            // its drop-in and /proc/sys file are made from its checked name
+            // a sysctl's drop-in and a repository's two files are made from its checked name
             Spec::Service(_)
             | Spec::Package(_)
             | Spec::Sysctl(_)
+            | Spec::AptRepository(_)
             | Spec::Timer(_)
             | Spec::Group(_) => Vec::new(),
         }
@@ -329,6 +330,7 @@ impl Spec {
         }
         match self {
             Spec::Sysctl(sysctl) => sysctl.check()?,
+            Spec::AptRepository(repository) => repository.check()?,
             Spec::Package(package) => package.check()?,
             Spec::Group(group) => group.check()?,
             Spec::User(user) => user.check()?,

@@ -11,6 +11,7 @@
 
 mod access;
 mod accounts;
+mod apt_repository;
 mod container;
 mod directory;
 mod effective;
@@ -124,6 +125,7 @@ fn measure_or_apply(
         started: BTreeSet::new(),
         paid: BTreeMap::new(),
         parents_made: Vec::new(),
+        apt: Default::default(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -160,7 +162,11 @@ fn measure_or_apply(
         .map(|(id, entry)| {
             let phase = match entry {
                 Entry::Process(_) | Entry::Service(_) | Entry::Container(_) | Entry::Timer(_) => 0,
-                Entry::File(_) | Entry::Keys(_) | Entry::Symlink(_) | Entry::Sysctl(_) => 1,
+                Entry::File(_)
+                | Entry::Keys(_)
+                | Entry::Symlink(_)
+                | Entry::Sysctl(_)
+                | Entry::AptRepository(_) => 1,
                 Entry::Directory(_) => 2,
                 // a user after what runs as it and the files it owns, its groups after it
                 Entry::User(_) => 3,
@@ -177,15 +183,17 @@ fn measure_or_apply(
         run.outcomes.push(outcome);
     }
     run.remove_parents_made();
-    // Then what is declared: packages, groups, users (a directory's, a file's or a process's
+    // Then what is declared: apt's repositories (and one `apt-get update` after them), packages,
+    // groups, users (a directory's, a file's or a process's
     // owner may be one this run makes), directories, files and keys; the units that read changed
     // files are paid; then services and processes are put in their state.
     let phase = |spec: &Spec| match spec {
-        Spec::Package(_) => 0,
-        Spec::Group(_) => 1,
-        Spec::User(_) => 2,
-        Spec::Directory(_) => 3,
-        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 4,
+        Spec::AptRepository(_) => 0,
+        Spec::Package(_) => 1,
+        Spec::Group(_) => 2,
+        Spec::User(_) => 3,
+        Spec::Directory(_) => 4,
+        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 5,
         Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => UNITS,
     };
     for step in 0..UNITS {
@@ -197,6 +205,9 @@ fn measure_or_apply(
             let outcome = run.apply(resource, &mut record);
             run.outcomes.push(outcome);
             fault::at(mode, paths, &resource.id);
+        }
+        if step == 0 {
+            run.update_apt(&mut record);
         }
     }
     // every file is in place: each unit's files are checked together, all kept or all put back
@@ -330,7 +341,7 @@ pub(crate) fn hostname() -> String {
 }
 
 /// The last phase of an apply: units put in their state, once every file is paid for.
-const UNITS: u8 = 5;
+const UNITS: u8 = 6;
 
 /// The cause of a cost the record kept from a run that did not pay it.
 const EARLIER: &str = "owed by an earlier push";
@@ -361,6 +372,8 @@ struct Run<'a> {
     /// Parents the mesh made for directories given back in this run: removed, when empty,
     /// once all of them are.
     parents_made: Vec<String>,
+    /// The repositories this run wrote or gave back: apt's lists are updated once after them.
+    apt: apt_repository::AptSources,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
@@ -419,6 +432,7 @@ impl Run<'_> {
             Spec::Timer(t) => self.try_timer(resource, t, record),
             Spec::Group(g) => self.try_group(resource, g, record),
             Spec::User(u) => self.try_user(resource, u, record),
+            Spec::AptRepository(a) => self.try_apt_repository(resource, a, record),
         };
         result.unwrap_or_else(|e| {
             outcome(
@@ -540,6 +554,7 @@ impl Run<'_> {
             Entry::Timer(timer) => self.give_back_timer(timer),
             Entry::Group(group) => self.give_back_group(group),
             Entry::User(user) => self.give_back_user(user),
+            Entry::AptRepository(repo) => self.give_back_apt_repository(id, repo),
         };
         match result {
             Ok(detail) => {

@@ -132,7 +132,8 @@ impl Kept {
                 | Spec::Sysctl(_)
                 | Spec::Timer(_)
                 | Spec::Group(_)
-                | Spec::User(_) => {}
+                | Spec::User(_)
+                | Spec::AptRepository(_) => {}
             }
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {

@@ -1,5 +1,5 @@
 //! The record's entries for the kinds an operator writes first (issue 23): a symlink, a
-//! sysctl, a timer, a group, a user.
+//! sysctl, a timer, a group, a user, an apt repository.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,35 @@ pub(crate) struct SysctlEntry {
     pub(crate) drop_in: String,
     /// A file that was at the drop-in's path before, kept to be put back.
     pub(crate) drop_in_original: Option<Original>,
+}
+
+/// An apt repository the mesh added: its sources file and its key file, each with what was at
+/// its path before.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AptRepositoryEntry {
+    pub(crate) name: String,
+    pub(crate) sources: String,
+    /// A file that was at the sources file's path before, kept to be put back.
+    pub(crate) sources_original: Option<Original>,
+    pub(crate) key: String,
+    /// A file that was at the key file's path before, kept to be put back.
+    pub(crate) key_original: Option<Original>,
+}
+
+impl AptRepositoryEntry {
+    /// What undeclaring it does, for the plan.
+    pub(crate) fn undo_into(&self, undo: &mut mesh_wire::Undo) {
+        for (path, original) in [
+            (&self.sources, &self.sources_original),
+            (&self.key, &self.key_original),
+        ] {
+            if original.is_some() {
+                undo.restores.push(path.clone());
+            } else {
+                undo.deletes.push(path.clone());
+            }
+        }
+    }
 }
 
 /// A symbolic link the mesh made, and what was at its path before.

@@ -4,6 +4,7 @@
 //! shares.
 
 mod account;
+mod apt_repository;
 mod container;
 mod file;
 mod keys;
@@ -22,6 +23,7 @@ mod timer;
 
 pub(crate) use account::check_account;
 pub use account::{GroupDef, UserDef};
+pub use apt_repository::AptRepositoryDef;
 pub use container::ContainerDef;
 pub use file::FileDef;
 pub use keys::{KeyValue, KeysDef};
@@ -61,6 +63,8 @@ pub enum ResourceDef {
     Group(GroupDef),
     /// A user, made if missing; its shell, groups and keys set.
     User(UserDef),
+    /// An apt repository and its key, what was at their paths given back when undeclared.
+    AptRepository(AptRepositoryDef),
 }
 
 impl ResourceDef {
@@ -78,6 +82,7 @@ impl ResourceDef {
             ResourceDef::Timer(_) => "timer",
             ResourceDef::Group(_) => "group",
             ResourceDef::User(_) => "user",
+            ResourceDef::AptRepository(_) => "apt-repository",
         }
     }
 
@@ -94,7 +99,8 @@ impl ResourceDef {
             | ResourceDef::Sysctl(_)
             | ResourceDef::Timer(_)
             | ResourceDef::Group(_)
-            | ResourceDef::User(_) => false,
+            | ResourceDef::User(_)
+            | ResourceDef::AptRepository(_) => false,
         }
     }
 
@@ -112,6 +118,7 @@ impl ResourceDef {
             ResourceDef::Timer(t) => t.describe(),
             ResourceDef::Group(g) => g.describe(),
             ResourceDef::User(u) => u.describe(),
+            ResourceDef::AptRepository(a) => a.describe(),
         };
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
@@ -122,8 +129,8 @@ impl ResourceDef {
 }
 
 /// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str =
-    "file, keys, service, package, process, container, symlink, sysctl, timer, group, user";
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl, timer, group, user, \
+     apt-repository";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

@@ -64,6 +64,7 @@ impl Parser<'_> {
             "container" => self.container(i, value),
             "symlink" => self.symlink(i, value),
             "sysctl" => self.sysctl(i, value),
+            "apt-repository" => self.apt_repository(i, value),
             "timer" => self.timer(i, value),
             "group" => self.group(i, value),
             "user" => self.user(i, value),

@@ -326,3 +326,61 @@ fn a_package_has_an_optional_version_and_state_absent_each_checked() {
         assert!(got.contains(said), "{resource}: {got}");
     }
 }
+
+#[test]
+fn an_apt_repository_reads_settings_and_takes_its_key_once_from_module_json_or_a_file() {
+    let repo = accepted(
+        r#"{"kind":"apt-repository","name":"local","uri":"file:/srv/${word}","suite":"./",
+            "key":"${word}"}"#,
+    );
+    assert_eq!(repo.kind(), "apt-repository");
+    assert!(
+        repo.describe()
+            .starts_with("repository local at file:/srv/${word} ./ signed by the key ${word}"),
+        "{}",
+        repo.describe()
+    );
+    let shipped = BTreeMap::from([(
+        "repo.asc".to_string(),
+        b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n-----END PGP PUBLIC KEY BLOCK-----\n".to_vec(),
+    )]);
+    let json = r#"{"name":"demo","version":"1","description":"A demo.",
+        "resources":[{"kind":"apt-repository","name":"r","uri":"https://x.example/debian",
+                      "suite":"bookworm","components":"main contrib","key-file":"repo.asc"}]}"#;
+    let module =
+        crate::catalogue::module::parse("demo/module.json", "demo", json.as_bytes(), &shipped, "t")
+            .unwrap();
+    assert!(
+        module.resources[0]
+            .describe()
+            .contains("bookworm main contrib signed by the key in repo.asc"),
+        "{}",
+        module.resources[0].describe()
+    );
+    let repo = |fields: &str| {
+        format!(r#"{{"kind":"apt-repository","uri":"file:/r","suite":"./",{fields}}}"#)
+    };
+    for (resource, said) in [
+        (
+            repo(r#""name":"../etc","key":"k""#),
+            "resources[0].name: \"../etc\" is not a repository name",
+        ),
+        (repo(r#""key":"k""#), "resources[0].name: missing"),
+        (
+            repo(r#""name":"r""#),
+            "resources[0].key: missing: the armored key",
+        ),
+        (
+            repo(r#""name":"r","key":"k","key-file":"k.asc""#),
+            "resources[0].key: give the key once",
+        ),
+        (
+            repo(r#""name":"r","key-file":"k.asc""#),
+            "resources[0].key-file: \"k.asc\" is not a file in the module's folder",
+        ),
+        (repo(r#""name":"r","key":"${nope}""#), "nope"),
+    ] {
+        let got = refused(&resource);
+        assert!(got.contains(said), "{resource}: {got}");
+    }
+}
