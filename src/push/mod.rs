@@ -68,7 +68,8 @@ pub enum PushError {
     /// operator was killed, or `mesh-host rollback` at its console): this run read and changed
     /// nothing, so nothing of it is recorded.
     #[error(
-        "{node}: another mesh-host is applying on the machine (a push still running there, perhaps          one whose operator was killed, or `mesh-host rollback` at its console); {then}",
+        "{node}: another mesh-host is applying on the machine (a push still running there, perhaps \
+         one whose operator was killed, or `mesh-host rollback` at its console); {then}",
         then = busy_fix(node, *mode)
     )]
     Busy { node: String, mode: Mode },
