@@ -34,7 +34,7 @@ pub fn to(inv: &Inventory, selectors: &[String], number: u64) -> Result<Vec<Targ
     let mut out = Vec::new();
     for node in inv.select(Scope::Only(selectors), &[])? {
         let kept = inv.rollback_target(&node.name, number)?;
-        out.push(Target { node, kept });
+        out.push(target(inv, node, kept)?);
     }
     Ok(out)
 }
@@ -58,7 +58,7 @@ pub fn of_push(inv: &Inventory, id: i64) -> Result<(Vec<Target>, Vec<LeftAlone>)
             (Some(_), Some(before)) => {
                 let node = inv.node(&row.node)?;
                 let kept = inv.rollback_target(&row.node, before)?;
-                out.push(Target { node, kept });
+                out.push(target(inv, node, kept)?);
                 continue;
             }
         };
@@ -69,6 +69,13 @@ pub fn of_push(inv: &Inventory, id: i64) -> Result<(Vec<Target>, Vec<LeftAlone>)
         });
     }
     Ok((out, left))
+}
+
+/// `node` going back to `kept`, its secrets sealed again to the host key the node has now: the
+/// machine may have been rebuilt since that generation was sent.
+fn target(inv: &Inventory, node: Node, mut kept: Kept) -> Result<Target, DeployError> {
+    crate::resolve::reseal(inv, &node, &mut kept.declaration)?;
+    Ok(Target { node, kept })
 }
 
 /// What each target's machine has, asked before its rollback is planned.

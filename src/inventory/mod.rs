@@ -25,6 +25,7 @@ mod pushes;
 mod rollback_holds;
 pub mod rollouts;
 mod sealed;
+mod secret_copies;
 mod secrets;
 mod select;
 mod tags;
@@ -99,6 +100,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0015_push_runs.sql",
         include_str!("../../state/0015_push_runs.sql"),
+    ),
+    (
+        "0016_secret_copies.sql",
+        include_str!("../../state/0016_secret_copies.sql"),
     ),
 ];
 
@@ -220,6 +225,9 @@ pub struct Inventory {
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
     opened: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// Each secret content sealed to a machine in this command, by its keyed digest: a confirmed
+    /// push keeps a copy sealed to the operator (`secret_copies`), so a rollback can seal it again.
+    rendered: std::cell::RefCell<std::collections::HashMap<String, String>>,
     /// This command's run id, random, written with every row it adds to `pushes`: the nodes of
     /// one push are its rows, not every row begun in the same second.
     run: String,
@@ -305,6 +313,7 @@ impl Inventory {
             operator: operator_key::OperatorKey::of(path),
             names: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
+            rendered: std::cell::RefCell::default(),
             file,
         })
     }

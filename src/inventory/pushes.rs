@@ -125,6 +125,11 @@ impl Inventory {
         sent: Option<&Declaration>,
     ) -> Result<(), InventoryError> {
         let text = report_text(r)?;
+        // sealed to the operator before the transaction: sealing reads the operator's key
+        let copies = match (sent, r.report.as_ref().and_then(|r| r.generation.as_ref())) {
+            (Some(sent), Some(_)) => self.copies_to_keep(sent)?,
+            _ => Vec::new(),
+        };
         let tx = self.conn.transaction()?;
         tx.execute(
             "UPDATE pushes SET outcome = ?2, reason = ?3, report = ?4,
@@ -141,6 +146,7 @@ impl Inventory {
             if let Some(generation) = &report.generation {
                 super::generations::store(&tx, &r.node, generation)?;
                 super::generation_history::keep(&tx, &r.node, id, generation, sent)?;
+                super::secret_copies::keep(&tx, &copies)?;
             }
         }
         tx.commit()?;

@@ -32,6 +32,7 @@ use crate::inventory::{Inventory, InventoryError, LayerOf, Node};
 use crate::wire::{self, Declaration, Resource, Spec};
 pub use held::Held;
 pub use problem::Problem;
+pub use sealed::reseal;
 pub use settings::{Effective, Layers, Source, effective};
 
 /// Why a declaration could not be composed.

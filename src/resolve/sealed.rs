@@ -21,19 +21,11 @@ pub(super) fn seal(
     problems: &mut Vec<super::Problem>,
 ) -> Result<(), InventoryError> {
     let name = &node.name;
-    let recipient = match node
-        .host_key
-        .as_deref()
-        .filter(|k| k.starts_with("ssh-ed25519 "))
-        .map(age::ssh::Recipient::from_str)
-    {
+    let recipient = match recipient(node) {
         None => None,
         Some(Ok(to)) => Some(to),
         Some(Err(e)) => {
-            problems.push(super::Problem::says(format!(
-                "{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with \
-                 `mesh node trust {name}`"
-            )));
+            problems.push(super::Problem::says(e));
             return Ok(());
         }
     };
@@ -44,9 +36,11 @@ pub(super) fn seal(
             })?,
             None => String::new(),
         };
+        let digest = inventory.secret_digest(text.as_bytes())?;
+        inventory.note_sealed_content(&digest, text);
         Ok(Sealed {
             age,
-            digest: inventory.secret_digest(text.as_bytes())?,
+            digest,
             lines: Vec::new(),
         })
     };
@@ -90,6 +84,53 @@ pub(super) fn seal(
         }
     }
     Ok(())
+}
+
+/// The node's pinned `ssh-ed25519` host key as an age recipient; `None`: none is pinned.
+fn recipient(node: &Node) -> Option<Result<age::ssh::Recipient, String>> {
+    let name = &node.name;
+    node.host_key
+        .as_deref()
+        .filter(|k| k.starts_with("ssh-ed25519 "))
+        .map(|k| {
+            age::ssh::Recipient::from_str(k).map_err(|e| {
+                format!(
+                    "{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with \
+                     `mesh node trust {name}`"
+                )
+            })
+        })
+}
+
+/// Seals every secret content of a kept generation again, to the host key `node` has now (a
+/// rollback: the machine may have been rebuilt since, with a new key), from the copy the push
+/// that sent it kept; the ids of the resources whose content has no copy (kept before copies
+/// were) are given back, left as they were sent. A node with no key pinned is left as it is.
+pub fn reseal(
+    inventory: &Inventory,
+    node: &Node,
+    declaration: &mut crate::wire::Declaration,
+) -> Result<Vec<String>, InventoryError> {
+    let to = match recipient(node) {
+        None => return Ok(Vec::new()),
+        Some(Ok(to)) => to,
+        Some(Err(why)) => return Err(InventoryError::Corrupt(why)),
+    };
+    let mut without_copy = Vec::new();
+    for r in &mut declaration.resources {
+        let id = r.id.clone();
+        for s in r.sealed_mut() {
+            let Some(content) = inventory.secret_copy(&s.digest)? else {
+                without_copy.push(id.clone());
+                continue;
+            };
+            s.age = age::encrypt_and_armor(&to, content.as_bytes()).map_err(|e| {
+                InventoryError::Corrupt(format!("{id}: cannot seal a secret to {}: {e}", node.name))
+            })?;
+        }
+    }
+    without_copy.dedup();
+    Ok(without_copy)
 }
 
 /// The keyed digest of every line of `text` that is not empty.
@@ -182,5 +223,119 @@ mod tests {
         let mut other = vec![secret_file("requirepass other\n")];
         seal(&inv, &node, &mut other, &mut problems).unwrap();
         assert_ne!(rs, other);
+    }
+
+    /// A host key made with ssh-keygen in `dir`: its public line, and its private file.
+    fn host_key(dir: &std::path::Path, name: &str) -> (String, std::path::PathBuf) {
+        let key = dir.join(name);
+        let made = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        (public.trim().to_string(), key)
+    }
+
+    fn open_with(key: &std::path::Path, armored: &str) -> Option<String> {
+        let file = std::io::BufReader::new(std::fs::File::open(key).unwrap());
+        let identity = age::ssh::Identity::from_buffer(file, None).unwrap();
+        age::decrypt(&identity, armored.as_bytes())
+            .ok()
+            .map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn a_kept_generation_is_sealed_again_to_the_key_a_rebuilt_machine_has_now() {
+        use crate::inventory::PushRecord;
+        use crate::wire::{Declaration, Generation, Mode};
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.use_operator_key(&dir.path().join("operator.key"));
+        let (old_public, old_key) = host_key(dir.path(), "old");
+        let (new_public, new_key) = host_key(dir.path(), "new");
+        let mut node = Node::new("n", "127.0.0.1");
+        node.host_key = Some(old_public);
+        inv.add_node(&node).unwrap();
+        let mut rs = vec![secret_file("requirepass s3cret\n")];
+        let mut problems = vec![];
+        seal(&inv, &node, &mut rs, &mut problems).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let sent = Declaration {
+            version: crate::wire::VERSION,
+            node: "n".into(),
+            resources: rs,
+            expects_record: true,
+            confirm_within: None,
+            confirm_removals: vec![],
+            keep: vec![],
+            planned: None,
+        };
+        let generation = Generation {
+            number: 1,
+            pushed_at: 9,
+            inventory: inv.inventory_id().unwrap(),
+            rolled_back_to: None,
+            push: None,
+        };
+        let report = crate::wire::Report {
+            version: 1,
+            mode: Mode::Apply,
+            hostname: "n".into(),
+            host_keys: vec![],
+            new_machine: false,
+            resources: vec![],
+            units: vec![],
+            adoption: None,
+            awaiting: None,
+            reverted: vec![],
+            pending: None,
+            generation: Some(generation),
+            facts: None,
+        };
+        let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
+        inv.finish_push(
+            id,
+            &PushRecord::answered("n", "t0", "d", &report),
+            Some(&sent),
+        )
+        .unwrap();
+        // the machine is rebuilt: another host key, pinned again; a new command (nothing in memory)
+        drop(inv);
+        let mut inv = Inventory::open(&dir.path().join("inv.db")).unwrap();
+        inv.use_operator_key(&dir.path().join("operator.key"));
+        node.host_key = Some(new_public);
+        let mut kept = inv
+            .kept_generation("n", 1)
+            .unwrap()
+            .expect("kept")
+            .declaration;
+        let sealed = |d: &Declaration| d.resources[0].sealed()[0].clone();
+        assert_eq!(
+            open_with(&new_key, &sealed(&kept).age),
+            None,
+            "kept for the old key"
+        );
+        let without_copy = super::reseal(&inv, &node, &mut kept).unwrap();
+        assert!(without_copy.is_empty(), "{without_copy:?}");
+        assert_eq!(
+            open_with(&new_key, &sealed(&kept).age).as_deref(),
+            Some("requirepass s3cret\n")
+        );
+        assert_eq!(open_with(&old_key, &sealed(&kept).age), None);
+        // the digest stays, so a plan compares it equal to what was sent
+        assert_eq!(sealed(&kept), sealed(&sent));
+        // a generation kept before copies were is left as sent, and named
+        let mut older = sent.clone();
+        older.resources[0].sealed_mut()[0].digest = "unknown".into();
+        assert_eq!(
+            super::reseal(&inv, &node, &mut older).unwrap(),
+            vec!["kv:file:/srv/auth.conf".to_string()]
+        );
+        assert_eq!(
+            older.resources[0].sealed()[0].age,
+            sent.resources[0].sealed()[0].age
+        );
     }
 }

@@ -72,6 +72,7 @@ mod requirements;
 mod resolver;
 mod rollback;
 mod rollback_gaps;
+mod rollback_rebuilt;
 mod rollout;
 mod rollout_provider;
 mod runtime;

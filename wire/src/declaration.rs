@@ -232,15 +232,29 @@ impl Declaration {
 }
 
 impl Resource {
-    /// Drops a sealed content's ciphertext, keeping its digest.
-    pub fn drop_ciphertext(&mut self) {
-        let sealed: Vec<&mut Sealed> = match &mut self.spec {
+    /// Every sealed content of the resource: a secret file's, a secret variable's.
+    pub fn sealed(&self) -> Vec<&Sealed> {
+        match &self.spec {
+            Spec::File(f) => f.sealed.iter().collect(),
+            Spec::Process(p) => p.sealed_environment.values().collect(),
+            Spec::Container(c) => c.sealed_environment.values().collect(),
+            _ => vec![],
+        }
+    }
+
+    /// Every sealed content of the resource, to seal it again.
+    pub fn sealed_mut(&mut self) -> Vec<&mut Sealed> {
+        match &mut self.spec {
             Spec::File(f) => f.sealed.iter_mut().collect(),
             Spec::Process(p) => p.sealed_environment.values_mut().collect(),
             Spec::Container(c) => c.sealed_environment.values_mut().collect(),
             _ => vec![],
-        };
-        for s in sealed {
+        }
+    }
+
+    /// Drops a sealed content's ciphertext, keeping its digest.
+    pub fn drop_ciphertext(&mut self) {
+        for s in self.sealed_mut() {
             s.age.clear();
         }
     }
