@@ -356,3 +356,38 @@ fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_requ
     let run = mesh.run(&["module", "show", "demo"]).ok();
     assert!(run.stdout.contains("demo"), "{}", run.stdout);
 }
+
+#[test]
+fn check_says_every_node_in_the_order_of_its_name_refused_or_not_and_its_json_too() {
+    // issue 23: `check --all` said the nodes in the order they answered; the refused ones (a
+    // module that cannot be planned for them) came first in the text and last in --json
+    let mesh = Mesh::new();
+    mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
+    for (n, address) in [
+        ("a", "127.0.0.1"),
+        ("b", "127.0.0.2"),
+        ("c", "127.0.0.3"),
+        ("d", "127.0.0.4"),
+    ] {
+        mesh.run(&["node", "add", n, "--address", address, "--port", "1"])
+            .ok();
+    }
+    // a and c are refused (a setting without a default); b and d cannot be reached
+    mesh.run(&["assign", "demo", "a", "c"]).ok();
+    let check = ["check", "--all", "--connect-timeout", "1"];
+    let text = mesh.run(&check).code(2);
+    let said: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(": FAILED").map(|(n, _)| n))
+        .collect();
+    assert_eq!(said, ["a", "b", "c", "d"], "{}", text.stdout);
+    let json = mesh.run(&[&check[..], &["--json"]].concat()).code(2).json();
+    let said: Vec<&str> = json
+        .as_array()
+        .expect("a list of nodes")
+        .iter()
+        .filter_map(|r| r["node"].as_str())
+        .collect();
+    assert_eq!(said, ["a", "b", "c", "d"], "{json}");
+}

@@ -40,7 +40,11 @@ fn a_folder_kept_for_a_file_still_in_it_goes_with_that_file_at_a_later_push() {
     let b = file(&made.join("sub/b"), "b");
     let d = directory(&made.join("data"));
     // the directory is made first (directories before files): it makes `made`
-    states(&decl(vec![a.clone(), b.clone(), d.clone()]), Mode::Apply, &paths);
+    states(
+        &decl(vec![a.clone(), b.clone(), d.clone()]),
+        Mode::Apply,
+        &paths,
+    );
     // the directory goes; `made` still holds a and sub/b, so it stays
     states(&decl(vec![a.clone(), b.clone()]), Mode::Apply, &paths);
     assert!(made.join("a").exists() && !made.join("data").exists());

@@ -93,7 +93,10 @@ impl super::Entry {
             }
             _ => return,
         };
-        let (path, dir_path) = (std::path::Path::new(path.as_str()), std::path::Path::new(dir));
+        let (path, dir_path) = (
+            std::path::Path::new(path.as_str()),
+            std::path::Path::new(dir),
+        );
         if path == dir_path || !path.starts_with(dir_path) || parents.iter().any(|p| p == dir) {
             return;
         }
