@@ -429,9 +429,11 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         .into_iter()
         .map(|(node, problems)| refused(node, &problems))
         .collect();
+    // every node is said in the order of its name once all have answered (a refused one
+    // too), not as they answer
     if !ctx.json {
         for r in &refusals {
-            out_raw!("{}", render::node(r, Mode::DryRun, None));
+            said.insert(r.node.clone(), render::node(r, Mode::DryRun, None));
         }
     }
     let mut results = fan_out(
@@ -444,7 +446,6 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
                 unrecorded.push((r.node.clone(), e));
             }
-            // said in the nodes' order by name once all have answered, not as they answer
             if !(ctx.json || (ctx.quiet && unchanged(r))) {
                 let text = render::node(r, Mode::DryRun, diff) + &rolled_back(r);
                 said.insert(r.node.clone(), text);
@@ -455,6 +456,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     for text in said.values() {
         out_raw!("{text}");
     }
+    results.sort_by(|a, b| a.node.cmp(&b.node));
     if !ctx.json {
         // what check shows is what the inventory's declaration would change; a push sends it
         // only once the node is released
@@ -465,6 +467,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         }
     }
     results.extend(refusals);
+    results.sort_by(|a, b| a.node.cmp(&b.node));
     let failed = results
         .iter()
         .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));

@@ -340,7 +340,14 @@ fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_requ
     // printed `--inventory <PATH> --catalogue <DIR>` in usage lines as if they were required
     let mesh = Mesh::new();
     mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
-    for args in [&["module", "show"][..], &["node", "add"][..]] {
+    for args in [
+        &["module", "show"][..],
+        &["node", "add"][..],
+        &["plan", "--bogus"][..],
+        &["push", "--bogus"][..],
+        &["check", "--bogus"][..],
+        &["rollback"][..],
+    ] {
         let run = mesh.run(args).code(64);
         let usage = run.stderr.lines().find(|l| l.starts_with("Usage:"));
         let usage = usage.unwrap_or_else(|| panic!("no usage line:\n{}", run.stderr));
@@ -349,10 +356,87 @@ fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_requ
             "{usage}"
         );
     }
+    // no selector is mesh's own refusal, which names no global option either
+    let run = mesh.run(&["push"]).code(1);
+    assert!(
+        run.stderr.contains("name the nodes to push") && !run.stderr.contains("--inventory"),
+        "{}",
+        run.stderr
+    );
     let help = mesh.run(&["plan", "--help"]).ok();
     assert!(help.stdout.contains("$MESH_INVENTORY"), "{}", help.stdout);
     assert!(help.stdout.contains("$MESH_CATALOGUE"), "{}", help.stdout);
     // the environment is still read: the module from MESH_CATALOGUE is shown
     let run = mesh.run(&["module", "show", "demo"]).ok();
     assert!(run.stdout.contains("demo"), "{}", run.stdout);
+}
+
+#[test]
+fn check_says_every_node_in_the_order_of_its_name_refused_or_not_and_its_json_too() {
+    // issue 23: `check --all` said the nodes in the order they answered; the refused ones (a
+    // module that cannot be planned for them) came first in the text and last in --json
+    let mesh = Mesh::new();
+    mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
+    for (n, address) in [
+        ("a", "127.0.0.1"),
+        ("b", "127.0.0.2"),
+        ("c", "127.0.0.3"),
+        ("d", "127.0.0.4"),
+    ] {
+        mesh.run(&["node", "add", n, "--address", address, "--port", "1"])
+            .ok();
+    }
+    // a and c are refused (a setting without a default); b and d cannot be reached
+    mesh.run(&["assign", "demo", "a", "c"]).ok();
+    let check = ["check", "--all", "--connect-timeout", "1"];
+    let text = mesh.run(&check).code(2);
+    let said: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(": FAILED").map(|(n, _)| n))
+        .collect();
+    assert_eq!(said, ["a", "b", "c", "d"], "{}", text.stdout);
+    let json = mesh.run(&[&check[..], &["--json"]].concat()).code(2).json();
+    let said: Vec<&str> = json
+        .as_array()
+        .expect("a list of nodes")
+        .iter()
+        .filter_map(|r| r["node"].as_str())
+        .collect();
+    assert_eq!(said, ["a", "b", "c", "d"], "{json}");
+}
+
+#[test]
+fn module_check_passes_every_built_in_module_folder() {
+    // issue 23: what the guide tells an author to run passes on the modules the mesh ships
+    let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue");
+    let mut folders: Vec<_> = std::fs::read_dir(&catalogue)
+        .expect("the built-in catalogue")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.join("module.json").is_file())
+        .collect();
+    folders.sort();
+    let names: Vec<String> = folders
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+        .collect();
+    for module in [
+        "users",
+        "node-exporter",
+        "firewall",
+        "apt-repo",
+        "sysctl",
+        "backup",
+    ] {
+        assert!(names.iter().any(|n| n == module), "{module} in {names:?}");
+    }
+    let mesh = Mesh::bare();
+    for (folder, name) in folders.iter().zip(&names) {
+        let run = mesh.run(&["module", "check", path_str(folder)]).ok();
+        assert!(
+            run.stdout.starts_with(&format!("{name} ")) && run.stdout.contains(": ok ("),
+            "{name}: {}",
+            run.stdout
+        );
+    }
 }

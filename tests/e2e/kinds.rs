@@ -240,3 +240,45 @@ fn an_instance_folder_made_for_one_of_two_directories_goes_once_both_are_gone() 
     let said = mesh.run(&["push", "node3"]).ok().stdout;
     assert_eq!(exists("/srv/mesh/mesh-s"), "gone\n", "{said}");
 }
+
+#[test]
+fn a_folder_made_for_one_file_goes_with_the_last_file_of_the_mesh_in_it_at_a_later_push() {
+    let mesh = Mesh::new();
+    let _lab = mesh.with_lab();
+    on("node3", "rm -rf /etc/mesh-made");
+    let files = |version: &str, names: &[&str]| {
+        let resources: Vec<String> = names
+            .iter()
+            .map(|n| {
+                format!(r#"{{"kind": "file", "path": "/etc/mesh-made/{n}", "template": "note"}}"#)
+            })
+            .collect();
+        mesh.module(
+            "made",
+            &format!(
+                r#"{{"name": "made", "version": "{version}", "description": "Files in a folder.",
+  "resources": [{}]}}"#,
+                resources.join(", ")
+            ),
+            &[("note", "a note\n")],
+        );
+    };
+    // `b` is written first: it is the file the mesh made /etc/mesh-made for
+    files("1", &["b", "a"]);
+    mesh.run(&["assign", "made", "node3"]).ok();
+    mesh.run(&["push", "node3"]).ok();
+    assert_eq!(exists("/etc/mesh-made"), "there\na\nb\n");
+    // `b` goes; `a` still holds the folder, and takes it over
+    files("2", &["a"]);
+    let said = mesh.run(&["push", "node3"]).ok().stdout;
+    assert_eq!(exists("/etc/mesh-made"), "there\na\n", "{said}");
+    // the plan of its removal promises the folder too, as `a`'s own
+    mesh.run(&["unassign", "made", "node3"]).ok();
+    let plan = mesh.run(&["plan", "node3"]).ok().stdout;
+    assert!(
+        plan.contains("deletes /etc/mesh-made if it is empty then"),
+        "{plan}"
+    );
+    let said = mesh.run(&["push", "node3"]).ok().stdout;
+    assert_eq!(exists("/etc/mesh-made"), "gone\n", "{said}");
+}

@@ -16,7 +16,7 @@ const NODE: &str = "node1";
 const SOURCES: &str = "/etc/apt/sources.list.d/mesh-meshlocal.sources";
 const KEY: &str = "/etc/apt/keyrings/mesh-meshlocal.asc";
 
-fn sh(dir: &Path, script: &str) -> String {
+pub(crate) fn sh(dir: &Path, script: &str) -> String {
     let out = Command::new("sh")
         .args(["-ec", script])
         .current_dir(dir)

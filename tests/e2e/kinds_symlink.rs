@@ -56,8 +56,15 @@ fn a_symlink_is_made_moved_by_a_setting_and_gives_back_what_it_found() {
     );
     // a setting moves two links; the plan says which field and costs nothing
     mesh.run(&["settings", "set", "links", "release=v2"]).ok();
-    let plan = mesh.run(&["plan", "node3"]).ok();
+    let plan = mesh.run(&["plan", "node3", "--diff"]).ok();
     assert!(plan.stdout.contains("2 to change"), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains("-link -> /srv/app/v1")
+            && plan.stdout.contains("+link -> /srv/app/v2"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("  ! "), "{}", plan.stdout);
     assert!(
         plan.stdout
             .contains("~ links:symlink:/etc/mesh-link/current (target)"),

@@ -43,13 +43,21 @@ fn a_sysctl_is_set_at_once_changed_and_given_back_as_found() {
     );
     mesh.run(&["settings", "set", "kernel", "range=0 2000"])
         .ok();
-    let plan = mesh.run(&["plan", "node3"]).ok();
+    let plan = mesh.run(&["plan", "node3", "--diff"]).ok();
     assert!(
         plan.stdout
             .contains("~ kernel:sysctl:net.ipv4.ping_group_range (value)"),
         "{}",
         plan.stdout
     );
+    // its diff, and no unit pays for it: the value is set at once
+    assert!(
+        plan.stdout.contains("-net.ipv4.ping_group_range = 0 1000")
+            && plan.stdout.contains("+net.ipv4.ping_group_range = 0 2000"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("  ! "), "{}", plan.stdout);
     mesh.run(&["push", "node3"]).ok();
     assert_eq!(range(), "0 2000\n");
     let again = mesh.run(&["push", "node3"]).ok();

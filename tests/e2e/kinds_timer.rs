@@ -49,13 +49,21 @@ fn a_timer_is_active_after_its_first_push_rescheduled_and_removed_when_undeclare
     // a new schedule: the plan names it, the timer reads it
     mesh.run(&["settings", "set", "job", "when=*-*-* 04:30:00"])
         .ok();
-    let plan = mesh.run(&["plan", "node3"]).ok();
+    let plan = mesh.run(&["plan", "node3", "--diff"]).ok();
+    println!("{}", plan.stdout);
     assert!(
         plan.stdout
             .contains("~ job:timer:job-nightly.timer (schedule)"),
         "{}",
         plan.stdout
     );
+    // its diff, and no unit of the module's pays for it (the helper restarts the timer itself)
+    assert!(
+        plan.stdout.contains("-schedule: ") && plan.stdout.contains("+schedule: *-*-* 04:30:00"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("  ! "), "{}", plan.stdout);
     mesh.run(&["push", "node3"]).ok();
     assert!(on("node3", "systemctl cat job-nightly.timer").contains("OnCalendar=*-*-* 04:30:00"),);
     assert_eq!(show("ActiveState"), "active\n");

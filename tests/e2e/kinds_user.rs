@@ -293,6 +293,7 @@ fn the_users_module_makes_an_account_that_logs_in_with_its_key_and_removes_it() 
         assert!(plan.stdout.contains(said), "{said}\n{}", plan.stdout);
     }
     assert!(!plan.stdout.contains("restart"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("  ! "), "{}", plan.stdout);
     mesh.run(&["push", "node3"]).ok();
     assert_ne!(
         login(&dir.path().join("id"), "meshcarol").status.code(),
@@ -301,6 +302,14 @@ fn the_users_module_makes_an_account_that_logs_in_with_its_key_and_removes_it() 
     mesh.run(&["unassign", "carol", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();
     assert_eq!(account("meshcarol"), "none\n");
+    // its home kept, and the sudo group it was put in (Debian's own) still there
+    assert_eq!(
+        on(
+            "node3",
+            "ls -d /home/meshcarol; getent group sudo | cut -d: -f1"
+        ),
+        "/home/meshcarol\nsudo\n"
+    );
     assert_eq!(ssh("node3", "true").status, 0, "root still logs in");
     clean("meshcarol");
 }

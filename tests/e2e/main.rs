@@ -39,6 +39,7 @@ mod inventory_removal;
 mod key_order;
 mod kinds;
 mod kinds_apt_repository;
+mod kinds_package;
 mod kinds_symlink;
 mod kinds_sysctl;
 mod kinds_timer;

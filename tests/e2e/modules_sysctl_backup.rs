@@ -53,6 +53,12 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
         plan.contains("~ sysctl:sysctl:net.ipv4.tcp_syncookies (value)"),
         "{plan}"
     );
+    assert!(
+        plan.contains("-net.ipv4.tcp_syncookies = 1")
+            && plan.contains("+net.ipv4.tcp_syncookies = 2"),
+        "{plan}"
+    );
+    assert!(!plan.contains("  ! "), "{plan}");
     println!("{plan}");
     mesh.run(&["push", "node2"]).ok();
     assert_eq!(value("node2", "net.ipv4.tcp_syncookies"), "2");
@@ -119,6 +125,7 @@ fn the_backup_module_archives_as_its_own_user_and_goes_with_its_units_and_user()
         "{plan}"
     );
     assert!(plan.contains("+/etc/hosts"), "{plan}");
+    assert!(!plan.contains("  ! "), "{plan}");
     println!("{plan}");
     mesh.run(&["push", "node3"]).ok();
     on(

@@ -1,6 +1,7 @@
 //! A directory with owner and mode. One the mesh made is removed when undeclared if it is empty,
 //! and kept (and said so) while it holds anything: data outlives the module that declared it.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
@@ -144,14 +145,33 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
-    /// Removes the parents the mesh made for the directories given back in this run, deepest
-    /// first, each that is empty by then.
-    pub(super) fn remove_parents_made(&mut self) {
+    /// Removes the parents the mesh made for what was given back in this run, deepest first,
+    /// each that is empty by then. One still holding something of the mesh's is handed to what
+    /// it holds, to go with the last of it (given back as found, whichever resource made it).
+    pub(super) fn remove_parents_made(&mut self, record: &mut Record) {
         let mut parents = std::mem::take(&mut self.parents_made);
         parents.sort_by_key(|p| std::cmp::Reverse(Path::new(p).components().count()));
         parents.dedup();
+        let removed: BTreeSet<String> = self
+            .outcomes
+            .iter()
+            .filter(|o| o.state == State::Removed)
+            .map(|o| o.id.clone())
+            .collect();
         for dir in parents {
             self.remove_empty_dirs(std::slice::from_ref(&dir));
+            if self.gone.contains(Path::new(&dir)) {
+                continue;
+            }
+            // a dry run hands it over too: what it promises of what stays is what a push's
+            // record will say
+            for (_, entry) in record
+                .resources
+                .iter_mut()
+                .filter(|(id, _)| !removed.contains(*id))
+            {
+                entry.take_parent(&dir);
+            }
         }
         // what a removal said it kept before its parents were judged may be gone by now
         for o in self

@@ -223,7 +223,9 @@ impl Run<'_> {
                 files::remove(path).map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
             }
             self.gone.insert(path.to_path_buf());
-            self.remove_empty_dirs(&file.parents_made);
+            // judged once every resource of the run is given back: a sibling that goes after
+            // this one may be what still holds them now
+            self.parents_made.extend(file.parents_made.iter().cloned());
             Ok(format!(
                 "{} {}: the mesh made it",
                 self.said("removed", "remove"),

@@ -26,6 +26,8 @@ mod hostile_tests;
 mod keys;
 mod on_disk;
 mod package;
+#[cfg(test)]
+mod parents_tests;
 mod process;
 #[cfg(test)]
 mod process_tests;
@@ -182,7 +184,7 @@ fn measure_or_apply(
         let outcome = run.undeclare(&id, &mut record);
         run.outcomes.push(outcome);
     }
-    run.remove_parents_made();
+    run.remove_parents_made(&mut record);
     // Then what is declared: apt's repositories (and one `apt-get update` after them), packages,
     // groups, users (a directory's, a file's or a process's
     // owner may be one this run makes), directories, files and keys; the units that read changed
@@ -369,8 +371,8 @@ struct Run<'a> {
     /// Units this run restarted or reloaded for the files they read, and which of the two: a
     /// probe they declare is asked once their resource is put in its state.
     paid: BTreeMap<String, &'static str>,
-    /// Parents the mesh made for directories given back in this run: removed, when empty,
-    /// once all of them are.
+    /// Parents the mesh made for the directories, files and links given back in this run:
+    /// removed, when empty, once all of them are.
     parents_made: Vec<String>,
     /// The repositories this run wrote or gave back: apt's lists are updated once after them.
     apt: apt_repository::AptSources,

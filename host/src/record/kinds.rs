@@ -78,6 +78,34 @@ pub(crate) enum FoundAtLink {
     File(Original),
 }
 
+impl super::Entry {
+    /// Takes `dir`, a folder the mesh made for something given back that this still lies in,
+    /// as one of its own parents made, if giving this back removes it (a file, directory or
+    /// link the mesh made): the folder then goes, once empty, with the last of them.
+    pub(crate) fn take_parent(&mut self, dir: &str) {
+        let (path, parents) = match self {
+            super::Entry::File(f) if f.created && f.original.is_none() && !f.original_lost => {
+                (&f.path, &mut f.parents_made)
+            }
+            super::Entry::Directory(d) if d.created => (&d.path, &mut d.parents_made),
+            super::Entry::Symlink(l) if matches!(l.found, FoundAtLink::Nothing) => {
+                (&l.path, &mut l.parents_made)
+            }
+            _ => return,
+        };
+        let (path, dir_path) = (
+            std::path::Path::new(path.as_str()),
+            std::path::Path::new(dir),
+        );
+        if path == dir_path || !path.starts_with(dir_path) || parents.iter().any(|p| p == dir) {
+            return;
+        }
+        parents.push(dir.to_string());
+        // deepest first, as they are removed
+        parents.sort_by_key(|p| std::cmp::Reverse(std::path::Path::new(p).components().count()));
+    }
+}
+
 impl TimerEntry {
     /// What undeclaring it does, for the plan.
     pub(crate) fn undo_into(&self, undo: &mut mesh_wire::Undo) {

@@ -384,3 +384,35 @@ fn an_apt_repository_reads_settings_and_takes_its_key_once_from_module_json_or_a
         assert!(got.contains(said), "{resource}: {got}");
     }
 }
+
+/// The author's guide has a row for every kind module.json may name, and the kinds an operator
+/// writes first (issue 23) a section each: a kind added and not described fails here.
+#[test]
+fn the_guide_describes_every_resource_kind() {
+    let guide = include_str!("../../../catalogue/README.md");
+    for kind in super::KINDS.split(',').map(str::trim) {
+        let row = format!("| `{kind}` | ");
+        assert!(
+            guide.lines().any(|l| l.starts_with(&row)),
+            "the guide's table of resources lacks {kind}"
+        );
+    }
+    for (kind, heading) in [
+        ("package", "### Packages"),
+        ("timer", "### Timers"),
+        ("symlink", "### Symlinks"),
+        ("sysctl", "### Kernel settings"),
+        ("apt-repository", "### Apt repositories"),
+        ("user", "### Users and groups"),
+        ("group", "### Users and groups"),
+    ] {
+        let section = guide
+            .split("\n### ")
+            .find(|s| format!("### {s}").starts_with(heading))
+            .unwrap_or_else(|| panic!("the guide has no section {heading} for {kind}"));
+        assert!(
+            section.contains(&format!("`{kind}`")),
+            "{heading} does not name {kind}"
+        );
+    }
+}
