@@ -306,10 +306,13 @@ pub fn invocation(node: &str, unit: &str) -> String {
 
 /// Reboots a lab machine at once, as a power cut would: its systemd gets SIGRTMIN+15 from the
 /// host (no unit is stopped, nothing runs on the way down), and the lab's supervisor boots it
-/// again. Returns when the signal is sent; the machine answers SSH a few seconds later.
+/// again. Returns once the machine went down (its systemd-nspawn ended and the supervisor
+/// started the next); the machine answers SSH a few seconds later.
 pub fn reboot_hard(node: &str) {
     let dir = lab_state().join("nodes").join(node);
-    let nspawn = std::fs::read_to_string(dir.join("pid")).expect("the node's nspawn pid");
+    let pid = || std::fs::read_to_string(dir.join("pid")).unwrap_or_default();
+    let nspawn = pid();
+    assert!(!nspawn.is_empty(), "{node} has no nspawn pid: is it up?");
     let children = Command::new("sh")
         .arg("-c")
         .arg(format!("cat /proc/{}/task/*/children", nspawn.trim()))
@@ -325,6 +328,10 @@ pub fn reboot_hard(node: &str) {
         .status()
         .expect("kill runs");
     assert!(killed.success(), "cannot signal {node}'s systemd ({init})");
+    let down = format!("{node} to go down");
+    eventually(std::time::Duration::from_secs(60), &down, || {
+        (pid() != nspawn).then_some(())
+    });
 }
 
 /// Reinstalls a lab machine in place (`mesh lab rebuild`): a blank disk from the image, new host
