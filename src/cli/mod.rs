@@ -176,7 +176,7 @@ enum Command {
     /// resource installs only what the image has (docker.io, redis-server, redis-tools,
     /// systemd-resolved, and MESH_LAB_PACKAGES).
     ///
-    /// Environment: MESH_LAB_ID (0-99, default 0) keeps labs apart (the tests use 7);
+    /// Environment: MESH_LAB_ID (0-99, default 0) keeps labs apart (the tests use 7 and 8);
     /// MESH_LAB_CACHE (default /var/tmp/mesh-lab) holds the images and machines;
     /// MESH_LAB_PACKAGES adds Debian packages to the image (comma separated; a new image is built
     /// for them); MESH_LAB_MIRROR (default http://deb.debian.org/debian); MESH_LAB_TIMEOUT

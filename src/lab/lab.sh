@@ -56,8 +56,10 @@ host_tools() {
 # This host's PID 1 is not systemd: nobody made the inodes nspawn uses to mask /proc files, and
 # root's inotify limits (shared by every node, as there is no user namespace) run out at ~15 nodes.
 host_setup() {
+    # (labs booting at once may race here: what another made is as good)
     mkdir -p /run/systemd/inaccessible
-    [ -e /run/systemd/inaccessible/reg ] || install -m 0000 /dev/null /run/systemd/inaccessible/reg
+    [ -e /run/systemd/inaccessible/reg ] || install -m 0000 /dev/null /run/systemd/inaccessible/reg ||
+        [ -e /run/systemd/inaccessible/reg ]
     [ -e /run/systemd/inaccessible/dir ] || install -d -m 0000 /run/systemd/inaccessible/dir
     [ "$(sysctl -n fs.inotify.max_user_instances)" -ge 8192 ] || sysctl -qw fs.inotify.max_user_instances=8192
     [ "$(sysctl -n fs.inotify.max_user_watches)" -ge 524288 ] || sysctl -qw fs.inotify.max_user_watches=524288

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::openssh::{Openssh, pushed_motd};
-use crate::util::{Mesh, on};
+use crate::util::{Mesh, eventually, on};
 
 fn now() -> u64 {
     SystemTime::now()
@@ -15,10 +15,9 @@ fn now() -> u64 {
 /// Sleeps into the next whole second and returns it: journalctl's `--since @S` counts seconds.
 fn next_second() -> u64 {
     let s = now() + 1;
-    while now() < s {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    s
+    eventually(Duration::from_secs(2), "the next second", || {
+        (now() >= s).then_some(s)
+    })
 }
 
 #[test]

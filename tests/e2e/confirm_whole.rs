@@ -3,8 +3,6 @@
 //! every resource the push changed (a process too), and a setting shadowed by an earlier file or
 //! overridden by a `Match` block is refused rather than reported applied.
 
-use std::time::Duration;
-
 use crate::confirm::{DROP_IN, ID, no_waiter, once_reachable, take_sshd_off};
 use crate::util::{Mesh, invocation, node_result, on, reboot_hard};
 
@@ -113,7 +111,6 @@ fn a_machine_rebooted_hard_during_the_wait_reverts_at_boot_and_keeps_nothing_of_
     assert_eq!(out.status.code(), Some(9), "{out:?}");
     // the power goes while the waiter waits: no unit is stopped, nothing runs on the way down
     reboot_hard("node3");
-    std::thread::sleep(Duration::from_secs(2));
 
     let after = once_reachable("node3", &format!("cat {DROP_IN}"), 120);
     assert_eq!(
@@ -282,7 +279,8 @@ fn an_sshd_setting_an_earlier_drop_in_shadows_is_refused_naming_both() {
         ),
     );
     let detail = sshd_refused(&mesh, "node1");
-    let restored = format!("mv {MAIN}.kept {MAIN}; systemctl reload ssh");
+    // a restart returns once sshd listens again (Type=notify), where a reload returns at once
+    let restored = format!("mv {MAIN}.kept {MAIN}; systemctl restart ssh");
     on("node1", &restored);
     assert!(detail.contains("AllowUsers"), "{detail}");
     assert!(
@@ -294,7 +292,6 @@ fn an_sshd_setting_an_earlier_drop_in_shadows_is_refused_naming_both() {
     );
     assert!(!detail.contains("first ("), "{detail}");
 
-    std::thread::sleep(Duration::from_millis(500));
     take_sshd_off(&mesh, &["node1"]);
 }
 
@@ -350,8 +347,7 @@ fn an_sshd_setting_a_match_block_overrides_is_refused_naming_the_block() {
         for_eve
     );
 
-    on("node3", &format!("rm -f {MATCHING}; systemctl reload ssh"));
-    std::thread::sleep(Duration::from_millis(500));
+    on("node3", &format!("rm -f {MATCHING}; systemctl restart ssh"));
     take_sshd_off(&mesh, &["node3"]);
 }
 

@@ -4,14 +4,12 @@
 //! its ECDSA key is listed first, and a stale line of another kind above the right one is not a
 //! changed key.
 
-use std::sync::MutexGuard;
-
 use crate::openssh::{Openssh, fingerprint, host_key, pushed_motd, unpinned_node3};
-use crate::util::{Mesh, address, node_result};
+use crate::util::{HeldLab, Mesh, address, node_result};
 
 /// A mesh with the lab, and node3 unpinned so that known_hosts (the test's) decides; node3's
 /// address; `None` where no lab can boot (the test is skipped).
-fn unpinned() -> Option<(Mesh, MutexGuard<'static, ()>, Openssh, String)> {
+fn unpinned() -> Option<(Mesh, HeldLab, Openssh, String)> {
     let mesh = Mesh::new();
     let machines = mesh.with_lab()?;
     let ssh = Openssh::new();

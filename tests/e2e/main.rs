@@ -60,6 +60,7 @@ mod orphans;
 mod partial;
 mod paths;
 mod placement;
+mod pool;
 mod provider;
 mod provisions;
 mod push;

@@ -9,8 +9,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
-use crate::util::{Mesh, Run, address, lab_state, node_result, on, path_str};
+use crate::util::{Mesh, Run, address, eventually, lab_state, node_result, on, path_str};
 
 /// The operator's side of one test: a HOME with `.ssh/`, and the system files.
 pub struct Openssh {
@@ -115,10 +116,12 @@ pub struct SecondSshd(&'static str);
 
 impl SecondSshd {
     pub fn new(node: &'static str) -> SecondSshd {
-        on(
-            node,
-            "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid && sleep 0.5",
-        );
+        on(node, "/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid");
+        // it forks into the background before it listens
+        let at = format!("{}:2222", address(node));
+        eventually(Duration::from_secs(10), "the second sshd to listen", || {
+            std::net::TcpStream::connect(&at).ok()
+        });
         SecondSshd(node)
     }
 }

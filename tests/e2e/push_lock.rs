@@ -8,23 +8,22 @@
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{Mesh, Run};
+use crate::util::{Mesh, Run, eventually};
 
 /// Waits up to 30 s for the first push to connect to the silent machine.
 fn accepted(silent: &TcpListener) -> std::net::TcpStream {
     silent.set_nonblocking(true).expect("a non-blocking socket");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match silent.accept() {
-            Ok((conn, _)) => return conn,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
+    eventually(
+        Duration::from_secs(30),
+        "the first push to connect",
+        || match silent.accept() {
+            Ok((conn, _)) => Some(conn),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
             Err(e) => panic!("the first push never connected: {e}"),
-        }
-    }
+        },
+    )
 }
 
 #[test]

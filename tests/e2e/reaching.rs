@@ -16,13 +16,11 @@ fn within(mut command: Command, limit: Duration) -> (Run, Duration) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("mesh runs");
-    while child.try_wait().expect("mesh is waited for").is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mesh was still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let ended = crate::util::within(limit, || child.try_wait().expect("mesh is waited for"));
+    if ended.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("mesh was still running after {limit:?}");
     }
     let out = child.wait_with_output().expect("mesh's output");
     (Run::from(out), start.elapsed())

@@ -1,7 +1,9 @@
 //! The built-in sshd module on a lab machine: its drop-in is checked with `sshd -t` before sshd
 //! reloads it, a value sshd refuses never reaches the daemon, and sshd is never stopped.
 
-use crate::util::{Mesh, invocation, node_result, on};
+use std::time::Duration;
+
+use crate::util::{Mesh, eventually, invocation, node_result, on, ssh};
 
 #[test]
 fn an_sshd_setting_is_checked_then_reloaded_and_a_refused_one_changes_nothing() {
@@ -102,8 +104,9 @@ fn a_check_while_sshd_reloads_gets_in() {
     mesh.run(&["push", "node1"]).ok();
     on(
         "node1",
-        "touch /run/reloading; nohup sh -c 'while [ -e /run/reloading ]; do \
-         systemctl reload ssh.service; sleep 0.1; done' >/dev/null 2>&1 &",
+        "touch /run/reloading; nohup sh -c 'echo $$ >/run/reloading.pid; \
+         while [ -e /run/reloading ]; do systemctl reload ssh.service; sleep 0.1; done' \
+         >/dev/null 2>&1 &",
     );
     let failed: Vec<String> = (0..40)
         .map(|_| mesh.run(&["check", "node1"]))
@@ -111,6 +114,10 @@ fn a_check_while_sshd_reloads_gets_in() {
         .map(|r| r.stdout + &r.stderr)
         .collect();
     // the loop ends before the next test uses the machine
-    on("node1", "rm /run/reloading; sleep 1");
+    on("node1", "rm /run/reloading");
+    eventually(Duration::from_secs(10), "the reload loop to end", || {
+        let ended = "! kill -0 $(cat /run/reloading.pid) 2>/dev/null && systemctl is-active ssh";
+        (ssh("node1", ended).status == 0).then_some(())
+    });
     assert!(failed.is_empty(), "{failed:#?}");
 }

@@ -1,18 +1,11 @@
 //! What every end-to-end test needs: the real `mesh` binary in a temp folder with its own
-//! inventory, and the lab's machines (booted once, shared, used by one test at a time).
+//! inventory, and a lab's machines (booted once, shared, held by one test at a time: the pool of
+//! labs is `crate::pool`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
 
-/// The lab the tests use: `MESH_LAB_ID` when set (so several runs can share one host), else 7,
-/// apart from the lab an operator may be trying mesh on (id 0).
-pub fn lab_id() -> String {
-    std::env::var("MESH_LAB_ID")
-        .ok()
-        .filter(|id| !id.is_empty())
-        .unwrap_or_else(|| "7".into())
-}
+pub use crate::pool::{HeldLab, lab_id};
 pub const NODES: [&str; 3] = ["node1", "node2", "node3"];
 
 /// One test's mesh: its own inventory (and catalogue folder) in a temp dir.
@@ -141,16 +134,18 @@ impl Mesh {
         }
     }
 
-    /// Takes the machines for this test (one test at a time pushes to them), boots the lab if it
-    /// is not up, and puts its machines into this inventory with their host keys pinned. `None`
-    /// where no lab can boot here (not root, no systemd-nspawn): the test is skipped, saying so,
-    /// unless `MESH_LAB=require` (as in CI), which makes that a failure.
-    pub fn with_lab(&self) -> Option<MutexGuard<'static, ()>> {
+    /// Takes a lab of the pool for this test (one test at a time pushes to its machines; it
+    /// waits for one to be free), boots it if it is not up, and puts its machines into this
+    /// inventory with their host keys pinned; until the guard is dropped, this thread's helpers
+    /// (`on`, `address`, this mesh's commands, ...) reach that lab. `None` where no lab can boot
+    /// here (not root, no systemd-nspawn): the test is skipped, saying so, unless
+    /// `MESH_LAB=require` (as in CI), which makes that a failure.
+    pub fn with_lab(&self) -> Option<HeldLab> {
         self.with_lab_of(3)
     }
 
     /// As [`Mesh::with_lab`], with `n` machines (node1..nodeN) in this inventory.
-    pub fn with_lab_of(&self, n: u32) -> Option<MutexGuard<'static, ()>> {
+    pub fn with_lab_of(&self, n: u32) -> Option<HeldLab> {
         if let Some(why) = lab_unavailable() {
             assert!(
                 std::env::var("MESH_LAB").as_deref() != Ok("require"),
@@ -159,44 +154,10 @@ impl Mesh {
             skipped(&why);
             return None;
         }
-        let guard = MACHINES
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        DOWN_WHEN_DONE.call_once(take_the_lab_down_when_the_tests_end);
+        let held = crate::pool::hold(n);
+        crate::pool::down_when_the_tests_end();
         self.run(&["lab", "up", &n.to_string()]).ok();
-        Some(guard)
-    }
-}
-
-static MACHINES: Mutex<()> = Mutex::new(());
-static DOWN_WHEN_DONE: std::sync::Once = std::sync::Once::new();
-
-/// The test command leaves nothing running: a watcher in a session of its own waits for this
-/// test process to end, however it ends, then takes the test lab down (`MESH_LAB_KEEP=1` keeps
-/// it up, to look at the machines after a run). The harness has no hook for "all tests done".
-fn take_the_lab_down_when_the_tests_end() {
-    if std::env::var_os("MESH_LAB_KEEP").is_some_and(|v| v == "1") {
-        return;
-    }
-    let watched = Command::new("setsid")
-        .args([
-            "sh",
-            "-c",
-            r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2" lab down"#,
-            "mesh-test-lab-watcher",
-        ])
-        .arg(std::process::id().to_string())
-        .arg(env!("CARGO_BIN_EXE_mesh"))
-        .env("MESH_LAB_ID", lab_id())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if let Err(e) = watched {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("the test lab will stay up after the tests: no watcher ({e})\n").as_bytes(),
-        );
+        Some(held)
     }
 }
 
@@ -345,10 +306,13 @@ pub fn invocation(node: &str, unit: &str) -> String {
 
 /// Reboots a lab machine at once, as a power cut would: its systemd gets SIGRTMIN+15 from the
 /// host (no unit is stopped, nothing runs on the way down), and the lab's supervisor boots it
-/// again. Returns when the signal is sent; the machine answers SSH a few seconds later.
+/// again. Returns once the machine went down (its systemd-nspawn ended and the supervisor
+/// started the next); the machine answers SSH a few seconds later.
 pub fn reboot_hard(node: &str) {
     let dir = lab_state().join("nodes").join(node);
-    let nspawn = std::fs::read_to_string(dir.join("pid")).expect("the node's nspawn pid");
+    let pid = || std::fs::read_to_string(dir.join("pid")).unwrap_or_default();
+    let nspawn = pid();
+    assert!(!nspawn.is_empty(), "{node} has no nspawn pid: is it up?");
     let children = Command::new("sh")
         .arg("-c")
         .arg(format!("cat /proc/{}/task/*/children", nspawn.trim()))
@@ -364,6 +328,10 @@ pub fn reboot_hard(node: &str) {
         .status()
         .expect("kill runs");
     assert!(killed.success(), "cannot signal {node}'s systemd ({init})");
+    let down = format!("{node} to go down");
+    eventually(std::time::Duration::from_secs(60), &down, || {
+        (pid() != nspawn).then_some(())
+    });
 }
 
 /// Reinstalls a lab machine in place (`mesh lab rebuild`): a blank disk from the image, new host
