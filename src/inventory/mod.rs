@@ -100,6 +100,10 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         "0015_push_runs.sql",
         include_str!("../../state/0015_push_runs.sql"),
     ),
+    (
+        "0016_local_nodes.sql",
+        include_str!("../../state/0016_local_nodes.sql"),
+    ),
 ];
 
 /// What can go wrong with the inventory.
