@@ -163,3 +163,49 @@ impl Session for FaultySession {
         self.inner.close()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::push::helper::CONFIRM_BOUND;
+    use crate::push::local::LocalTransport;
+
+    #[tokio::test]
+    async fn a_lost_answer_is_lost_after_the_confirm_ran_and_only_the_first_unless_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // each confirm the machine runs is one line
+        let helper = Helper::of(b"#!/bin/sh\necho \"$4\" >> \"$2/confirms\"\n", None);
+        let node = Node {
+            local: Some(root.to_path_buf()),
+            ..Node::new("box", "localhost")
+        };
+        for (lose, answered) in [
+            (Lose::None, [true, true]),
+            (Lose::First, [false, true]),
+            (Lose::All, [false, false]),
+        ] {
+            let faults = Faults {
+                lose_confirm_reply: lose,
+                ..Faults::default()
+            };
+            let transport = faults.wrap(Arc::new(LocalTransport));
+            let links = transport.prepare(&[&node], &[]).unwrap().links;
+            let _ = std::fs::remove_file(root.join("confirms"));
+            for answer in answered {
+                let s = links
+                    .open(&node, Duration::from_secs(1), true)
+                    .await
+                    .unwrap();
+                s.upload(&helper).await.unwrap();
+                let out = s
+                    .run(&helper, Call::Confirm("00ff"), b"", CONFIRM_BOUND)
+                    .await
+                    .unwrap();
+                assert_eq!(out.status.is_some(), answer, "{lose:?}: {out:?}");
+            }
+            let ran = std::fs::read_to_string(root.join("confirms")).unwrap();
+            assert_eq!(ran, "00ff\n00ff\n", "{lose:?}: every confirm ran");
+        }
+    }
+}

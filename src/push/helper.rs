@@ -81,6 +81,27 @@ impl Helper {
     }
 }
 
+#[cfg(test)]
+impl Helper {
+    /// A helper of these bytes, named by `sha256` (their own digest unless a test says another),
+    /// for the transports' tests.
+    pub(crate) fn of(bytes: &[u8], sha256: Option<&str>) -> Helper {
+        use sha2::Digest;
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        let digest: String = sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Helper {
+            gzipped: Box::leak(gz.finish().unwrap().into_boxed_slice()),
+            sha256: Box::leak(sha256.map_or(digest, str::to_string).into_boxed_str()),
+            len: bytes.len(),
+        }
+    }
+}
+
 /// What the helper may say on stderr: a line or two when it fails, never a report.
 const HELPER_STDERR: usize = 1 << 20;
 

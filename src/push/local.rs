@@ -205,12 +205,11 @@ const STREAMS_AFTER_EXIT: Duration = Duration::from_secs(5);
 
 /// Runs `command` with `input` on its stdin, reading at most `bound` of each stream.
 async fn run_bounded(mut command: Command, input: Vec<u8>, bound: Bound) -> Result<Output, String> {
-    let mut child = command
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting the helper: {e}"))?;
+        .stderr(Stdio::piped());
+    let mut child = spawn(&mut command).await?;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let child = Reaper(Arc::new(Mutex::new(child)));
     // a helper that stops reading early (it refused the declaration) is not an error here
@@ -258,6 +257,27 @@ async fn run_bounded(mut command: Command, input: Vec<u8>, bound: Bound) -> Resu
     })
 }
 
+/// How long a helper just stored may be busy to exec.
+const BUSY_FOR: Duration = Duration::from_secs(5);
+
+/// Starts `command`. A helper stored a moment ago can be refused as busy (ETXTBSY) while a
+/// process forked by another thread of this one (another node's helper) still holds the file
+/// open for writing, until it execs: tried again until [`BUSY_FOR`].
+async fn spawn(command: &mut Command) -> Result<Child, String> {
+    let started = tokio::time::Instant::now();
+    loop {
+        match command.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && started.elapsed() < BUSY_FOR =>
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            spawned => return spawned.map_err(|e| format!("starting the helper: {e}")),
+        }
+    }
+}
+
 /// All of `stream`, or `Err(most)` once it passes `most` bytes.
 fn read_bounded(stream: Option<impl Read>, most: usize) -> Result<Vec<u8>, usize> {
     let mut bytes = Vec::new();
@@ -270,4 +290,155 @@ fn read_bounded(stream: Option<impl Read>, most: usize) -> Result<Vec<u8>, usize
         return Err(most);
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Mode;
+
+    /// A stand-in helper: records its arguments and stdin under the root, answers `said`.
+    fn fake(said: &str) -> Helper {
+        Helper::of(
+            format!(
+                "#!/bin/sh\nroot=$2\necho \"$@\" >> \"$root/args\"\ncat > \"$root/stdin\"\n{said}\n"
+            )
+            .as_bytes(),
+            None,
+        )
+    }
+
+    fn node(root: &Path) -> Node {
+        Node {
+            local: Some(root.to_path_buf()),
+            ..Node::new("box", "localhost")
+        }
+    }
+
+    async fn session(root: &Path) -> Box<dyn Session> {
+        let prepared = LocalTransport.prepare(&[&node(root)], &[]).unwrap();
+        assert!(prepared.unusable.is_empty());
+        prepared
+            .links
+            .open(&node(root), Duration::from_secs(1), false)
+            .await
+            .unwrap()
+    }
+
+    const BOUND: Bound = Bound {
+        what: "the helper's answer",
+        stdout: 1 << 16,
+        stderr: 1 << 16,
+    };
+
+    #[tokio::test]
+    async fn a_missing_helper_is_stored_once_under_the_root_then_run_against_it_with_the_declaration()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let helper = fake("printf answered; exit 0");
+        let s = session(root).await;
+        let call = Call::Run(Mode::DryRun);
+        let missing = s.run(&helper, call, b"{}", BOUND).await.unwrap();
+        assert_eq!(missing.status, Some(EXIT_HELPER_MISSING));
+        assert!(!root.join("args").exists(), "nothing ran");
+
+        let stored = s.upload(&helper).await.unwrap();
+        assert_eq!(stored.status, Some(0), "{stored:?}");
+        let path = root.join(format!("var/lib/mesh/bin/mesh-host-{}", helper.sha256()));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+
+        let out = s
+            .run(&helper, call, b"the declaration", BOUND)
+            .await
+            .unwrap();
+        assert_eq!(out.status, Some(0));
+        assert_eq!(out.stdout, b"answered");
+        let args = std::fs::read_to_string(root.join("args")).unwrap();
+        assert_eq!(args, format!("--root {} apply --dry-run\n", root.display()));
+        assert_eq!(
+            std::fs::read(root.join("stdin")).unwrap(),
+            b"the declaration"
+        );
+        s.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_helper_whose_bytes_are_not_its_sha256_is_never_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let forged = Helper::of(b"#!/bin/sh\nexit 0\n", Some(&"0".repeat(64)));
+        let s = session(dir.path()).await;
+        let out = s.upload(&forged).await.unwrap();
+        assert_eq!(out.status, Some(1));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("arrived incomplete or changed"),
+            "{out:?}"
+        );
+        let bin = dir.path().join("var/lib/mesh/bin");
+        assert_eq!(
+            std::fs::read_dir(bin).unwrap().count(),
+            0,
+            "no file, no .part"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_its_bound_is_refused_naming_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let helper = fake("head -c 100000 /dev/zero");
+        let s = session(dir.path()).await;
+        s.upload(&helper).await.unwrap();
+        let e = s
+            .run(&helper, Call::Run(Mode::Apply), b"", BOUND)
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the helper's answer sent more than 65536 bytes on stdout"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_run_dropped_before_the_helper_ends_kills_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let helper = fake("echo $$ > \"$root/pid\"; exec sleep 60");
+        let s = session(dir.path()).await;
+        s.upload(&helper).await.unwrap();
+        let run = s.run(&helper, Call::Run(Mode::Apply), b"", BOUND);
+        let started = std::time::Instant::now();
+        assert!(
+            tokio::time::timeout(Duration::from_secs(2), run)
+                .await
+                .is_err()
+        );
+        // dropped at once, not when the helper would have ended by itself
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let pid = std::fs::read_to_string(dir.path().join("pid")).unwrap();
+        assert!(
+            !Path::new(&format!("/proc/{}", pid.trim())).exists(),
+            "the helper {pid} still runs"
+        );
+    }
+
+    #[test]
+    fn a_node_whose_root_is_not_a_directory_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = node(&dir.path().join("gone"));
+        let here = Node {
+            name: "here".into(),
+            ..node(dir.path())
+        };
+        let prepared = LocalTransport.prepare(&[&gone, &here], &[]).unwrap();
+        let said: Vec<String> = prepared.unusable.values().map(|e| e.to_string()).collect();
+        assert_eq!(prepared.unusable.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("box: on this machine: its root"),
+            "{said:?}"
+        );
+    }
 }
