@@ -89,7 +89,7 @@ pub(crate) fn run_as_sent(
     let kept = Kept::take(declaration, Some(&record), &dir, paths)
         .and_then(|_| boot::install(&id, &dir, paths));
     if let Err(e) = kept {
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         return Err(Error::Record(io::Error::other(format!(
             "cannot keep what the push would change, so nothing was changed: {e}"
         ))));
@@ -98,7 +98,7 @@ pub(crate) fn run_as_sent(
     // the waiter runs before anything changes: a helper that dies while it applies (killed, the
     // OOM killer) leaves a change no waiter would revert, and an operator locked out
     if let Err(e) = start_waiter(&id, deadline, paths) {
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         return Err(Error::Record(io::Error::other(format!(
             "cannot start the waiter that reverts the change unless it is confirmed, so nothing \
              was changed: {e}"
@@ -107,20 +107,20 @@ pub(crate) fn run_as_sent(
     let mut report = match apply::run_held(declaration, false, paths, &held, record) {
         Ok(report) => report,
         Err(e) => {
-            forget(&id, &dir);
+            forget(&id, &dir, paths);
             return Err(e);
         }
     };
     let resources = changed(&report, &asks);
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
     crate::generations::keep_made_awaiting(&dir, &report, before.as_ref(), sent);
     // the waiter's deadline runs from here
-    if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
+    if let Err(e) = files::HOST.write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
             claim(paths, &id)?.map(|claimed| revert_claimed(paths, &held, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
@@ -161,9 +161,9 @@ fn would_change(
 }
 
 /// Drops what was kept for change `id`, in `dir`, and its boot-time revert: nothing to undo.
-fn forget(id: &str, dir: &Path) {
-    let _ = files::remove_tree(dir);
-    let _ = boot::remove(id);
+fn forget(id: &str, dir: &Path, paths: &Paths) {
+    let _ = files::HOST.remove_tree(dir);
+    let _ = boot::remove(id, paths);
 }
 
 /// `mesh-host confirm <id>`: the change stays. Asked again about the same change (its answer was
@@ -211,9 +211,9 @@ fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
         eprintln!("mesh-host: the generation change {id} made is not kept on the machine: {e}");
     }
     if ledger::note(paths, id, Fate::Confirmed).is_ok() {
-        forget(id, done);
+        forget(id, done, paths);
     } else {
-        let _ = boot::remove(id);
+        let _ = boot::remove(id, paths);
     }
 }
 
@@ -441,14 +441,14 @@ fn revert_claimed(
     let saved = serde_json::to_vec_pretty(&reverted)
         .map_err(io::Error::other)
         .and_then(|json| {
-            files::private_dir(&paths.root.join("reverted"), 0o700)?;
-            files::write_atomically(&note(paths, id), &json, None, 0o600)
+            files::HOST.private_dir(&paths.root.join("reverted"), 0o700)?;
+            files::HOST.write_atomically(&note(paths, id), &json, None, 0o600)
         });
     if saved
         .and_then(|()| ledger::note(paths, id, Fate::Reverted))
         .is_ok()
     {
-        forget(id, claimed);
+        forget(id, claimed, paths);
     }
     reverted
 }
@@ -474,7 +474,7 @@ fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
     let mut notes: Vec<(Reverted, PathBuf)> = entries
         .flatten()
         .filter_map(|entry| {
-            let found = files::read(&entry.path()).ok()??;
+            let found = files::HOST.read(&entry.path()).ok()??;
             let reverted = serde_json::from_slice(&found.bytes).ok()?;
             Some((reverted, entry.path()))
         })
@@ -482,7 +482,7 @@ fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
     notes.sort_by_key(|(r, _)| r.at);
     for (reverted, path) in notes {
         if mode == Mode::Apply {
-            let _ = files::remove(&path);
+            let _ = files::HOST.remove(&path);
         }
         report.reverted.push(reverted);
     }

@@ -20,9 +20,12 @@ pub(crate) use kinds::{
     UserKeys,
 };
 
-/// Where the record and the kept originals live.
+/// Where the record and the kept originals live, and the machine they are the record of.
 pub(crate) struct Paths {
+    /// The helper's state directory, as this host names it.
     pub(crate) root: PathBuf,
+    /// What stands for the machine's `/`: where every declared path is read and written.
+    pub(crate) machine: crate::files::Root,
 }
 
 impl Default for Paths {
@@ -32,15 +35,29 @@ impl Default for Paths {
         // could hand it a record of their own making.
         #[cfg(feature = "test-switches")]
         if let Some(root) = std::env::var_os("MESH_HOST_STATE") {
-            return Paths { root: root.into() };
+            return Paths {
+                root: root.into(),
+                machine: crate::files::HOST,
+            };
         }
         Paths {
             root: PathBuf::from(STATE_DIR),
+            machine: crate::files::HOST,
         }
     }
 }
 
 impl Paths {
+    /// A machine whose `/` is `dir` (`mesh-host --root DIR`): its declared paths are under `dir`
+    /// and so is the helper's state, in `dir/var/lib/mesh`.
+    pub(crate) fn under(dir: &std::path::Path) -> Paths {
+        let machine = crate::files::Root::under(dir.to_path_buf());
+        Paths {
+            root: machine.real(std::path::Path::new(STATE_DIR)),
+            machine,
+        }
+    }
+
     pub(crate) fn record(&self) -> PathBuf {
         self.root.join("record.json")
     }
@@ -388,7 +405,7 @@ impl Record {
     /// the caller tells them apart, see `signs`). A record that does not parse or whose version
     /// this helper does not know is refused, never taken for an empty one.
     pub(crate) fn load(paths: &Paths) -> Result<Option<Record>, LoadError> {
-        match crate::files::read(&paths.record()) {
+        match crate::files::HOST.read(&paths.record()) {
             Ok(Some(found)) => {
                 Record::parse(&found.bytes, &paths.record().display().to_string()).map(Some)
             }
@@ -424,7 +441,7 @@ impl Record {
     /// Writes the record atomically.
     pub(crate) fn save(&self, paths: &Paths) -> io::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        crate::files::write_atomically(&paths.record(), &bytes, None, 0o600)
+        crate::files::HOST.write_atomically(&paths.record(), &bytes, None, 0o600)
     }
 }
 

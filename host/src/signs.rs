@@ -96,8 +96,8 @@ pub(crate) fn refuse_if_found(
 /// Where unit files are: the machine's, for the machine's own state directory; beside a state
 /// directory of its own (a test's), so a test never reads the host's units.
 pub(crate) fn units_dir(paths: &Paths) -> PathBuf {
-    if paths.root == Path::new(STATE_DIR) {
-        PathBuf::from("/etc/systemd/system")
+    if paths.root == Path::new(STATE_DIR) || paths.machine.dir().is_some() {
+        paths.machine.real(Path::new("/etc/systemd/system"))
     } else {
         paths
             .root

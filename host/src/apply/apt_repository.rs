@@ -15,7 +15,7 @@ use mesh_wire::{AptRepositorySpec, Outcome, Resource, State};
 
 use super::{Run, outcome};
 use crate::child::{self, Bounded as _};
-use crate::files::{self, Found};
+use crate::files::Found;
 use crate::record::{AptRepositoryEntry, Entry, FileEntry, Readers, Record};
 
 /// A repository this run wrote, and how to put its files back if apt refuses it.
@@ -51,7 +51,12 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let (sources, key) = (spec.sources_path(), spec.key_path());
         let (want_sources, want_key) = (spec.sources_text(), spec.key_text());
-        let read = |path: &str| files::read(Path::new(path)).map_err(|e| format!("{path}: {e}"));
+        let read = |path: &str| {
+            self.paths
+                .machine
+                .read(Path::new(path))
+                .map_err(|e| format!("{path}: {e}"))
+        };
         let (found_sources, found_key) = (read(&sources)?, read(&key)?);
         let what = format!("{} {}", spec.uri, spec.suite);
         if as_declared(found_sources.as_ref(), &want_sources)
@@ -110,7 +115,10 @@ impl Run<'_> {
         };
         // the key first: a sources file never names a key that is not there yet
         for (path, bytes) in [(&key, &want_key), (&sources, &want_sources)] {
-            if let Err(e) = files::write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
+            if let Err(e) =
+                self.paths
+                    .machine
+                    .write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
             {
                 // half written is neither: the old sources file would name the new key
                 let put_back = self.put_back(&written, record);
@@ -229,8 +237,12 @@ impl Run<'_> {
         for (path, before) in &w.before {
             let at = Path::new(path);
             let done = match before {
-                Some(f) => files::write_atomically(at, &f.bytes, Some((f.uid, f.gid)), f.mode),
-                None => files::remove(at),
+                Some(f) => {
+                    self.paths
+                        .machine
+                        .write_atomically(at, &f.bytes, Some((f.uid, f.gid)), f.mode)
+                }
+                None => self.paths.machine.remove(at),
             };
             if let Err(e) = done {
                 return format!("{path} could not be put back: {e}");

@@ -28,7 +28,7 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         spec.check().map_err(|e| e.to_string())?;
         // the operator's data is never made: one not there fails the container before it runs
-        access::present(&spec.access)?;
+        access::present(&self.paths.machine, &spec.access)?;
         // the probe is not what the container is made from: adding or changing one recreates
         // nothing, and a container made before probes existed keeps its digest
         let made_from = ContainerSpec {
@@ -108,7 +108,7 @@ impl Run<'_> {
             None => {
                 if self.applying() {
                     self.remember(resource, spec, record, false)?;
-                    make_sources(spec)?;
+                    make_sources(&self.paths.machine, spec)?;
                     self.run_container(resource, spec, &digest)?;
                 }
                 (
@@ -140,7 +140,7 @@ impl Run<'_> {
         digest: &str,
     ) -> Result<(), String> {
         self.remember(resource, spec, record, false)?;
-        make_sources(spec)?;
+        make_sources(&self.paths.machine, spec)?;
         docker(&["rm", "-f", &spec.name])?;
         self.run_container(resource, spec, digest)
     }
@@ -347,7 +347,7 @@ fn inspect(name: &str) -> Result<Option<Found>, String> {
 
 /// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of
 /// nothing); it is data, so it is kept when the container goes.
-fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
+fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), String> {
     for m in &spec.mounts {
         if !m.source.starts_with('/') {
             return Err(format!(
@@ -355,7 +355,7 @@ fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
                 m.source
             ));
         }
-        files::make_dir(std::path::Path::new(&m.source))
+        root.make_dir(std::path::Path::new(&m.source))
             .map_err(|e| format!("{}: {e}", m.source))?;
     }
     Ok(())

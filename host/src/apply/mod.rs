@@ -279,7 +279,7 @@ fn measure_or_apply(
             .iter()
             .filter(|b| !named.contains(b.as_str()))
         {
-            let _ = files::remove(&paths.original(blob));
+            let _ = files::HOST.remove(&paths.original(blob));
         }
         crate::adopt::forget_notes(paths);
     }
@@ -287,7 +287,7 @@ fn measure_or_apply(
         version: VERSION,
         mode,
         hostname: hostname(),
-        host_keys: host_keys(),
+        host_keys: host_keys(&paths.machine),
         new_machine,
         resources: run.outcomes,
         units,
@@ -317,12 +317,12 @@ fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Gen
 
 /// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
 /// another one later given its address.
-pub(crate) fn host_keys() -> Vec<String> {
+pub(crate) fn host_keys(root: &files::Root) -> Vec<String> {
     let dir = Path::new("/etc/ssh");
-    let mut keys: Vec<String> = crate::signs::entries(dir)
+    let mut keys: Vec<String> = crate::signs::entries(&root.real(dir))
         .into_iter()
         .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
-        .filter_map(|name| files::read(&dir.join(name)).ok().flatten())
+        .filter_map(|name| root.read(&dir.join(name)).ok().flatten())
         .filter_map(|found| {
             let text = String::from_utf8_lossy(&found.bytes).into_owned();
             let mut words = text.split_whitespace();
@@ -565,7 +565,7 @@ impl Run<'_> {
                 let mut done = entry.undo();
                 done.settle(
                     |p| self.gone.contains(Path::new(p)),
-                    |p| files::exists(Path::new(p)).unwrap_or(true),
+                    |p| self.paths.machine.exists(Path::new(p)).unwrap_or(true),
                 );
                 for unit in &done.reloads {
                     self.owe(unit, Cost::Reload, id);

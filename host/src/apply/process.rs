@@ -29,7 +29,7 @@ impl Run<'_> {
         spec.check().map_err(|e| e.to_string())?;
         // a user the machine does not have fails here, before anything is written
         owners::user(&spec.user)?;
-        access::present(&spec.access)?;
+        access::present(&self.paths.machine, &spec.access)?;
         let unit_file = Path::new(units::UNIT_DIR).join(&spec.unit);
         let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
         let digest = digest(&unit_text, env_text.as_deref(), spec);
@@ -37,7 +37,12 @@ impl Run<'_> {
         let mut entry = match record.resources.get(&resource.id) {
             Some(Entry::Process(e)) => e.clone(),
             _ => {
-                if files::exists(&unit_file).map_err(|e| e.to_string())? {
+                if self
+                    .paths
+                    .machine
+                    .exists(&unit_file)
+                    .map_err(|e| e.to_string())?
+                {
                     return Err(format!(
                         "{} exists and the mesh did not make it; it is left alone",
                         unit_file.display()
@@ -70,6 +75,7 @@ impl Run<'_> {
         // in them decides the cost.
         let drift = if entry.digest.as_deref() == Some(digest.as_str()) {
             on_disk::compare(
+                &self.paths.machine,
                 &wanted(&unit_file, &unit_text, &env_file, env_text.as_deref(), spec),
                 &bundle_dir,
             )?
@@ -122,7 +128,7 @@ impl Run<'_> {
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
             if changed {
-                write_bundle(&bundle_dir, spec)?;
+                write_bundle(&self.paths.machine, &bundle_dir, spec)?;
                 match &env_text {
                     Some(text) => env::write(self.paths, &env_file, text)?,
                     None => {
@@ -131,7 +137,9 @@ impl Run<'_> {
                         }
                     }
                 }
-                files::write_atomically(&unit_file, unit_text.as_bytes(), Some((0, 0)), 0o644)
+                self.paths
+                    .machine
+                    .write_atomically(&unit_file, unit_text.as_bytes(), Some((0, 0)), 0o644)
                     .map_err(|e| format!("{}: {e}", unit_file.display()))?;
                 units::daemon_reload()?;
             }
@@ -222,9 +230,13 @@ impl Run<'_> {
             // a unit already stopped or gone is fine: what matters is that nothing is left
             let _ = units::systemctl("stop", &entry.unit);
             let _ = units::systemctl("disable", &entry.unit);
-            files::remove(Path::new(&entry.unit_file))
+            self.paths
+                .machine
+                .remove(Path::new(&entry.unit_file))
                 .map_err(|e| format!("{}: cannot remove it: {e}", entry.unit_file))?;
-            files::remove_tree(Path::new(&entry.bundle_dir))
+            self.paths
+                .machine
+                .remove_tree(Path::new(&entry.bundle_dir))
                 .map_err(|e| format!("{}: cannot remove it: {e}", entry.bundle_dir))?;
             if let Some(env_file) = &entry.env_file {
                 env::remove(Path::new(env_file))?;
@@ -338,7 +350,8 @@ pub(crate) fn env_file_of(paths: &Paths, spec: &ProcessSpec) -> Option<String> {
 /// The environment file of the process unit `unit`, if it is on the machine.
 pub(crate) fn env_file_there(paths: &Paths, unit: &str) -> Option<String> {
     let env_file = env::path(paths, unit, false);
-    files::exists(&env_file)
+    files::HOST
+        .exists(&env_file)
         .unwrap_or(false)
         .then(|| env_file.display().to_string())
 }
@@ -352,7 +365,7 @@ pub(crate) fn on_disk_digest(
 ) -> Option<String> {
     let (env_file, env_text, unit_text) = unit_and_environment(paths, spec);
     let wanted = wanted(unit_file, &unit_text, &env_file, env_text.as_deref(), spec);
-    on_disk::compare(&wanted, Path::new(&spec.bundle_dir))
+    on_disk::compare(&paths.machine, &wanted, Path::new(&spec.bundle_dir))
         .ok()
         .filter(on_disk::Drift::is_empty)
         .map(|_| digest(&unit_text, env_text.as_deref(), spec))
@@ -452,8 +465,9 @@ fn hashed(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec, contents:
 }
 
 /// Writes the bundle and removes any file in it the declaration no longer names.
-fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
-    files::make_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
+    root.make_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut wanted = BTreeSet::new();
     for f in &spec.bundle {
         let rel = Path::new(&f.path);
@@ -465,11 +479,13 @@ fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
         }
         let at = dir.join(rel);
         if let Some(parent) = at.parent() {
-            files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            root.make_dir(parent)
+                .map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        files::write_atomically(&at, f.content.as_bytes(), Some((0, 0)), f.mode)
+        root.write_atomically(&at, f.content.as_bytes(), Some((0, 0)), f.mode)
             .map_err(|e| format!("{}: {e}", at.display()))?;
         wanted.insert(at);
     }
-    files::prune(dir, &wanted).map_err(|e| format!("{}: {e}", dir.display()))
+    root.prune(dir, &wanted)
+        .map_err(|e| format!("{}: {e}", dir.display()))
 }

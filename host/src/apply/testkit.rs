@@ -26,6 +26,7 @@ pub(crate) fn sandbox() -> (tempfile::TempDir, Paths) {
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths {
         root: dir.path().join("state"),
+        machine: crate::files::HOST,
     };
     (dir, paths)
 }

@@ -76,7 +76,14 @@ impl Run<'_> {
         let service_file = dir.join(spec.service_unit());
         let (timer, service) = (timer_text(spec), service_text(spec));
         let digest = files::sha256(format!("{timer}\0{service}").as_bytes());
-        let on_disk = |path: &Path| files::read(path).ok().flatten().map(|f| f.bytes);
+        let on_disk = |path: &Path| {
+            self.paths
+                .machine
+                .read(path)
+                .ok()
+                .flatten()
+                .map(|f| f.bytes)
+        };
         let same = on_disk(&timer_file).as_deref() == Some(timer.as_bytes())
             && on_disk(&service_file).as_deref() == Some(service.as_bytes());
         let known = matches!(record.resources.get(&resource.id), Some(Entry::Timer(_)));
@@ -119,7 +126,9 @@ impl Run<'_> {
             .save(self.paths)
             .map_err(|e| format!("cannot save the record: {e}"))?;
         for (path, text) in [(&service_file, &service), (&timer_file, &timer)] {
-            files::write_atomically(path, text.as_bytes(), None, 0o644)
+            self.paths
+                .machine
+                .write_atomically(path, text.as_bytes(), None, 0o644)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
         units::daemon_reload()?;
@@ -145,7 +154,9 @@ impl Run<'_> {
             let _ = units::systemctl("stop", &entry.timer_unit);
             let _ = units::systemctl("disable", &entry.timer_unit);
             for file in [&entry.timer_file, &entry.service_file] {
-                files::remove(Path::new(file))
+                self.paths
+                    .machine
+                    .remove(Path::new(file))
                     .map_err(|e| format!("{file}: cannot remove it: {e}"))?;
             }
             units::daemon_reload()?;

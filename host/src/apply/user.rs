@@ -52,7 +52,7 @@ impl Run<'_> {
             });
         entry.remove_home = spec.remove_home;
         if spec.authorized_keys.is_some() {
-            super::user_keys::keys_place(spec, &p)?;
+            super::user_keys::keys_place(&self.paths.machine, spec, &p)?;
         }
         let now_groups = accounts::supplementary(&spec.name)?;
         let changes = changes(spec, &p, &now_groups);
@@ -128,7 +128,7 @@ impl Run<'_> {
                 spec.name
             ));
         }
-        refuse_home_taken(spec)?;
+        refuse_home_taken(&self.paths.machine, spec)?;
         let mut entry = UserEntry {
             name: spec.name.clone(),
             made: true,
@@ -248,10 +248,10 @@ fn group_made(record: &Record, name: &str) -> bool {
 
 /// Refuses to make a user whose home is already there and belongs to root or a system account
 /// (`/root`, `/etc`): its keys would be written there, over what the machine has.
-fn refuse_home_taken(spec: &UserSpec) -> Result<(), String> {
+fn refuse_home_taken(root: &crate::files::Root, spec: &UserSpec) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
     let home = spec.home_or_default();
-    match std::fs::symlink_metadata(&home) {
+    match std::fs::symlink_metadata(root.real(std::path::Path::new(&home))) {
         Ok(m) if m.uid() < FIRST_LOGIN_ID => Err(format!(
             "user {}'s home {home} is already there and belongs to uid {}: a new account does \
              not take a system directory as its home; name another",
