@@ -114,7 +114,8 @@ fn apply(root: &Path, d: &Declaration) -> Output {
         .spawn()
         .unwrap();
     let json = serde_json::to_vec(d).unwrap();
-    child.stdin.take().unwrap().write_all(&json).unwrap();
+    // a helper that refuses before reading (a root that is not there) closes its stdin early
+    let _ = child.stdin.take().unwrap().write_all(&json);
     child.wait_with_output().unwrap()
 }
 
