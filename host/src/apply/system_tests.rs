@@ -4,11 +4,12 @@
 //! lab proves the same promises against real systemd, dpkg and accounts.
 
 use mesh_wire::{
-    BundleFile, GroupSpec, Mode, OnRemoval, PackageSpec, ProcessSpec, ServiceSpec, Spec, State,
-    TimerSpec, UserSpec,
+    BundleFile, Cost, Costing, GroupSpec, Mode, OnRemoval, PackageSpec, ProcessSpec, ServiceSpec,
+    Spec, State, TimerSpec, UserSpec,
 };
 
-use super::testkit::{decl, done, forget_calls, machine, model, resource, states};
+use super::testkit::{decl, done, forget_calls, machine, model, resource, run, states};
+use crate::record::Paths;
 use crate::system::recording::Unit;
 
 fn count(calls: &[String], call: &str) -> usize {
@@ -356,4 +357,61 @@ fn a_user_and_a_group_are_made_in_order_and_given_back_in_the_other() {
     );
     let m = model(&paths);
     assert!(m.users.is_empty() && m.groups.is_empty(), "{m:?}");
+}
+
+/// `/etc/web.conf`, read by `web.service`, which a change restarts.
+fn web_conf(content: &str) -> mesh_wire::Resource {
+    let mut conf = super::testkit::file(std::path::Path::new("/etc/web.conf"), content);
+    if let Spec::File(f) = &mut conf.spec {
+        f.costing = Costing {
+            source: "s".into(),
+            settings: Default::default(),
+            cost: Cost::Restart,
+            units: vec!["web.service".into()],
+        };
+    }
+    conf
+}
+
+#[test]
+fn a_restart_the_machine_refuses_is_owed_and_paid_by_the_next_push() {
+    let (dir, paths) = machine(|m| {
+        let running = Unit {
+            active: true,
+            enabled: true,
+            failed: false,
+        };
+        m.units.insert("web.service".into(), running);
+        m.failing.push("systemctl restart web.service".into());
+    });
+    let d = decl(vec![web_conf("one\n")]);
+    let first = run(&d, Mode::Apply, &paths).unwrap();
+    assert_eq!(first.resources[0].state, State::Created);
+    assert_eq!(first.units.len(), 1, "{:?}", first.units);
+    assert!(first.units[0].error.is_some(), "{:?}", first.units);
+
+    // the machine restarts it now; nothing else changed
+    crate::system::Recording::at(paths.root.join(Paths::SYSTEM), paths.machine.clone())
+        .set(|m| m.failing.clear());
+    let paths = Paths::under(dir.path());
+    forget_calls(&paths);
+    let second = run(&d, Mode::Apply, &paths).unwrap();
+    assert_eq!(second.resources[0].state, State::Unchanged);
+    assert_eq!(second.units.len(), 1, "{:?}", second.units);
+    assert_eq!(second.units[0].done.as_deref(), Some("restarted"));
+    assert!(
+        second.units[0]
+            .because
+            .iter()
+            .any(|b| b.contains("earlier")),
+        "{:?}",
+        second.units[0]
+    );
+    assert_eq!(count(&done(&paths), "systemctl restart web.service"), 1);
+
+    // and then it is paid: a third push restarts nothing
+    forget_calls(&paths);
+    let third = run(&d, Mode::Apply, &paths).unwrap();
+    assert!(third.units.is_empty(), "{:?}", third.units);
+    assert_eq!(count(&done(&paths), "systemctl restart web.service"), 0);
 }

@@ -34,6 +34,10 @@ pub(crate) struct Model {
     pub(crate) groups: BTreeMap<String, u32>,
     #[serde(default)]
     pub(crate) containers: BTreeMap<String, Container>,
+    /// Calls (as the log writes them) that fail, as a test's machine that refuses them: a
+    /// fault is a behaviour of the fake, not a switch in the helper.
+    #[serde(default)]
+    pub(crate) failing: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -109,8 +113,17 @@ impl Recording {
         self.change(change);
     }
 
-    /// Notes one call; a log that cannot be written fails the call, so no test reads a partial one.
+    /// Notes one call; a log that cannot be written fails the call, so no test reads a partial
+    /// one, and so does a call the model says fails.
     fn record(&self, call: String) -> Result<(), String> {
+        if self.model().failing.contains(&call) {
+            self.append(&format!("{call} (failed)"))?;
+            return Err(format!("{call} failed: the recording machine fails it"));
+        }
+        self.append(&call)
+    }
+
+    fn append(&self, call: &str) -> Result<(), String> {
         std::fs::create_dir_all(&self.dir)
             .and_then(|()| {
                 std::fs::OpenOptions::new()
