@@ -261,7 +261,9 @@ impl Adopt<'_> {
             }
             Spec::Process(p) => {
                 let unit_file = signs::units_dir(self.paths).join(&p.unit);
-                if signs::marked_units(&signs::units_dir(self.paths)).contains(&p.unit) {
+                if signs::marked_units(&self.paths.machine, &signs::units_dir(self.paths))
+                    .contains(&p.unit)
+                {
                     let entry = Entry::Process(ProcessEntry {
                         unit: p.unit.clone(),
                         unit_file: unit_file.display().to_string(),
@@ -359,7 +361,7 @@ impl Adopt<'_> {
     fn undeclared_units(&mut self, declaration: &Declaration) {
         let declared = declared(declaration, "process");
         let dir = signs::units_dir(self.paths);
-        for unit in signs::marked_units(&dir) {
+        for unit in signs::marked_units(&self.paths.machine, &dir) {
             if declared.contains(unit.as_str()) {
                 continue;
             }

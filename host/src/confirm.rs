@@ -20,7 +20,6 @@ mod tests;
 use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mesh_wire::{Awaiting, CONFIRM_WITHIN, Declaration, HelperExit, Mode, Report, Reverted, State};
@@ -28,7 +27,6 @@ use mesh_wire::{Awaiting, CONFIRM_WITHIN, Declaration, HelperExit, Mode, Report,
 use crate::apply::{self, Error};
 use crate::files;
 use crate::record::Paths;
-use crate::units;
 use kept::Kept;
 use ledger::Fate;
 
@@ -305,7 +303,10 @@ pub(crate) fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<S
         if !Awaiting::valid_id(&name) {
             continue;
         }
-        let waiting = units::state(&waiter_unit(&name)).is_ok_and(|s| s.running == Some(true));
+        let waiting = paths
+            .system
+            .unit_state(&waiter_unit(&name))
+            .is_ok_and(|s| s.running == Some(true));
         if waiting {
             return Ok(Some(name));
         }
@@ -354,38 +355,33 @@ fn waiter_unit(id: &str) -> String {
 /// Starts the waiter, detached from this session: argv words, no shell.
 fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
     let helper = std::env::current_exe().map_err(|e| format!("cannot find the helper: {e}"))?;
-    let mut command = Command::new("systemd-run");
-    command
-        .arg(format!("--unit={}", waiter_unit(id)))
-        .arg("--collect")
-        .arg("--quiet")
-        .arg("--property=Type=exec")
-        .arg(format!(
+    let mut settings = vec![
+        format!("--unit={}", waiter_unit(id)),
+        "--collect".to_string(),
+        "--quiet".to_string(),
+        "--property=Type=exec".to_string(),
+        format!(
             "--description=mesh: reverts change {id} unless it is confirmed within {deadline} s"
-        ));
+        ),
+    ];
     if std::env::var_os("MESH_HOST_STATE").is_some() {
-        command.arg(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
+        settings.push(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
     }
     // systemd runs this however the waiter ends (a word per argument: a path and a hex id)
-    command.arg(format!(
+    settings.push(format!(
         "--property=ExecStopPost={} revert-pending {id}",
         helper.display()
     ));
-    let out = command
-        .arg("--")
-        .arg(helper)
-        .args(["await-confirm", id, "--deadline", &deadline.to_string()])
-        .args(["--applier", &std::process::id().to_string()])
-        .output()
-        .map_err(|e| format!("cannot run systemd-run: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "systemd-run failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    let argv = [
+        helper.display().to_string(),
+        "await-confirm".to_string(),
+        id.to_string(),
+        "--deadline".to_string(),
+        deadline.to_string(),
+        "--applier".to_string(),
+        std::process::id().to_string(),
+    ];
+    paths.system.run_detached(&settings, &argv)
 }
 
 /// Takes change `id` to revert it: the one rename `confirm` races with. `None` when it is gone

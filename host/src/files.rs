@@ -218,6 +218,18 @@ impl Root {
     }
 }
 
+/// Root's uid and gid, as this helper can give them: one that is not root (a test's, under
+/// `mesh-host --root`) gives its own, which counts as root's here as it does for who may write
+/// a directory (`walk::Writers`).
+pub(crate) fn root_ids() -> (u32, u32) {
+    let uid = rustix::process::geteuid();
+    if uid.is_root() {
+        (0, 0)
+    } else {
+        (uid.as_raw(), rustix::process::getegid().as_raw())
+    }
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
     mesh_wire::hex(&Sha256::digest(bytes))

@@ -20,6 +20,11 @@
 //! `revert-pending ID [--at-boot]` what systemd runs when that waiter stops, however it ends,
 //! and early at boot when the machine went down during the wait.
 //!
+//! `mesh-host --root DIR COMMAND` works on a machine of a test's own: DIR stands for `/` (every
+//! declared path under it, the helper's state in `DIR/var/lib/mesh`), and its units, packages
+//! and accounts are the recording machine's (`system::Recording`), kept with its calls in
+//! `DIR/var/lib/mesh/system/`. No root is needed.
+//!
 //! The machine keeps its last generations (see `generations`): `generations` lists them and
 //! `rollback GEN`, run by root on the machine, takes it back to one with no operator.
 
@@ -34,6 +39,7 @@ mod owners;
 mod record;
 mod sealed;
 mod signs;
+mod system;
 mod units;
 
 use std::io::{Read, Write};

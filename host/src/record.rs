@@ -26,6 +26,8 @@ pub(crate) struct Paths {
     pub(crate) root: PathBuf,
     /// What stands for the machine's `/`: where every declared path is read and written.
     pub(crate) machine: crate::files::Root,
+    /// What the helper asks of the machine beyond its files.
+    pub(crate) system: Box<dyn crate::system::System>,
 }
 
 impl Default for Paths {
@@ -38,25 +40,36 @@ impl Default for Paths {
             return Paths {
                 root: root.into(),
                 machine: crate::files::HOST,
+                system: Box::new(crate::system::Real),
             };
         }
         Paths {
             root: PathBuf::from(STATE_DIR),
             machine: crate::files::HOST,
+            system: Box::new(crate::system::Real),
         }
     }
 }
 
 impl Paths {
     /// A machine whose `/` is `dir` (`mesh-host --root DIR`): its declared paths are under `dir`
-    /// and so is the helper's state, in `dir/var/lib/mesh`.
+    /// and so is the helper's state, in `dir/var/lib/mesh`; its units, packages and accounts are
+    /// the recording machine's, kept in that state's `system/`.
     pub(crate) fn under(dir: &std::path::Path) -> Paths {
         let machine = crate::files::Root::under(dir.to_path_buf());
+        let root = machine.real(std::path::Path::new(STATE_DIR));
         Paths {
-            root: machine.real(std::path::Path::new(STATE_DIR)),
+            system: Box::new(crate::system::Recording::at(
+                root.join(Self::SYSTEM),
+                machine.clone(),
+            )),
+            root,
             machine,
         }
     }
+
+    /// Where, in the state directory, a recording machine keeps its model and calls.
+    pub(crate) const SYSTEM: &'static str = "system";
 
     pub(crate) fn record(&self) -> PathBuf {
         self.root.join("record.json")

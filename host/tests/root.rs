@@ -114,7 +114,8 @@ fn apply(root: &Path, d: &Declaration) -> Output {
         .spawn()
         .unwrap();
     let json = serde_json::to_vec(d).unwrap();
-    child.stdin.take().unwrap().write_all(&json).unwrap();
+    // a helper that refuses before reading (a root that is not there) closes its stdin early
+    let _ = child.stdin.take().unwrap().write_all(&json);
     child.wait_with_output().unwrap()
 }
 
@@ -278,4 +279,43 @@ fn a_root_that_is_not_a_directory_is_refused_before_anything() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn under_a_root_what_the_helper_asked_of_systemd_is_recorded_for_the_test_to_read() {
+    let root = machine();
+    let r = root.path();
+    // the recording machine knows a unit whose file is under the root
+    std::fs::create_dir_all(r.join("etc/systemd/system")).unwrap();
+    std::fs::write(r.join("etc/systemd/system/web.service"), "[Service]\n").unwrap();
+    let web = resource(
+        "t:service:web",
+        Spec::Service(mesh_wire::ServiceSpec {
+            unit: "web.service".into(),
+            running: Some(true),
+            enabled: None,
+            on_removal: Default::default(),
+            ready: None,
+        }),
+    );
+    let applied = report(&apply(r, &declaration(vec![web])));
+    assert_eq!(
+        states(&applied),
+        vec![State::Changed],
+        "{:?}",
+        applied.resources
+    );
+    let calls = std::fs::read_to_string(r.join("var/lib/mesh/system/calls")).unwrap();
+    assert_eq!(
+        calls
+            .lines()
+            .filter(|c| *c == "systemctl start web.service")
+            .count(),
+        1,
+        "{calls}"
+    );
+    let model: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(r.join("var/lib/mesh/system/model.json")).unwrap())
+            .unwrap();
+    assert_eq!(model["units"]["web.service"]["active"], true);
 }

@@ -9,12 +9,10 @@
 //! fails naming the repository and apt's words; the others stand.
 
 use std::path::Path;
-use std::process::Command;
 
 use mesh_wire::{AptRepositorySpec, Outcome, Resource, State};
 
 use super::{Run, outcome};
-use crate::child::{self, Bounded as _};
 use crate::files::Found;
 use crate::record::{AptRepositoryEntry, Entry, FileEntry, Readers, Record};
 
@@ -166,7 +164,7 @@ impl Run<'_> {
         if !self.applying() || (apt.written.is_empty() && apt.given_back.is_empty()) {
             return;
         }
-        let (ok, said) = match apt_get_update() {
+        let (ok, said) = match self.paths.system.apt_update() {
             Ok(answer) => answer,
             Err(e) => (false, vec![e]),
         };
@@ -264,29 +262,6 @@ impl Run<'_> {
             o.detail = detail;
         }
     }
-}
-
-/// `apt-get update` run: whether it exited 0, and its lines that warn or err (`W:`, `E:`),
-/// where apt names each repository it refused by its uri.
-fn apt_get_update() -> Result<(bool, Vec<String>), String> {
-    let out = Command::new("apt-get")
-        .args(["update", "-q"])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .env("LC_ALL", "C")
-        .output_within(child::APT_UPDATE)
-        .map_err(|e| format!("cannot run apt-get update: {e}"))?;
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("W:") || l.starts_with("E:"))
-        .map(String::from)
-        .collect();
-    Ok((out.status.success(), said))
 }
 
 /// Whether apt's `line` is about the repository at `uri`: apt writes it followed by its suite

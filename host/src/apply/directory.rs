@@ -15,7 +15,7 @@ impl Run<'_> {
         spec: &DirectorySpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
+        let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self
             .paths
             .machine

@@ -43,7 +43,7 @@ pub(super) fn check(
         files::random_hex().map_err(|e| e.to_string())?
     ));
     files::HOST
-        .write_atomically(&alone_file, text.as_bytes(), Some((0, 0)), 0o600)
+        .write_atomically(&alone_file, text.as_bytes(), Some(files::root_ids()), 0o600)
         .map_err(|e| format!("cannot write a copy to check it alone: {e}"))?;
     let mut argv = effective.show.clone();
     argv.extend(effective.alone.iter().cloned());

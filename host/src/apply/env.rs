@@ -29,7 +29,7 @@ pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), String> 
         .private_dir(&folder, 0o700)
         .map_err(|e| format!("{}: {e}", folder.display()))?;
     files::HOST
-        .write_atomically(at, text.as_bytes(), Some((0, 0)), 0o600)
+        .write_atomically(at, text.as_bytes(), Some(files::root_ids()), 0o600)
         .map_err(|e| format!("{}: {e}", at.display()))
 }
 

@@ -19,7 +19,7 @@ impl Run<'_> {
         spec: &FileSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
+        let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         // a secret arrives sealed to this machine's host key: opened here only to be written
         let opened = spec.sealed.as_ref().map(crate::sealed::open).transpose()?;

@@ -96,7 +96,7 @@ impl Run<'_> {
         // host had keeps its own.
         let wanted_meta = match &found {
             Some(f) if entry.created => {
-                let (uid, gid) = owners::ids(&spec.owner, &spec.group)?;
+                let (uid, gid) = owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?;
                 Some(((f.uid, f.gid, f.mode), (uid, gid, spec.mode)))
             }
             _ => None,
@@ -142,7 +142,10 @@ impl Run<'_> {
             let (owner, mode) = match (&found, wanted_meta) {
                 (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
                 (Some(f), None) => ((f.uid, f.gid), f.mode),
-                (None, _) => (owners::ids(&spec.owner, &spec.group)?, spec.mode),
+                (None, _) => (
+                    owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?,
+                    spec.mode,
+                ),
             };
             if set.is_empty() && dropped.is_empty() {
                 self.paths

@@ -37,6 +37,8 @@ mod service;
 mod stale_tests;
 mod symlink;
 mod sysctl;
+#[cfg(test)]
+mod system_tests;
 mod timer;
 mod user;
 mod user_keys;
@@ -111,7 +113,9 @@ fn measure_or_apply(
             _ => None,
         })
         .collect();
-    units::prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
+    paths
+        .system
+        .prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
     let mut run = Run {
         mode,
         paths,
@@ -446,6 +450,7 @@ impl Run<'_> {
     /// The path a file or directory resource writes, and the ids of the owner and group it
     /// gets (looked up on this machine).
     fn owned_path<'p>(
+        &self,
         path: &'p str,
         owner: &str,
         group: &str,
@@ -454,7 +459,10 @@ impl Run<'_> {
         if !path.is_absolute() {
             return Err("not an absolute path".into());
         }
-        Ok((path, crate::owners::ids(owner, group)?))
+        Ok((
+            path,
+            crate::owners::ids(self.paths.system.as_ref(), owner, group)?,
+        ))
     }
 
     fn applying(&self) -> bool {
@@ -607,7 +615,7 @@ impl Run<'_> {
             }
             let owed_before = self.earlier.contains(&unit);
             let (done, error) = if self.applying() {
-                match units::pay(&unit, cost, owed_before) {
+                match units::pay(self.paths.system.as_ref(), &unit, cost, owed_before) {
                     Ok(done) => {
                         record.units.remove(&unit);
                         if matches!(done, "restarted" | "reloaded") {

@@ -28,7 +28,7 @@ impl Run<'_> {
         let bundle_dir = PathBuf::from(&spec.bundle_dir);
         spec.check().map_err(|e| e.to_string())?;
         // a user the machine does not have fails here, before anything is written
-        owners::user(&spec.user)?;
+        owners::user(self.paths.system.as_ref(), &spec.user)?;
         access::present(&self.paths.machine, &spec.access)?;
         let unit_file = Path::new(units::UNIT_DIR).join(&spec.unit);
         let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
@@ -51,7 +51,12 @@ impl Run<'_> {
                 // a unit of that name from a package (/lib/systemd/system) or a drop-in is the
                 // machine's: a process of the mesh would shadow it, and removing the process
                 // would stop and disable what the host had running
-                if units::state(&spec.unit).is_ok_and(|s| s.exists) {
+                if self
+                    .paths
+                    .system
+                    .unit_state(&spec.unit)
+                    .is_ok_and(|s| s.exists)
+                {
                     return Err(format!(
                         "the machine already has a unit {} (from a package or the host); the mesh \
                          creates its processes under names of their own: assign the module under \
@@ -83,7 +88,7 @@ impl Run<'_> {
             on_disk::Drift::default()
         };
         let changed = entry.digest.as_deref() != Some(digest.as_str()) || !drift.is_empty();
-        let now = units::state(&spec.unit).ok();
+        let now = self.paths.system.unit_state(&spec.unit).ok();
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
         let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
         if !changed && running && enabled {
@@ -139,18 +144,23 @@ impl Run<'_> {
                 }
                 self.paths
                     .machine
-                    .write_atomically(&unit_file, unit_text.as_bytes(), Some((0, 0)), 0o644)
+                    .write_atomically(
+                        &unit_file,
+                        unit_text.as_bytes(),
+                        Some(files::root_ids()),
+                        0o644,
+                    )
                     .map_err(|e| format!("{}: {e}", unit_file.display()))?;
-                units::daemon_reload()?;
+                self.paths.system.daemon_reload()?;
             }
             if !enabled {
-                units::systemctl("enable", &spec.unit)?;
+                self.paths.system.systemctl("enable", &spec.unit)?;
             }
             if running && cost > Cost::None {
-                units::systemctl("restart", &spec.unit)?;
+                self.paths.system.systemctl("restart", &spec.unit)?;
             } else if !running {
-                let _ = units::systemctl("reset-failed", &spec.unit);
-                units::systemctl("start", &spec.unit)?;
+                let _ = self.paths.system.systemctl("reset-failed", &spec.unit);
+                self.paths.system.systemctl("start", &spec.unit)?;
             }
             // its files are as declared whether or not it runs: the record says so
             entry.digest = Some(digest);
@@ -173,7 +183,7 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::Process(entry));
             // a command that cannot run is not "started": systemctl returns before it fails
-            not_running = units::settled(&spec.unit).err();
+            not_running = self.paths.system.settled(&spec.unit).err();
             // it runs; whether it serves is what its probe says
             if not_running.is_none()
                 && let Some(ready) = &spec.ready
@@ -228,8 +238,8 @@ impl Run<'_> {
     pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, String> {
         if self.applying() {
             // a unit already stopped or gone is fine: what matters is that nothing is left
-            let _ = units::systemctl("stop", &entry.unit);
-            let _ = units::systemctl("disable", &entry.unit);
+            let _ = self.paths.system.systemctl("stop", &entry.unit);
+            let _ = self.paths.system.systemctl("disable", &entry.unit);
             self.paths
                 .machine
                 .remove(Path::new(&entry.unit_file))
@@ -241,8 +251,8 @@ impl Run<'_> {
             if let Some(env_file) = &entry.env_file {
                 env::remove(Path::new(env_file))?;
             }
-            units::daemon_reload()?;
-            let _ = units::systemctl("reset-failed", &entry.unit);
+            self.paths.system.daemon_reload()?;
+            let _ = self.paths.system.systemctl("reset-failed", &entry.unit);
         }
         self.gone.extend(
             [&entry.unit_file, &entry.bundle_dir]
@@ -384,8 +394,8 @@ fn wanted<'a>(
         |path: PathBuf, bytes: &'a [u8], mode: u32, name: String, shown: bool| on_disk::Wanted {
             path,
             bytes,
-            uid: 0,
-            gid: 0,
+            uid: files::root_ids().0,
+            gid: files::root_ids().1,
             mode,
             name,
             shown,
@@ -482,7 +492,7 @@ fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<()
             root.make_dir(parent)
                 .map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        root.write_atomically(&at, f.content.as_bytes(), Some((0, 0)), f.mode)
+        root.write_atomically(&at, f.content.as_bytes(), Some(files::root_ids()), f.mode)
             .map_err(|e| format!("{}: {e}", at.display()))?;
         wanted.insert(at);
     }

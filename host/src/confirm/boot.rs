@@ -54,9 +54,12 @@ pub(crate) fn install(id: &str, pending: &Path, paths: &Paths) -> io::Result<()>
         pending = pending.display(),
         helper = helper.display(),
     );
-    paths
-        .machine
-        .write_atomically(&unit_file(id), text.as_bytes(), Some((0, 0)), 0o644)?;
+    paths.machine.write_atomically(
+        &unit_file(id),
+        text.as_bytes(),
+        Some(crate::files::root_ids()),
+        0o644,
+    )?;
     paths.machine.link(&wants_link(id), &unit_file(id))
 }
 

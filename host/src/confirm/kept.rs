@@ -116,9 +116,9 @@ impl Kept {
                     }
                 }
                 Spec::Directory(d) => dirs.push(d.path.clone()),
-                Spec::Service(s) => kept.keep_unit(&s.unit)?,
+                Spec::Service(s) => kept.keep_unit(paths.system.as_ref(), &s.unit)?,
                 Spec::Process(p) => {
-                    kept.keep_unit(&p.unit)?;
+                    kept.keep_unit(paths.system.as_ref(), &p.unit)?;
                     for path in apply::files_of(paths, p) {
                         dirs.extend(paths.machine.missing_ancestors(&path));
                         let path = path.display().to_string();
@@ -154,7 +154,7 @@ impl Kept {
                 Entry::Directory(d) => dirs.push(d.path.clone()),
                 Entry::Process(p) => {
                     if !kept.units.iter().any(|u| u.unit == p.unit) {
-                        kept.keep_unit(&p.unit)?;
+                        kept.keep_unit(paths.system.as_ref(), &p.unit)?;
                     }
                     let bundle = Path::new(&p.bundle_dir);
                     let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
@@ -177,7 +177,8 @@ impl Kept {
         let readers: BTreeSet<&String> = touched.values().flat_map(|(units, _)| units).collect();
         for unit in readers {
             if !kept.units.iter().any(|u| &u.unit == unit) {
-                kept.readers.push(KeptUnit::now(unit)?);
+                kept.readers
+                    .push(KeptUnit::now(paths.system.as_ref(), unit)?);
             }
         }
         for (path, (readers, cost)) in touched {
@@ -218,8 +219,8 @@ impl Kept {
         Ok(kept)
     }
 
-    fn keep_unit(&mut self, unit: &str) -> io::Result<()> {
-        self.units.push(KeptUnit::now(unit)?);
+    fn keep_unit(&mut self, system: &dyn crate::system::System, unit: &str) -> io::Result<()> {
+        self.units.push(KeptUnit::now(system, unit)?);
         Ok(())
     }
 
@@ -268,7 +269,7 @@ pub(crate) fn revert(
     };
     // a unit the push made goes down while its unit file is there to say how
     for unit in kept.units.iter().filter(|u| !u.exists) {
-        put_back_made_unit(unit, at_boot, &mut done);
+        put_back_made_unit(paths.system.as_ref(), unit, at_boot, &mut done);
     }
     // a directory that was there comes back before the files in it, shallowest first
     for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
@@ -326,11 +327,11 @@ pub(crate) fn revert(
             .failed
             .push(format!("{}: {e}", paths.record().display())),
     }
-    if unit_files && let Err(e) = units::daemon_reload() {
+    if unit_files && let Err(e) = paths.system.daemon_reload() {
         done.failed.push(e);
     }
     for unit in kept.units.iter().filter(|u| u.exists) {
-        put_back_unit(unit, at_boot, &mut done);
+        put_back_unit(paths.system.as_ref(), unit, at_boot, &mut done);
     }
     if at_boot {
         return done;
@@ -341,14 +342,14 @@ pub(crate) fn revert(
         .iter()
         .filter(|u| u.exists)
         .chain(&kept.readers)
-        .filter(|u| run_again(u, &mut done))
+        .filter(|u| run_again(paths.system.as_ref(), u, &mut done))
         .map(|u| u.unit.as_str())
         .collect();
     for (unit, cost) in owed
         .into_iter()
         .filter(|(u, _)| !started.contains(u.as_str()))
     {
-        match units::pay(&unit, cost, false) {
+        match units::pay(paths.system.as_ref(), &unit, cost, false) {
             Ok(said) => done.restored.push(format!("{unit}: {said}")),
             Err(e) => done.failed.push(e),
         }
