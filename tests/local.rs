@@ -73,32 +73,46 @@ impl Mesh {
         }
     }
 
-    /// A new directory standing for a machine's `/`.
+    /// A new directory standing for a machine's `/`, with a unit file `demo.service` and a
+    /// user and group `demo`. The helper's recording machine answers for its accounts; `demo`
+    /// is given the ids of whoever runs the test, as the helper runs as them and can give a
+    /// file no other owner.
     fn root(&self, name: &str) -> PathBuf {
         let root = self.dir.path().join(name);
-        std::fs::create_dir_all(root.join("etc")).unwrap();
+        let units = root.join("etc/systemd/system");
+        std::fs::create_dir_all(&units).unwrap();
+        std::fs::write(
+            units.join("demo.service"),
+            "[Service]\nExecStart=/bin/true\n",
+        )
+        .unwrap();
+        let system = root.join("var/lib/mesh/system");
+        std::fs::create_dir_all(&system).unwrap();
+        let (uid, gid): (u32, u32) = (id("-u").parse().unwrap(), id("-g").parse().unwrap());
+        let model = serde_json::json!({
+            "users": {"demo": {"uid": uid, "gid": gid, "home": "/home/demo", "shell": "/bin/sh"}},
+            "groups": {"demo": gid},
+        });
+        std::fs::write(system.join("model.json"), model.to_string()).unwrap();
         root
     }
 
-    /// The test module `demo` in this mesh's catalogue: a file owned by whoever runs the test
-    /// (the helper runs as the operator's user), from a template with one setting.
+    /// The test module `demo` in this mesh's catalogue: a file owned by `demo`, from a template
+    /// with a setting whose change restarts the service reading it, and a host directory.
     fn demo(&self) {
         let dir = self.dir.path().join("catalogue/demo");
         std::fs::create_dir_all(&dir).unwrap();
-        let json = format!(
-            r#"{{
+        let json = r#"{
   "name": "demo", "version": "1", "description": "A greeting file, for the local transport.",
   "settings": [
-    {{"name": "greeting", "type": "string", "meaning": "What the file says.", "default": "hello", "cost": "none"}}
+    {"name": "greeting", "type": "string", "meaning": "What the file says.", "default": "hello", "cost": "restart"}
   ],
-  "requires": [{{"name": "data", "kind": "host", "directory": {{"owner": "{user}", "group": "{group}", "mode": "0750"}}}}],
+  "requires": [{"name": "data", "kind": "host", "directory": {"owner": "demo", "group": "demo", "mode": "0750"}}],
   "resources": [
-    {{"kind": "file", "path": "/etc/demo.conf", "owner": "{user}", "group": "{group}", "mode": "0640", "template": "demo.conf"}}
+    {"kind": "file", "path": "/etc/demo.conf", "owner": "demo", "group": "demo", "mode": "0640", "template": "demo.conf", "units": ["demo.service"]},
+    {"kind": "service", "unit": "demo.service", "state": "running"}
   ]
-}}"#,
-            user = id("-un"),
-            group = id("-gn"),
-        );
+}"#;
         std::fs::write(dir.join("module.json"), json).unwrap();
         std::fs::write(
             dir.join("demo.conf"),
@@ -106,6 +120,22 @@ impl Mesh {
         )
         .unwrap();
     }
+}
+
+/// How many times the helper asked the recording machine `call`.
+fn calls(root: &Path, call: &str) -> usize {
+    std::fs::read_to_string(root.join("var/lib/mesh/system/calls"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|c| *c == call)
+        .count()
+}
+
+/// What the recording machine's model says of `demo.service`.
+fn demo_unit(root: &Path) -> serde_json::Value {
+    let model = std::fs::read(root.join("var/lib/mesh/system/model.json")).unwrap();
+    let model: serde_json::Value = serde_json::from_slice(&model).unwrap();
+    model["units"]["demo.service"].clone()
 }
 
 fn id(flag: &str) -> String {
@@ -164,6 +194,8 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
         "greeting hello\ndata /srv/mesh/demo/data\n"
     );
     assert!(root.join("srv/mesh/demo/data").is_dir());
+    assert_eq!(calls(&root, "systemctl start demo.service"), 1);
+    assert_eq!(demo_unit(&root)["active"], true);
     let helpers: Vec<_> = std::fs::read_dir(root.join("var/lib/mesh/bin"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -176,7 +208,7 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
     // converged: nothing to do, and the helper is not stored again
     let check = mesh.run(&["check", "box"]).ok().stdout;
     assert!(
-        check.contains("0 created, 0 changed, 2 unchanged"),
+        check.contains("0 created, 0 changed, 3 unchanged"),
         "{check}"
     );
     let again = mesh.run(&["push", "box"]).ok().stdout;
@@ -189,6 +221,7 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
         "~ demo:file:/etc/demo.conf (content; settings moved: greeting)",
         "-greeting hello",
         "+greeting bye",
+        "! demo.service will restart (because of demo:file:/etc/demo.conf: greeting)",
     ] {
         assert!(plan.contains(said), "{said:?} not in {plan}");
     }
@@ -198,12 +231,14 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
             .starts_with("greeting hello\n"),
         "a plan changes nothing"
     );
+    assert_eq!(calls(&root, "systemctl restart demo.service"), 0);
     mesh.run(&["push", "box"]).ok();
     assert!(
         std::fs::read_to_string(root.join("etc/demo.conf"))
             .unwrap()
             .starts_with("greeting bye\n")
     );
+    assert_eq!(calls(&root, "systemctl restart demo.service"), 1);
 
     // a hand edit is seen by check
     std::fs::write(root.join("etc/demo.conf"), "edited\n").unwrap();
@@ -214,6 +249,11 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
     mesh.run(&["unassign", "demo", "box"]).ok();
     mesh.run(&["push", "box"]).ok();
     assert_eq!(tree(&root), before);
+    assert_eq!(
+        demo_unit(&root)["active"],
+        false,
+        "it was not running before"
+    );
 }
 
 #[test]
