@@ -120,6 +120,21 @@ impl Mesh {
         )
         .unwrap();
     }
+    /// The test module `guarded`: a file whose change must be confirmed.
+    fn guarded(&self) {
+        let dir = self.dir.path().join("catalogue/guarded");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+        dir.join("module.json"),
+        r#"{
+  "name": "guarded", "version": "1", "description": "A file whose change must be confirmed.",
+  "settings": [{"name": "level", "type": "string", "meaning": "Its level.", "default": "1", "cost": "none"}],
+  "resources": [{"kind": "file", "path": "/etc/guarded.conf", "owner": "demo", "group": "demo", "mode": "0644", "template": "guarded.conf", "confirm": true}]
+}"#,
+    )
+    .unwrap();
+        std::fs::write(dir.join("guarded.conf"), "level ${level}\n").unwrap();
+    }
 }
 
 /// How many times the helper asked the recording machine `call`.
@@ -179,6 +194,15 @@ fn a_local_node_is_planned_pushed_checked_changed_and_given_back_as_found() {
     let added = mesh.run(&["node", "add", "box", "--local", root.to_str().unwrap()]);
     assert!(added.ok().stdout.contains("on this machine"));
     mesh.run(&["assign", "demo", "box"]).ok();
+    let show = mesh.run(&["node", "show", "box"]).ok().stdout;
+    let on_this = format!(
+        "local:     on this machine, {} standing for its /",
+        root.display()
+    );
+    assert!(
+        show.contains(&on_this) && show.contains("modules:   demo"),
+        "{show}"
+    );
     let plan = mesh.run(&["plan", "box"]).ok().stdout;
     for said in [
         "+ demo:file:/etc/demo.conf",
@@ -322,4 +346,73 @@ fn a_local_node_has_no_host_key_to_trust() {
         .ok();
     let trust = mesh.run(&["node", "trust", "box"]).code(1);
     assert!(trust.stderr.contains("has no host key"), "{}", trust.stderr);
+}
+
+#[test]
+fn a_change_that_asks_confirmation_is_confirmed_by_a_second_run_of_the_helper() {
+    let mesh = Mesh::new();
+    mesh.guarded();
+    let root = mesh.root("box");
+    mesh.run(&["node", "add", "box", "--local", root.to_str().unwrap()])
+        .ok();
+    mesh.run(&["assign", "guarded", "box"]).ok();
+
+    let push = mesh.run(&["--json", "push", "box"]).ok().json();
+    let node = push
+        .as_array()
+        .and_then(|nodes| nodes.iter().find(|n| n["node"] == "box"))
+        .unwrap_or_else(|| panic!("no box in {push}"));
+    assert_eq!(node["confirmation"], "confirmed", "{push}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/guarded.conf")).unwrap(),
+        "level 1\n"
+    );
+    // the machine's waiter was asked for, and a later push finds nothing awaiting
+    let waiters = std::fs::read_to_string(root.join("var/lib/mesh/system/calls")).unwrap();
+    assert!(waiters.contains("systemd-run"), "{waiters}");
+    mesh.run(&["settings", "set", "guarded", "level=2"]).ok();
+    mesh.run(&["push", "box"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/guarded.conf")).unwrap(),
+        "level 2\n"
+    );
+}
+
+#[test]
+fn a_confirm_whose_answer_is_lost_is_asked_again_and_every_answer_lost_is_unknown() {
+    let mesh = Mesh::new();
+    mesh.guarded();
+    let root = mesh.root("box");
+    mesh.run(&["node", "add", "box", "--local", root.to_str().unwrap()])
+        .ok();
+    mesh.run(&["assign", "guarded", "box"]).ok();
+    let push = |lose: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_mesh"))
+            .args(["--json", "push", "box", "--confirm-timeout", "5"])
+            .env("MESH_INVENTORY", mesh.dir.path().join("inventory.db"))
+            .env("MESH_OPERATOR_KEY", mesh.dir.path().join("operator-key"))
+            .env("MESH_CATALOGUE", mesh.dir.path().join("catalogue"))
+            .env("HOME", mesh.dir.path())
+            .env("MESH_TEST_LOSE_CONFIRM_REPLY", lose)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), json[0]["confirmation"].clone())
+    };
+    // the first answer lost: the confirm ran, and asked again the helper says so
+    let (status, confirmation) = push("1");
+    assert_eq!(
+        (status, confirmation.as_str()),
+        (Some(0), Some("confirmed"))
+    );
+    // every answer lost: whether the change stayed cannot be said
+    mesh.run(&["settings", "set", "guarded", "level=2"]).ok();
+    let (status, confirmation) = push("all");
+    assert_eq!(status, Some(2), "{confirmation}");
+    assert!(
+        confirmation
+            .as_str()
+            .is_some_and(|c| c.starts_with("unknown: a confirm reached the machine")),
+        "{confirmation}"
+    );
 }

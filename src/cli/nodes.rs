@@ -212,7 +212,8 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                     visible(&dir.display().to_string())
                 );
                 out!("tags:      {}", visible(&tags.join(", ")));
-                out!("modules:   {}", assignments.len());
+                out!("modules:   {}", modules(&assignments));
+                out!("host key:  none: its helper runs here, not over SSH");
             } else {
                 out!("name:      {}", visible(&n.name));
                 out!("address:   {}:{}", visible(&n.address), n.port);
@@ -260,24 +261,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .map(fingerprint_of)
                         .unwrap_or_else(|| "not pinned".into())
                 );
-                let list: Vec<String> = assignments
-                    .iter()
-                    .map(|a| {
-                        if a.instance == a.module {
-                            a.module.clone()
-                        } else {
-                            format!("{} ({})", a.instance, a.module)
-                        }
-                    })
-                    .collect();
-                out!(
-                    "modules:   {}",
-                    if list.is_empty() {
-                        "none".into()
-                    } else {
-                        visible(&list.join(", ")).into_owned()
-                    }
-                );
+                out!("modules:   {}", modules(&assignments));
             }
         }
         NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
@@ -334,6 +318,25 @@ fn retag(
         list(&now)
     );
     Ok(())
+}
+
+/// A node's assignments as `node show` lists them: `instance (module)` where the two differ.
+fn modules(assignments: &[crate::inventory::Assignment]) -> String {
+    let list: Vec<String> = assignments
+        .iter()
+        .map(|a| {
+            if a.instance == a.module {
+                a.module.clone()
+            } else {
+                format!("{} ({})", a.instance, a.module)
+            }
+        })
+        .collect();
+    if list.is_empty() {
+        "none".into()
+    } else {
+        visible(&list.join(", ")).into_owned()
+    }
 }
 
 /// What a node on this machine is stored with for an address (it is never connected to).
