@@ -416,3 +416,33 @@ fn a_confirm_whose_answer_is_lost_is_asked_again_and_every_answer_lost_is_unknow
         "{confirmation}"
     );
 }
+
+#[test]
+fn an_operator_gone_before_it_confirms_leaves_the_change_pending_on_the_machine() {
+    let mesh = Mesh::new();
+    mesh.guarded();
+    let root = mesh.root("box");
+    mesh.run(&["node", "add", "box", "--local", root.to_str().unwrap()])
+        .ok();
+    mesh.run(&["assign", "guarded", "box"]).ok();
+    let out = Command::new(env!("CARGO_BIN_EXE_mesh"))
+        .args(["push", "box", "--confirm-timeout", "600"])
+        .env("MESH_INVENTORY", mesh.dir.path().join("inventory.db"))
+        .env("MESH_OPERATOR_KEY", mesh.dir.path().join("operator-key"))
+        .env("MESH_CATALOGUE", mesh.dir.path().join("catalogue"))
+        .env("HOME", mesh.dir.path())
+        .env("MESH_TEST_STOP_BEFORE_CONFIRMING", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/guarded.conf")).unwrap(),
+        "level 1\n"
+    );
+    // nobody confirmed it: the machine still awaits, and says so
+    let plan = mesh.run(&["plan", "box"]).ok().stdout;
+    assert!(
+        plan.contains("box: pending confirmation: change "),
+        "{plan}"
+    );
+}

@@ -12,8 +12,8 @@ use super::{Helper, PushError};
 use crate::inventory::Node;
 use crate::ssh::{Bound, Output};
 
-/// The operator exits (status 9) right after the helper's answer, before it confirms, as if it
-/// were killed there.
+/// The operator exits (status 9) right after the helper's answer, before it opens the
+/// confirmation's session, as if it were killed there.
 pub const STOP_BEFORE_CONFIRMING: &str = "MESH_TEST_STOP_BEFORE_CONFIRMING";
 
 /// The first confirm (every one, when it is `all`) runs on the machine and its answer is lost
@@ -99,6 +99,11 @@ impl Links for FaultyLinks {
         fresh: bool,
     ) -> Boxed<'a, Result<Box<dyn Session>, PushError>> {
         Box::pin(async move {
+            // a fresh session is a confirmation's: the operator dies before it tries one (a
+            // machine that locks it out never lets one open)
+            if fresh && self.faults.stop_before_confirming {
+                std::process::exit(9);
+            }
             let inner = self.inner.open(node, timeout, fresh).await?;
             let session: Box<dyn Session> = Box::new(FaultySession {
                 inner,
@@ -138,9 +143,6 @@ impl Session for FaultySession {
         Box::pin(async move {
             if !matches!(call, Call::Confirm(_)) {
                 return self.inner.run(helper, call, input, bound).await;
-            }
-            if self.faults.stop_before_confirming {
-                std::process::exit(9);
             }
             if !self.loses() {
                 return self.inner.run(helper, call, input, bound).await;

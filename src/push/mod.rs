@@ -350,25 +350,7 @@ async fn push_one(
     let mut uploaded = false;
     if out.status == Some(EXIT_HELPER_MISSING) {
         events(Event::Uploading(name.clone()));
-        let up = session.upload(helper).await?;
-        let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
-        match up.status {
-            Some(0) => {}
-            Some(EXIT_WRONG_PLATFORM) => {
-                return Err(PushError::Platform {
-                    node: name,
-                    machine: stderr,
-                });
-            }
-            status => {
-                return Err(PushError::Upload {
-                    node: name,
-                    path: helper.remote_path(),
-                    status: describe(status),
-                    stderr,
-                });
-            }
-        }
+        upload(session.as_ref(), helper, &name).await?;
         uploaded = true;
         events(Event::Applying(name.clone()));
         out = session.run(helper, call, &input, bound).await?;
@@ -401,6 +383,25 @@ async fn push_one(
         uploaded,
         confirmation,
     })
+}
+
+/// Stores the helper where the session's machine lacks it.
+async fn upload(session: &dyn Session, helper: &Helper, name: &str) -> Result<(), PushError> {
+    let up = session.upload(helper).await?;
+    let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
+    match up.status {
+        Some(0) => Ok(()),
+        Some(EXIT_WRONG_PLATFORM) => Err(PushError::Platform {
+            node: name.to_string(),
+            machine: stderr,
+        }),
+        status => Err(PushError::Upload {
+            node: name.to_string(),
+            path: helper.remote_path(),
+            status: describe(status),
+            stderr,
+        }),
+    }
 }
 
 /// The helper's report, or the failure its exit status and stdout name.
