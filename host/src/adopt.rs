@@ -57,8 +57,9 @@ pub(crate) fn note_original(
     let dir = notes_dir(paths);
     let at = dir.join(note_name(id));
     let bytes = serde_json::to_vec(&note).map_err(|e| e.to_string())?;
-    files::private_dir(&dir, 0o700)
-        .and_then(|()| files::write_atomically(&at, &bytes, None, 0o600))
+    files::HOST
+        .private_dir(&dir, 0o700)
+        .and_then(|()| files::HOST.write_atomically(&at, &bytes, None, 0o600))
         .map_err(|e| format!("cannot note the kept original at {}: {e}", at.display()))
 }
 
@@ -68,13 +69,14 @@ pub(crate) fn forget_notes(paths: &Paths) {
     let dir = notes_dir(paths);
     for name in signs::entries(&dir) {
         let at = dir.join(&name);
-        let spent = files::read(&at)
+        let spent = files::HOST
+            .read(&at)
             .ok()
             .flatten()
             .and_then(|found| serde_json::from_slice::<Note>(&found.bytes).ok())
             .is_some_and(|n| !paths.original(&n.original.blob).exists());
         if spent {
-            let _ = files::remove(&at);
+            let _ = files::HOST.remove(&at);
         }
     }
 }
@@ -83,7 +85,12 @@ pub(crate) fn forget_notes(paths: &Paths) {
 fn notes(paths: &Paths) -> Vec<Note> {
     signs::entries(&notes_dir(paths))
         .into_iter()
-        .filter_map(|name| files::read(&notes_dir(paths).join(name)).ok().flatten())
+        .filter_map(|name| {
+            files::HOST
+                .read(&notes_dir(paths).join(name))
+                .ok()
+                .flatten()
+        })
         .filter_map(|found| serde_json::from_slice::<Note>(&found.bytes).ok())
         .filter(|n| paths.original(&n.original.blob).is_file())
         .collect()
@@ -203,7 +210,7 @@ impl Adopt<'_> {
         let id = resource.id.as_str();
         match &resource.spec {
             Spec::File(f) => self.file(id, &f.path),
-            Spec::Keys(k) if Path::new(&k.path).is_file() => {
+            Spec::Keys(k) if self.paths.machine.real(Path::new(&k.path)).is_file() => {
                 // its keys are owned again at the next push, with what is there now
                 let entry = Entry::Keys(KeysEntry {
                     path: k.path.clone(),
@@ -220,7 +227,7 @@ impl Adopt<'_> {
                     k.path
                 ));
             }
-            Spec::Directory(d) if Path::new(&d.path).is_dir() => {
+            Spec::Directory(d) if self.paths.machine.real(Path::new(&d.path)).is_dir() => {
                 let entry = Entry::Directory(DirectoryEntry {
                     path: d.path.clone(),
                     created: false,
@@ -254,7 +261,9 @@ impl Adopt<'_> {
             }
             Spec::Process(p) => {
                 let unit_file = signs::units_dir(self.paths).join(&p.unit);
-                if signs::marked_units(&signs::units_dir(self.paths)).contains(&p.unit) {
+                if signs::marked_units(&self.paths.machine, &signs::units_dir(self.paths))
+                    .contains(&p.unit)
+                {
                     let entry = Entry::Process(ProcessEntry {
                         unit: p.unit.clone(),
                         unit_file: unit_file.display().to_string(),
@@ -284,7 +293,7 @@ impl Adopt<'_> {
     /// A declared file: the mesh's now, with its original if a note (or, failing one, a kept
     /// original named for its resource) says what it was.
     fn file(&mut self, id: &str, path: &str) {
-        let found = match files::read(Path::new(path)) {
+        let found = match self.paths.machine.read(Path::new(path)) {
             Ok(found) => found,
             Err(e) => {
                 self.lost(format!("{path}: not taken: {e}"));
@@ -352,7 +361,7 @@ impl Adopt<'_> {
     fn undeclared_units(&mut self, declaration: &Declaration) {
         let declared = declared(declaration, "process");
         let dir = signs::units_dir(self.paths);
-        for unit in signs::marked_units(&dir) {
+        for unit in signs::marked_units(&self.paths.machine, &dir) {
             if declared.contains(unit.as_str()) {
                 continue;
             }
@@ -399,7 +408,7 @@ impl Adopt<'_> {
             version: VERSION,
             mode: Mode::Adopt,
             hostname: apply::hostname(),
-            host_keys: apply::host_keys(),
+            host_keys: apply::host_keys(&self.paths.machine),
             new_machine: self.adoption.new_machine,
             resources: self.outcomes,
             units: Vec::new(),

@@ -20,7 +20,6 @@ mod tests;
 use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mesh_wire::{Awaiting, CONFIRM_WITHIN, Declaration, HelperExit, Mode, Report, Reverted, State};
@@ -28,7 +27,6 @@ use mesh_wire::{Awaiting, CONFIRM_WITHIN, Declaration, HelperExit, Mode, Report,
 use crate::apply::{self, Error};
 use crate::files;
 use crate::record::Paths;
-use crate::units;
 use kept::Kept;
 use ledger::Fate;
 
@@ -89,7 +87,7 @@ pub(crate) fn run_as_sent(
     let kept = Kept::take(declaration, Some(&record), &dir, paths)
         .and_then(|_| boot::install(&id, &dir, paths));
     if let Err(e) = kept {
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         return Err(Error::Record(io::Error::other(format!(
             "cannot keep what the push would change, so nothing was changed: {e}"
         ))));
@@ -98,7 +96,7 @@ pub(crate) fn run_as_sent(
     // the waiter runs before anything changes: a helper that dies while it applies (killed, the
     // OOM killer) leaves a change no waiter would revert, and an operator locked out
     if let Err(e) = start_waiter(&id, deadline, paths) {
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         return Err(Error::Record(io::Error::other(format!(
             "cannot start the waiter that reverts the change unless it is confirmed, so nothing \
              was changed: {e}"
@@ -107,20 +105,20 @@ pub(crate) fn run_as_sent(
     let mut report = match apply::run_held(declaration, false, paths, &held, record) {
         Ok(report) => report,
         Err(e) => {
-            forget(&id, &dir);
+            forget(&id, &dir, paths);
             return Err(e);
         }
     };
     let resources = changed(&report, &asks);
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
-        forget(&id, &dir);
+        forget(&id, &dir, paths);
         crate::generations::keep_made(&report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
     crate::generations::keep_made_awaiting(&dir, &report, before.as_ref(), sent);
     // the waiter's deadline runs from here
-    if let Err(e) = files::write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
+    if let Err(e) = files::HOST.write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =
             claim(paths, &id)?.map(|claimed| revert_claimed(paths, &held, &id, &claimed, false));
         return Err(Error::Record(io::Error::other(format!(
@@ -161,9 +159,9 @@ fn would_change(
 }
 
 /// Drops what was kept for change `id`, in `dir`, and its boot-time revert: nothing to undo.
-fn forget(id: &str, dir: &Path) {
-    let _ = files::remove_tree(dir);
-    let _ = boot::remove(id);
+fn forget(id: &str, dir: &Path, paths: &Paths) {
+    let _ = files::HOST.remove_tree(dir);
+    let _ = boot::remove(id, paths);
 }
 
 /// `mesh-host confirm <id>`: the change stays. Asked again about the same change (its answer was
@@ -211,9 +209,9 @@ fn settle_confirmed(id: &str, done: &Path, paths: &Paths) {
         eprintln!("mesh-host: the generation change {id} made is not kept on the machine: {e}");
     }
     if ledger::note(paths, id, Fate::Confirmed).is_ok() {
-        forget(id, done);
+        forget(id, done, paths);
     } else {
-        let _ = boot::remove(id);
+        let _ = boot::remove(id, paths);
     }
 }
 
@@ -305,7 +303,10 @@ pub(crate) fn awaiting(paths: &Paths, held: &apply::Held) -> io::Result<Option<S
         if !Awaiting::valid_id(&name) {
             continue;
         }
-        let waiting = units::state(&waiter_unit(&name)).is_ok_and(|s| s.running == Some(true));
+        let waiting = paths
+            .system
+            .unit_state(&waiter_unit(&name))
+            .is_ok_and(|s| s.running == Some(true));
         if waiting {
             return Ok(Some(name));
         }
@@ -354,38 +355,33 @@ fn waiter_unit(id: &str) -> String {
 /// Starts the waiter, detached from this session: argv words, no shell.
 fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
     let helper = std::env::current_exe().map_err(|e| format!("cannot find the helper: {e}"))?;
-    let mut command = Command::new("systemd-run");
-    command
-        .arg(format!("--unit={}", waiter_unit(id)))
-        .arg("--collect")
-        .arg("--quiet")
-        .arg("--property=Type=exec")
-        .arg(format!(
+    let mut settings = vec![
+        format!("--unit={}", waiter_unit(id)),
+        "--collect".to_string(),
+        "--quiet".to_string(),
+        "--property=Type=exec".to_string(),
+        format!(
             "--description=mesh: reverts change {id} unless it is confirmed within {deadline} s"
-        ));
+        ),
+    ];
     if std::env::var_os("MESH_HOST_STATE").is_some() {
-        command.arg(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
+        settings.push(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
     }
     // systemd runs this however the waiter ends (a word per argument: a path and a hex id)
-    command.arg(format!(
+    settings.push(format!(
         "--property=ExecStopPost={} revert-pending {id}",
         helper.display()
     ));
-    let out = command
-        .arg("--")
-        .arg(helper)
-        .args(["await-confirm", id, "--deadline", &deadline.to_string()])
-        .args(["--applier", &std::process::id().to_string()])
-        .output()
-        .map_err(|e| format!("cannot run systemd-run: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "systemd-run failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    let argv = [
+        helper.display().to_string(),
+        "await-confirm".to_string(),
+        id.to_string(),
+        "--deadline".to_string(),
+        deadline.to_string(),
+        "--applier".to_string(),
+        std::process::id().to_string(),
+    ];
+    paths.system.run_detached(&settings, &argv)
 }
 
 /// Takes change `id` to revert it: the one rename `confirm` races with. `None` when it is gone
@@ -441,14 +437,14 @@ fn revert_claimed(
     let saved = serde_json::to_vec_pretty(&reverted)
         .map_err(io::Error::other)
         .and_then(|json| {
-            files::private_dir(&paths.root.join("reverted"), 0o700)?;
-            files::write_atomically(&note(paths, id), &json, None, 0o600)
+            files::HOST.private_dir(&paths.root.join("reverted"), 0o700)?;
+            files::HOST.write_atomically(&note(paths, id), &json, None, 0o600)
         });
     if saved
         .and_then(|()| ledger::note(paths, id, Fate::Reverted))
         .is_ok()
     {
-        forget(id, claimed);
+        forget(id, claimed, paths);
     }
     reverted
 }
@@ -474,7 +470,7 @@ fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
     let mut notes: Vec<(Reverted, PathBuf)> = entries
         .flatten()
         .filter_map(|entry| {
-            let found = files::read(&entry.path()).ok()??;
+            let found = files::HOST.read(&entry.path()).ok()??;
             let reverted = serde_json::from_slice(&found.bytes).ok()?;
             Some((reverted, entry.path()))
         })
@@ -482,7 +478,7 @@ fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
     notes.sort_by_key(|(r, _)| r.at);
     for (reverted, path) in notes {
         if mode == Mode::Apply {
-            let _ = files::remove(&path);
+            let _ = files::HOST.remove(&path);
         }
         report.reverted.push(reverted);
     }

@@ -60,8 +60,8 @@ fn bytes(generation: &Generation, sent: &Declaration) -> io::Result<Vec<u8>> {
 /// Keeps `generation`, made by applying `sent`, and drops the oldest past [`KEPT`].
 pub(crate) fn keep(paths: &Paths, generation: &Generation, sent: &Declaration) -> io::Result<()> {
     let dir = dir(paths);
-    files::private_dir(&dir, 0o700)?;
-    files::write_atomically(
+    files::HOST.private_dir(&dir, 0o700)?;
+    files::HOST.write_atomically(
         &file(paths, generation.number),
         &bytes(generation, sent)?,
         None,
@@ -117,13 +117,13 @@ pub(crate) fn keep_awaiting(
     generation: &Generation,
     sent: &Declaration,
 ) -> io::Result<()> {
-    files::write_atomically(&kept.join(AWAITING), &bytes(generation, sent)?, None, 0o600)
+    files::HOST.write_atomically(&kept.join(AWAITING), &bytes(generation, sent)?, None, 0o600)
 }
 
 /// The change whose kept directory is `kept` is confirmed: its generation, if it made one, is
 /// the machine's now.
 pub(crate) fn settle_confirmed(kept: &Path, paths: &Paths) -> io::Result<()> {
-    let Some(found) = files::read(&kept.join(AWAITING))? else {
+    let Some(found) = files::HOST.read(&kept.join(AWAITING))? else {
         return Ok(());
     };
     let stored: Stored = serde_json::from_slice(&found.bytes).map_err(io::Error::other)?;
@@ -143,7 +143,7 @@ pub(crate) fn list(paths: &Paths) -> io::Result<Vec<Stored>> {
 /// Generation `number`, if the machine keeps it.
 pub(crate) fn load(paths: &Paths, number: u64) -> io::Result<Option<Stored>> {
     let at = file(paths, number);
-    let Some(found) = files::read(&at)? else {
+    let Some(found) = files::HOST.read(&at)? else {
         return Ok(None);
     };
     serde_json::from_slice(&found.bytes)
@@ -174,7 +174,7 @@ fn prune(paths: &Paths) -> io::Result<()> {
     let numbers = numbers(paths)?;
     let extra = numbers.len().saturating_sub(KEPT);
     for number in &numbers[..extra] {
-        files::remove(&file(paths, *number))?;
+        files::HOST.remove(&file(paths, *number))?;
     }
     Ok(())
 }

@@ -20,6 +20,11 @@
 //! `revert-pending ID [--at-boot]` what systemd runs when that waiter stops, however it ends,
 //! and early at boot when the machine went down during the wait.
 //!
+//! `mesh-host --root DIR COMMAND` works on a machine of a test's own: DIR stands for `/` (every
+//! declared path under it, the helper's state in `DIR/var/lib/mesh`), and its units, packages
+//! and accounts are the recording machine's (`system::Recording`), kept with its calls in
+//! `DIR/var/lib/mesh/system/`. No root is needed.
+//!
 //! The machine keeps its last generations (see `generations`): `generations` lists them and
 //! `rollback GEN`, run by root on the machine, takes it back to one with no operator.
 
@@ -34,6 +39,7 @@ mod owners;
 mod record;
 mod sealed;
 mod signs;
+mod system;
 mod units;
 
 use std::io::{Read, Write};
@@ -42,7 +48,15 @@ use std::process::ExitCode;
 use mesh_wire::{HelperExit, Mode, VERSION};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let paths = match machine(&mut args) {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("mesh-host: {e}");
+            return ExitCode::from(HelperExit::Usage.status());
+        }
+    };
+    let paths = &paths;
     let mode = match args
         .iter()
         .map(String::as_str)
@@ -53,17 +67,13 @@ fn main() -> ExitCode {
         ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
         ["adopt"] => Mode::Adopt,
         ["confirm", id] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::confirm(id, &record::Paths::default()));
+            return ExitCode::from(confirm::confirm(id, paths));
         }
         ["revert-pending", id] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::revert_pending(
-                id,
-                false,
-                &record::Paths::default(),
-            ));
+            return ExitCode::from(confirm::revert_pending(id, false, paths));
         }
         ["revert-pending", id, "--at-boot"] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::revert_pending(id, true, &record::Paths::default()));
+            return ExitCode::from(confirm::revert_pending(id, true, paths));
         }
         ["await-confirm", id, "--deadline", seconds, "--applier", pid]
             if mesh_wire::Awaiting::valid_id(id) =>
@@ -75,21 +85,13 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(HelperExit::Usage.status());
             };
-            return ExitCode::from(confirm::await_confirm(
-                id,
-                seconds,
-                pid,
-                &record::Paths::default(),
-            ));
+            return ExitCode::from(confirm::await_confirm(id, seconds, pid, paths));
         }
         ["generations"] => {
-            return ExitCode::from(generations::list_command(&record::Paths::default()));
+            return ExitCode::from(generations::list_command(paths));
         }
         ["rollback", number] => {
-            return ExitCode::from(generations::rollback_command(
-                number,
-                &record::Paths::default(),
-            ));
+            return ExitCode::from(generations::rollback_command(number, paths));
         }
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
@@ -99,7 +101,8 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: mesh-host apply [--dry-run] | adopt < declaration.json; \
                  mesh-host confirm ID | await-confirm ID --deadline SECONDS --applier PID | revert-pending ID [--at-boot]; \
-                 mesh-host generations | rollback GEN (as root, on the machine)"
+                 mesh-host generations | rollback GEN (as root, on the machine); \
+                 mesh-host --root DIR COMMAND: DIR stands for the machine's /"
             );
             return ExitCode::from(HelperExit::Usage.status());
         }
@@ -124,7 +127,7 @@ fn main() -> ExitCode {
     }
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
-    let report = match confirm::run_as_sent(&declaration, &sent, mode, &record::Paths::default()) {
+    let report = match confirm::run_as_sent(&declaration, &sent, mode, paths) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");
@@ -153,4 +156,23 @@ fn main() -> ExitCode {
     } else {
         ExitCode::from(HelperExit::Unwritten.status())
     }
+}
+
+/// The machine this run works on, from a leading `--root DIR` (taken off `args`): a directory
+/// standing for `/`, for tests (every declared path and the helper's state under it); without
+/// it, the machine itself.
+fn machine(args: &mut Vec<String>) -> Result<record::Paths, String> {
+    if args.first().map(String::as_str) != Some("--root") {
+        return Ok(record::Paths::default());
+    }
+    let Some(dir) = args.get(1).cloned() else {
+        return Err("--root takes a directory".into());
+    };
+    args.drain(..2);
+    // one absolute name, links resolved once: the walk never follows one below it
+    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--root {dir}: {e}"))?;
+    if !dir.is_dir() {
+        return Err(format!("--root {}: not a directory", dir.display()));
+    }
+    Ok(record::Paths::under(&dir))
 }

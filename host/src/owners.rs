@@ -12,16 +12,20 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 use crate::child::{self, Bounded as _};
+use crate::system::System;
 
 /// The uid and gid a resource's owner and group name.
-pub(crate) fn ids(owner: &str, group: &str) -> Result<(u32, u32), String> {
-    Ok((id_of("passwd", owner)?, id_of("group", group)?))
+pub(crate) fn ids(system: &dyn System, owner: &str, group: &str) -> Result<(u32, u32), String> {
+    Ok((
+        id_of(system, "passwd", owner)?,
+        id_of(system, "group", group)?,
+    ))
 }
 
 /// The uid of a user a process runs as: a unit for a user the machine does not have would fail
 /// at every start (217/USER), so it is refused before the unit is written.
-pub(crate) fn user(name: &str) -> Result<u32, String> {
-    id_of("passwd", name)
+pub(crate) fn user(system: &dyn System, name: &str) -> Result<u32, String> {
+    id_of(system, "passwd", name)
 }
 
 /// The id a dry run answers for an account it would make: no file is given it.
@@ -52,7 +56,7 @@ fn answers() -> &'static Mutex<Answers> {
 }
 
 /// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
-fn id_of(database: &'static str, name: &str) -> Result<u32, String> {
+fn id_of(system: &dyn System, database: &'static str, name: &str) -> Result<u32, String> {
     if let Ok(id) = name.parse::<u32>() {
         return Ok(id);
     }
@@ -64,7 +68,7 @@ fn id_of(database: &'static str, name: &str) -> Result<u32, String> {
     if let Some(known) = answers().lock().ok().and_then(|a| a.get(&key).cloned()) {
         return known;
     }
-    let answer = ask(database, name);
+    let answer = ask(system, database, name);
     if let Ok(mut a) = answers().lock() {
         a.insert(key, answer.clone());
     }
@@ -75,29 +79,25 @@ fn id_of(database: &'static str, name: &str) -> Result<u32, String> {
 #[cfg(test)]
 static ASKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn ask(database: &str, name: &str) -> Result<u32, String> {
+fn ask(system: &dyn System, database: &str, name: &str) -> Result<u32, String> {
     #[cfg(test)]
     if let Ok(mut asked) = ASKED.lock() {
         asked.push(format!("{database} {name}"));
     }
-    let out = Command::new("getent")
-        .arg(database)
-        .arg(name)
-        .output_within(child::LOOKUP)
-        .map_err(|e| format!("cannot run getent to look up {database} {name:?}: {e}"))?;
-    if !out.status.success() {
+    let Some(line) = system
+        .getent(database, name)
+        .map_err(|e| format!("cannot look up {database} {name:?}: {e}"))?
+    else {
         let what = if database == "passwd" {
             "user"
         } else {
             "group"
         };
         return Err(format!("no {what} {name:?} on this machine"));
-    }
+    };
     // name:password:id:...
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .and_then(|line| line.split(':').nth(2))
+    line.split(':')
+        .nth(2)
         .and_then(|id| id.parse().ok())
         .ok_or_else(|| format!("getent {database} {name} gave an answer this helper cannot read"))
 }
@@ -124,6 +124,7 @@ pub(crate) fn name_of(database: &str, id: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::{ASKED, PLANNED, expect, forget, id_of, ids, user};
+    use crate::system::Real;
 
     fn times_asked(name: &str) -> usize {
         ASKED
@@ -133,25 +134,25 @@ mod tests {
 
     #[test]
     fn root_is_never_asked_and_another_name_is_asked_once_per_run() {
-        assert_eq!(ids("root", "root"), Ok((0, 0)));
+        assert_eq!(ids(&Real, "root", "root"), Ok((0, 0)));
         assert_eq!(
             times_asked("passwd root") + times_asked("group root"),
             0,
             "root needs no getent"
         );
 
-        let first = user("nobody");
-        assert_eq!(user("nobody"), first);
-        assert_eq!(id_of("passwd", "nobody"), first);
+        let first = user(&Real, "nobody");
+        assert_eq!(user(&Real, "nobody"), first);
+        assert_eq!(id_of(&Real, "passwd", "nobody"), first);
         assert_eq!(
             times_asked("passwd nobody"),
             1,
             "a name asked again is not asked again"
         );
 
-        let missing = user("mesh-owners-test-no-such-user");
+        let missing = user(&Real, "mesh-owners-test-no-such-user");
         assert!(missing.is_err());
-        assert_eq!(user("mesh-owners-test-no-such-user"), missing);
+        assert_eq!(user(&Real, "mesh-owners-test-no-such-user"), missing);
         assert_eq!(
             times_asked("passwd mesh-owners-test-no-such-user"),
             1,
@@ -162,11 +163,11 @@ mod tests {
     #[test]
     fn an_account_a_dry_run_would_make_is_found_and_one_made_is_asked_again() {
         let name = "mesh-owners-test-planned";
-        assert!(user(name).is_err());
+        assert!(user(&Real, name).is_err());
         expect("passwd", name);
-        assert_eq!(user(name), Ok(PLANNED));
+        assert_eq!(user(&Real, name), Ok(PLANNED));
         forget(name);
-        assert!(user(name).is_err());
+        assert!(user(&Real, name).is_err());
         assert_eq!(times_asked(&format!("passwd {name}")), 2);
     }
 }

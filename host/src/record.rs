@@ -20,9 +20,14 @@ pub(crate) use kinds::{
     UserKeys,
 };
 
-/// Where the record and the kept originals live.
+/// Where the record and the kept originals live, and the machine they are the record of.
 pub(crate) struct Paths {
+    /// The helper's state directory, as this host names it.
     pub(crate) root: PathBuf,
+    /// What stands for the machine's `/`: where every declared path is read and written.
+    pub(crate) machine: crate::files::Root,
+    /// What the helper asks of the machine beyond its files.
+    pub(crate) system: Box<dyn crate::system::System>,
 }
 
 impl Default for Paths {
@@ -32,15 +37,40 @@ impl Default for Paths {
         // could hand it a record of their own making.
         #[cfg(feature = "test-switches")]
         if let Some(root) = std::env::var_os("MESH_HOST_STATE") {
-            return Paths { root: root.into() };
+            return Paths {
+                root: root.into(),
+                machine: crate::files::HOST,
+                system: Box::new(crate::system::Real),
+            };
         }
         Paths {
             root: PathBuf::from(STATE_DIR),
+            machine: crate::files::HOST,
+            system: Box::new(crate::system::Real),
         }
     }
 }
 
 impl Paths {
+    /// A machine whose `/` is `dir` (`mesh-host --root DIR`): its declared paths are under `dir`
+    /// and so is the helper's state, in `dir/var/lib/mesh`; its units, packages and accounts are
+    /// the recording machine's, kept in that state's `system/`.
+    pub(crate) fn under(dir: &std::path::Path) -> Paths {
+        let machine = crate::files::Root::under(dir.to_path_buf());
+        let root = machine.real(std::path::Path::new(STATE_DIR));
+        Paths {
+            system: Box::new(crate::system::Recording::at(
+                root.join(Self::SYSTEM),
+                machine.clone(),
+            )),
+            root,
+            machine,
+        }
+    }
+
+    /// Where, in the state directory, a recording machine keeps its model and calls.
+    pub(crate) const SYSTEM: &'static str = "system";
+
     pub(crate) fn record(&self) -> PathBuf {
         self.root.join("record.json")
     }
@@ -388,7 +418,7 @@ impl Record {
     /// the caller tells them apart, see `signs`). A record that does not parse or whose version
     /// this helper does not know is refused, never taken for an empty one.
     pub(crate) fn load(paths: &Paths) -> Result<Option<Record>, LoadError> {
-        match crate::files::read(&paths.record()) {
+        match crate::files::HOST.read(&paths.record()) {
             Ok(Some(found)) => {
                 Record::parse(&found.bytes, &paths.record().display().to_string()).map(Some)
             }
@@ -424,7 +454,7 @@ impl Record {
     /// Writes the record atomically.
     pub(crate) fn save(&self, paths: &Paths) -> io::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        crate::files::write_atomically(&paths.record(), &bytes, None, 0o600)
+        crate::files::HOST.write_atomically(&paths.record(), &bytes, None, 0o600)
     }
 }
 

@@ -11,12 +11,10 @@
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use mesh_wire::{RecordRefusal, STATE_DIR};
 
 use crate::apply::{self, Error};
-use crate::child::{self, Bounded as _};
 use crate::record::Paths;
 
 /// How a unit file the mesh wrote begins.
@@ -58,12 +56,12 @@ pub(crate) fn refuse_if_found(
         (
             "process bundles in",
             bundles_dir(paths).display().to_string(),
-            entries(&bundles_dir(paths)),
+            entries(&paths.machine.real(&bundles_dir(paths))),
         ),
         (
             "unit files the mesh wrote in",
             units_dir(paths).display().to_string(),
-            marked_units(&units_dir(paths)),
+            marked_units(&paths.machine, &units_dir(paths)),
         ),
         (
             "containers labelled",
@@ -93,11 +91,12 @@ pub(crate) fn refuse_if_found(
     }))
 }
 
-/// Where unit files are: the machine's, for the machine's own state directory; beside a state
-/// directory of its own (a test's), so a test never reads the host's units.
+/// Where unit files are, as the machine names them: the machine's (under a root of its own, that
+/// root's); beside a state directory of its own (a test's), so a test never reads the host's
+/// units.
 pub(crate) fn units_dir(paths: &Paths) -> PathBuf {
-    if paths.root == Path::new(STATE_DIR) {
-        PathBuf::from("/etc/systemd/system")
+    if paths.root == Path::new(STATE_DIR) || paths.machine.dir().is_some() {
+        PathBuf::from(crate::units::UNIT_DIR)
     } else {
         paths
             .root
@@ -107,9 +106,12 @@ pub(crate) fn units_dir(paths: &Paths) -> PathBuf {
     }
 }
 
-/// Where process bundles are.
+/// Where process bundles are, as the machine names them.
 pub(crate) fn bundles_dir(paths: &Paths) -> PathBuf {
-    paths.root.join("bundles")
+    match paths.machine.dir() {
+        Some(_) => Path::new(STATE_DIR).join("bundles"),
+        None => paths.root.join("bundles"),
+    }
 }
 
 /// The names in a directory, sorted; none when it is missing or unreadable.
@@ -128,7 +130,8 @@ pub(crate) fn entries(dir: &Path) -> Vec<String> {
 
 /// The unit files in `dir` that begin with the mesh's mark (regular files only: a link is not
 /// something the mesh wrote).
-pub(crate) fn marked_units(dir: &Path) -> Vec<String> {
+pub(crate) fn marked_units(root: &crate::files::Root, dir: &Path) -> Vec<String> {
+    let dir = &root.real(dir);
     entries(dir)
         .into_iter()
         .filter(|name| {
@@ -144,32 +147,13 @@ pub(crate) fn marked_units(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Containers carrying the mesh's instance label. Asked only of the machine's own Docker, and
-/// only when a `docker` command is installed: a machine without it has none.
+/// Containers carrying the mesh's instance label. A test's own state directory on this machine
+/// (not under a root of its own) has none: the machine's Docker is not its.
 pub(crate) fn mesh_containers(paths: &Paths) -> Vec<String> {
-    if paths.root != Path::new(STATE_DIR) || !docker_installed() {
+    if paths.root != Path::new(STATE_DIR) && paths.machine.dir().is_none() {
         return Vec::new();
     }
-    let filter = format!("label={}", apply::INSTANCE_LABEL);
-    let out = Command::new("docker")
-        .args(["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"])
-        .output_within(child::LOOKUP);
-    match out {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(String::from)
-            .collect(),
-        // a daemon that does not answer has no containers to show
-        _ => Vec::new(),
-    }
-}
-
-fn docker_installed() -> bool {
-    let path = std::env::var_os("PATH")
-        .unwrap_or_else(|| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
-    std::env::split_paths(&path).any(|dir| dir.join("docker").is_file())
+    paths.system.labelled_containers(apply::INSTANCE_LABEL)
 }
 
 /// Helper binaries in the state directory other than the one running.

@@ -1,5 +1,6 @@
 //! systemd units: what state they are in, putting them in another, and paying what a change
-//! costs them. Every call is `systemctl` with the unit as an argument after `--`, never a shell.
+//! costs them. [`pay`] asks the helper's `System`; the functions that run `systemctl` (with
+//! the unit as an argument after `--`, never a shell) are the real machine's (`system::Real`).
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -236,22 +237,27 @@ pub(crate) const STARTED: &str = "started by this push: it read the change as it
 /// Reloads or restarts a unit that is running. A unit that is not running reads its files when
 /// it next starts, so nothing is owed, unless `owed_before` says an earlier restart of it failed:
 /// then it is down because of the mesh, and the restart is tried again.
-pub(crate) fn pay(unit: &str, cost: Cost, owed_before: bool) -> Result<&'static str, String> {
+pub(crate) fn pay(
+    system: &dyn crate::system::System,
+    unit: &str,
+    cost: Cost,
+    owed_before: bool,
+) -> Result<&'static str, String> {
     if cost == Cost::None {
         return Ok("nothing to do");
     }
-    let now = state(unit)?;
+    let now = system.unit_state(unit)?;
     let retry = owed_before && now.failed;
     if now.running != Some(true) && !retry {
         return Ok(NOT_RUNNING);
     }
     if cost == Cost::Reload && !retry {
-        systemctl("reload", unit).map(|()| "reloaded")
+        system.systemctl("reload", unit).map(|()| "reloaded")
     } else {
         // A restart the mesh owes is deliberate, not a crash loop: systemd's start-rate limit
         // (docker.service allows 3 starts a minute) must not refuse a few pushes in a row.
-        let _ = systemctl("reset-failed", unit);
-        systemctl("restart", unit).map(|()| "restarted")
+        let _ = system.systemctl("reset-failed", unit);
+        system.systemctl("restart", unit).map(|()| "restarted")
     }
 }
 

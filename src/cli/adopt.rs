@@ -48,7 +48,7 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     let started = inv.now()?;
     let results = fan_out(
         jobs,
-        &options(&a.connect, Mode::Adopt),
+        &options(&a.connect, Mode::Adopt, ctx),
         ctx,
         |_| {},
         |_| String::new(),

@@ -77,7 +77,7 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
         moves: a.moves.clone(),
         confirm_timeout: a.confirm_timeout,
         overwrite: a.overwrite,
-        push: options(&a.connect, Mode::Apply),
+        push: options(&a.connect, Mode::Apply, ctx),
     };
     let watch = Terminal { ctx };
     let rollout_options = a.rollout.options(a.max_failed);

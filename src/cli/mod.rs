@@ -218,6 +218,8 @@ pub(crate) struct Context {
     warned: std::sync::Once,
     /// Under --json, what a command did (see [`Context::answer`]), printed as one document.
     answers: std::cell::RefCell<Vec<serde_json::Value>>,
+    /// The way to the machines every push, check and rollback of this command takes.
+    pub(crate) transport: std::sync::Arc<dyn crate::push::Transport>,
 }
 
 impl Context {
@@ -302,6 +304,16 @@ fn from_env(cli: &Cli) -> (Option<PathBuf>, Vec<PathBuf>) {
     (inventory, catalogue)
 }
 
+/// The way to the machines: each node as the inventory says (over SSH, or on this machine for a
+/// node added with `--local`). A debug build (`cargo test`) reads the end-to-end tests' faults
+/// here, once; a release build never does.
+fn transport() -> std::sync::Arc<dyn crate::push::Transport> {
+    let transport = std::sync::Arc::new(crate::push::Inventoried);
+    #[cfg(debug_assertions)]
+    let transport = crate::push::faulty::Faults::from_env().wrap(transport);
+    transport
+}
+
 /// Runs the command line; returns the process's exit status.
 pub fn run() -> ExitCode {
     let json = std::env::args_os().any(|a| a == "--json");
@@ -322,6 +334,7 @@ pub fn run() -> ExitCode {
         verbose: cli.verbose,
         warned: std::sync::Once::new(),
         answers: std::cell::RefCell::new(Vec::new()),
+        transport: transport(),
     };
     let result = dispatch(cli.command, &ctx);
     let done = ctx.answers.take();

@@ -61,8 +61,13 @@ pub(crate) struct AddArgs {
     /// The node's name in the inventory.
     name: String,
     /// Host name or IP address to connect to, or a Host alias of ~/.ssh/config.
-    #[arg(long)]
-    address: String,
+    #[arg(long, required_unless_present = "local")]
+    address: Option<String>,
+    /// A node on this machine, not reached over SSH: its helper runs as a child process of
+    /// mesh, as your user, with DIR (an absolute path to a directory) standing for the
+    /// machine's `/`.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["address", "port", "user", "identity", "sudo", "jump"])]
+    local: Option<PathBuf>,
     /// SSH port [default: the ssh configuration's Port, else 22].
     #[arg(long)]
     port: Option<u16>,
@@ -103,7 +108,8 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
     match command {
         NodeCommand::Add(a) => {
             let node = Node {
-                address: a.address,
+                address: a.address.unwrap_or_else(|| LOCAL_ADDRESS.into()),
+                local: a.local,
                 port: a.port.unwrap_or(22),
                 port_given: a.port.is_some(),
                 user: a.user.clone().unwrap_or_else(|| "root".into()),
@@ -116,13 +122,23 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
             };
             check(&node)?;
             inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
-            ctx.answer(
-                serde_json::json!({"added": node.name}),
-                format_args!(
-                    "added {}; pin its host key next: mesh node trust {}",
-                    node.name, node.name
+            match &node.local {
+                Some(dir) => ctx.answer(
+                    serde_json::json!({"added": node.name, "local": dir}),
+                    format_args!(
+                        "added {}, on this machine with {} as its /",
+                        node.name,
+                        visible(&dir.display().to_string())
+                    ),
                 ),
-            );
+                None => ctx.answer(
+                    serde_json::json!({"added": node.name}),
+                    format_args!(
+                        "added {}; pin its host key next: mesh node trust {}",
+                        node.name, node.name
+                    ),
+                ),
+            }
         }
         NodeCommand::Set(a) => set::set(&inv, a, ctx)?,
         NodeCommand::Tag { name, tags } => retag(&inv, &name, &tags, true, ctx)?,
@@ -152,6 +168,15 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .get(&n.name)
                         .map(|t| format!("  @{}", t.join(" @")))
                         .unwrap_or_default();
+                    if let Some(dir) = &n.local {
+                        out!(
+                            "{:<12} local {}{}",
+                            visible(&n.name),
+                            visible(&dir.display().to_string()),
+                            visible(&tags)
+                        );
+                        continue;
+                    }
                     out!(
                         "{:<12} {}@{}:{}  {key}{}",
                         visible(&n.name),
@@ -180,6 +205,15 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 print_json(&serde_json::json!({
                     "node": n, "tags": tags, "assignments": assignments, "resolved": resolved,
                 }))?;
+            } else if let Some(dir) = &n.local {
+                out!("name:      {}", visible(&n.name));
+                out!(
+                    "local:     on this machine, {} standing for its /",
+                    visible(&dir.display().to_string())
+                );
+                out!("tags:      {}", visible(&tags.join(", ")));
+                out!("modules:   {}", modules(&assignments));
+                out!("host key:  none: its helper runs here, not over SSH");
             } else {
                 out!("name:      {}", visible(&n.name));
                 out!("address:   {}:{}", visible(&n.address), n.port);
@@ -227,24 +261,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                         .map(fingerprint_of)
                         .unwrap_or_else(|| "not pinned".into())
                 );
-                let list: Vec<String> = assignments
-                    .iter()
-                    .map(|a| {
-                        if a.instance == a.module {
-                            a.module.clone()
-                        } else {
-                            format!("{} ({})", a.instance, a.module)
-                        }
-                    })
-                    .collect();
-                out!(
-                    "modules:   {}",
-                    if list.is_empty() {
-                        "none".into()
-                    } else {
-                        visible(&list.join(", ")).into_owned()
-                    }
-                );
+                out!("modules:   {}", modules(&assignments));
             }
         }
         NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
@@ -303,6 +320,28 @@ fn retag(
     Ok(())
 }
 
+/// A node's assignments as `node show` lists them: `instance (module)` where the two differ.
+fn modules(assignments: &[crate::inventory::Assignment]) -> String {
+    let list: Vec<String> = assignments
+        .iter()
+        .map(|a| {
+            if a.instance == a.module {
+                a.module.clone()
+            } else {
+                format!("{} ({})", a.instance, a.module)
+            }
+        })
+        .collect();
+    if list.is_empty() {
+        "none".into()
+    } else {
+        visible(&list.join(", ")).into_owned()
+    }
+}
+
+/// What a node on this machine is stored with for an address (it is never connected to).
+const LOCAL_ADDRESS: &str = "localhost";
+
 /// A node as `node list --json` shows it: with its tags.
 #[derive(serde::Serialize)]
 struct NodeView {
@@ -346,6 +385,12 @@ pub(super) fn fingerprint_of(key: &str) -> String {
 
 fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
     let node = inv.node(&a.name)?;
+    if node.local.is_some() {
+        bail!(
+            "{}: a node on this machine has no host key: its helper runs here, not over SSH",
+            node.name
+        );
+    }
     let unpinned = Node {
         host_key: None,
         ..node.clone()

@@ -282,8 +282,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     })
 }
 
-pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {
+pub(crate) fn options(c: &Connect, mode: Mode, ctx: &Context) -> push::Options {
     push::Options {
+        transport: ctx.transport.clone(),
         parallel: c.parallel,
         connect_timeout: Duration::from_secs(c.connect_timeout.max(1)),
         timeout: Duration::from_secs(c.timeout.max(1)),
@@ -438,7 +439,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     }
     let mut results = fan_out(
         jobs,
-        &options(&a.connect, Mode::DryRun),
+        &options(&a.connect, Mode::DryRun, ctx),
         ctx,
         |_| {},
         |r| {

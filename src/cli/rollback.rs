@@ -76,7 +76,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     let read = rollback::read(
         &inv,
         targets,
-        &options_of(&a.connect, Mode::DryRun),
+        &options_of(&a.connect, Mode::DryRun, ctx),
         &Terminal { ctx },
     )?;
     let (mut alone, unread) = (alone, !read.unanswered.is_empty());
@@ -116,7 +116,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
         moves: a.moves.clone(),
         confirm_timeout: a.confirm_timeout,
         overwrite: a.overwrite,
-        push: options_of(&a.connect, Mode::Apply),
+        push: options_of(&a.connect, Mode::Apply, ctx),
     };
     let rolled = rollback::rollback(&mut inv, &targets, &waves, &push, &Terminal { ctx })?;
     report(&inv, rolled, alone, unread, ctx)

@@ -20,7 +20,8 @@ pub trait Progress {
     fn finish(self: Box<Self>);
 }
 
-/// Pushes (or checks) every job (`all` is the inventory's nodes, for jump hosts that are nodes).
+/// Pushes (or checks) every job over `options.transport`, the caller's (`all` is the
+/// inventory's nodes, for jump hosts that are nodes).
 /// `progress` draws the nodes sent; `heard` hears every step as it is taken; `finished` hears each
 /// node's result the moment it is in, and what it returns is printed then. A node that cannot be
 /// reached as said fails alone.
@@ -33,8 +34,9 @@ pub fn fan_out(
     mut finished: impl FnMut(&NodeResult) -> String,
 ) -> Result<Vec<NodeResult>, DeployError> {
     let order: Vec<String> = jobs.iter().map(|j| j.node.name.clone()).collect();
-    let (reach, unusable) =
-        push::reach::reach(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>(), all)?;
+    let push::transport::Prepared { links, unusable } = options
+        .transport
+        .prepare(&jobs.iter().map(|j| &j.node).collect::<Vec<_>>(), all)?;
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| !unusable.contains_key(&j.node.name))
@@ -59,7 +61,7 @@ pub fn fan_out(
         .enable_all()
         .build()
         .map_err(DeployError::Runtime)?;
-    let pushed = runtime.block_on(push::run(jobs, reach, options, events, |r| {
+    let pushed = runtime.block_on(push::run(jobs, links, options, events, |r| {
         progress.print(&finished(r))
     }));
     progress.finish();

@@ -49,7 +49,7 @@ pub enum DeployError {
     )]
     NothingToResume(Option<String>),
     #[error(transparent)]
-    Reach(#[from] crate::push::reach::ReachError),
+    Prepare(#[from] crate::push::transport::PrepareError),
     #[error("cannot start the fan-out's runtime: {0}")]
     Runtime(std::io::Error),
 }

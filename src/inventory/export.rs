@@ -59,6 +59,9 @@ pub struct NodeEntry {
     pub root: String,
     pub lab: bool,
     pub host_key: Option<String>,
+    /// A node on this machine (`node add --local DIR`): its root directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<PathBuf>,
     #[serde(default)]
     pub tags: BTreeSet<String>,
     /// `INSTANCE.NAME` → the port the host gave that requirement.
@@ -263,6 +266,7 @@ impl From<&NodeEntry> for Node {
             host_key: n.host_key.clone(),
             lab: n.lab,
             root: n.root.clone(),
+            local: n.local.clone(),
         }
     }
 }
@@ -305,6 +309,7 @@ impl Inventory {
                 root: n.root,
                 lab: n.lab,
                 host_key: n.host_key,
+                local: n.local,
             })
             .collect();
         let mut assignments = Vec::new();

@@ -102,8 +102,12 @@ pub(super) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../state/0015_push_runs.sql"),
     ),
     (
-        "0016_secret_copies.sql",
-        include_str!("../../state/0016_secret_copies.sql"),
+        "0016_local_nodes.sql",
+        include_str!("../../state/0016_local_nodes.sql"),
+    ),
+    (
+        "0017_secret_copies.sql",
+        include_str!("../../state/0017_secret_copies.sql"),
     ),
 ];
 

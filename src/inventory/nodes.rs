@@ -34,6 +34,10 @@ pub struct Node {
     /// The user was said explicitly, so it wins over the ssh configuration's User.
     #[serde(skip)]
     pub user_given: bool,
+    /// A node on this machine (`node add --local DIR`): its helper runs as a child process
+    /// against DIR, which stands for the machine's `/`; `None`: reached over SSH.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<PathBuf>,
 }
 
 /// The default layout's root on a node.
@@ -56,6 +60,7 @@ impl Node {
             jump: None,
             port_given: true,
             user_given: true,
+            local: None,
         }
     }
 }
@@ -90,10 +95,9 @@ impl Node {
     }
 }
 
-pub(super) const COLUMNS: &str =
-    "name, address, port, user, identity, sudo, host_key, lab, root, jump, port_given, user_given";
+pub(super) const COLUMNS: &str = "name, address, port, user, identity, sudo, host_key, lab, root, jump, port_given, user_given, local";
 /// How many columns [`COLUMNS`] names: a query's own columns come after them.
-pub(super) const COLUMN_COUNT: usize = 12;
+pub(super) const COLUMN_COUNT: usize = 13;
 
 pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
@@ -109,6 +113,7 @@ pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
         jump: r.get(9)?,
         port_given: r.get(10)?,
         user_given: r.get(11)?,
+        local: r.get::<_, Option<String>>(12)?.map(PathBuf::from),
     })
 }
 
@@ -280,11 +285,11 @@ impl Inventory {
 pub(super) fn write_node(conn: &rusqlite::Connection, node: &Node) -> Result<(), InventoryError> {
     conn.execute(
         "INSERT INTO nodes (name, address, port, user, identity, sudo, host_key, lab, root,
-             jump, port_given, user_given)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             jump, port_given, user_given, local)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT (name) DO UPDATE SET address = ?2, port = ?3, user = ?4, identity = ?5,
              sudo = ?6, host_key = ?7, lab = ?8, root = ?9, jump = ?10, port_given = ?11,
-             user_given = ?12",
+             user_given = ?12, local = ?13",
         params![
             node.name,
             node.address,
@@ -299,7 +304,10 @@ pub(super) fn write_node(conn: &rusqlite::Connection, node: &Node) -> Result<(),
             node.root,
             node.jump,
             node.port_given,
-            node.user_given
+            node.user_given,
+            node.local
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
         ],
     )?;
     Ok(())

@@ -139,6 +139,9 @@ impl Node {
             check_identity(identity).map_err(|e| invalid("identity", e))?;
         }
         check_root(&self.root).map_err(|e| invalid("root", e))?;
+        if let Some(dir) = &self.local {
+            check_local(dir, self.jump.is_some()).map_err(|e| invalid("local", e))?;
+        }
         if let Some(key) = &self.host_key {
             crate::ssh::parse_public_key(key).map_err(|e| {
                 invalid(
@@ -149,6 +152,24 @@ impl Node {
         }
         Ok(())
     }
+}
+
+/// A local node's root: an absolute path to a directory (the machine's `/` for its helper),
+/// reached directly, never through a jump host.
+fn check_local(dir: &Path, jump: bool) -> Result<(), String> {
+    if !dir.is_absolute() {
+        return Err(format!("{:?} is not an absolute path", dir.display()));
+    }
+    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
+        return Err(format!("{:?} is not a path mesh keeps", dir.display()));
+    }
+    if !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if jump {
+        return Err("a node on this machine is not reached through jump hosts".into());
+    }
+    Ok(())
 }
 
 /// A key file as the inventory keeps it: an absolute path to a regular file (never a device or
@@ -223,6 +244,31 @@ pub fn check_port(port: u16) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_node_is_refused_where_its_root_is_not_an_absolute_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let local = |path: &Path| Node {
+            local: Some(path.to_path_buf()),
+            ..Node::new("box", "localhost")
+        };
+        assert_eq!(local(dir.path()).validate(), Ok(()));
+        for bad in [
+            Path::new("relative/dir"),
+            &file,
+            &dir.path().join("missing"),
+        ] {
+            let e = local(bad).validate().unwrap_err();
+            assert_eq!(e.field, "local", "{bad:?}");
+        }
+        let jumping = Node {
+            jump: Some("bastion".into()),
+            ..local(dir.path())
+        };
+        assert_eq!(jumping.validate().unwrap_err().field, "local");
+    }
 
     #[test]
     fn a_node_is_refused_naming_the_field() {

@@ -8,21 +8,19 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Helper;
-use crate::ssh::{self, Credentials, Target};
+use super::transport::{Call, Links};
+use super::{Helper, PushError, helper};
+use crate::inventory::Node;
+use crate::ssh::Output;
 use crate::wire::{Awaiting, EXIT_ALREADY_REVERTED, EXIT_UNKNOWN_CHANGE};
 
-/// Environment variable for the end-to-end tests only: the operator exits right after the
-/// helper's answer, before it confirms, as if it were killed there. Only an operator built with
-/// debug assertions (`cargo test`) has it: a release `mesh` never reads it.
-#[cfg(debug_assertions)]
-pub const STOP_BEFORE_CONFIRMING: &str = "MESH_TEST_STOP_BEFORE_CONFIRMING";
-
-/// Environment variable for the end-to-end tests only, read only by a debug build: the first
-/// confirm (every one, when it is `all`) runs on the machine and its connection is dropped
-/// before its exit status is read.
-#[cfg(debug_assertions)]
-pub const LOSE_CONFIRM_REPLY: &str = "MESH_TEST_LOSE_CONFIRM_REPLY";
+/// How a confirmation reaches the machine again: a fresh session over the push's transport.
+pub(super) struct Reconnect<'a> {
+    pub(super) links: &'a dyn Links,
+    pub(super) node: &'a Node,
+    pub(super) helper: &'a Helper,
+    pub(super) connect_timeout: Duration,
+}
 
 /// How a change awaiting confirmation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,18 +56,10 @@ impl Confirmation {
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Confirms `awaiting` over new connections, tried until its deadline.
-pub(super) async fn confirm(
-    target: &Target,
-    sudo: bool,
-    helper: &Helper,
-    credentials: &Credentials,
-    connect_timeout: Duration,
-    awaiting: &Awaiting,
-) -> Confirmation {
+pub(super) async fn confirm(how: &Reconnect<'_>, awaiting: &Awaiting) -> Confirmation {
     let deadline = Instant::now() + Duration::from_secs(awaiting.deadline);
-    let command =
-        Awaiting::valid_id(&awaiting.id).then(|| helper.confirm_command(&awaiting.id, sudo));
-    let mut last = match command {
+    let call = Awaiting::valid_id(&awaiting.id).then_some(Call::Confirm(&awaiting.id));
+    let mut last = match call {
         Some(_) => "no try finished".to_string(),
         None => format!(
             "the helper named the change {:?}, which is not an id",
@@ -78,18 +68,14 @@ pub(super) async fn confirm(
     };
     // a try that sent the confirm and heard no answer may have confirmed it on the machine
     let mut unanswered = false;
-    while let Some(command) = &command {
+    while let Some(call) = call {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
         let mut sent = false;
-        let timeout = connect_timeout.min(left);
-        let attempt = tokio::time::timeout(
-            left,
-            try_once(target, credentials, timeout, command, &mut sent),
-        )
-        .await;
+        let timeout = how.connect_timeout.min(left);
+        let attempt = tokio::time::timeout(left, try_once(how, timeout, call, &mut sent)).await;
         unanswered |= sent && !matches!(&attempt, Ok(Ok(out)) if out.status.is_some());
         // a try whose answer was lost may have confirmed it: the helper says so when asked again
         match attempt {
@@ -133,41 +119,19 @@ pub(super) async fn confirm(
     }
 }
 
-/// One try: a new connection and the helper's `confirm`; `sent` says whether the command went
-/// out (from then on it may have run on the machine, whatever comes back).
+/// One try: a new session and the helper's `confirm`; `sent` says whether it went out (from
+/// then on it may have run on the machine, whatever comes back).
 async fn try_once(
-    target: &Target,
-    credentials: &Credentials,
+    how: &Reconnect<'_>,
     timeout: Duration,
-    command: &str,
+    call: Call<'_>,
     sent: &mut bool,
-) -> Result<ssh::Output, ssh::SshError> {
-    let session = ssh::connect(target, credentials, timeout).await?;
+) -> Result<Output, PushError> {
+    let session = how.links.open(how.node, timeout, true).await?;
     *sent = true;
-    #[cfg(debug_assertions)]
-    if lose_reply() {
-        session.exec_then_drop(command).await?;
-        return Ok(ssh::Output {
-            status: None,
-            stdout: Vec::new(),
-            stderr: b"the connection dropped before the exit status came back".to_vec(),
-        });
-    }
     let out = session
-        .exec(command, b"", super::helper::CONFIRM_BOUND)
+        .run(how.helper, call, b"", helper::CONFIRM_BOUND)
         .await;
     session.close().await;
     out
-}
-
-/// Whether this try's answer is to be lost: the first of this process's, or every one when the
-/// tests say `all`; never in a release build.
-#[cfg(debug_assertions)]
-fn lose_reply() -> bool {
-    static LOST_ONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    match std::env::var(LOSE_CONFIRM_REPLY).as_deref() {
-        Ok("all") => true,
-        Ok(_) => !LOST_ONE.swap(true, std::sync::atomic::Ordering::SeqCst),
-        Err(_) => false,
-    }
 }

@@ -4,8 +4,9 @@
 //! module writes is ever pasted into them. Everything else reaches the machine as data on the
 //! helper's stdin.
 
+use super::transport::Call;
 use crate::ssh::Bound;
-use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, Mode, STATE_DIR, Seen};
+use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, STATE_DIR, Seen};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/helper.rs"));
@@ -49,25 +50,15 @@ impl Helper {
         format!("{STATE_DIR}/bin/mesh-host-{}", self.sha256)
     }
 
-    /// Runs the helper if it is there, else exits with [`EXIT_HELPER_MISSING`].
-    pub fn run_command(&self, mode: Mode, sudo: bool) -> String {
-        let verb = match mode {
-            Mode::Apply => "apply",
-            Mode::DryRun => "apply --dry-run",
-            Mode::Adopt => "adopt",
-        };
+    /// Runs the helper for `call` if it is there, else exits with [`EXIT_HELPER_MISSING`]. A
+    /// confirm's id is lower-case hex, checked by the caller: it is pasted as it is.
+    pub fn command(&self, call: Call<'_>, sudo: bool) -> String {
+        if let Call::Confirm(id) = call {
+            debug_assert!(crate::wire::Awaiting::valid_id(id));
+        }
+        let verb = call.args().join(" ");
         let script = format!(
             "P={}; if [ -x \"$P\" ]; then exec \"$P\" {verb}; else exit {EXIT_HELPER_MISSING}; fi",
-            self.remote_path()
-        );
-        wrap(&script, sudo)
-    }
-
-    /// Confirms change `id` (lower-case hex, checked by the caller: it is pasted as it is).
-    pub fn confirm_command(&self, id: &str, sudo: bool) -> String {
-        debug_assert!(crate::wire::Awaiting::valid_id(id));
-        let script = format!(
-            "P={}; if [ -x \"$P\" ]; then exec \"$P\" confirm {id}; else exit {EXIT_HELPER_MISSING}; fi",
             self.remote_path()
         );
         wrap(&script, sudo)
@@ -87,6 +78,27 @@ impl Helper {
              chmod 0755 {path}.part && mv -f {path}.part {path}"
         );
         wrap(&script, sudo)
+    }
+}
+
+#[cfg(test)]
+impl Helper {
+    /// A helper of these bytes, named by `sha256` (their own digest unless a test says another),
+    /// for the transports' tests.
+    pub(crate) fn of(bytes: &[u8], sha256: Option<&str>) -> Helper {
+        use sha2::Digest;
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        let digest: String = sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Helper {
+            gzipped: Box::leak(gz.finish().unwrap().into_boxed_slice()),
+            sha256: Box::leak(sha256.map_or(digest, str::to_string).into_boxed_str()),
+            len: bytes.len(),
+        }
     }
 }
 
@@ -156,11 +168,13 @@ mod tests {
     #[test]
     fn commands_hold_only_constants_and_the_hash() {
         let h = Helper::embedded();
-        let run = h.run_command(Mode::Apply, true);
+        let run = h.command(Call::Run(crate::wire::Mode::Apply), true);
         assert!(
             run.starts_with("sudo -n sh -c '") && run.ends_with("apply; else exit 90; fi'"),
             "{run}"
         );
+        let confirm = h.command(Call::Confirm("00ff"), false);
+        assert!(confirm.contains("confirm 00ff; else exit 90"), "{confirm}");
         let up = h.upload_command(false);
         assert!(up.contains("exit 91") && !up.contains('\''), "{up}");
     }

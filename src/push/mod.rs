@@ -6,10 +6,15 @@
 //! and progress events back, so the CLI decides how they look and what is recorded.
 
 pub mod confirm;
+#[cfg(debug_assertions)]
+pub mod faulty;
 pub mod helper;
+pub mod local;
+pub mod over_ssh;
 pub mod reach;
 pub mod route;
 mod stale;
+pub mod transport;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +24,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::inventory::Node;
-use crate::ssh::{self, SshError};
+use crate::ssh::SshError;
 use crate::wire::{
     Declaration, EXIT_AWAITING, EXIT_HELPER_MISSING, EXIT_RECORD_LOST, EXIT_RECORD_UNREADABLE,
     EXIT_STALE, EXIT_WRONG_PLATFORM, Mode, RecordRefusal, Report, Stale,
@@ -28,6 +33,7 @@ pub use confirm::Confirmation;
 pub use helper::Helper;
 pub use route::Reach;
 pub use stale::overwrite;
+pub use transport::{Call, Inventoried, Links, Session, Transport};
 
 /// Why one node's push failed.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +68,9 @@ pub enum PushError {
          again (or `mesh push {node} --overwrite` to replace it without looking)"
     )]
     Stale { node: String, stale: Box<Stale> },
+    /// A node on this machine (`node add --local`) whose root or helper cannot be used.
+    #[error("{node}: on this machine: {reason}")]
+    Local { node: String, reason: String },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
     /// Another helper holds the machine's lock (a push still applying, perhaps one whose
@@ -136,6 +145,7 @@ impl PushError {
     pub fn kind(&self) -> &'static str {
         match self {
             PushError::Ssh(e) => e.kind(),
+            PushError::Local { .. } => "local",
             PushError::PinnedKey { .. } | PushError::Unsealed { .. } => "host-key",
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
@@ -226,6 +236,8 @@ impl Event {
 /// How to push.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The way to the machines, chosen by the caller.
+    pub transport: Arc<dyn Transport>,
     /// Nodes in flight at once.
     pub parallel: usize,
     /// Limit for connecting, verifying and authenticating.
@@ -241,21 +253,20 @@ pub struct Options {
 /// record and show it then); all results come back in the jobs' order.
 pub async fn run(
     jobs: Vec<Job>,
-    reach: Reach,
+    links: Arc<dyn Links>,
     options: &Options,
     events: Arc<dyn Fn(Event) + Send + Sync>,
     mut finished: impl FnMut(&NodeResult),
 ) -> Vec<NodeResult> {
     let helper = Arc::new(Helper::embedded());
-    let reach = Arc::new(reach);
     let limit = Arc::new(Semaphore::new(options.parallel.max(1)));
     let mut tasks = JoinSet::new();
     let mut names = BTreeMap::new();
     let mut order = Vec::new();
     for job in jobs {
-        let (helper, reach, limit, events, options) = (
+        let (helper, links, limit, events, options) = (
             helper.clone(),
-            reach.clone(),
+            links.clone(),
             limit.clone(),
             events.clone(),
             options.clone(),
@@ -272,7 +283,7 @@ pub async fn run(
             };
             let bounded = tokio::time::timeout(
                 options.timeout,
-                push_one(&job, &helper, &reach, &options, &noted),
+                push_one(&job, &helper, links.as_ref(), &options, &noted),
             );
             // an overrun drops the connection: the helper hears its operator went away
             let result = bounded.await.unwrap_or_else(|_| {
@@ -314,74 +325,89 @@ pub async fn run(
 async fn push_one(
     job: &Job,
     helper: &Helper,
-    reach: &Reach,
+    links: &dyn Links,
     options: &Options,
     events: &(dyn Fn(Event) + Send + Sync),
 ) -> Result<Answer, PushError> {
     let name = job.node.name.clone();
-    let sudo = job.node.sudo;
     if let Some(r) = job.declaration.unsealed_secret() {
         return Err(PushError::Unsealed {
             node: name,
             id: r.id.clone(),
         });
     }
-    let target = reach.targets.get(&name).ok_or_else(|| SshError::Config {
-        node: name.clone(),
-        reason: "it was not resolved before the push (a bug)".into(),
-    })?;
     events(Event::Connecting(name.clone()));
-    let session = ssh::connect_via(
-        target,
-        &reach.credentials,
-        Some(&reach.hops),
-        options.connect_timeout,
-    )
-    .await?;
+    let session = links
+        .open(&job.node, options.connect_timeout, false)
+        .await?;
     let input = serde_json::to_vec(&job.declaration).map_err(|e| PushError::Report {
         node: name.clone(),
         reason: e.to_string(),
     })?;
     events(Event::Applying(name.clone()));
     let bound = helper::report_bound(input.len());
-    let mut out = session
-        .exec(&helper.run_command(options.mode, sudo), &input, bound)
-        .await?;
+    let call = Call::Run(options.mode);
+    let mut out = session.run(helper, call, &input, bound).await?;
     let mut uploaded = false;
     if out.status == Some(EXIT_HELPER_MISSING) {
         events(Event::Uploading(name.clone()));
-        let up = session
-            .exec(
-                &helper.upload_command(sudo),
-                helper.gzipped(),
-                helper::UPLOAD_BOUND,
-            )
-            .await?;
-        let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
-        match up.status {
-            Some(0) => {}
-            Some(EXIT_WRONG_PLATFORM) => {
-                return Err(PushError::Platform {
-                    node: name,
-                    machine: stderr,
-                });
-            }
-            status => {
-                return Err(PushError::Upload {
-                    node: name,
-                    path: helper.remote_path(),
-                    status: describe(status),
-                    stderr,
-                });
-            }
-        }
+        upload(session.as_ref(), helper, &name).await?;
         uploaded = true;
         events(Event::Applying(name.clone()));
-        out = session
-            .exec(&helper.run_command(options.mode, sudo), &input, bound)
-            .await?;
+        out = session.run(helper, call, &input, bound).await?;
     }
     session.close().await;
+    let report = answer(&name, options.mode, out)?;
+    events(Event::Answered(
+        name.clone(),
+        report
+            .resources
+            .iter()
+            .map(|r| (r.id.clone(), Duration::from_micros(r.micros)))
+            .collect(),
+    ));
+    let confirmation = match &report.awaiting {
+        Some(awaiting) => {
+            events(Event::Confirming(name.clone(), awaiting.id.clone()));
+            let how = confirm::Reconnect {
+                links,
+                node: &job.node,
+                helper,
+                connect_timeout: options.connect_timeout,
+            };
+            Some(confirm::confirm(&how, awaiting).await)
+        }
+        None => None,
+    };
+    Ok(Answer {
+        report,
+        uploaded,
+        confirmation,
+    })
+}
+
+/// Stores the helper where the session's machine lacks it.
+async fn upload(session: &dyn Session, helper: &Helper, name: &str) -> Result<(), PushError> {
+    let up = session.upload(helper).await?;
+    let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
+    match up.status {
+        Some(0) => Ok(()),
+        Some(EXIT_WRONG_PLATFORM) => Err(PushError::Platform {
+            node: name.to_string(),
+            machine: stderr,
+        }),
+        status => Err(PushError::Upload {
+            node: name.to_string(),
+            path: helper.remote_path(),
+            status: describe(status),
+            stderr,
+        }),
+    }
+}
+
+/// The helper's report, or the failure its exit status and stdout name.
+fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<Report, PushError> {
+    let name = name.to_string();
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
     }
@@ -394,10 +420,7 @@ async fn push_one(
         });
     }
     if out.status == Some(EXIT_BUSY) {
-        return Err(PushError::Busy {
-            node: name,
-            mode: options.mode,
-        });
+        return Err(PushError::Busy { node: name, mode });
     }
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status == Some(EXIT_AWAITING) && crate::wire::Awaiting::valid_id(&said) {
@@ -413,43 +436,9 @@ async fn push_one(
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
-    let report: Report = serde_json::from_slice(&out.stdout).map_err(|e| PushError::Report {
-        node: name.clone(),
+    serde_json::from_slice(&out.stdout).map_err(|e| PushError::Report {
+        node: name,
         reason: e.to_string(),
-    })?;
-    events(Event::Answered(
-        name.clone(),
-        report
-            .resources
-            .iter()
-            .map(|r| (r.id.clone(), Duration::from_micros(r.micros)))
-            .collect(),
-    ));
-    let confirmation = match &report.awaiting {
-        Some(awaiting) => {
-            events(Event::Confirming(name.clone(), awaiting.id.clone()));
-            #[cfg(debug_assertions)]
-            if std::env::var_os(confirm::STOP_BEFORE_CONFIRMING).is_some() {
-                std::process::exit(9);
-            }
-            Some(
-                confirm::confirm(
-                    target,
-                    sudo,
-                    helper,
-                    &reach.credentials,
-                    options.connect_timeout,
-                    awaiting,
-                )
-                .await,
-            )
-        }
-        None => None,
-    };
-    Ok(Answer {
-        report,
-        uploaded,
-        confirmation,
     })
 }
 

@@ -351,29 +351,6 @@ impl Session {
         Ok(out)
     }
 
-    /// For the end-to-end tests only (not in a release build): runs `command` and drops the
-    /// connection once it has printed, without reading its exit status, as a connection that
-    /// breaks just then would.
-    #[cfg(debug_assertions)]
-    pub async fn exec_then_drop(self, command: &str) -> Result<(), SshError> {
-        let protocol = |source| SshError::Protocol {
-            node: self.node.clone(),
-            source,
-        };
-        let mut channel = self.handle.channel_open_session().await.map_err(protocol)?;
-        channel.exec(true, command).await.map_err(protocol)?;
-        channel.eof().await.map_err(protocol)?;
-        while let Some(msg) = channel.wait().await {
-            if matches!(
-                msg,
-                ChannelMsg::Data { .. } | ChannelMsg::ExtendedData { .. }
-            ) {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     /// Closes the connection politely.
     pub async fn close(self) {
         let _ = self

@@ -8,7 +8,7 @@ use mesh_wire::Access;
 
 /// Fails, naming it, on the first path that is not on the machine or cannot be written into a
 /// unit file as it is.
-pub(super) fn present(access: &[Access]) -> Result<(), String> {
+pub(super) fn present(root: &crate::files::Root, access: &[Access]) -> Result<(), String> {
     for a in access {
         // systemd splits these settings on spaces and colons and unquotes them
         if a.path
@@ -22,7 +22,7 @@ pub(super) fn present(access: &[Access]) -> Result<(), String> {
             ));
         }
         // looked at only, never opened for writing: following a link here changes nothing
-        if let Err(e) = std::fs::metadata(&a.path) {
+        if let Err(e) = std::fs::metadata(root.real(std::path::Path::new(&a.path))) {
             return Err(format!(
                 "the operator's data {} at {} is not on this machine ({e}); the mesh never \
                  creates it: make it there, or name another path with `mesh place`",
@@ -59,11 +59,21 @@ mod tests {
     fn a_missing_path_fails_and_is_not_made() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("media");
-        let said = present(&[access(missing.to_str().unwrap(), false)]).unwrap_err();
+        let said = present(
+            &crate::files::HOST,
+            &[access(missing.to_str().unwrap(), false)],
+        )
+        .unwrap_err();
         assert!(said.contains("never creates it"), "{said}");
         assert!(!missing.exists());
-        assert!(present(&[access(dir.path().to_str().unwrap(), false)]).is_ok());
-        assert!(present(&[access("/srv/a b", false)]).is_err());
+        assert!(
+            present(
+                &crate::files::HOST,
+                &[access(dir.path().to_str().unwrap(), false)]
+            )
+            .is_ok()
+        );
+        assert!(present(&crate::files::HOST, &[access("/srv/a b", false)]).is_err());
     }
 
     #[test]

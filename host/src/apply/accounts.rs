@@ -1,10 +1,8 @@
 //! The machine's accounts, read with its own `getent` and `id` (never glibc's NSS from this
 //! static helper: see `owners`) and changed with `useradd`, `usermod`, `userdel`, `groupadd`
-//! and `groupdel`, each run from an argv under the accounts deadline, never through a shell.
+//! and `groupdel`, each asked of the machine's [`System`].
 
-use std::process::Command;
-
-use crate::child::{self, Bounded as _};
+use crate::system::System;
 
 /// A user as `getent passwd` answers for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,32 +13,9 @@ pub(super) struct Passwd {
     pub(super) shell: String,
 }
 
-/// `getent`'s exit status for a key its database does not have.
-const NOT_FOUND: i32 = 2;
-
-/// The line `getent DATABASE NAME` answers, or `None` when the machine has no such name.
-fn getent(database: &str, name: &str) -> Result<Option<String>, String> {
-    let out = Command::new("getent")
-        .arg(database)
-        .arg(name)
-        .output_within(child::LOOKUP)
-        .map_err(|e| format!("cannot run getent {database} {name}: {e}"))?;
-    match out.status.code() {
-        Some(0) => Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .map(str::to_string)),
-        Some(NOT_FOUND) => Ok(None),
-        _ => Err(format!(
-            "getent {database} {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
-    }
-}
-
 /// The user `name`, if the machine has it.
-pub(super) fn passwd(name: &str) -> Result<Option<Passwd>, String> {
-    let Some(line) = getent("passwd", name)? else {
+pub(super) fn passwd(system: &dyn System, name: &str) -> Result<Option<Passwd>, String> {
+    let Some(line) = system.getent("passwd", name)? else {
         return Ok(None);
     };
     // name:password:uid:gid:gecos:home:shell
@@ -58,8 +33,8 @@ pub(super) fn passwd(name: &str) -> Result<Option<Passwd>, String> {
 }
 
 /// The gid of the group `name`, if the machine has it.
-pub(super) fn group(name: &str) -> Result<Option<u32>, String> {
-    let Some(line) = getent("group", name)? else {
+pub(super) fn group(system: &dyn System, name: &str) -> Result<Option<u32>, String> {
+    let Some(line) = system.getent("group", name)? else {
         return Ok(None);
     };
     line.split(':')
@@ -69,68 +44,42 @@ pub(super) fn group(name: &str) -> Result<Option<u32>, String> {
         .ok_or_else(|| format!("getent group {name} gave an answer this helper cannot read"))
 }
 
-/// The supplementary groups of the user `name`, sorted: `id -Gn` less its first (the primary).
-pub(super) fn supplementary(name: &str) -> Result<Vec<String>, String> {
-    let out = Command::new("id")
-        .arg("-Gn")
-        .arg("--")
-        .arg(name)
-        .output_within(child::LOOKUP)
-        .map_err(|e| format!("cannot run id -Gn {name}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "id -Gn {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut groups: Vec<String> = text.split_whitespace().skip(1).map(String::from).collect();
-    groups.sort();
-    groups.dedup();
-    Ok(groups)
-}
-
 /// Stops the systemd user manager of `uid`, if it runs: logind keeps one for some seconds after
 /// its last session ends (`UserStopDelaySec=`), and `userdel` refuses a user any process runs
 /// as. A session still open is not ended here: `userdel` then fails, saying so.
-pub(super) fn stop_user_manager(uid: u32) {
-    let _ = Command::new("systemctl")
-        .arg("stop")
-        .arg(format!("user@{uid}.service"))
-        .output_within(child::SYSTEMCTL);
+pub(super) fn stop_user_manager(system: &dyn System, uid: u32) {
+    let _ = system.systemctl("stop", &format!("user@{uid}.service"));
 }
 
 /// Runs one of the accounts commands (`useradd` …) with `args`, the account's name last after
-/// `--`; its error output is the failure's reason.
-pub(super) fn change(program: &str, args: &[String], name: &str) -> Result<(), String> {
-    let out = Command::new(program)
-        .args(args)
-        .arg("--")
-        .arg(name)
-        .output_within(child::ACCOUNTS)
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if !out.status.success() {
-        let mut argv = vec![program];
-        argv.extend(args.iter().map(String::as_str));
-        argv.extend(["--", name]);
-        return Err(format!(
-            "{} failed: {}",
-            argv.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+/// `--`; what this run asked of `getent` about the name is asked again after.
+pub(super) fn change(
+    system: &dyn System,
+    program: &str,
+    args: &[String],
+    name: &str,
+) -> Result<(), String> {
+    let changed = system.change_account(program, args, name);
     crate::owners::forget(name);
-    Ok(())
+    changed
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn root_is_read_from_getent_and_a_missing_name_is_none() {
-        let root = super::passwd("root").unwrap().unwrap();
+        let root = super::passwd(&crate::system::Real, "root")
+            .unwrap()
+            .unwrap();
         assert_eq!((root.uid, root.gid), (0, 0));
-        assert_eq!(super::group("root").unwrap(), Some(0));
-        assert_eq!(super::passwd("mesh-no-such-user-x").unwrap(), None);
-        assert_eq!(super::group("mesh-no-such-group-x").unwrap(), None);
+        assert_eq!(super::group(&crate::system::Real, "root").unwrap(), Some(0));
+        assert_eq!(
+            super::passwd(&crate::system::Real, "mesh-no-such-user-x").unwrap(),
+            None
+        );
+        assert_eq!(
+            super::group(&crate::system::Real, "mesh-no-such-group-x").unwrap(),
+            None
+        );
     }
 }

@@ -9,13 +9,11 @@
 //! fails naming the repository and apt's words; the others stand.
 
 use std::path::Path;
-use std::process::Command;
 
 use mesh_wire::{AptRepositorySpec, Outcome, Resource, State};
 
 use super::{Run, outcome};
-use crate::child::{self, Bounded as _};
-use crate::files::{self, Found};
+use crate::files::Found;
 use crate::record::{AptRepositoryEntry, Entry, FileEntry, Readers, Record};
 
 /// A repository this run wrote, and how to put its files back if apt refuses it.
@@ -51,7 +49,12 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let (sources, key) = (spec.sources_path(), spec.key_path());
         let (want_sources, want_key) = (spec.sources_text(), spec.key_text());
-        let read = |path: &str| files::read(Path::new(path)).map_err(|e| format!("{path}: {e}"));
+        let read = |path: &str| {
+            self.paths
+                .machine
+                .read(Path::new(path))
+                .map_err(|e| format!("{path}: {e}"))
+        };
         let (found_sources, found_key) = (read(&sources)?, read(&key)?);
         let what = format!("{} {}", spec.uri, spec.suite);
         if as_declared(found_sources.as_ref(), &want_sources)
@@ -110,7 +113,10 @@ impl Run<'_> {
         };
         // the key first: a sources file never names a key that is not there yet
         for (path, bytes) in [(&key, &want_key), (&sources, &want_sources)] {
-            if let Err(e) = files::write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
+            if let Err(e) =
+                self.paths
+                    .machine
+                    .write_atomically(Path::new(path), bytes.as_bytes(), None, 0o644)
             {
                 // half written is neither: the old sources file would name the new key
                 let put_back = self.put_back(&written, record);
@@ -158,7 +164,7 @@ impl Run<'_> {
         if !self.applying() || (apt.written.is_empty() && apt.given_back.is_empty()) {
             return;
         }
-        let (ok, said) = match apt_get_update() {
+        let (ok, said) = match self.paths.system.apt_update() {
             Ok(answer) => answer,
             Err(e) => (false, vec![e]),
         };
@@ -229,8 +235,12 @@ impl Run<'_> {
         for (path, before) in &w.before {
             let at = Path::new(path);
             let done = match before {
-                Some(f) => files::write_atomically(at, &f.bytes, Some((f.uid, f.gid)), f.mode),
-                None => files::remove(at),
+                Some(f) => {
+                    self.paths
+                        .machine
+                        .write_atomically(at, &f.bytes, Some((f.uid, f.gid)), f.mode)
+                }
+                None => self.paths.machine.remove(at),
             };
             if let Err(e) = done {
                 return format!("{path} could not be put back: {e}");
@@ -252,29 +262,6 @@ impl Run<'_> {
             o.detail = detail;
         }
     }
-}
-
-/// `apt-get update` run: whether it exited 0, and its lines that warn or err (`W:`, `E:`),
-/// where apt names each repository it refused by its uri.
-fn apt_get_update() -> Result<(bool, Vec<String>), String> {
-    let out = Command::new("apt-get")
-        .args(["update", "-q"])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .env("LC_ALL", "C")
-        .output_within(child::APT_UPDATE)
-        .map_err(|e| format!("cannot run apt-get update: {e}"))?;
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("W:") || l.starts_with("E:"))
-        .map(String::from)
-        .collect();
-    Ok((out.status.success(), said))
 }
 
 /// Whether apt's `line` is about the repository at `uri`: apt writes it followed by its suite

@@ -4,15 +4,13 @@
 //! spec changed, and never touches a container it did not make.
 
 use std::path::Path;
-use std::process::Command;
 
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 use serde_json::Value;
 
 use super::{Run, access, env, outcome};
-use crate::child::{self, Bounded as _};
 use crate::files;
-use crate::record::{ContainerEntry, Entry, Record};
+use crate::record::{ContainerEntry, Entry, Paths, Record};
 
 /// The label holding the digest of the spec a container was made from.
 const SPEC_LABEL: &str = "mesh.spec";
@@ -28,7 +26,7 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         spec.check().map_err(|e| e.to_string())?;
         // the operator's data is never made: one not there fails the container before it runs
-        access::present(&spec.access)?;
+        access::present(&self.paths.machine, &spec.access)?;
         // the probe is not what the container is made from: adding or changing one recreates
         // nothing, and a container made before probes existed keeps its digest
         let made_from = ContainerSpec {
@@ -36,7 +34,7 @@ impl Run<'_> {
             ..spec.clone()
         };
         let digest = files::sha256(&serde_json::to_vec(&made_from).map_err(|e| e.to_string())?);
-        let found = inspect(&spec.name)?;
+        let found = inspect(self.paths, &spec.name)?;
         let previous = match record.resources.get(&resource.id) {
             Some(Entry::Container(e)) => e.spec.clone(),
             _ => None,
@@ -76,7 +74,7 @@ impl Run<'_> {
             }
             Some(c) if c.spec.as_deref() == Some(digest.as_str()) => {
                 if self.applying() {
-                    docker(&["start", &spec.name])?;
+                    self.paths.system.docker(&["start", &spec.name])?;
                 }
                 (
                     State::Changed,
@@ -108,7 +106,7 @@ impl Run<'_> {
             None => {
                 if self.applying() {
                     self.remember(resource, spec, record, false)?;
-                    make_sources(spec)?;
+                    make_sources(&self.paths.machine, spec)?;
                     self.run_container(resource, spec, &digest)?;
                 }
                 (
@@ -140,8 +138,8 @@ impl Run<'_> {
         digest: &str,
     ) -> Result<(), String> {
         self.remember(resource, spec, record, false)?;
-        make_sources(spec)?;
-        docker(&["rm", "-f", &spec.name])?;
+        make_sources(&self.paths.machine, spec)?;
+        self.paths.system.docker(&["rm", "-f", &spec.name])?;
         self.run_container(resource, spec, digest)
     }
 
@@ -154,11 +152,11 @@ impl Run<'_> {
         digest: &str,
     ) -> Result<(), String> {
         if spec.environment.is_empty() {
-            return docker(&run_args(resource, spec, digest, None));
+            return docker_run(self.paths, &run_args(resource, spec, digest, None));
         }
         let at = env::path(self.paths, &spec.name, true);
         env::write(self.paths, &at, &env::docker_text(&spec.environment))?;
-        let ran = docker(&run_args(resource, spec, digest, Some(&at)));
+        let ran = docker_run(self.paths, &run_args(resource, spec, digest, Some(&at)));
         let removed = env::remove(&at);
         ran.and(removed)
     }
@@ -193,7 +191,7 @@ impl Run<'_> {
     }
 
     pub(super) fn give_back_container(&mut self, entry: &ContainerEntry) -> Result<String, String> {
-        match inspect(&entry.name)? {
+        match inspect(self.paths, &entry.name)? {
             None => Ok(format!("container {} is already gone", entry.name)),
             Some(c) if c.spec.is_none() => Ok(format!(
                 "left container {} alone: the mesh did not make it",
@@ -201,7 +199,7 @@ impl Run<'_> {
             )),
             Some(_) => {
                 if self.applying() {
-                    docker(&["rm", "-f", &entry.name])?;
+                    self.paths.system.docker(&["rm", "-f", &entry.name])?;
                 }
                 let kept: Vec<&str> = entry
                     .spec
@@ -318,25 +316,11 @@ impl Found {
     }
 }
 
-fn inspect(name: &str) -> Result<Option<Found>, String> {
-    let out = Command::new("docker")
-        .args(["container", "inspect", "--", name])
-        .output_within(child::LOOKUP)
-        .map_err(|e| {
-            format!(
-                "cannot run docker ({e}); Docker must be installed (the container-runtime module)"
-            )
-        })?;
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr);
-        if said.contains("No such container") || said.contains("no such container") {
-            return Ok(None);
-        }
-        return Err(format!("docker container inspect failed: {}", said.trim()));
-    }
-    let all: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("docker container inspect answered what is not JSON: {e}"))?;
-    let inspected = all.get(0).cloned().unwrap_or(Value::Null);
+/// The container `name` as Docker has it, `None` when there is none.
+fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, String> {
+    let Some(inspected) = paths.system.inspect_container(name)? else {
+        return Ok(None);
+    };
     let label = inspected["Config"]["Labels"][SPEC_LABEL].as_str();
     Ok(Some(Found {
         spec: label.filter(|l| !l.is_empty()).map(str::to_string),
@@ -347,7 +331,7 @@ fn inspect(name: &str) -> Result<Option<Found>, String> {
 
 /// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of
 /// nothing); it is data, so it is kept when the container goes.
-fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
+fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), String> {
     for m in &spec.mounts {
         if !m.source.starts_with('/') {
             return Err(format!(
@@ -355,10 +339,16 @@ fn make_sources(spec: &ContainerSpec) -> Result<(), String> {
                 m.source
             ));
         }
-        files::make_dir(std::path::Path::new(&m.source))
+        root.make_dir(std::path::Path::new(&m.source))
             .map_err(|e| format!("{}: {e}", m.source))?;
     }
     Ok(())
+}
+
+/// `docker run` with `args` (made by [`run_args`]).
+fn docker_run(paths: &Paths, args: &[String]) -> Result<(), String> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    paths.system.docker(&args)
 }
 
 fn run_args(
@@ -400,23 +390,6 @@ fn run_args(
     args.push(spec.image.clone());
     args.extend(spec.command.iter().cloned());
     args
-}
-
-fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), String> {
-    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
-    let out = Command::new("docker")
-        .args(&args)
-        .output_within(child::DOCKER)
-        .map_err(|e| format!("cannot run docker: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "docker {} failed: {}",
-            args.first().copied().unwrap_or_default(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use std::path::Path;
 use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
 
 use super::{Run, outcome};
-use crate::files;
 use crate::record::{DirectoryEntry, Entry, Record, owner_mode};
 
 impl Run<'_> {
@@ -17,8 +16,12 @@ impl Run<'_> {
         spec: &DirectorySpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
-        let found = files::dir_meta(path).map_err(|e| e.to_string())?;
+        let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
+        let found = self
+            .paths
+            .machine
+            .dir_meta(path)
+            .map_err(|e| e.to_string())?;
         let (made, taken_over) = match record.resources.get(&resource.id) {
             Some(Entry::Directory(d)) => (Some(d.created), d.original),
             _ => (None, None),
@@ -48,7 +51,7 @@ impl Run<'_> {
                 path: spec.path.clone(),
                 created: found.is_none(),
                 original: found.filter(|f| *f != (uid, gid, spec.mode)),
-                parents_made: files::missing_ancestors(path),
+                parents_made: self.paths.machine.missing_ancestors(path),
             };
             record
                 .resources
@@ -64,8 +67,11 @@ impl Run<'_> {
                 if self.applying() {
                     // parents it makes (the node's root, the instance's folder) are recorded,
                     // and removed again with it when empty
-                    files::make_dir(path).map_err(|e| e.to_string())?;
-                    set(path, uid, gid, spec.mode)?;
+                    self.paths
+                        .machine
+                        .make_dir(path)
+                        .map_err(|e| e.to_string())?;
+                    set(&self.paths.machine, path, uid, gid, spec.mode)?;
                 }
                 Ok(outcome(
                     &resource.id,
@@ -80,7 +86,7 @@ impl Run<'_> {
             )),
             Some(_) => {
                 if self.applying() {
-                    set(path, uid, gid, spec.mode)?;
+                    set(&self.paths.machine, path, uid, gid, spec.mode)?;
                 }
                 Ok(outcome(
                     &resource.id,
@@ -97,8 +103,11 @@ impl Run<'_> {
 
     pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
         let path = Path::new(&entry.path);
-        let Some(empty) =
-            files::dir_is_empty(path, &self.gone).map_err(|e| format!("{}: {e}", entry.path))?
+        let Some(empty) = self
+            .paths
+            .machine
+            .dir_is_empty(path, &self.gone)
+            .map_err(|e| format!("{}: {e}", entry.path))?
         else {
             if entry.created {
                 self.parents_made.extend(entry.parents_made.iter().cloned());
@@ -110,7 +119,9 @@ impl Run<'_> {
                 return Ok(format!("kept {}: it holds files", entry.path));
             }
             if self.applying() {
-                files::remove_dir(path)
+                self.paths
+                    .machine
+                    .remove_dir(path)
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             }
             self.gone.insert(path.to_path_buf());
@@ -127,7 +138,7 @@ impl Run<'_> {
         match entry.original {
             Some((uid, gid, mode)) => {
                 if self.applying() {
-                    set(path, uid, gid, mode)?;
+                    set(&self.paths.machine, path, uid, gid, mode)?;
                 }
                 Ok(format!(
                     "{} owner and mode of {} ({}), as the host had them",
@@ -211,8 +222,10 @@ impl Run<'_> {
     pub(super) fn remove_empty_dirs(&mut self, made: &[String]) {
         for dir in made {
             let path = Path::new(dir);
-            if !matches!(files::dir_is_empty(path, &self.gone), Ok(Some(true)))
-                || (self.applying() && files::remove_dir(path).is_err())
+            if !matches!(
+                self.paths.machine.dir_is_empty(path, &self.gone),
+                Ok(Some(true))
+            ) || (self.applying() && self.paths.machine.remove_dir(path).is_err())
             {
                 break;
             }
@@ -236,8 +249,15 @@ fn not_made(path: &str, (uid, gid, mode): (u32, u32, u32), declared: (u32, u32, 
     )
 }
 
-fn set(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), String> {
-    files::set_dir_owner_mode(path, uid, gid, mode).map_err(|e| e.to_string())
+fn set(
+    root: &crate::files::Root,
+    path: &Path,
+    uid: u32,
+    gid: u32,
+    mode: u32,
+) -> Result<(), String> {
+    root.set_dir_owner_mode(path, uid, gid, mode)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub(super) fn check(
     paths: &Paths,
     deadline: Duration,
 ) -> Result<(), String> {
-    let text = match files::read(Path::new(path)) {
+    let text = match paths.machine.read(Path::new(path)) {
         Ok(Some(found)) => String::from_utf8_lossy(&found.bytes).into_owned(),
         Ok(None) => return Ok(()),
         Err(e) => return Err(format!("cannot read it back to check it is in force: {e}")),
@@ -42,15 +42,16 @@ pub(super) fn check(
         "effective-{}",
         files::random_hex().map_err(|e| e.to_string())?
     ));
-    files::write_atomically(&alone_file, text.as_bytes(), Some((0, 0)), 0o600)
+    files::HOST
+        .write_atomically(&alone_file, text.as_bytes(), Some(files::root_ids()), 0o600)
         .map_err(|e| format!("cannot write a copy to check it alone: {e}"))?;
     let mut argv = effective.show.clone();
     argv.extend(effective.alone.iter().cloned());
     argv.push(alone_file.display().to_string());
     let alone = show(&argv, deadline);
-    let _ = files::remove(&alone_file);
+    let _ = files::HOST.remove(&alone_file);
     let alone = alone?;
-    let others = read_too(Path::new(path), &effective.read_first);
+    let others = read_too(&paths.machine, Path::new(path), &effective.read_first);
     for (shown, keyword) in &given {
         let wanted = values(&alone, keyword);
         // a keyword the daemon prints under another name cannot be compared
@@ -153,19 +154,19 @@ struct Other {
 /// Every other file the daemon reads, each once: the files of `path`'s directory with its
 /// extension that sort before it, then `read_first`, then the files of the directory that sort
 /// after it. A file that cannot be read is left out: the daemon's own check already read it.
-fn read_too(path: &Path, read_first: &[String]) -> Vec<Other> {
+fn read_too(root: &files::Root, path: &Path, read_first: &[String]) -> Vec<Other> {
     let text = |file: &Path| {
-        let found = files::read(file).ok()??;
+        let found = root.read(file).ok()??;
         Some(String::from_utf8_lossy(&found.bytes).into_owned())
     };
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Vec::new();
     };
-    let mut dir_files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut dir_files: Vec<PathBuf> = std::fs::read_dir(root.real(dir))
         .map(|entries| {
             entries
                 .flatten()
-                .map(|e| e.path())
+                .map(|e| dir.join(e.file_name()))
                 .filter(|p| p.extension() == path.extension())
                 .filter(|p| p.file_name().is_some_and(|n| n != name))
                 .collect()
@@ -325,7 +326,7 @@ mod tests {
         std::fs::write(d.join("main"), "MaxAuthTries 2\nPort 22\n").unwrap();
         let ours = d.join("50-mesh.conf");
         let main = [d.join("main").display().to_string()];
-        let others = read_too(&ours, &main);
+        let others = read_too(&files::HOST, &ours, &main);
         let (other, n, line) = shadowing(&others, "maxauthtries").unwrap();
         assert_eq!(
             (&other.file, other.place),
@@ -369,7 +370,7 @@ mod tests {
         )
         .unwrap();
         let wanted = given(&["PasswordAuthentication", "MaxAuthTries"]);
-        let found = conditional(&read_too(&ours, &[]), &wanted).unwrap();
+        let found = conditional(&read_too(&files::HOST, &ours, &[]), &wanted).unwrap();
         assert_eq!(found.file, d.join("10-x.conf"));
         assert_eq!((found.block, found.line), (1, 3));
         assert_eq!(found.shown, "PasswordAuthentication");
@@ -381,7 +382,7 @@ mod tests {
             "MaxAuthTries 9\n# Match Address *\n  match Address 10.0.0.0/8\n\tmaxauthtries=8\n",
         )
         .unwrap();
-        let found = conditional(&read_too(&ours, &[]), &wanted).unwrap();
+        let found = conditional(&read_too(&files::HOST, &ours, &[]), &wanted).unwrap();
         assert_eq!(found.file, d.join("90-late.conf"));
         assert_eq!((found.block, found.line), (3, 4));
         assert_eq!(found.shown, "MaxAuthTries");
@@ -402,7 +403,7 @@ mod tests {
         )
         .unwrap();
         let main = [d.join("main").display().to_string()];
-        let others = read_too(&ours, &main);
+        let others = read_too(&files::HOST, &ours, &main);
         let wanted = given(&["PasswordAuthentication", "MaxAuthTries"]);
         assert!(conditional(&others, &wanted).is_none());
         let found = conditional(&others, &given(&["X11Forwarding", "Banner"])).unwrap();

@@ -25,14 +25,19 @@ pub(super) fn path(paths: &Paths, name: &str, container: bool) -> PathBuf {
 pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), String> {
     let folder = dir(paths);
     // root's and 0700 before any file is written into it, whatever was there before
-    files::private_dir(&folder, 0o700).map_err(|e| format!("{}: {e}", folder.display()))?;
-    files::write_atomically(at, text.as_bytes(), Some((0, 0)), 0o600)
+    files::HOST
+        .private_dir(&folder, 0o700)
+        .map_err(|e| format!("{}: {e}", folder.display()))?;
+    files::HOST
+        .write_atomically(at, text.as_bytes(), Some(files::root_ids()), 0o600)
         .map_err(|e| format!("{}: {e}", at.display()))
 }
 
 /// Removes an environment file; one already gone is fine.
 pub(super) fn remove(at: &Path) -> Result<(), String> {
-    files::remove(at).map_err(|e| format!("{}: cannot remove it: {e}", at.display()))
+    files::HOST
+        .remove(at)
+        .map_err(|e| format!("{}: cannot remove it: {e}", at.display()))
 }
 
 /// A process's environment as systemd's `EnvironmentFile=` reads it (systemd.exec(5)): one

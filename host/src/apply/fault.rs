@@ -2,6 +2,11 @@
 //! naming a resource's id makes the helper die right after applying that resource, as a killed
 //! helper would, so a test can prove the next run converges.
 //!
+//! It stays in the helper, not in the recording `System`: the lab tests that use it
+//! (`tests/e2e/honesty`, `costs_every_cause`, `confirm`) kill a real helper on a real machine
+//! at a chosen instant, which no fake of the machine can do. A test without the lab makes the
+//! machine refuse a call instead (`system::recording::Model::failing`).
+//!
 //! It exists only in a helper built with the `test-switches` feature, which `build.rs` turns on
 //! only when the operator itself is built with debug assertions (`cargo test`). A release helper
 //! has no such switch: anyone who can write that file must not be able to stop a push at its
@@ -18,10 +23,10 @@ pub(super) fn at(mode: Mode, paths: &Paths, id: &str) {
         return;
     }
     let path = paths.root.join("fault");
-    if let Ok(Some(wanted)) = crate::files::read(&path)
+    if let Ok(Some(wanted)) = crate::files::HOST.read(&path)
         && String::from_utf8_lossy(&wanted.bytes).trim() == id
     {
-        let _ = crate::files::remove(&path);
+        let _ = crate::files::HOST.remove(&path);
         std::process::abort();
     }
 }

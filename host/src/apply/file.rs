@@ -19,8 +19,8 @@ impl Run<'_> {
         spec: &FileSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let (path, (uid, gid)) = Self::owned_path(&spec.path, &spec.owner, &spec.group)?;
-        let found = files::read(path).map_err(|e| e.to_string())?;
+        let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
+        let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         // a secret arrives sealed to this machine's host key: opened here only to be written
         let opened = spec.sealed.as_ref().map(crate::sealed::open).transpose()?;
         let want = opened.as_deref().unwrap_or(&spec.content).as_bytes();
@@ -66,7 +66,7 @@ impl Run<'_> {
                     original_lost: false,
                     written: None,
                     readers: Readers::default(),
-                    parents_made: files::missing_ancestors(path),
+                    parents_made: self.paths.machine.missing_ancestors(path),
                 };
                 if self.applying() && !(same_content && same_meta) {
                     record
@@ -87,7 +87,10 @@ impl Run<'_> {
             detail = format!("{} is as declared", spec.path);
         } else if same_content {
             if self.applying() {
-                files::set_owner_mode(path, uid, gid, spec.mode).map_err(|e| e.to_string())?;
+                self.paths
+                    .machine
+                    .set_owner_mode(path, uid, gid, spec.mode)
+                    .map_err(|e| e.to_string())?;
             }
             state = State::Changed;
             detail = format!(
@@ -104,9 +107,16 @@ impl Run<'_> {
                     && !entry.parents_made.is_empty()
                 {
                     // made with the mode a directory gets by default; recorded in the entry
-                    files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                    self.paths
+                        .machine
+                        .make_dir(parent)
+                        .map_err(|e| format!("{}: {e}", parent.display()))?;
                 }
-                if let Err(e) = files::write_atomically(path, want, Some((uid, gid)), spec.mode) {
+                if let Err(e) =
+                    self.paths
+                        .machine
+                        .write_atomically(path, want, Some((uid, gid)), spec.mode)
+                {
                     // nothing was written: nothing is owed for it
                     self.forgive(record, &[resource.id.clone()].into());
                     return Err(e.to_string());
@@ -180,7 +190,8 @@ impl Run<'_> {
     pub(super) fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
         let blob = original_name(id);
         let at = self.paths.original(&blob);
-        files::write_atomically(&at, &found.bytes, None, 0o600)
+        files::HOST
+            .write_atomically(&at, &found.bytes, None, 0o600)
             .map_err(|e| format!("cannot keep the original at {}: {e}", at.display()))?;
         Ok(Original {
             blob,
@@ -194,17 +205,20 @@ impl Run<'_> {
         let path = Path::new(&file.path);
         if let Some(original) = &file.original {
             if self.applying() {
-                let bytes = files::read(&self.paths.original(&original.blob))
+                let bytes = files::HOST
+                    .read(&self.paths.original(&original.blob))
                     .and_then(|found| found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
                     .map_err(|e| format!("{}: the kept original cannot be read: {e}", file.path))?
                     .bytes;
-                files::write_atomically(
-                    path,
-                    &bytes,
-                    Some((original.uid, original.gid)),
-                    original.mode,
-                )
-                .map_err(|e| format!("{}: cannot put the original back: {e}", file.path))?;
+                self.paths
+                    .machine
+                    .write_atomically(
+                        path,
+                        &bytes,
+                        Some((original.uid, original.gid)),
+                        original.mode,
+                    )
+                    .map_err(|e| format!("{}: cannot put the original back: {e}", file.path))?;
                 self.spent_blobs.push(original.blob.clone());
             }
             Ok(format!(
@@ -220,7 +234,10 @@ impl Run<'_> {
             ))
         } else {
             if self.applying() {
-                files::remove(path).map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
+                self.paths
+                    .machine
+                    .remove(path)
+                    .map_err(|e| format!("{}: cannot remove it: {e}", file.path))?;
             }
             self.gone.insert(path.to_path_buf());
             // judged once every resource of the run is given back: a sibling that goes after

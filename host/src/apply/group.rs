@@ -16,7 +16,7 @@ impl Run<'_> {
         record: &mut Record,
     ) -> Result<Outcome, String> {
         let made = matches!(record.resources.get(&resource.id), Some(Entry::Group(g)) if g.made);
-        if let Some(gid) = accounts::group(&spec.name)? {
+        if let Some(gid) = accounts::group(self.paths.system.as_ref(), &spec.name)? {
             if let Some(want) = spec.gid.filter(|want| *want != gid) {
                 return Err(format!(
                     "group {} has gid {gid}, declared {want}: the mesh does not renumber a group",
@@ -54,8 +54,9 @@ impl Run<'_> {
         if let Some(gid) = spec.gid {
             args.extend(["--gid".to_string(), gid.to_string()]);
         }
-        accounts::change("groupadd", &args, &spec.name)?;
-        let gid = accounts::group(&spec.name)?.map_or("?".into(), |g| g.to_string());
+        accounts::change(self.paths.system.as_ref(), "groupadd", &args, &spec.name)?;
+        let gid = accounts::group(self.paths.system.as_ref(), &spec.name)?
+            .map_or("?".into(), |g| g.to_string());
         Ok(outcome(
             &resource.id,
             State::Created,
@@ -90,11 +91,11 @@ impl Run<'_> {
                 entry.name
             ));
         }
-        if accounts::group(&entry.name)?.is_none() {
+        if accounts::group(self.paths.system.as_ref(), &entry.name)?.is_none() {
             return Ok(format!("group {} was gone already", entry.name));
         }
         if self.applying() {
-            accounts::change("groupdel", &[], &entry.name)?;
+            accounts::change(self.paths.system.as_ref(), "groupdel", &[], &entry.name)?;
         }
         Ok(format!(
             "{} group {}: the mesh made it",

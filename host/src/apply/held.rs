@@ -80,7 +80,7 @@ pub(crate) fn lock_to_look(paths: &Paths) -> Result<Option<fs::File>, Error> {
     if !path.exists() {
         return Ok(None);
     }
-    let file = files::open_lock(&path)?;
+    let file = files::HOST.open_lock(&path)?;
     let asked = std::time::Instant::now();
     loop {
         match file.try_lock_shared() {
@@ -99,9 +99,9 @@ pub(crate) fn lock_to_look(paths: &Paths) -> Result<Option<fs::File>, Error> {
 /// as its own user), the kept originals 0700. A helper that is ending (its operator went away) is
 /// waited for, up to `child::LOCK_WAIT`.
 pub(crate) fn lock(paths: &Paths) -> Result<fs::File, Error> {
-    files::private_dir(&paths.root, 0o711)?;
-    files::private_dir(&paths.originals(), 0o700)?;
-    let file = files::open_lock(&paths.lock())?;
+    files::HOST.private_dir(&paths.root, 0o711)?;
+    files::HOST.private_dir(&paths.originals(), 0o700)?;
+    let file = files::HOST.open_lock(&paths.lock())?;
     let asked = std::time::Instant::now();
     loop {
         match file.try_lock() {

@@ -10,7 +10,6 @@ use mesh_wire::{Cost, Key, KeysSpec, Outcome, Resource, State, change_cost};
 use serde_json::{Map, Value};
 
 use super::{Run, on_disk, outcome};
-use crate::files;
 use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
@@ -25,7 +24,7 @@ impl Run<'_> {
         if !path.is_absolute() {
             return Err("not an absolute path".into());
         }
-        let found = files::read(path).map_err(|e| e.to_string())?;
+        let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         let mut doc = match &found {
             Some(f) => parse(&f.bytes)?,
             None => Map::new(),
@@ -97,7 +96,7 @@ impl Run<'_> {
         // host had keeps its own.
         let wanted_meta = match &found {
             Some(f) if entry.created => {
-                let (uid, gid) = owners::ids(&spec.owner, &spec.group)?;
+                let (uid, gid) = owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?;
                 Some(((f.uid, f.gid, f.mode), (uid, gid, spec.mode)))
             }
             _ => None,
@@ -143,12 +142,19 @@ impl Run<'_> {
             let (owner, mode) = match (&found, wanted_meta) {
                 (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
                 (Some(f), None) => ((f.uid, f.gid), f.mode),
-                (None, _) => (owners::ids(&spec.owner, &spec.group)?, spec.mode),
+                (None, _) => (
+                    owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?,
+                    spec.mode,
+                ),
             };
             if set.is_empty() && dropped.is_empty() {
-                files::set_owner_mode(path, owner.0, owner.1, mode)
+                self.paths
+                    .machine
+                    .set_owner_mode(path, owner.0, owner.1, mode)
             } else {
-                files::write_atomically(path, &render(&doc), Some(owner), mode)
+                self.paths
+                    .machine
+                    .write_atomically(path, &render(&doc), Some(owner), mode)
             }
             .map_err(|e| e.to_string())?;
         }
@@ -205,7 +211,12 @@ impl Run<'_> {
         }
         let path = Path::new(&entry.path);
         let names = entry.owned.keys().cloned().collect::<Vec<_>>().join(", ");
-        let Some(found) = files::read(path).map_err(|e| format!("{}: {e}", entry.path))? else {
+        let Some(found) = self
+            .paths
+            .machine
+            .read(path)
+            .map_err(|e| format!("{}: {e}", entry.path))?
+        else {
             return Ok(format!(
                 "{} is gone from the machine: nothing to give back",
                 entry.path
@@ -221,16 +232,20 @@ impl Run<'_> {
         }
         if self.applying() {
             if remove_file {
-                files::remove(path)
+                self.paths
+                    .machine
+                    .remove(path)
                     .map_err(|e| format!("{}: cannot remove it: {e}", entry.path))?;
             } else {
-                files::write_atomically(
-                    path,
-                    &render(&doc),
-                    Some((found.uid, found.gid)),
-                    found.mode,
-                )
-                .map_err(|e| format!("{}: cannot write it: {e}", entry.path))?;
+                self.paths
+                    .machine
+                    .write_atomically(
+                        path,
+                        &render(&doc),
+                        Some((found.uid, found.gid)),
+                        found.mode,
+                    )
+                    .map_err(|e| format!("{}: cannot write it: {e}", entry.path))?;
             }
         }
         Ok(if remove_file {

@@ -39,6 +39,8 @@ mod service;
 mod stale_tests;
 mod symlink;
 mod sysctl;
+#[cfg(test)]
+mod system_tests;
 mod timer;
 mod user;
 mod user_keys;
@@ -113,7 +115,9 @@ fn measure_or_apply(
             _ => None,
         })
         .collect();
-    units::prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
+    paths
+        .system
+        .prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
     let mut run = Run {
         mode,
         paths,
@@ -281,7 +285,7 @@ fn measure_or_apply(
             .iter()
             .filter(|b| !named.contains(b.as_str()))
         {
-            let _ = files::remove(&paths.original(blob));
+            let _ = files::HOST.remove(&paths.original(blob));
         }
         crate::adopt::forget_notes(paths);
     }
@@ -289,7 +293,7 @@ fn measure_or_apply(
         version: VERSION,
         mode,
         hostname: hostname(),
-        host_keys: host_keys(),
+        host_keys: host_keys(&paths.machine),
         new_machine,
         resources: run.outcomes,
         units,
@@ -319,12 +323,12 @@ fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Gen
 
 /// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
 /// another one later given its address.
-pub(crate) fn host_keys() -> Vec<String> {
+pub(crate) fn host_keys(root: &files::Root) -> Vec<String> {
     let dir = Path::new("/etc/ssh");
-    let mut keys: Vec<String> = crate::signs::entries(dir)
+    let mut keys: Vec<String> = crate::signs::entries(&root.real(dir))
         .into_iter()
         .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
-        .filter_map(|name| files::read(&dir.join(name)).ok().flatten())
+        .filter_map(|name| root.read(&dir.join(name)).ok().flatten())
         .filter_map(|found| {
             let text = String::from_utf8_lossy(&found.bytes).into_owned();
             let mut words = text.split_whitespace();
@@ -448,6 +452,7 @@ impl Run<'_> {
     /// The path a file or directory resource writes, and the ids of the owner and group it
     /// gets (looked up on this machine).
     fn owned_path<'p>(
+        &self,
         path: &'p str,
         owner: &str,
         group: &str,
@@ -456,7 +461,10 @@ impl Run<'_> {
         if !path.is_absolute() {
             return Err("not an absolute path".into());
         }
-        Ok((path, crate::owners::ids(owner, group)?))
+        Ok((
+            path,
+            crate::owners::ids(self.paths.system.as_ref(), owner, group)?,
+        ))
     }
 
     fn applying(&self) -> bool {
@@ -567,7 +575,7 @@ impl Run<'_> {
                 let mut done = entry.undo();
                 done.settle(
                     |p| self.gone.contains(Path::new(p)),
-                    |p| files::exists(Path::new(p)).unwrap_or(true),
+                    |p| self.paths.machine.exists(Path::new(p)).unwrap_or(true),
                 );
                 for unit in &done.reloads {
                     self.owe(unit, Cost::Reload, id);
@@ -609,7 +617,7 @@ impl Run<'_> {
             }
             let owed_before = self.earlier.contains(&unit);
             let (done, error) = if self.applying() {
-                match units::pay(&unit, cost, owed_before) {
+                match units::pay(self.paths.system.as_ref(), &unit, cost, owed_before) {
                     Ok(done) => {
                         record.units.remove(&unit);
                         if matches!(done, "restarted" | "reloaded") {

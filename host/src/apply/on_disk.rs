@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 
 use mesh_wire::Seen;
 
-use crate::files;
-
 /// One file a process writes, as its declaration has it.
 pub(super) struct Wanted<'a> {
     pub(super) path: PathBuf,
@@ -40,10 +38,16 @@ impl Drift {
 
 /// Compares every wanted file with what is on the machine (read without following a link), and
 /// lists the files in `bundle_dir` that no wanted file names.
-pub(super) fn compare(wanted: &[Wanted], bundle_dir: &Path) -> Result<Drift, String> {
+pub(super) fn compare(
+    root: &crate::files::Root,
+    wanted: &[Wanted],
+    bundle_dir: &Path,
+) -> Result<Drift, String> {
     let mut drift = Drift::default();
     for w in wanted {
-        let found = files::read(&w.path).map_err(|e| format!("{}: {e}", w.path.display()))?;
+        let found = root
+            .read(&w.path)
+            .map_err(|e| format!("{}: {e}", w.path.display()))?;
         let differs = match &found {
             None => {
                 drift.what.push(format!("{} is missing", w.name));
@@ -74,8 +78,9 @@ pub(super) fn compare(wanted: &[Wanted], bundle_dir: &Path) -> Result<Drift, Str
         }
     }
     let keep: BTreeSet<PathBuf> = wanted.iter().map(|w| w.path.clone()).collect();
-    let strays =
-        files::strays(bundle_dir, &keep).map_err(|e| format!("{}: {e}", bundle_dir.display()))?;
+    let strays = root
+        .strays(bundle_dir, &keep)
+        .map_err(|e| format!("{}: {e}", bundle_dir.display()))?;
     for stray in strays {
         let name = stray.strip_prefix(bundle_dir).unwrap_or(&stray);
         drift.what.push(format!(
@@ -130,6 +135,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         put(dir.path(), "run.sh", "#!/bin/sh\n", 0o755);
         let drift = compare(
+            &crate::files::HOST,
             &[wanted(dir.path(), "run.sh", b"#!/bin/sh\n", true)],
             dir.path(),
         )
@@ -145,6 +151,7 @@ mod tests {
         put(dir.path(), "chmod.sh", "same\n", 0o777);
         put(dir.path(), "added.sh", "new\n", 0o755);
         let drift = compare(
+            &crate::files::HOST,
             &[
                 wanted(dir.path(), "edited.sh", b"declared\n", true),
                 wanted(dir.path(), "chmod.sh", b"same\n", true),
@@ -175,6 +182,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         put(dir.path(), "env", "PASSWORD=\"by hand\"\n", 0o755);
         let drift = compare(
+            &crate::files::HOST,
             &[wanted(dir.path(), "env", b"PASSWORD=\"s3cret\"\n", false)],
             dir.path(),
         )

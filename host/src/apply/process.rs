@@ -28,8 +28,8 @@ impl Run<'_> {
         let bundle_dir = PathBuf::from(&spec.bundle_dir);
         spec.check().map_err(|e| e.to_string())?;
         // a user the machine does not have fails here, before anything is written
-        owners::user(&spec.user)?;
-        access::present(&spec.access)?;
+        owners::user(self.paths.system.as_ref(), &spec.user)?;
+        access::present(&self.paths.machine, &spec.access)?;
         let unit_file = Path::new(units::UNIT_DIR).join(&spec.unit);
         let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
         let digest = digest(&unit_text, env_text.as_deref(), spec);
@@ -37,7 +37,12 @@ impl Run<'_> {
         let mut entry = match record.resources.get(&resource.id) {
             Some(Entry::Process(e)) => e.clone(),
             _ => {
-                if files::exists(&unit_file).map_err(|e| e.to_string())? {
+                if self
+                    .paths
+                    .machine
+                    .exists(&unit_file)
+                    .map_err(|e| e.to_string())?
+                {
                     return Err(format!(
                         "{} exists and the mesh did not make it; it is left alone",
                         unit_file.display()
@@ -46,7 +51,12 @@ impl Run<'_> {
                 // a unit of that name from a package (/lib/systemd/system) or a drop-in is the
                 // machine's: a process of the mesh would shadow it, and removing the process
                 // would stop and disable what the host had running
-                if units::state(&spec.unit).is_ok_and(|s| s.exists) {
+                if self
+                    .paths
+                    .system
+                    .unit_state(&spec.unit)
+                    .is_ok_and(|s| s.exists)
+                {
                     return Err(format!(
                         "the machine already has a unit {} (from a package or the host); the mesh \
                          creates its processes under names of their own: assign the module under \
@@ -70,6 +80,7 @@ impl Run<'_> {
         // in them decides the cost.
         let drift = if entry.digest.as_deref() == Some(digest.as_str()) {
             on_disk::compare(
+                &self.paths.machine,
                 &wanted(&unit_file, &unit_text, &env_file, env_text.as_deref(), spec),
                 &bundle_dir,
             )?
@@ -77,7 +88,7 @@ impl Run<'_> {
             on_disk::Drift::default()
         };
         let changed = entry.digest.as_deref() != Some(digest.as_str()) || !drift.is_empty();
-        let now = units::state(&spec.unit).ok();
+        let now = self.paths.system.unit_state(&spec.unit).ok();
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
         let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
         if !changed && running && enabled {
@@ -122,7 +133,7 @@ impl Run<'_> {
                 .save(self.paths)
                 .map_err(|e| format!("cannot save the record: {e}"))?;
             if changed {
-                write_bundle(&bundle_dir, spec)?;
+                write_bundle(&self.paths.machine, &bundle_dir, spec)?;
                 match &env_text {
                     Some(text) => env::write(self.paths, &env_file, text)?,
                     None => {
@@ -131,18 +142,25 @@ impl Run<'_> {
                         }
                     }
                 }
-                files::write_atomically(&unit_file, unit_text.as_bytes(), Some((0, 0)), 0o644)
+                self.paths
+                    .machine
+                    .write_atomically(
+                        &unit_file,
+                        unit_text.as_bytes(),
+                        Some(files::root_ids()),
+                        0o644,
+                    )
                     .map_err(|e| format!("{}: {e}", unit_file.display()))?;
-                units::daemon_reload()?;
+                self.paths.system.daemon_reload()?;
             }
             if !enabled {
-                units::systemctl("enable", &spec.unit)?;
+                self.paths.system.systemctl("enable", &spec.unit)?;
             }
             if running && cost > Cost::None {
-                units::systemctl("restart", &spec.unit)?;
+                self.paths.system.systemctl("restart", &spec.unit)?;
             } else if !running {
-                let _ = units::systemctl("reset-failed", &spec.unit);
-                units::systemctl("start", &spec.unit)?;
+                let _ = self.paths.system.systemctl("reset-failed", &spec.unit);
+                self.paths.system.systemctl("start", &spec.unit)?;
             }
             // its files are as declared whether or not it runs: the record says so
             entry.digest = Some(digest);
@@ -165,7 +183,7 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::Process(entry));
             // a command that cannot run is not "started": systemctl returns before it fails
-            not_running = units::settled(&spec.unit).err();
+            not_running = self.paths.system.settled(&spec.unit).err();
             // it runs; whether it serves is what its probe says
             if not_running.is_none()
                 && let Some(ready) = &spec.ready
@@ -220,17 +238,21 @@ impl Run<'_> {
     pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, String> {
         if self.applying() {
             // a unit already stopped or gone is fine: what matters is that nothing is left
-            let _ = units::systemctl("stop", &entry.unit);
-            let _ = units::systemctl("disable", &entry.unit);
-            files::remove(Path::new(&entry.unit_file))
+            let _ = self.paths.system.systemctl("stop", &entry.unit);
+            let _ = self.paths.system.systemctl("disable", &entry.unit);
+            self.paths
+                .machine
+                .remove(Path::new(&entry.unit_file))
                 .map_err(|e| format!("{}: cannot remove it: {e}", entry.unit_file))?;
-            files::remove_tree(Path::new(&entry.bundle_dir))
+            self.paths
+                .machine
+                .remove_tree(Path::new(&entry.bundle_dir))
                 .map_err(|e| format!("{}: cannot remove it: {e}", entry.bundle_dir))?;
             if let Some(env_file) = &entry.env_file {
                 env::remove(Path::new(env_file))?;
             }
-            units::daemon_reload()?;
-            let _ = units::systemctl("reset-failed", &entry.unit);
+            self.paths.system.daemon_reload()?;
+            let _ = self.paths.system.systemctl("reset-failed", &entry.unit);
         }
         self.gone.extend(
             [&entry.unit_file, &entry.bundle_dir]
@@ -338,7 +360,8 @@ pub(crate) fn env_file_of(paths: &Paths, spec: &ProcessSpec) -> Option<String> {
 /// The environment file of the process unit `unit`, if it is on the machine.
 pub(crate) fn env_file_there(paths: &Paths, unit: &str) -> Option<String> {
     let env_file = env::path(paths, unit, false);
-    files::exists(&env_file)
+    files::HOST
+        .exists(&env_file)
         .unwrap_or(false)
         .then(|| env_file.display().to_string())
 }
@@ -352,7 +375,7 @@ pub(crate) fn on_disk_digest(
 ) -> Option<String> {
     let (env_file, env_text, unit_text) = unit_and_environment(paths, spec);
     let wanted = wanted(unit_file, &unit_text, &env_file, env_text.as_deref(), spec);
-    on_disk::compare(&wanted, Path::new(&spec.bundle_dir))
+    on_disk::compare(&paths.machine, &wanted, Path::new(&spec.bundle_dir))
         .ok()
         .filter(on_disk::Drift::is_empty)
         .map(|_| digest(&unit_text, env_text.as_deref(), spec))
@@ -371,8 +394,8 @@ fn wanted<'a>(
         |path: PathBuf, bytes: &'a [u8], mode: u32, name: String, shown: bool| on_disk::Wanted {
             path,
             bytes,
-            uid: 0,
-            gid: 0,
+            uid: files::root_ids().0,
+            gid: files::root_ids().1,
             mode,
             name,
             shown,
@@ -452,8 +475,9 @@ fn hashed(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec, contents:
 }
 
 /// Writes the bundle and removes any file in it the declaration no longer names.
-fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
-    files::make_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
+    root.make_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut wanted = BTreeSet::new();
     for f in &spec.bundle {
         let rel = Path::new(&f.path);
@@ -465,11 +489,13 @@ fn write_bundle(dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
         }
         let at = dir.join(rel);
         if let Some(parent) = at.parent() {
-            files::make_dir(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            root.make_dir(parent)
+                .map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        files::write_atomically(&at, f.content.as_bytes(), Some((0, 0)), f.mode)
+        root.write_atomically(&at, f.content.as_bytes(), Some(files::root_ids()), f.mode)
             .map_err(|e| format!("{}: {e}", at.display()))?;
         wanted.insert(at);
     }
-    files::prune(dir, &wanted).map_err(|e| format!("{}: {e}", dir.display()))
+    root.prune(dir, &wanted)
+        .map_err(|e| format!("{}: {e}", dir.display()))
 }

@@ -8,7 +8,6 @@ use mesh_wire::{OnRemoval, Outcome, Resource, ServiceSpec, State};
 
 use super::{Run, outcome};
 use crate::record::{Entry, Record, ServiceEntry};
-use crate::units;
 
 impl Run<'_> {
     /// Records the state a unit is found in, the first time the mesh declares it: before this
@@ -24,7 +23,7 @@ impl Run<'_> {
         }
         // A unit that does not exist (or a systemctl that cannot answer) is reported by the
         // resource itself when it is applied.
-        let Ok(now) = units::state(&spec.unit) else {
+        let Ok(now) = self.paths.system.unit_state(&spec.unit) else {
             return Ok(());
         };
         if !now.exists {
@@ -60,9 +59,9 @@ impl Run<'_> {
         // its service declared as files), which systemd reads only once told to
         let first = !record.resources.contains_key(&resource.id);
         if first && self.applying() {
-            units::daemon_reload()?;
+            self.paths.system.daemon_reload()?;
         }
-        let now = units::state(&spec.unit)?;
+        let now = self.paths.system.unit_state(&spec.unit)?;
         if !now.exists {
             return Err(
                 "no such unit on this machine (a service names a unit that is installed; install its package first)"
@@ -95,7 +94,7 @@ impl Run<'_> {
         {
             let verb = if enable { "enable" } else { "disable" };
             if self.applying() {
-                units::systemctl(verb, &spec.unit)?;
+                self.paths.system.systemctl(verb, &spec.unit)?;
             }
             // Only a move away from the found state is the mesh's to undo later.
             entry.enabled = enable && entry.found_enabled == Some(false);
@@ -108,7 +107,7 @@ impl Run<'_> {
         {
             let verb = if run { "start" } else { "stop" };
             if self.applying() {
-                units::systemctl(verb, &spec.unit)?;
+                self.paths.system.systemctl(verb, &spec.unit)?;
                 if run {
                     self.started.insert(spec.unit.clone());
                 }
@@ -162,7 +161,7 @@ impl Run<'_> {
         let mut said = Vec::new();
         if entry.enabled {
             if self.applying() {
-                units::systemctl("disable", unit)?;
+                self.paths.system.systemctl("disable", unit)?;
             }
             said.push(format!(
                 "{} again, as the host found it",
@@ -170,7 +169,7 @@ impl Run<'_> {
             ));
         } else if entry.disabled {
             if self.applying() {
-                units::systemctl("enable", unit)?;
+                self.paths.system.systemctl("enable", unit)?;
             }
             said.push(format!(
                 "{} again, as the host found it",
@@ -179,7 +178,7 @@ impl Run<'_> {
         }
         if entry.started {
             if self.applying() {
-                units::systemctl("stop", unit)?;
+                self.paths.system.systemctl("stop", unit)?;
             }
             said.push(format!(
                 "{} again, as the host found it",

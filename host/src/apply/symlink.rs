@@ -7,7 +7,7 @@ use std::path::Path;
 use mesh_wire::{Outcome, Resource, State, SymlinkSpec};
 
 use super::{Run, outcome};
-use crate::files::{self, At};
+use crate::files::At;
 use crate::record::{Entry, FileEntry, FoundAtLink, Readers, Record, SymlinkEntry};
 
 impl Run<'_> {
@@ -18,7 +18,11 @@ impl Run<'_> {
         record: &mut Record,
     ) -> Result<Outcome, String> {
         let path = Path::new(&spec.path);
-        let at = files::what_is_at(path).map_err(|e| e.to_string())?;
+        let at = self
+            .paths
+            .machine
+            .what_is_at(path)
+            .map_err(|e| e.to_string())?;
         if at == At::Link(spec.target.clone().into()) {
             return Ok(outcome(
                 &resource.id,
@@ -37,7 +41,10 @@ impl Run<'_> {
             let found = match &at {
                 At::Link(old) => FoundAtLink::Link(old.display().to_string()),
                 At::File if self.applying() => {
-                    let found = files::read(path)
+                    let found = self
+                        .paths
+                        .machine
+                        .read(path)
                         .map_err(|e| e.to_string())?
                         .ok_or_else(|| "the file went while it was read".to_string())?;
                     FoundAtLink::File(self.keep_original(&resource.id, &found)?)
@@ -47,7 +54,7 @@ impl Run<'_> {
             let entry = SymlinkEntry {
                 path: spec.path.clone(),
                 found,
-                parents_made: files::missing_ancestors(path),
+                parents_made: self.paths.machine.missing_ancestors(path),
             };
             if self.applying() {
                 record
@@ -59,7 +66,10 @@ impl Run<'_> {
             }
         }
         if self.applying() {
-            files::link(path, Path::new(&spec.target)).map_err(|e| e.to_string())?;
+            self.paths
+                .machine
+                .link(path, Path::new(&spec.target))
+                .map_err(|e| e.to_string())?;
         }
         let (state, replaced) = match at {
             At::Nothing => (State::Created, String::new()),
@@ -84,7 +94,12 @@ impl Run<'_> {
     /// Puts back what was at the link's path: nothing, the link found, or the file kept.
     pub(super) fn give_back_symlink(&mut self, link: &SymlinkEntry) -> Result<String, String> {
         let path = Path::new(&link.path);
-        match files::what_is_at(path).map_err(|e| e.to_string())? {
+        match self
+            .paths
+            .machine
+            .what_is_at(path)
+            .map_err(|e| e.to_string())?
+        {
             At::Link(_) | At::Nothing => {}
             other => {
                 return Err(format!(
@@ -96,7 +111,10 @@ impl Run<'_> {
         match &link.found {
             FoundAtLink::Link(target) => {
                 if self.applying() {
-                    files::link(path, Path::new(target)).map_err(|e| e.to_string())?;
+                    self.paths
+                        .machine
+                        .link(path, Path::new(target))
+                        .map_err(|e| e.to_string())?;
                 }
                 Ok(format!(
                     "{} {} -> {} as found",

@@ -20,12 +20,12 @@ thread_local! {
 }
 
 /// Where the kernel's settings are read and written; a test points it at a folder of its own.
-fn proc_root() -> PathBuf {
+fn proc_root(root: &files::Root) -> PathBuf {
     #[cfg(test)]
     if let Some(root) = PROC_ROOT.with(|r| r.borrow().clone()) {
         return root;
     }
-    PathBuf::from("/proc/sys")
+    root.real(Path::new("/proc/sys"))
 }
 
 /// Its drop-in; a test's goes beside its stand-in `/proc/sys`.
@@ -38,13 +38,13 @@ fn drop_in(spec: &SysctlSpec) -> String {
     spec.drop_in()
 }
 
-fn proc_file(name: &str) -> PathBuf {
-    proc_root().join(name.replace('.', "/"))
+fn proc_file(root: &files::Root, name: &str) -> PathBuf {
+    proc_root(root).join(name.replace('.', "/"))
 }
 
 /// Its value as the kernel prints it, words joined by one space.
-fn read_value(name: &str) -> Result<String, String> {
-    let at = proc_file(name);
+fn read_value(root: &files::Root, name: &str) -> Result<String, String> {
+    let at = proc_file(root, name);
     match std::fs::read_to_string(&at) {
         Ok(text) => Ok(SysctlSpec::normal(&text)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
@@ -57,8 +57,8 @@ fn read_value(name: &str) -> Result<String, String> {
 }
 
 /// Writes `value` into the kernel's setting, at once.
-fn write_value(name: &str, value: &str) -> Result<(), String> {
-    let at = proc_file(name);
+fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), String> {
+    let at = proc_file(root, name);
     std::fs::write(&at, format!("{value}\n")).map_err(|e| match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => format!(
             "{name} cannot be changed on this machine ({}: {e}): a container shares its kernel's \
@@ -76,12 +76,12 @@ impl Run<'_> {
         spec: &SysctlSpec,
         record: &mut Record,
     ) -> Result<Outcome, String> {
-        let now = read_value(&spec.name)?;
+        let now = read_value(&self.paths.machine, &spec.name)?;
         let want = SysctlSpec::normal(&spec.value);
         let drop_in = drop_in(spec);
         let conf = format!("{} = {want}\n", spec.name);
         let path = Path::new(&drop_in);
-        let found_file = files::read(path).map_err(|e| e.to_string())?;
+        let found_file = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         let same_file = found_file
             .as_ref()
             .is_some_and(|f| f.bytes == conf.as_bytes() && f.mode == 0o644);
@@ -100,7 +100,7 @@ impl Run<'_> {
             ));
         }
         // can it be changed at all? writing what it holds changes nothing, and says
-        write_value(&spec.name, &now)?;
+        write_value(&self.paths.machine, &spec.name, &now)?;
         if !matches!(record.resources.get(&resource.id), Some(Entry::Sysctl(_))) {
             let drop_in_original = match &found_file {
                 Some(f) => Some(self.keep_original(&resource.id, f)?),
@@ -120,9 +120,11 @@ impl Run<'_> {
                 .map_err(|e| format!("cannot save the record: {e}"))?;
         }
         // the helper runs as root: the drop-in is root's
-        files::write_atomically(path, conf.as_bytes(), None, 0o644)
+        self.paths
+            .machine
+            .write_atomically(path, conf.as_bytes(), None, 0o644)
             .map_err(|e| format!("{drop_in}: {e}"))?;
-        write_value(&spec.name, &want)?;
+        write_value(&self.paths.machine, &spec.name, &want)?;
         Ok(outcome(
             &resource.id,
             State::Changed,
@@ -137,7 +139,7 @@ impl Run<'_> {
     /// found at its path).
     pub(super) fn give_back_sysctl(&mut self, entry: &SysctlEntry) -> Result<String, String> {
         if self.applying() {
-            write_value(&entry.name, &entry.found)?;
+            write_value(&self.paths.machine, &entry.name, &entry.found)?;
         }
         let file = self.give_back_file(&FileEntry {
             path: entry.drop_in.clone(),

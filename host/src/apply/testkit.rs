@@ -26,6 +26,11 @@ pub(crate) fn sandbox() -> (tempfile::TempDir, Paths) {
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths {
         root: dir.path().join("state"),
+        machine: crate::files::HOST,
+        system: Box::new(crate::system::Recording::at(
+            dir.path().join("state").join(Paths::SYSTEM),
+            crate::files::HOST,
+        )),
     };
     (dir, paths)
 }
@@ -100,4 +105,57 @@ pub(crate) fn states(d: &Declaration, mode: Mode, paths: &Paths) -> Vec<State> {
         .iter()
         .map(|o| o.state)
         .collect()
+}
+
+/// A machine of a test's own, as `mesh-host --root` has it: a temp dir standing for `/` (with
+/// `/etc/systemd/system`), the helper's state under it, and the recording system, whose model
+/// starts as `model` says.
+pub(crate) fn machine(
+    model: impl FnOnce(&mut crate::system::recording::Model),
+) -> (tempfile::TempDir, Paths) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("etc/systemd/system")).unwrap();
+    let system = dir.path().join("var/lib/mesh").join(Paths::SYSTEM);
+    crate::system::Recording::at(system, crate::files::Root::under(dir.path().into())).set(model);
+    let paths = Paths::under(dir.path());
+    (dir, paths)
+}
+
+/// Every call the recording system of `paths` was asked, in order, but the look-ups
+/// (`systemctl show`, `docker container inspect`, `docker ps`): what was done.
+pub(crate) fn done(paths: &Paths) -> Vec<String> {
+    crate::system::Recording::calls_in(&paths.root.join(Paths::SYSTEM))
+        .into_iter()
+        .filter(|c| {
+            !["systemctl show", "docker container inspect", "docker ps"]
+                .iter()
+                .any(|lookup| c.starts_with(lookup))
+        })
+        .collect()
+}
+
+/// Forgets the calls recorded so far: the next [`done`] says what the next run did.
+pub(crate) fn forget_calls(paths: &Paths) {
+    let _ = std::fs::remove_file(
+        paths
+            .root
+            .join(Paths::SYSTEM)
+            .join(crate::system::Recording::LOG),
+    );
+}
+
+/// The recording system's model of `paths`' machine now.
+pub(crate) fn model(paths: &Paths) -> crate::system::recording::Model {
+    crate::system::Recording::at(paths.root.join(Paths::SYSTEM), paths.machine.clone()).model()
+}
+
+/// A resource of instance `t` with `spec`.
+pub(crate) fn resource(id: &str, spec: Spec) -> Resource {
+    Resource {
+        id: id.into(),
+        instance: "t".into(),
+        module: "t@1".into(),
+        confirm: false,
+        spec,
+    }
 }

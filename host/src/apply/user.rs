@@ -28,7 +28,7 @@ impl Run<'_> {
             Some(Entry::User(u)) => Some(u.clone()),
             _ => None,
         };
-        let found = accounts::passwd(&spec.name)?;
+        let found = accounts::passwd(self.paths.system.as_ref(), &spec.name)?;
         let made = entry
             .as_ref()
             .zip(found.as_ref())
@@ -52,9 +52,9 @@ impl Run<'_> {
             });
         entry.remove_home = spec.remove_home;
         if spec.authorized_keys.is_some() {
-            super::user_keys::keys_place(spec, &p)?;
+            super::user_keys::keys_place(&self.paths.machine, spec, &p)?;
         }
-        let now_groups = accounts::supplementary(&spec.name)?;
+        let now_groups = self.paths.system.supplementary(&spec.name)?;
         let changes = changes(spec, &p, &now_groups);
         let mut said: Vec<String> = changes
             .iter()
@@ -67,7 +67,12 @@ impl Run<'_> {
                 entry.found_groups.get_or_insert_with(|| now_groups.clone());
             }
             self.save_user(resource, &entry, record)?;
-            accounts::change("usermod", &usermod_args(spec, &changes), &spec.name)?;
+            accounts::change(
+                self.paths.system.as_ref(),
+                "usermod",
+                &usermod_args(spec, &changes),
+                &spec.name,
+            )?;
         } else if self.applying()
             && !matches!(record.resources.get(&resource.id),
                 Some(Entry::User(u)) if u.remove_home == entry.remove_home)
@@ -119,7 +124,7 @@ impl Run<'_> {
                 format!("would create user {} ({home})", spec.name),
             ));
         }
-        let own_group = accounts::group(&spec.name)?.is_some();
+        let own_group = accounts::group(self.paths.system.as_ref(), &spec.name)?.is_some();
         if own_group && !group_made(record, &spec.name) {
             return Err(format!(
                 "a group {} is on the machine that the mesh did not make: useradd would make it \
@@ -128,7 +133,7 @@ impl Run<'_> {
                 spec.name
             ));
         }
-        refuse_home_taken(spec)?;
+        refuse_home_taken(&self.paths.machine, spec)?;
         let mut entry = UserEntry {
             name: spec.name.clone(),
             made: true,
@@ -141,12 +146,17 @@ impl Run<'_> {
         // recorded before it is made, with no uid yet: a helper killed between the two leaves a
         // note that proves nothing, and an account made later by anyone else stays theirs
         self.save_user(resource, &entry, record)?;
-        if let Err(e) = accounts::change("useradd", &useradd_args(spec, own_group), &spec.name) {
+        if let Err(e) = accounts::change(
+            self.paths.system.as_ref(),
+            "useradd",
+            &useradd_args(spec, own_group),
+            &spec.name,
+        ) {
             record.resources.remove(&resource.id);
             let _ = record.save(self.paths);
             return Err(e);
         }
-        let p = accounts::passwd(&spec.name)?
+        let p = accounts::passwd(self.paths.system.as_ref(), &spec.name)?
             .ok_or_else(|| format!("useradd made {} but getent does not find it", spec.name))?;
         entry.uid = Some(p.uid);
         self.save_user(resource, &entry, record)?;
@@ -184,7 +194,7 @@ impl Run<'_> {
     }
 
     fn give_back_account(&mut self, entry: &UserEntry) -> Result<String, String> {
-        let found = accounts::passwd(&entry.name)?;
+        let found = accounts::passwd(self.paths.system.as_ref(), &entry.name)?;
         if entry.made {
             let Some(p) = found else {
                 return Ok(format!("user {} was gone already", entry.name));
@@ -200,8 +210,8 @@ impl Run<'_> {
                 args.push("--remove".to_string());
             }
             if self.applying() {
-                accounts::stop_user_manager(p.uid);
-                accounts::change("userdel", &args, &entry.name)?;
+                accounts::stop_user_manager(self.paths.system.as_ref(), p.uid);
+                accounts::change(self.paths.system.as_ref(), "userdel", &args, &entry.name)?;
             }
             let home = if entry.remove_home {
                 "with its home"
@@ -228,7 +238,7 @@ impl Run<'_> {
             ));
         }
         if self.applying() {
-            accounts::change("usermod", &args, &entry.name)?;
+            accounts::change(self.paths.system.as_ref(), "usermod", &args, &entry.name)?;
         }
         Ok(format!(
             "{} user {} its shell and groups as found",
@@ -248,10 +258,10 @@ fn group_made(record: &Record, name: &str) -> bool {
 
 /// Refuses to make a user whose home is already there and belongs to root or a system account
 /// (`/root`, `/etc`): its keys would be written there, over what the machine has.
-fn refuse_home_taken(spec: &UserSpec) -> Result<(), String> {
+fn refuse_home_taken(root: &crate::files::Root, spec: &UserSpec) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
     let home = spec.home_or_default();
-    match std::fs::symlink_metadata(&home) {
+    match std::fs::symlink_metadata(root.real(std::path::Path::new(&home))) {
         Ok(m) if m.uid() < FIRST_LOGIN_ID => Err(format!(
             "user {}'s home {home} is already there and belongs to uid {}: a new account does \
              not take a system directory as its home; name another",

@@ -17,11 +17,11 @@ use crate::record::{FileEntry, Readers, Record, UserEntry, UserKeys};
 /// Refuses a place a user's keys may not go: a home that fails the path rule, is missing, or
 /// is not a directory the user owns (never root's or a system directory). Asked before anything
 /// of the user changes, so a refusal changes nothing.
-pub(super) fn keys_place(spec: &UserSpec, p: &Passwd) -> Result<(), String> {
+pub(super) fn keys_place(root: &files::Root, spec: &UserSpec, p: &Passwd) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
     path::check(&p.home, Place::Machine)
         .map_err(|e| format!("user {}'s home {}: refused: {e}", spec.name, p.home))?;
-    match std::fs::symlink_metadata(&p.home) {
+    match std::fs::symlink_metadata(root.real(Path::new(&p.home))) {
         Ok(m) if m.is_dir() && m.uid() == p.uid => Ok(()),
         Ok(m) => Err(format!(
             "user {}'s home {} is not a directory of its own (owned by uid {}): its keys are \
@@ -63,11 +63,11 @@ impl Run<'_> {
         if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             bytes.push(b'\n');
         }
-        keys_place(spec, p)?;
+        keys_place(&self.paths.machine, spec, p)?;
         let dir = Path::new(&p.home).join(".ssh");
         let file = dir.join("authorized_keys");
         let shown = file.display().to_string();
-        let found = files::read(&file).map_err(|e| e.to_string())?;
+        let found = self.paths.machine.read(&file).map_err(|e| e.to_string())?;
         if found
             .as_ref()
             .is_some_and(|f| f.bytes == bytes && (f.uid, f.gid, f.mode) == (p.uid, p.gid, 0o600))
@@ -89,13 +89,19 @@ impl Run<'_> {
             });
             self.save_user(resource, entry, record)?;
         }
-        if files::make_dir_for(&dir, p.uid, p.gid, 0o700).map_err(|e| e.to_string())?
+        if self
+            .paths
+            .machine
+            .make_dir_for(&dir, p.uid, p.gid, 0o700)
+            .map_err(|e| e.to_string())?
             && let Some(keys) = entry.keys.as_mut()
         {
             keys.made_dir = Some(dir.display().to_string());
             self.save_user(resource, entry, record)?;
         }
-        files::write_atomically(&file, &bytes, Some((p.uid, p.gid)), 0o600)
+        self.paths
+            .machine
+            .write_atomically(&file, &bytes, Some((p.uid, p.gid)), 0o600)
             .map_err(|e| e.to_string())?;
         Ok(Some(format!("wrote {shown}")))
     }

@@ -65,7 +65,7 @@ impl Run<'_> {
             let refused_paths: Vec<&str> = refused.iter().map(|(w, _)| w.path.as_str()).collect();
             let mut causes = BTreeSet::new();
             for w in group.iter().map(|&i| &written[i]) {
-                let undone = put_back(w);
+                let undone = put_back(&self.paths.machine, w);
                 match &w.entry {
                     Some(entry) => {
                         record.resources.insert(w.id.clone(), entry.clone());
@@ -142,11 +142,11 @@ fn groups(written: &[Written]) -> Vec<Vec<usize>> {
 }
 
 /// Puts a written file back as it was before this run.
-fn put_back(w: &Written) -> Result<(), String> {
+fn put_back(root: &crate::files::Root, w: &Written) -> Result<(), String> {
     let path = Path::new(&w.path);
     match &w.previous {
-        Some(f) => files::write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode),
-        None => files::remove(path),
+        Some(f) => root.write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode),
+        None => root.remove(path),
     }
     .map_err(|e| e.to_string())
 }

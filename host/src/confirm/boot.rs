@@ -7,7 +7,6 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::files;
 use crate::record::Paths;
 use crate::units::UNIT_DIR as UNITS;
 
@@ -55,21 +54,26 @@ pub(crate) fn install(id: &str, pending: &Path, paths: &Paths) -> io::Result<()>
         pending = pending.display(),
         helper = helper.display(),
     );
-    files::write_atomically(&unit_file(id), text.as_bytes(), Some((0, 0)), 0o644)?;
-    files::link(&wants_link(id), &unit_file(id))
+    paths.machine.write_atomically(
+        &unit_file(id),
+        text.as_bytes(),
+        Some(crate::files::root_ids()),
+        0o644,
+    )?;
+    paths.machine.link(&wants_link(id), &unit_file(id))
 }
 
 /// Removes the boot-time revert of change `id`: its link first, so a unit file never stays
 /// enabled without it.
-pub(crate) fn remove(id: &str) -> io::Result<()> {
-    files::remove(&wants_link(id))?;
-    files::remove(&unit_file(id))
+pub(crate) fn remove(id: &str, paths: &Paths) -> io::Result<()> {
+    paths.machine.remove(&wants_link(id))?;
+    paths.machine.remove(&unit_file(id))
 }
 
 /// Removes the boot-time reverts whose change is no longer pending (a helper stopped between
 /// its confirmation or revert and this removal): each would do nothing at boot, but none stays.
 pub(crate) fn sweep(paths: &Paths) {
-    let Ok(entries) = std::fs::read_dir(UNITS) else {
+    let Ok(entries) = std::fs::read_dir(paths.machine.real(Path::new(UNITS))) else {
         return;
     };
     for entry in entries.flatten() {
@@ -86,13 +90,17 @@ pub(crate) fn sweep(paths: &Paths) {
         // only one of this state directory's changes (a test may run a helper elsewhere)
         let pending = super::kept::dir(paths, id);
         let condition = format!("ConditionPathExists={}", pending.display());
-        let ours = files::read(&entry.path()).ok().flatten().is_some_and(|f| {
-            String::from_utf8_lossy(&f.bytes)
-                .lines()
-                .any(|l| l == condition)
-        });
+        let ours = (paths.machine)
+            .read(&Path::new(UNITS).join(&name))
+            .ok()
+            .flatten()
+            .is_some_and(|f| {
+                String::from_utf8_lossy(&f.bytes)
+                    .lines()
+                    .any(|l| l == condition)
+            });
         if ours && !pending.exists() {
-            let _ = remove(id);
+            let _ = remove(id, paths);
         }
     }
 }

@@ -86,17 +86,17 @@ impl Kept {
         dir: &Path,
         paths: &Paths,
     ) -> io::Result<Kept> {
-        files::private_dir(&paths.root.join("pending"), 0o700)?;
-        files::private_dir(dir, 0o700)?;
+        files::HOST.private_dir(&paths.root.join("pending"), 0o700)?;
+        files::HOST.private_dir(dir, 0o700)?;
         let mut kept = Kept::default();
         let mut blobs = 0usize;
         let mut keep_bytes = |bytes: &[u8]| -> io::Result<String> {
             let name = format!("blob-{blobs}");
             blobs += 1;
-            files::write_atomically(&dir.join(&name), bytes, None, 0o600)?;
+            files::HOST.write_atomically(&dir.join(&name), bytes, None, 0o600)?;
             Ok(name)
         };
-        if let Some(found) = files::read(&paths.record())? {
+        if let Some(found) = files::HOST.read(&paths.record())? {
             kept.record = Some(keep_bytes(&found.bytes)?);
         }
         let mut touched: BTreeMap<String, (Vec<String>, Cost)> = BTreeMap::new();
@@ -105,18 +105,22 @@ impl Kept {
             match &resource.spec {
                 Spec::File(_) | Spec::Keys(_) => {
                     // directories writing it would make
-                    dirs.extend(files::missing_ancestors(Path::new(resource.spec.target())));
+                    dirs.extend(
+                        paths
+                            .machine
+                            .missing_ancestors(Path::new(resource.spec.target())),
+                    );
                     if let Some(c) = resource.spec.costing() {
                         let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
                         add_readers(&mut touched, resource.spec.target(), &c.units, cost);
                     }
                 }
                 Spec::Directory(d) => dirs.push(d.path.clone()),
-                Spec::Service(s) => kept.keep_unit(&s.unit)?,
+                Spec::Service(s) => kept.keep_unit(paths.system.as_ref(), &s.unit)?,
                 Spec::Process(p) => {
-                    kept.keep_unit(&p.unit)?;
+                    kept.keep_unit(paths.system.as_ref(), &p.unit)?;
                     for path in apply::files_of(paths, p) {
-                        dirs.extend(files::missing_ancestors(&path));
+                        dirs.extend(paths.machine.missing_ancestors(&path));
                         let path = path.display().to_string();
                         add_readers(
                             &mut touched,
@@ -150,7 +154,7 @@ impl Kept {
                 Entry::Directory(d) => dirs.push(d.path.clone()),
                 Entry::Process(p) => {
                     if !kept.units.iter().any(|u| u.unit == p.unit) {
-                        kept.keep_unit(&p.unit)?;
+                        kept.keep_unit(paths.system.as_ref(), &p.unit)?;
                     }
                     let bundle = Path::new(&p.bundle_dir);
                     let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
@@ -173,11 +177,12 @@ impl Kept {
         let readers: BTreeSet<&String> = touched.values().flat_map(|(units, _)| units).collect();
         for unit in readers {
             if !kept.units.iter().any(|u| &u.unit == unit) {
-                kept.readers.push(KeptUnit::now(unit)?);
+                kept.readers
+                    .push(KeptUnit::now(paths.system.as_ref(), unit)?);
             }
         }
         for (path, (readers, cost)) in touched {
-            let was = match files::read(Path::new(&path))? {
+            let was = match paths.machine.read(Path::new(&path))? {
                 Some(found) => Some(Was {
                     blob: keep_bytes(&found.bytes)?,
                     uid: found.uid,
@@ -196,12 +201,12 @@ impl Kept {
         dirs.sort();
         dirs.dedup();
         for path in dirs {
-            let was = files::dir_meta(Path::new(&path))?;
+            let was = paths.machine.dir_meta(Path::new(&path))?;
             kept.dirs.push(KeptDir { path, was });
         }
         for blob in &kept.originals {
-            if let Some(found) = files::read(&paths.original(blob))? {
-                files::write_atomically(
+            if let Some(found) = files::HOST.read(&paths.original(blob))? {
+                files::HOST.write_atomically(
                     &dir.join(format!("original-{blob}")),
                     &found.bytes,
                     None,
@@ -210,18 +215,18 @@ impl Kept {
             }
         }
         let json = serde_json::to_vec_pretty(&kept).map_err(io::Error::other)?;
-        files::write_atomically(&manifest(dir), &json, None, 0o600)?;
+        files::HOST.write_atomically(&manifest(dir), &json, None, 0o600)?;
         Ok(kept)
     }
 
-    fn keep_unit(&mut self, unit: &str) -> io::Result<()> {
-        self.units.push(KeptUnit::now(unit)?);
+    fn keep_unit(&mut self, system: &dyn crate::system::System, unit: &str) -> io::Result<()> {
+        self.units.push(KeptUnit::now(system, unit)?);
         Ok(())
     }
 
     /// Reads what was kept in `dir`.
     pub(crate) fn load(dir: &Path) -> io::Result<Kept> {
-        let found = files::read(&manifest(dir))?.ok_or_else(|| {
+        let found = files::HOST.read(&manifest(dir))?.ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("{} is missing", manifest(dir).display()),
@@ -264,16 +269,16 @@ pub(crate) fn revert(
     };
     // a unit the push made goes down while its unit file is there to say how
     for unit in kept.units.iter().filter(|u| !u.exists) {
-        put_back_made_unit(unit, at_boot, &mut done);
+        put_back_made_unit(paths.system.as_ref(), unit, at_boot, &mut done);
     }
     // a directory that was there comes back before the files in it, shallowest first
     for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
-        note(&mut done, &d.path, put_back_dir(d));
+        note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
     let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
     let mut unit_files = false;
     for file in &kept.files {
-        match put_back_file(file, dir) {
+        match put_back_file(&paths.machine, file, dir) {
             Ok(false) => {}
             Ok(true) => {
                 unit_files |= Path::new(&file.path).starts_with(units::UNIT_DIR);
@@ -291,13 +296,16 @@ pub(crate) fn revert(
     }
     // one the push made goes once the files are out of it, deepest first
     for d in kept.dirs.iter().rev().filter(|d| d.was.is_none()) {
-        note(&mut done, &d.path, put_back_dir(d));
+        note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
     for blob in &kept.originals {
         let kept_copy = dir.join(format!("original-{blob}"));
-        let result = match (files::read(&paths.original(blob)), files::read(&kept_copy)) {
+        let result = match (
+            files::HOST.read(&paths.original(blob)),
+            files::HOST.read(&kept_copy),
+        ) {
             (Ok(None), Ok(Some(found))) => {
-                files::write_atomically(&paths.original(blob), &found.bytes, None, 0o600)
+                files::HOST.write_atomically(&paths.original(blob), &found.bytes, None, 0o600)
             }
             (Err(e), _) | (_, Err(e)) => Err(e),
             _ => Ok(()),
@@ -319,11 +327,11 @@ pub(crate) fn revert(
             .failed
             .push(format!("{}: {e}", paths.record().display())),
     }
-    if unit_files && let Err(e) = units::daemon_reload() {
+    if unit_files && let Err(e) = paths.system.daemon_reload() {
         done.failed.push(e);
     }
     for unit in kept.units.iter().filter(|u| u.exists) {
-        put_back_unit(unit, at_boot, &mut done);
+        put_back_unit(paths.system.as_ref(), unit, at_boot, &mut done);
     }
     if at_boot {
         return done;
@@ -334,14 +342,14 @@ pub(crate) fn revert(
         .iter()
         .filter(|u| u.exists)
         .chain(&kept.readers)
-        .filter(|u| run_again(u, &mut done))
+        .filter(|u| run_again(paths.system.as_ref(), u, &mut done))
         .map(|u| u.unit.as_str())
         .collect();
     for (unit, cost) in owed
         .into_iter()
         .filter(|(u, _)| !started.contains(u.as_str()))
     {
-        match units::pay(&unit, cost, false) {
+        match units::pay(paths.system.as_ref(), &unit, cost, false) {
             Ok(said) => done.restored.push(format!("{unit}: {said}")),
             Err(e) => done.failed.push(e),
         }
@@ -369,7 +377,8 @@ fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<Str
     };
     let mut before = match &kept.record {
         Some(blob) => {
-            let found = files::read(&dir.join(blob))?
+            let found = files::HOST
+                .read(&dir.join(blob))?
                 .ok_or_else(|| io::Error::other(format!("its kept copy {blob} is gone")))?;
             Record::parse(&found.bytes, "the record kept before the push").map_err(unreadable)?
         }
@@ -400,19 +409,20 @@ fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<Str
 }
 
 /// Puts one file back; `true` when it had to change.
-fn put_back_file(file: &KeptFile, dir: &Path) -> io::Result<bool> {
+fn put_back_file(root: &files::Root, file: &KeptFile, dir: &Path) -> io::Result<bool> {
     let path = Path::new(&file.path);
-    let now = files::read(path)?;
+    let now = root.read(path)?;
     match &file.was {
         None => {
             if now.is_none() {
                 return Ok(false);
             }
-            files::remove(path)?;
+            root.remove(path)?;
             Ok(true)
         }
         Some(was) => {
-            let bytes = files::read(&dir.join(&was.blob))?
+            let bytes = files::HOST
+                .read(&dir.join(&was.blob))?
                 .map(|f| f.bytes)
                 .ok_or_else(|| io::Error::other(format!("its kept copy {} is gone", was.blob)))?;
             let same = now.as_ref().is_some_and(|n| {
@@ -422,7 +432,7 @@ fn put_back_file(file: &KeptFile, dir: &Path) -> io::Result<bool> {
             if same {
                 return Ok(false);
             }
-            files::write_atomically(path, &bytes, Some((was.uid, was.gid)), was.mode)?;
+            root.write_atomically(path, &bytes, Some((was.uid, was.gid)), was.mode)?;
             Ok(true)
         }
     }
@@ -430,25 +440,25 @@ fn put_back_file(file: &KeptFile, dir: &Path) -> io::Result<bool> {
 
 /// Puts one directory back: removed if the push made it and it is empty, else its owner and
 /// mode as they were; what was done, if anything.
-fn put_back_dir(d: &KeptDir) -> io::Result<Option<String>> {
+fn put_back_dir(root: &files::Root, d: &KeptDir) -> io::Result<Option<String>> {
     let path = Path::new(&d.path);
-    let now = files::dir_meta(path)?;
+    let now = root.dir_meta(path)?;
     match (d.was, now) {
-        (None, Some(_)) => match files::dir_is_empty(path, &Default::default())? {
-            Some(true) => {
-                files::remove_dir(path).map(|()| Some("removed (it was not there)".into()))
-            }
+        (None, Some(_)) => match root.dir_is_empty(path, &Default::default())? {
+            Some(true) => root
+                .remove_dir(path)
+                .map(|()| Some("removed (it was not there)".into())),
             _ => Ok(Some(
                 "kept: the push made it, and something is in it now".into(),
             )),
         },
         (Some(was), None) => {
-            files::make_dir(path)?;
-            files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
+            root.make_dir(path)?;
+            root.set_dir_owner_mode(path, was.0, was.1, was.2)?;
             Ok(Some("made again, as it was".into()))
         }
         (Some(was), Some(now)) if was != now => {
-            files::set_dir_owner_mode(path, was.0, was.1, was.2)?;
+            root.set_dir_owner_mode(path, was.0, was.1, was.2)?;
             Ok(Some("owner and mode put back".into()))
         }
         _ => Ok(None),

@@ -36,15 +36,15 @@ fn dir(paths: &Paths) -> PathBuf {
 /// Notes that change `id` was `fate`, and forgets the oldest notes past [`CHANGES_NOTED`].
 pub(crate) fn note(paths: &Paths, id: &str, fate: Fate) -> io::Result<()> {
     let dir = dir(paths);
-    files::private_dir(&dir, 0o700)?;
-    files::write_atomically(&dir.join(id), fate.word().as_bytes(), None, 0o600)?;
+    files::HOST.private_dir(&dir, 0o700)?;
+    files::HOST.write_atomically(&dir.join(id), fate.word().as_bytes(), None, 0o600)?;
     prune(&dir, id);
     Ok(())
 }
 
 /// What note says became of change `id`, if one does.
 pub(crate) fn fate(paths: &Paths, id: &str) -> io::Result<Option<Fate>> {
-    let Some(found) = files::read(&dir(paths).join(id))? else {
+    let Some(found) = files::HOST.read(&dir(paths).join(id))? else {
         return Ok(None);
     };
     Ok(match found.bytes.as_slice() {
@@ -71,6 +71,6 @@ fn prune(dir: &Path, just: &str) {
     notes.sort();
     let extra = notes.len() + 1 - CHANGES_NOTED;
     for (_, path) in notes.into_iter().take(extra) {
-        let _ = files::remove(&path);
+        let _ = files::HOST.remove(&path);
     }
 }

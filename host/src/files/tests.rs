@@ -119,7 +119,8 @@ fn a_write_among_planted_links_changes_only_its_own_file() {
     h.plant_temp_names("target");
     h.link("target", &h.canary);
     let target = h.svc.join("target");
-    write_atomically(&target, b"mine\n", Some((NOBODY, NOBODY)), 0o640).unwrap();
+    HOST.write_atomically(&target, b"mine\n", Some((NOBODY, NOBODY)), 0o640)
+        .unwrap();
     h.untouched();
     let m = std::fs::symlink_metadata(&target).unwrap();
     assert!(m.is_file(), "the link was replaced by the file");
@@ -143,21 +144,21 @@ fn owner_and_mode_are_never_set_through_a_link() {
     h.link("dir", &h.outside);
     std::fs::hard_link(&h.canary, h.svc.join("hard")).unwrap();
     refused(
-        set_owner_mode(&h.svc.join("link"), NOBODY, NOBODY, 0o666),
+        HOST.set_owner_mode(&h.svc.join("link"), NOBODY, NOBODY, 0o666),
         "not a regular file",
     );
     refused(
-        set_owner_mode(&h.svc.join("hard"), NOBODY, NOBODY, 0o666),
+        HOST.set_owner_mode(&h.svc.join("hard"), NOBODY, NOBODY, 0o666),
         "hard link",
     );
     refused(
-        set_dir_owner_mode(&h.svc.join("dir"), NOBODY, NOBODY, 0o777),
+        HOST.set_dir_owner_mode(&h.svc.join("dir"), NOBODY, NOBODY, 0o777),
         "a directory there can be swapped for another",
     );
     // a real directory there too: its owner could have renamed root's own into its place
     std::fs::create_dir(h.svc.join("swapped")).unwrap();
     refused(
-        set_dir_owner_mode(&h.svc.join("swapped"), NOBODY, NOBODY, 0o755),
+        HOST.set_dir_owner_mode(&h.svc.join("swapped"), NOBODY, NOBODY, 0o755),
         "which user nobody (65534) can write",
     );
     h.untouched();
@@ -169,9 +170,9 @@ fn a_hard_link_where_others_can_write_is_not_read() {
         return;
     };
     std::fs::hard_link(&h.canary, h.svc.join("hard")).unwrap();
-    refused(read(&h.svc.join("hard")), "nobody");
+    refused(HOST.read(&h.svc.join("hard")), "nobody");
     // the same file with one name, in a directory only root writes, is read
-    assert_eq!(read(&h.canary).unwrap().unwrap().bytes, b"same\n");
+    assert_eq!(HOST.read(&h.canary).unwrap().unwrap().bytes, b"same\n");
     h.untouched();
 }
 
@@ -182,12 +183,12 @@ fn a_path_through_a_link_someone_else_planted_is_refused() {
     };
     h.link("sub", &h.outside);
     refused(
-        write_atomically(&h.svc.join("sub/new"), b"x", None, 0o644),
+        HOST.write_atomically(&h.svc.join("sub/new"), b"x", None, 0o644),
         "(owned by nobody",
     );
-    refused(make_dir(&h.svc.join("sub/deeper")), "symbolic link");
-    refused(remove(&h.svc.join("sub/keep")), "symbolic link");
-    refused(read(&h.svc.join("sub/keep")), "symbolic link");
+    refused(HOST.make_dir(&h.svc.join("sub/deeper")), "symbolic link");
+    refused(HOST.remove(&h.svc.join("sub/keep")), "symbolic link");
+    refused(HOST.read(&h.svc.join("sub/keep")), "symbolic link");
     h.untouched();
     assert!(!h.outside.join("new").exists() && !h.outside.join("deeper").exists());
 
@@ -196,7 +197,7 @@ fn a_path_through_a_link_someone_else_planted_is_refused() {
     symlink(&h.outside, h.dir.path().join("rootlink")).unwrap();
     let through = h.dir.path().join("rootlink/new");
     refused(
-        write_atomically(&through, b"x", None, 0o644),
+        HOST.write_atomically(&through, b"x", None, 0o644),
         "the mesh never walks through a link",
     );
     assert!(!h.outside.join("new").exists());
@@ -215,7 +216,7 @@ fn a_bundle_is_pruned_and_removed_without_following_its_links() {
     symlink(&h.outside, bundle.join("out")).unwrap();
     symlink(&h.canary, bundle.join("canary")).unwrap();
     let keep: BTreeSet<PathBuf> = [bundle.join("run.sh")].into();
-    prune(&bundle, &keep).unwrap();
+    HOST.prune(&bundle, &keep).unwrap();
     let left: Vec<_> = std::fs::read_dir(&bundle)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -225,7 +226,7 @@ fn a_bundle_is_pruned_and_removed_without_following_its_links() {
 
     symlink(&h.outside, bundle.join("out")).unwrap();
     std::fs::hard_link(&h.canary, bundle.join("hard")).unwrap();
-    remove_tree(&bundle).unwrap();
+    HOST.remove_tree(&bundle).unwrap();
     assert!(!bundle.exists());
     h.untouched();
 }
@@ -240,7 +241,7 @@ fn a_file_made_huge_is_refused_not_read_or_kept() {
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(200 << 20).unwrap();
     refused(
-        read(&big),
+        HOST.read(&big),
         "the mesh reads and keeps files of at most 16 MiB",
     );
     h.untouched();

@@ -91,9 +91,40 @@ pub(crate) fn open_dir_at(dir: &OwnedFd, name: &OsStr) -> Result<OwnedFd, Errno>
     )
 }
 
-/// Opens the directory at `path`; with `make`, the directories missing on the way are made
-/// (mode 0755, root's) with `mkdirat` on their parent's handle.
-pub(crate) fn open_dir(path: &Path, make: bool) -> io::Result<Dir> {
+/// What stands for the machine's `/`: `/` itself, or a directory of a test's (`mesh-host --root
+/// DIR`). A path is always the machine's path (`/etc/x`), checked and shown as it is; only the
+/// walk begins at the root's handle, so no link under DIR leads out of it any more than a link
+/// leads anywhere on the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Root(Option<PathBuf>);
+
+/// The machine's own `/`: where the helper's own state is, whatever the root of what it applies.
+pub(crate) const HOST: Root = Root(None);
+
+impl Root {
+    /// `dir` stands for `/`.
+    pub(crate) fn under(dir: PathBuf) -> Root {
+        Root(Some(dir))
+    }
+
+    /// The directory standing for `/`, when it is not `/` itself.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.0.as_deref()
+    }
+
+    /// Where the machine's `path` is on this host: `path` itself, or `path` under the root's
+    /// directory. For what cannot be reached through a walk (a process reading a file by name).
+    pub(crate) fn real(&self, path: &Path) -> PathBuf {
+        match &self.0 {
+            None => path.to_path_buf(),
+            Some(dir) => dir.join(path.strip_prefix("/").unwrap_or(path)),
+        }
+    }
+}
+
+/// Opens the directory at `path` under `root`; with `make`, the directories missing on the way
+/// are made (mode 0755, root's) with `mkdirat` on their parent's handle.
+pub(crate) fn open_dir(root: &Root, path: &Path, make: bool) -> io::Result<Dir> {
     if !path.is_absolute() {
         return Err(io::Error::other(format!(
             "{} is not an absolute path",
@@ -102,7 +133,7 @@ pub(crate) fn open_dir(path: &Path, make: bool) -> io::Result<Dir> {
     }
     let root_fd = rustix::fs::openat(
         CWD,
-        "/",
+        root.dir().unwrap_or(Path::new("/")),
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
@@ -139,14 +170,14 @@ pub(crate) fn open_dir(path: &Path, make: bool) -> io::Result<Dir> {
 
 /// The directory holding `path`, and its last component. With `make`, missing directories on the
 /// way are made.
-pub(crate) fn open_parent(path: &Path, make: bool) -> io::Result<(Dir, OsString)> {
+pub(crate) fn open_parent(root: &Root, path: &Path, make: bool) -> io::Result<(Dir, OsString)> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::other(format!(
             "{} names no file in a directory",
             path.display()
         )));
     };
-    Ok((open_dir(parent, make)?, name.to_os_string()))
+    Ok((open_dir(root, parent, make)?, name.to_os_string()))
 }
 
 /// Why `name` in `here` cannot be walked through: a link (named with where it points and who

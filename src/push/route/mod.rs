@@ -49,6 +49,13 @@ pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target,
 /// to refuse two nodes on one machine.
 impl crate::inventory::Machines for SshConfig {
     fn machine_of(&self, node: &Node) -> crate::inventory::NodeMachine {
+        // a node on this machine is its root directory: two nodes on one are one machine
+        if let Some(dir) = &node.local {
+            return crate::inventory::NodeMachine {
+                host: format!("local:{}", dir.display()),
+                port: 0,
+            };
+        }
         let (host, port) = match target(node, &[], self) {
             Ok(t) => (t.address, t.port),
             Err(_) => (node.address.clone(), node.port),

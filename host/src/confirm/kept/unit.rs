@@ -1,11 +1,10 @@
 //! A unit as a push awaiting confirmation found it, and putting it back so.
 
+use crate::system::System;
 use std::io;
 
 use mesh_wire::Reverted;
 use serde::{Deserialize, Serialize};
-
-use crate::units;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct KeptUnit {
@@ -24,8 +23,8 @@ fn known() -> bool {
 
 impl KeptUnit {
     /// The unit as systemd has it now.
-    pub(super) fn now(unit: &str) -> io::Result<KeptUnit> {
-        let now = units::state(unit).map_err(io::Error::other)?;
+    pub(super) fn now(system: &dyn System, unit: &str) -> io::Result<KeptUnit> {
+        let now = system.unit_state(unit).map_err(io::Error::other)?;
         Ok(KeptUnit {
             unit: unit.to_string(),
             running: now.running,
@@ -36,8 +35,13 @@ impl KeptUnit {
 }
 
 /// Stops and disables a unit the push made (at boot, only disables it: it has not started).
-pub(super) fn put_back_made_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reverted) {
-    let now = match units::state(&unit.unit) {
+pub(super) fn put_back_made_unit(
+    system: &dyn System,
+    unit: &KeptUnit,
+    at_boot: bool,
+    done: &mut Reverted,
+) {
+    let now = match system.unit_state(&unit.unit) {
         Ok(now) => now,
         Err(e) => return done.failed.push(e),
     };
@@ -49,7 +53,7 @@ pub(super) fn put_back_made_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reve
         if !needed {
             continue;
         }
-        match units::systemctl(verb, &unit.unit) {
+        match system.systemctl(verb, &unit.unit) {
             Ok(()) => done
                 .restored
                 .push(format!("{}: {said} (the push made it)", unit.unit)),
@@ -60,12 +64,17 @@ pub(super) fn put_back_made_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reve
 
 /// Puts back whether a unit the push declared is enabled, and stops it if it did not run (one
 /// that ran is started by [`run_again`]).
-pub(super) fn put_back_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reverted) {
-    let now = match units::state(&unit.unit) {
+pub(super) fn put_back_unit(
+    system: &dyn System,
+    unit: &KeptUnit,
+    at_boot: bool,
+    done: &mut Reverted,
+) {
+    let now = match system.unit_state(&unit.unit) {
         Ok(now) => now,
         Err(e) => return done.failed.push(e),
     };
-    let mut step = |verb: &str, said: &str| match units::systemctl(verb, &unit.unit) {
+    let mut step = |verb: &str, said: &str| match system.systemctl(verb, &unit.unit) {
         Ok(()) => done
             .restored
             .push(format!("{}: {said} again, as it was", unit.unit)),
@@ -83,11 +92,11 @@ pub(super) fn put_back_unit(unit: &KeptUnit, at_boot: bool, done: &mut Reverted)
 
 /// Starts a unit that ran before the push and does not now (stopped, failed, or in systemd's
 /// restart loop: the change made it exit), and says so; `true` when it was not running.
-pub(super) fn run_again(unit: &KeptUnit, done: &mut Reverted) -> bool {
+pub(super) fn run_again(system: &dyn System, unit: &KeptUnit, done: &mut Reverted) -> bool {
     if unit.running != Some(true) {
         return false;
     }
-    let now = match units::state(&unit.unit) {
+    let now = match system.unit_state(&unit.unit) {
         Ok(now) if now.running == Some(true) => return false,
         Ok(now) => now,
         Err(e) => {
@@ -97,8 +106,11 @@ pub(super) fn run_again(unit: &KeptUnit, done: &mut Reverted) -> bool {
     };
     let was = if now.failed { "failed" } else { "not running" };
     // a start-rate limit the crash hit must not refuse the start that mends it
-    let _ = units::systemctl("reset-failed", &unit.unit);
-    match units::systemctl("restart", &unit.unit).and_then(|()| units::settled(&unit.unit)) {
+    let _ = system.systemctl("reset-failed", &unit.unit);
+    match system
+        .systemctl("restart", &unit.unit)
+        .and_then(|()| system.settled(&unit.unit))
+    {
         Ok(()) => done.restored.push(format!(
             "{}: started again (it ran before the push, and was {was} once its files were put \
              back)",

@@ -1,0 +1,370 @@
+//! A machine of the tests' own: a small model of systemd's units, dpkg's packages, the accounts
+//! and Docker's containers, kept in a directory (`model.json`), and every call the helper made,
+//! in order, one line each (`calls`), so a test asserts "restarted x once, reloaded nothing".
+//!
+//! A unit is known to it when the model has it or its unit file is under the root
+//! (`/etc/systemd/system`, `/usr/lib/systemd/system`, `/lib/systemd/system`), as systemd knows a
+//! unit once its file is there and it reloaded. Starting a unit it does not know fails, as
+//! systemd's would; everything else succeeds and changes the model as the real command would.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::System;
+use crate::files::Root;
+use crate::units::UnitState;
+
+/// The model the recording machine keeps between runs.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub(crate) struct Model {
+    #[serde(default)]
+    pub(crate) units: BTreeMap<String, Unit>,
+    /// Installed packages and their versions.
+    #[serde(default)]
+    pub(crate) packages: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(crate) users: BTreeMap<String, User>,
+    /// Groups and their gids.
+    #[serde(default)]
+    pub(crate) groups: BTreeMap<String, u32>,
+    #[serde(default)]
+    pub(crate) containers: BTreeMap<String, Container>,
+    /// Calls (as the log writes them) that fail, as a test's machine that refuses them: a
+    /// fault is a behaviour of the fake, not a switch in the helper.
+    #[serde(default)]
+    pub(crate) failing: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub(crate) struct Unit {
+    pub(crate) active: bool,
+    pub(crate) enabled: bool,
+    #[serde(default)]
+    pub(crate) failed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct User {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) home: String,
+    pub(crate) shell: String,
+    /// Supplementary groups.
+    #[serde(default)]
+    pub(crate) groups: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub(crate) struct Container {
+    pub(crate) running: bool,
+    pub(crate) labels: BTreeMap<String, String>,
+}
+
+/// The recording machine: its model and calls kept in `dir`, unit files looked for under `root`.
+pub(crate) struct Recording {
+    dir: PathBuf,
+    root: Root,
+    model: Mutex<Model>,
+}
+
+impl Recording {
+    /// The model's file in the recording's directory.
+    pub(crate) const MODEL: &'static str = "model.json";
+    /// The calls' file: one line per call, appended.
+    pub(crate) const LOG: &'static str = "calls";
+
+    /// The recording machine kept in `dir` (what an earlier run left there, or an empty one).
+    pub(crate) fn at(dir: PathBuf, root: Root) -> Recording {
+        let model = std::fs::read(dir.join(Self::MODEL))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        Recording {
+            dir,
+            root,
+            model: Mutex::new(model),
+        }
+    }
+
+    /// Every call recorded in `dir`, in order.
+    #[cfg(test)]
+    pub(crate) fn calls_in(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join(Self::LOG))
+            .map(|text| text.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// The model as it is now.
+    pub(crate) fn model(&self) -> Model {
+        self.model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sets the model (a test's machine as it was before the helper came).
+    #[cfg(test)]
+    pub(crate) fn set(&self, change: impl FnOnce(&mut Model)) {
+        self.change(change);
+    }
+
+    /// Notes one call; a log that cannot be written fails the call, so no test reads a partial
+    /// one, and so does a call the model says fails.
+    fn record(&self, call: String) -> Result<(), String> {
+        if self.model().failing.contains(&call) {
+            self.append(&format!("{call} (failed)"))?;
+            return Err(format!("{call} failed: the recording machine fails it"));
+        }
+        self.append(&call)
+    }
+
+    fn append(&self, call: &str) -> Result<(), String> {
+        std::fs::create_dir_all(&self.dir)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.dir.join(Self::LOG))
+            })
+            .and_then(|mut f| writeln!(f, "{call}"))
+            .map_err(|e| format!("the recording machine cannot note {call:?}: {e}"))
+    }
+
+    /// Changes the model and keeps it.
+    fn change<T>(&self, change: impl FnOnce(&mut Model) -> T) -> T {
+        let mut model = self
+            .model
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let out = change(&mut model);
+        if let Ok(json) = serde_json::to_vec_pretty(&*model) {
+            let _ = std::fs::create_dir_all(&self.dir)
+                .and_then(|()| std::fs::write(self.dir.join(Self::MODEL), json));
+        }
+        out
+    }
+
+    /// Whether systemd would know `unit`: the model has it, or its unit file is there.
+    fn knows(&self, model: &Model, unit: &str) -> bool {
+        model.units.contains_key(unit)
+            || [
+                "/etc/systemd/system",
+                "/usr/lib/systemd/system",
+                "/lib/systemd/system",
+            ]
+            .iter()
+            .any(|dir| {
+                self.root
+                    .real(&Path::new(dir).join(unit))
+                    .symlink_metadata()
+                    .is_ok()
+            })
+    }
+}
+
+impl System for Recording {
+    fn prefetch(&self, _: &[&str]) {}
+
+    fn unit_state(&self, unit: &str) -> Result<UnitState, String> {
+        self.record(format!("systemctl show {unit}"))?;
+        let model = self.model();
+        let exists = self.knows(&model, unit);
+        let u = model.units.get(unit).cloned().unwrap_or_default();
+        Ok(UnitState {
+            exists,
+            running: Some(u.active),
+            enabled: exists.then_some(u.enabled),
+            failed: u.failed,
+            stop_runs: Vec::new(),
+        })
+    }
+
+    fn systemctl(&self, verb: &str, unit: &str) -> Result<(), String> {
+        self.record(format!("systemctl {verb} {unit}"))?;
+        let model = self.model();
+        if !self.knows(&model, unit) && verb != "stop" && verb != "reset-failed" {
+            return Err(format!(
+                "systemctl {verb} {unit} failed: Unit {unit} not found."
+            ));
+        }
+        if verb == "reload" && !model.units.get(unit).is_some_and(|u| u.active) {
+            return Err(format!(
+                "systemctl reload {unit} failed: {unit} is not active, cannot reload."
+            ));
+        }
+        self.change(|m| {
+            let u = m.units.entry(unit.to_string()).or_default();
+            match verb {
+                "start" | "restart" => {
+                    u.active = true;
+                    u.failed = false;
+                }
+                "stop" => u.active = false,
+                "enable" => u.enabled = true,
+                "disable" => u.enabled = false,
+                "reset-failed" => u.failed = false,
+                _ => {}
+            }
+        });
+        Ok(())
+    }
+
+    fn daemon_reload(&self) -> Result<(), String> {
+        self.record("systemctl daemon-reload".into())
+    }
+
+    fn settled(&self, unit: &str) -> Result<(), String> {
+        if self.model().units.get(unit).is_some_and(|u| u.active) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{unit} is not running: the recording machine says inactive"
+            ))
+        }
+    }
+
+    fn check_schedule(&self, schedule: &str) -> Result<(), String> {
+        self.record(format!("systemd-analyze calendar {schedule}"))
+    }
+
+    fn run_detached(&self, settings: &[String], argv: &[String]) -> Result<(), String> {
+        self.record(format!(
+            "systemd-run {} -- {}",
+            settings.join(" "),
+            argv.join(" ")
+        ))
+    }
+
+    fn docker(&self, args: &[&str]) -> Result<(), String> {
+        self.record(format!("docker {}", args.join(" ")))?;
+        match args {
+            ["run", rest @ ..] => {
+                let mut container = Container {
+                    running: true,
+                    labels: BTreeMap::new(),
+                };
+                let mut name = None;
+                let mut words = rest.iter();
+                while let Some(word) = words.next() {
+                    match *word {
+                        "--name" => name = words.next().map(|n| (*n).to_string()),
+                        "--label" => {
+                            if let Some((k, v)) = words.next().and_then(|l| l.split_once('=')) {
+                                container.labels.insert(k.into(), v.into());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(name) = name {
+                    self.change(|m| m.containers.insert(name, container));
+                }
+            }
+            ["start", name] => self.change(|m| {
+                if let Some(c) = m.containers.get_mut(*name) {
+                    c.running = true;
+                }
+            }),
+            ["stop", name] => self.change(|m| {
+                if let Some(c) = m.containers.get_mut(*name) {
+                    c.running = false;
+                }
+            }),
+            ["rm", "-f", name] => {
+                self.change(|m| m.containers.remove(*name));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn inspect_container(&self, name: &str) -> Result<Option<Value>, String> {
+        self.record(format!("docker container inspect {name}"))?;
+        Ok(self.model().containers.get(name).map(|c| {
+            json!({
+                "Name": format!("/{name}"),
+                "Config": {"Labels": c.labels},
+                "State": {"Running": c.running},
+            })
+        }))
+    }
+
+    fn labelled_containers(&self, label: &str) -> Vec<String> {
+        let _ = self.record(format!("docker ps --filter label={label}"));
+        self.model()
+            .containers
+            .iter()
+            .filter(|(_, c)| c.labels.contains_key(label))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    fn installed(&self, package: &str) -> Result<Option<String>, String> {
+        Ok(self.model().packages.get(package).cloned())
+    }
+
+    fn apt_get(&self, verb: &str, arg: &str) -> Result<(), String> {
+        self.record(format!("apt-get {verb} {arg}"))?;
+        let (name, version) = arg.split_once('=').unwrap_or((arg, ""));
+        self.change(|m| match verb {
+            "install" => {
+                let now = m.packages.get(name).cloned();
+                let version = match (version, now) {
+                    ("", Some(now)) => now,
+                    ("", None) => "1.0".to_string(),
+                    (v, _) => v.to_string(),
+                };
+                m.packages.insert(name.to_string(), version);
+            }
+            "remove" => {
+                m.packages.remove(name);
+            }
+            _ => {}
+        });
+        Ok(())
+    }
+
+    fn apt_update(&self) -> Result<(bool, Vec<String>), String> {
+        self.record("apt-get update".into())?;
+        Ok((true, Vec::new()))
+    }
+
+    fn getent(&self, database: &str, key: &str) -> Result<Option<String>, String> {
+        let model = self.model();
+        Ok(match database {
+            "passwd" if key == "root" => Some("root:x:0:0:root:/root:/bin/sh".into()),
+            "group" if key == "root" => Some("root:x:0:".into()),
+            "passwd" => model
+                .users
+                .get(key)
+                .map(|u| format!("{key}:x:{}:{}::{}:{}", u.uid, u.gid, u.home, u.shell)),
+            "group" => model.groups.get(key).map(|gid| format!("{key}:x:{gid}:")),
+            _ => None,
+        })
+    }
+
+    fn supplementary(&self, user: &str) -> Result<Vec<String>, String> {
+        let model = self.model();
+        let u = model
+            .users
+            .get(user)
+            .ok_or_else(|| format!("id -Gn {user} failed: no such user"))?;
+        let mut groups = u.groups.clone();
+        groups.sort();
+        groups.dedup();
+        Ok(groups)
+    }
+
+    fn change_account(&self, program: &str, args: &[String], name: &str) -> Result<(), String> {
+        self.record(format!("{program} {} -- {name}", args.join(" ")))?;
+        let mut model = self.model();
+        super::accounts::apply(&mut model, program, args, name)?;
+        self.change(|m| *m = model);
+        Ok(())
+    }
+}

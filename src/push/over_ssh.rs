@@ -1,0 +1,88 @@
+//! The SSH transport: each node reached as the inventory and OpenSSH's configuration say
+//! ([`super::reach`], [`super::route`]), its host key verified, the helper run by one of the
+//! constant commands of [`super::helper`] (through `sudo -n` for a user other than root), and
+//! uploaded gzipped where the machine lacks this version of it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::transport::{Boxed, Call, Links, PrepareError, Prepared, Session, Transport};
+use super::{Helper, PushError, Reach, helper};
+use crate::inventory::Node;
+use crate::ssh::{self, Bound, Output, SshError};
+
+/// Reaches every node over SSH.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SshTransport;
+
+impl Transport for SshTransport {
+    fn prepare(&self, nodes: &[&Node], all: &[Node]) -> Result<Prepared, PrepareError> {
+        let (reach, unusable) = super::reach::reach(nodes, all)?;
+        Ok(Prepared {
+            links: Arc::new(reach),
+            unusable,
+        })
+    }
+}
+
+impl Links for Reach {
+    fn open<'a>(
+        &'a self,
+        node: &'a Node,
+        timeout: Duration,
+        fresh: bool,
+    ) -> Boxed<'a, Result<Box<dyn Session>, PushError>> {
+        Box::pin(async move {
+            let target = self
+                .targets
+                .get(&node.name)
+                .ok_or_else(|| SshError::Config {
+                    node: node.name.clone(),
+                    reason: "it was not resolved before the push (a bug)".into(),
+                })?;
+            // a fresh session opens its jump hosts' connections anew too
+            let hops = (!fresh).then_some(&self.hops);
+            let session = ssh::connect_via(target, &self.credentials, hops, timeout).await?;
+            let session: Box<dyn Session> = Box::new(SshSession {
+                session,
+                sudo: node.sudo,
+            });
+            Ok(session)
+        })
+    }
+}
+
+/// One SSH connection to a node.
+struct SshSession {
+    session: ssh::Session,
+    sudo: bool,
+}
+
+impl Session for SshSession {
+    fn run<'a>(
+        &'a self,
+        helper: &'a Helper,
+        call: Call<'a>,
+        input: &'a [u8],
+        bound: Bound,
+    ) -> Boxed<'a, Result<Output, PushError>> {
+        Box::pin(async move {
+            let command = helper.command(call, self.sudo);
+            Ok(self.session.exec(&command, input, bound).await?)
+        })
+    }
+
+    fn upload<'a>(&'a self, helper: &'a Helper) -> Boxed<'a, Result<Output, PushError>> {
+        Box::pin(async move {
+            let command = helper.upload_command(self.sudo);
+            Ok(self
+                .session
+                .exec(&command, helper.gzipped(), helper::UPLOAD_BOUND)
+                .await?)
+        })
+    }
+
+    fn close(self: Box<Self>) -> Boxed<'static, ()> {
+        Box::pin(self.session.close())
+    }
+}
