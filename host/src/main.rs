@@ -121,7 +121,7 @@ fn main() -> ExitCode {
     };
     // what the machine keeps of a generation keeps its secrets sealed
     let sent = declaration.clone();
-    if let Err(e) = sealed::open_environments(&mut declaration) {
+    if let Err(e) = sealed::open_environments(&mut declaration, &paths.machine) {
         eprintln!("mesh-host: {e}");
         return ExitCode::from(HelperExit::Usage.status());
     }

@@ -11,9 +11,9 @@ use mesh_wire::{Declaration, Sealed, Spec};
 /// The private half of the host key every secret is sealed to.
 pub(crate) const HOST_KEY: &str = "/etc/ssh/ssh_host_ed25519_key";
 
-/// Opens `sealed` with the host's key, as UTF-8 text.
-pub(crate) fn open(sealed: &Sealed) -> Result<String, String> {
-    open_with(sealed, Path::new(HOST_KEY))
+/// Opens `sealed` with the host key of the machine whose `/` is `root`, as UTF-8 text.
+pub(crate) fn open(root: &crate::files::Root, sealed: &Sealed) -> Result<String, String> {
+    open_with(sealed, &root.real(Path::new(HOST_KEY)))
 }
 
 /// Opens `sealed` with the OpenSSH private key at `key`.
@@ -36,7 +36,10 @@ pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, String> {
 
 /// Puts every sealed environment value of `declaration` back in its place, opened with the
 /// host's key, before anything is checked or applied.
-pub(crate) fn open_environments(declaration: &mut Declaration) -> Result<(), String> {
+pub(crate) fn open_environments(
+    declaration: &mut Declaration,
+    root: &crate::files::Root,
+) -> Result<(), String> {
     for r in &mut declaration.resources {
         let (environment, sealed) = match &mut r.spec {
             Spec::Process(p) => (&mut p.environment, &mut p.sealed_environment),
@@ -44,7 +47,7 @@ pub(crate) fn open_environments(declaration: &mut Declaration) -> Result<(), Str
             _ => continue,
         };
         for (name, s) in std::mem::take(sealed) {
-            let value = open(&s).map_err(|e| format!("{}: {name}: {e}", r.id))?;
+            let value = open(root, &s).map_err(|e| format!("{}: {name}: {e}", r.id))?;
             environment.insert(name, value);
         }
     }

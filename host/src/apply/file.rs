@@ -22,7 +22,11 @@ impl Run<'_> {
         let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         // a secret arrives sealed to this machine's host key: opened here only to be written
-        let opened = spec.sealed.as_ref().map(crate::sealed::open).transpose()?;
+        let opened = spec
+            .sealed
+            .as_ref()
+            .map(|s| crate::sealed::open(&self.paths.machine, s))
+            .transpose()?;
         let want = opened.as_deref().unwrap_or(&spec.content).as_bytes();
         let entry = record.resources.get(&resource.id).and_then(|e| match e {
             Entry::File(e) => Some(e.clone()),

@@ -178,7 +178,7 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
         planned: None,
         ..stored.declaration.clone()
     };
-    crate::sealed::open_environments(&mut declaration).map_err(Error::Sealed)?;
+    crate::sealed::open_environments(&mut declaration, &paths.machine).map_err(Error::Sealed)?;
     let mut report = apply::run_held(&declaration, false, paths, &held, record)?;
     // as for a push: what changes nothing is no generation (the machine has GEN's content, and
     // is where the operator last saw it)

@@ -15,63 +15,38 @@ pub(super) fn apply(
     name: &str,
 ) -> Result<(), String> {
     let flags = Flags::parse(args);
-    let failed = |why: &str| Err(format!("{program} {name} failed: {why}"));
+    let done = match program {
+        "groupadd" | "groupdel" => group(model, program, &flags, name),
+        "useradd" | "usermod" | "userdel" => user(model, program, &flags, name),
+        _ => Err("not an accounts command the recording machine knows".to_string()),
+    };
+    done.map_err(|why| format!("{program} {name} failed: {why}"))
+}
+
+/// `groupadd` or `groupdel`.
+fn group(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), String> {
+    if program == "groupdel" {
+        return match model.groups.remove(name) {
+            Some(_) => Ok(()),
+            None => Err("group does not exist".into()),
+        };
+    }
+    if model.groups.contains_key(name) {
+        return Err("group already exists".into());
+    }
+    let gid = match flags.value("--gid") {
+        Some(gid) => gid.parse().map_err(|_| format!("bad gid {gid}"))?,
+        None => free_id(model.groups.values().copied(), flags.has("--system")),
+    };
+    model.groups.insert(name.to_string(), gid);
+    Ok(())
+}
+
+/// `useradd`, `usermod` or `userdel`.
+fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), String> {
     match program {
-        "groupadd" => {
-            if model.groups.contains_key(name) {
-                return failed("group already exists");
-            }
-            let gid = match flags.value("--gid") {
-                Some(gid) => gid
-                    .parse()
-                    .map_err(|_| format!("{program}: bad gid {gid}"))?,
-                None => free_id(model.groups.values().copied(), flags.has("--system")),
-            };
-            model.groups.insert(name.to_string(), gid);
-        }
-        "groupdel" => {
-            if model.groups.remove(name).is_none() {
-                return failed("group does not exist");
-            }
-        }
-        "useradd" => {
-            if model.users.contains_key(name) {
-                return failed("user already exists");
-            }
-            let system = flags.has("--system");
-            let uid = match flags.value("--uid") {
-                Some(uid) => uid
-                    .parse()
-                    .map_err(|_| format!("{program}: bad uid {uid}"))?,
-                None => free_id(model.users.values().map(|u| u.uid), system),
-            };
-            let gid = if flags.has("--user-group") {
-                model.groups.insert(name.to_string(), uid);
-                uid
-            } else {
-                match flags.value("--gid") {
-                    Some(g) => match model.groups.get(g) {
-                        Some(gid) => *gid,
-                        None => return failed(&format!("group {g} does not exist")),
-                    },
-                    None => 100,
-                }
-            };
-            let user = User {
-                uid,
-                gid,
-                home: flags
-                    .value("--home-dir")
-                    .map_or_else(|| format!("/home/{name}"), str::to_string),
-                shell: flags.value("--shell").unwrap_or("/bin/sh").to_string(),
-                groups: flags.groups(),
-            };
-            model.users.insert(name.to_string(), user);
-        }
         "usermod" => {
-            let Some(user) = model.users.get_mut(name) else {
-                return failed("user does not exist");
-            };
+            let user = model.users.get_mut(name).ok_or("user does not exist")?;
             if let Some(shell) = flags.value("--shell") {
                 user.shell = shell.to_string();
             }
@@ -80,15 +55,46 @@ pub(super) fn apply(
             }
         }
         "userdel" => {
-            let Some(user) = model.users.remove(name) else {
-                return failed("user does not exist");
-            };
+            let user = model.users.remove(name).ok_or("user does not exist")?;
             // its own group goes with it (USERGROUPS_ENAB)
             if model.groups.get(name) == Some(&user.gid) {
                 model.groups.remove(name);
             }
         }
-        _ => return failed("not an accounts command the recording machine knows"),
+        _ => {
+            if model.users.contains_key(name) {
+                return Err("user already exists".into());
+            }
+            let uid = match flags.value("--uid") {
+                Some(uid) => uid.parse().map_err(|_| format!("bad uid {uid}"))?,
+                None => free_id(model.users.values().map(|u| u.uid), flags.has("--system")),
+            };
+            let gid = if flags.has("--user-group") {
+                model.groups.insert(name.to_string(), uid);
+                uid
+            } else {
+                match flags.value("--gid") {
+                    Some(g) => *model
+                        .groups
+                        .get(g)
+                        .ok_or_else(|| format!("group {g} does not exist"))?,
+                    None => 100,
+                }
+            };
+            let home = flags
+                .value("--home-dir")
+                .map_or_else(|| format!("/home/{name}"), str::to_string);
+            let shell = flags.value("--shell").unwrap_or("/bin/sh").to_string();
+            let groups = flags.groups();
+            let user = User {
+                uid,
+                gid,
+                home,
+                shell,
+                groups,
+            };
+            model.users.insert(name.to_string(), user);
+        }
     }
     Ok(())
 }
