@@ -328,6 +328,7 @@ fn record_check(
     inv: &mut Inventory,
     r: &push::NodeResult,
     sent: Option<&Declaration>,
+    checked: Option<&Declaration>,
     started: &str,
     digest: &str,
 ) -> Result<(), crate::inventory::InventoryError> {
@@ -342,7 +343,7 @@ fn record_check(
             None => inv.reconcile(&r.node, sent, &answer.report)?,
         }
     }
-    inv.note_checked(&r.node, &answer.report)?;
+    inv.note_checked(&r.node, checked, &answer.report)?;
     inv.record_found_new(&r.node, started, digest, &answer.report)
 }
 
@@ -421,6 +422,12 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             )
         })
         .collect();
+    // what each machine was checked against: where its generation moved, what it was found
+    // to have of it is the next plan's base
+    let checked: BTreeMap<String, Declaration> = jobs
+        .iter()
+        .map(|j| (j.node.name.clone(), j.declaration.clone()))
+        .collect();
     let started = inv.now()?;
     let mut unrecorded = Vec::new();
     let mut said = BTreeMap::new();
@@ -441,7 +448,14 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         |_| {},
         |r| {
             let digest = digests.get(&r.node).map_or("", String::as_str);
-            if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
+            if let Err(e) = record_check(
+                &mut inv,
+                r,
+                in_flight.get(&r.node),
+                checked.get(&r.node),
+                &started,
+                digest,
+            ) {
                 unrecorded.push((r.node.clone(), e));
             }
             // said in the nodes' order by name once all have answered, not as they answer

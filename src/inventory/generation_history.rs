@@ -201,7 +201,7 @@ mod tests {
 
         let checked =
             crate::inventory::generations::tests::report(Mode::DryRun, generation(3, Some(1)));
-        inv.note_checked("n", &checked).unwrap();
+        inv.note_checked("n", None, &checked).unwrap();
         assert_eq!(
             inv.known_generation("n").unwrap().map(|g| g.number),
             Some(3)

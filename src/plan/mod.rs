@@ -184,6 +184,26 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     _ => {}
                 }
             }
+            // a check found the machine has it otherwise, and could not say how: sent again, at
+            // what sending it anew costs
+            Some(old) if old.module.ends_with(crate::inventory::DIFFERS) => {
+                if let Some(c) = r.spec.costing() {
+                    for u in &c.units {
+                        owe(&mut units, u, change_cost(None, c, false), &r.id);
+                    }
+                }
+                changes.push(Change {
+                    id: r.id.clone(),
+                    action: Action::Changed,
+                    fields: vec!["differs on the machine".into()],
+                    old: Some((*old).clone()),
+                    new: Some(r.clone()),
+                    undo: None,
+                    settings: vec![],
+                    drift: true,
+                    found: Vec::new(),
+                });
+            }
             Some(old) => {
                 let fields = differing_fields(old, r);
                 if fields.is_empty() {
@@ -543,5 +563,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+mod found_tests;
 #[cfg(test)]
 mod tests;
