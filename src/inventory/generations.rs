@@ -102,6 +102,13 @@ impl Inventory {
         } else if let Some(kept) = rolled_back {
             super::confirmed::replace(&tx, node, kept.push, &kept.declaration.resources)?;
         }
+        // a generation a push of this inventory made and never recorded (interrupted, a rollback
+        // killed mid-way) is that push's in the history, as what the check measured
+        if let (Some(checked), Some(push)) =
+            (checked, super::generation_history::maker(&tx, node, found)?)
+        {
+            super::generation_history::keep(&tx, node, push, found, checked)?;
+        }
         tx.commit()?;
         Ok(())
     }
