@@ -35,11 +35,17 @@ impl Inventory {
     }
 
     /// What `node`'s helper has confirmed, in the order it was declared; `None` when it never
-    /// answered a push.
+    /// answered a push, or this inventory knows neither a generation of it nor anything it
+    /// confirmed, nor that a check found its machine new (a node removed and added again: its
+    /// old pushes stay in the history, but what its machine has is not known, and the plan says
+    /// so as for a first push).
     pub fn confirmed(&self, node: &str) -> Result<Option<Declaration>, InventoryError> {
         let resources = read(&self.conn, node)?;
-        let answered = self.answered(node)?;
-        Ok((answered || !resources.is_empty()).then(|| Declaration {
+        // a machine a check found new is known to have nothing
+        let known = !resources.is_empty()
+            || (self.answered(node)?
+                && (self.known_generation(node)?.is_some() || self.found_new(node)?));
+        Ok(known.then(|| Declaration {
             version: VERSION,
             node: node.to_string(),
             resources,

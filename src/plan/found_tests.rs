@@ -186,3 +186,15 @@ fn a_kept_generation_edited_on_the_machine_and_rolled_back_to_is_planned_from_wh
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!((got[0].0, got[0].1.as_str()), ('~', "m:file:/a"));
 }
+
+#[test]
+fn a_node_removed_and_added_again_is_planned_as_a_first_push() {
+    let ours = decl(vec![file("/a", "A1\n")]);
+    let (_dir, inv, _) = pushed(&ours);
+    assert!(!plan(&ours, inv.confirmed("n").unwrap().as_ref(), None).first_send);
+    inv.remove_node("n").unwrap();
+    inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
+    assert!(!inv.push_history(Some(&["n"]), 5).unwrap().is_empty());
+    let p = plan(&ours, inv.confirmed("n").unwrap().as_ref(), None);
+    assert!(p.first_send, "its old pushes do not say what the machine has");
+}
