@@ -429,4 +429,15 @@ mod tests {
         let c = b.import_changes(&moved).unwrap();
         assert_eq!(c.changed, ["node n: held at generation 1 → 7 by rollback"]);
     }
+
+    #[test]
+    fn an_import_into_a_new_inventory_lists_each_nodes_hold() {
+        let (_d, mut a) = inventory(&["n", "m"]);
+        pushed(&mut a, "t1", &["n", "m"], 1);
+        a.hold_at("n", 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let b = Inventory::init(&dir.path().join("b.db")).unwrap();
+        let c = b.import_changes(&a.export().unwrap()).unwrap();
+        assert_eq!(c.changed, ["node n: held at generation 1 by rollback"]);
+    }
 }
