@@ -210,6 +210,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
             p.unconfirmed = inv.in_flight(&node.name)?;
+            in_flight_elsewhere(inv, &mut p)?;
             p.rekeyed = inv.rekeyed(&node)?;
             p.new_machine = inv.found_new(&node.name)?;
             if p.unconfirmed {
@@ -280,6 +281,19 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     } else {
         exit::OK
     })
+}
+
+/// A plan whose node is in flight while another command holds the push lock: that push is
+/// running, not interrupted, and the plan says so.
+pub(crate) fn in_flight_elsewhere(
+    inv: &Inventory,
+    p: &mut plan::Plan,
+) -> Result<(), crate::inventory::InventoryError> {
+    if p.unconfirmed && inv.pushing_elsewhere()? {
+        p.unconfirmed = false;
+        p.running = true;
+    }
+    Ok(())
 }
 
 pub(crate) fn options(c: &Connect, mode: Mode) -> push::Options {

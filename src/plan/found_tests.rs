@@ -196,5 +196,8 @@ fn a_node_removed_and_added_again_is_planned_as_a_first_push() {
     inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
     assert!(!inv.push_history(Some(&["n"]), 5).unwrap().is_empty());
     let p = plan(&ours, inv.confirmed("n").unwrap().as_ref(), None);
-    assert!(p.first_send, "its old pushes do not say what the machine has");
+    assert!(
+        p.first_send,
+        "its old pushes do not say what the machine has"
+    );
 }

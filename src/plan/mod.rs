@@ -32,6 +32,10 @@ pub struct Plan {
     /// ahead of what this plan compares with, until the next push or check asks the machine.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
+    /// The node's last push is in flight in another command running now (it holds the
+    /// inventory's push lock): not interrupted; that command records what it makes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub running: bool,
     /// The node's pinned host key is not one its machine had when its helper last answered:
     /// another machine may be at its address (rebuilt), until the next check or push asks it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -331,6 +335,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
     Plan {
         node: next.node.clone(),
         first_send: last.is_none(),
+        running: false,
         unconfirmed: false,
         rekeyed: false,
         new_machine: false,
