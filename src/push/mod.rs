@@ -64,6 +64,16 @@ pub enum PushError {
     Stale { node: String, stale: Box<Stale> },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
+    /// The machine's record says a generation no push makes (edited by hand): its answer is
+    /// not taken, or the inventory would plan against a number it cannot keep.
+    #[error(
+        "{node}: the machine's record says it is at generation {number}, a number no push makes \
+         (the highest is {max}; edited by hand?): its answer is not recorded. On the machine, set \
+         the generation's `number` in /var/lib/mesh/record.json back to a real one (`mesh-host \
+         generations` lists those it keeps), then `mesh check {node}`",
+        max = crate::wire::MAX_GENERATION
+    )]
+    ImpossibleGeneration { node: String, number: u64 },
     /// Another helper holds the machine's lock (a push still applying, perhaps one whose
     /// operator was killed, or `mesh-host rollback` at its console): this run read and changed
     /// nothing, so nothing of it is recorded.
@@ -138,7 +148,7 @@ impl PushError {
             PushError::PinnedKey { .. } | PushError::Unsealed { .. } => "host-key",
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
-            PushError::Record { .. } => "record",
+            PushError::Record { .. } | PushError::ImpossibleGeneration { .. } => "record",
             PushError::Stale { .. } => "stale",
             PushError::Busy { .. } => "busy",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
@@ -147,6 +157,20 @@ impl PushError {
             | PushError::Report { .. }
             | PushError::Awaiting { .. } => "helper",
         }
+    }
+}
+
+/// Refuses a generation the machine's record says that no push makes (see
+/// [`crate::wire::MAX_GENERATION`]).
+fn impossible(node: &str, generation: Option<&crate::wire::Generation>) -> Result<(), PushError> {
+    match generation {
+        Some(g) if !crate::wire::Generation::possible(g.number) => {
+            Err(PushError::ImpossibleGeneration {
+                node: node.to_string(),
+                number: g.number,
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -387,6 +411,7 @@ async fn push_one(
     if out.status == Some(EXIT_STALE)
         && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
     {
+        impossible(&name, Some(&stale.machine))?;
         return Err(PushError::Stale {
             node: name,
             stale: Box::new(stale),
@@ -416,6 +441,7 @@ async fn push_one(
         node: name.clone(),
         reason: e.to_string(),
     })?;
+    impossible(&name, report.generation.as_ref())?;
     events(Event::Answered(
         name.clone(),
         report
