@@ -517,6 +517,9 @@ fn said(e: &anyhow::Error) -> String {
 }
 
 #[cfg(test)]
+mod running_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

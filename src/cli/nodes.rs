@@ -267,11 +267,25 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
         NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => {
+            // a rollback's hold goes with the node: said, so that adding it again is not
+            // mistaken for keeping it held
+            let hold = inv.held_at(&name)?;
             inv.remove_node(&name)?;
+            let dropped = hold.as_ref().map_or(String::new(), |h| {
+                format!(
+                    "; it was held at generation {} by rollback: the hold is dropped with it",
+                    h.generation
+                )
+            });
+            let mut json = serde_json::json!({ "removed": name });
+            if let Some(h) = &hold {
+                json["dropped_hold"] = serde_json::json!({ "generation": h.generation });
+            }
             ctx.answer(
-                serde_json::json!({"removed": name}),
+                json,
                 format_args!(
-                    "removed {name} from the inventory; the machine itself was not touched"
+                    "removed {name} from the inventory{dropped}; the machine itself was not \
+                     touched"
                 ),
             );
         }

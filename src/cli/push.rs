@@ -210,6 +210,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             let report = inv.last_report(&node.name)?;
             let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
             p.unconfirmed = inv.in_flight(&node.name)?;
+            in_flight_elsewhere(inv, &mut p)?;
             p.rekeyed = inv.rekeyed(&node)?;
             p.new_machine = inv.found_new(&node.name)?;
             if p.unconfirmed {
@@ -282,6 +283,19 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     })
 }
 
+/// A plan whose node is in flight while another command holds the push lock: that push is
+/// running, not interrupted, and the plan says so.
+pub(crate) fn in_flight_elsewhere(
+    inv: &Inventory,
+    p: &mut plan::Plan,
+) -> Result<(), crate::inventory::InventoryError> {
+    if p.unconfirmed && inv.pushing_elsewhere()? {
+        p.unconfirmed = false;
+        p.running = true;
+    }
+    Ok(())
+}
+
 pub(crate) fn options(c: &Connect, mode: Mode, ctx: &Context) -> push::Options {
     push::Options {
         transport: ctx.transport.clone(),
@@ -329,6 +343,7 @@ fn record_check(
     inv: &mut Inventory,
     r: &push::NodeResult,
     sent: Option<&Declaration>,
+    checked: Option<&Declaration>,
     started: &str,
     digest: &str,
 ) -> Result<(), crate::inventory::InventoryError> {
@@ -343,7 +358,7 @@ fn record_check(
             None => inv.reconcile(&r.node, sent, &answer.report)?,
         }
     }
-    inv.note_checked(&r.node, &answer.report)?;
+    inv.note_checked(&r.node, checked, &answer.report)?;
     inv.record_found_new(&r.node, started, digest, &answer.report)
 }
 
@@ -422,6 +437,12 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             )
         })
         .collect();
+    // what each machine was checked against: where its generation moved, what it was found
+    // to have of it is the next plan's base
+    let checked: BTreeMap<String, Declaration> = jobs
+        .iter()
+        .map(|j| (j.node.name.clone(), j.declaration.clone()))
+        .collect();
     let started = inv.now()?;
     let mut unrecorded = Vec::new();
     let mut said = BTreeMap::new();
@@ -444,7 +465,14 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
         |_| {},
         |r| {
             let digest = digests.get(&r.node).map_or("", String::as_str);
-            if let Err(e) = record_check(&mut inv, r, in_flight.get(&r.node), &started, digest) {
+            if let Err(e) = record_check(
+                &mut inv,
+                r,
+                in_flight.get(&r.node),
+                checked.get(&r.node),
+                &started,
+                digest,
+            ) {
                 unrecorded.push((r.node.clone(), e));
             }
             if !(ctx.json || (ctx.quiet && unchanged(r))) {

@@ -127,6 +127,14 @@ fn headline(p: &Plan) -> String {
              puts back what it last confirmed. Planned against that:",
             p.node
         );
+    } else if p.running {
+        let _ = writeln!(
+            out,
+            "{}: a push or rollback of it is running now in another command (it holds the \
+             inventory's push lock), and records what it makes when it ends. Planned against \
+             what it last confirmed:",
+            p.node
+        );
     } else if p.unconfirmed {
         let _ = writeln!(
             out,

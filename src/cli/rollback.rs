@@ -81,7 +81,10 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     )?;
     let (mut alone, unread) = (alone, !read.unanswered.is_empty());
     alone.extend(read.unanswered.iter().map(|r| not_read(r, ctx)));
-    let plans = rollback::plans(&inv, &read.answered)?;
+    let mut plans = rollback::plans(&inv, &read.answered)?;
+    for p in &mut plans {
+        super::push::in_flight_elsewhere(&inv, p)?;
+    }
     show_plans(&plans, &read.answered, &alone, &a, ctx)?;
     let changes = plans.iter().any(|p| !p.changes.is_empty());
     let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();

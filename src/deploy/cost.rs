@@ -158,6 +158,7 @@ mod tests {
         let mut plan = Plan {
             node: "n1".into(),
             first_send: false,
+            running: false,
             unconfirmed: false,
             rekeyed: false,
             new_machine: false,

@@ -256,6 +256,7 @@ mod tests {
         Plan {
             node: node.into(),
             first_send: false,
+            running: false,
             unconfirmed: false,
             rekeyed: false,
             new_machine: false,

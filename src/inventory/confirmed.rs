@@ -10,7 +10,12 @@ use std::collections::BTreeMap;
 use rusqlite::{Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Declaration, Mode, Report, Resource, State, VERSION};
+use crate::wire::{Declaration, Mode, Report, Resource, Seen, Spec, State, VERSION};
+
+/// How the module of a resource the machine has otherwise than declared ends, when the check
+/// could not say how it differs (not a file whose bytes it showed): the plan shows it changed,
+/// `(differs on the machine)`, and the push sends it again.
+pub const DIFFERS: &str = " (differs on the machine)";
 
 /// Whether a node's helper ever answered a push.
 pub(super) const ANSWERED: &str =
@@ -30,11 +35,17 @@ impl Inventory {
     }
 
     /// What `node`'s helper has confirmed, in the order it was declared; `None` when it never
-    /// answered a push.
+    /// answered a push, or this inventory knows neither a generation of it nor anything it
+    /// confirmed, nor that a check found its machine new (a node removed and added again: its
+    /// old pushes stay in the history, but what its machine has is not known, and the plan says
+    /// so as for a first push).
     pub fn confirmed(&self, node: &str) -> Result<Option<Declaration>, InventoryError> {
         let resources = read(&self.conn, node)?;
-        let answered = self.answered(node)?;
-        Ok((answered || !resources.is_empty()).then(|| Declaration {
+        // a machine a check found new is known to have nothing
+        let known = !resources.is_empty()
+            || (self.answered(node)?
+                && (self.known_generation(node)?.is_some() || self.found_new(node)?));
+        Ok(known.then(|| Declaration {
             version: VERSION,
             node: node.to_string(),
             resources,
@@ -47,7 +58,10 @@ impl Inventory {
     }
 }
 
-fn read(conn: &rusqlite::Connection, node: &str) -> Result<Vec<Resource>, InventoryError> {
+pub(super) fn read(
+    conn: &rusqlite::Connection,
+    node: &str,
+) -> Result<Vec<Resource>, InventoryError> {
     let mut stmt = conn.prepare_cached(CONFIRMED)?;
     let rows = stmt.query_map([node], |r| r.get::<_, String>(0))?;
     let mut out = Vec::new();
@@ -145,6 +159,64 @@ pub(crate) fn confirm(
         }
     }
     out
+}
+
+/// What the machine has, as a check (`report`, its helper's dry run of `sent`) found it, where
+/// the machine's generation moved since this inventory last saw it (another inventory pushed,
+/// or root rolled it back at its console): the next plan is made from this, not from what this
+/// inventory confirmed before (`previous`). A resource found as sent is the machine's as sent;
+/// one it lacks is not the machine's; one it has otherwise is kept as the machine's bytes where
+/// the helper showed them, else as what was confirmed before if that differs, else marked
+/// [`DIFFERS`]. One the machine's record holds and `sent` does not is kept as confirmed before
+/// (a push gives it back); one the helper did not mention is not on the machine.
+pub(crate) fn found(previous: Vec<Resource>, sent: &Declaration, report: &Report) -> Vec<Resource> {
+    let outcome = |id: &str| report.resources.iter().find(|o| o.id == id);
+    let mut before: BTreeMap<String, Resource> =
+        previous.into_iter().map(|r| (r.id.clone(), r)).collect();
+    let mut out = Vec::new();
+    for r in &sent.resources {
+        let kept = before.remove(&r.id);
+        let taken = match outcome(&r.id).map(|o| (o.state, &o.seen)) {
+            Some((State::Unchanged, _)) => Some(r.clone()),
+            Some((State::Created, _)) => None,
+            Some((State::Changed, seen)) => Some(otherwise(r, kept, seen)),
+            // not measured (it failed, or was not mentioned): what was known stays
+            Some((State::Failed | State::Removed, _)) | None => kept,
+        };
+        out.extend(taken);
+    }
+    for (id, r) in before {
+        let stays = sent.keep.contains(&id)
+            || outcome(&id).is_some_and(|o| matches!(o.state, State::Removed | State::Failed));
+        if stays {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// `declared` as the machine has it otherwise (see [`found`]).
+fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Resource {
+    if let Spec::File(f) = &declared.spec
+        && let Some(bytes) = seen
+            .iter()
+            .find(|s| s.path == f.path)
+            .and_then(|s| s.found.as_ref())
+        && *bytes != f.content
+    {
+        let mut machine = declared.clone();
+        if let Spec::File(m) = &mut machine.spec {
+            m.content.clone_from(bytes);
+            m.sealed = None;
+        }
+        return machine;
+    }
+    if let Some(before) = before.filter(|b| b != declared) {
+        return before;
+    }
+    let mut machine = declared.clone();
+    machine.module.push_str(DIFFERS);
+    machine
 }
 
 #[cfg(test)]

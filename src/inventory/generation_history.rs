@@ -23,8 +23,10 @@ pub struct Kept {
     pub declaration: Declaration,
 }
 
-/// Keeps generation `generation` of `node`, made by push `push_id` sending `sent`, inside the
-/// caller's transaction.
+/// Keeps generation `generation` of `node`, answered to push `push_id` sending `sent`, inside
+/// the caller's transaction. It is kept under the push whose nonce it carries, when that is
+/// another push of this inventory (one interrupted before its answer was recorded, a rollback
+/// killed mid-way): a later push that changed nothing answers it, and never takes it over.
 pub(super) fn keep(
     tx: &Transaction<'_>,
     node: &str,
@@ -32,6 +34,7 @@ pub(super) fn keep(
     generation: &Generation,
     sent: &Declaration,
 ) -> Result<(), InventoryError> {
+    let push_id = maker(tx, node, generation)?.unwrap_or(push_id);
     let text = serde_json::to_string(sent)
         .map_err(|e| InventoryError::Corrupt(format!("{node}'s declaration: {e}")))?;
     tx.execute(
@@ -56,6 +59,21 @@ pub(super) fn keep(
         ],
     )?;
     Ok(())
+}
+
+/// The push of this inventory to `node` that made `generation`: the one whose nonce it carries.
+pub(super) fn maker(
+    tx: &Transaction<'_>,
+    node: &str,
+    generation: &Generation,
+) -> Result<Option<i64>, InventoryError> {
+    let Some(nonce) = &generation.push else {
+        return Ok(None);
+    };
+    Ok(tx
+        .prepare_cached("SELECT id FROM pushes WHERE node = ?1 AND nonce = ?2")?
+        .query_row(params![node, nonce], |r| r.get(0))
+        .optional()?)
 }
 
 impl Inventory {
@@ -201,11 +219,75 @@ mod tests {
 
         let checked =
             crate::inventory::generations::tests::report(Mode::DryRun, generation(3, Some(1)));
-        inv.note_checked("n", &checked).unwrap();
+        inv.note_checked("n", None, &checked).unwrap();
         assert_eq!(
             inv.known_generation("n").unwrap().map(|g| g.number),
             Some(3)
         );
         assert_eq!(confirmed(&inv), sent("one").resources);
+    }
+}
+
+#[cfg(test)]
+mod interrupted_tests {
+    use crate::inventory::{Inventory, Node, PushRecord};
+    use crate::wire::{Declaration, Generation, Mode};
+
+    fn sent() -> Declaration {
+        Declaration {
+            version: 1,
+            node: "n".into(),
+            resources: vec![],
+            expects_record: true,
+            confirm_within: None,
+            confirm_removals: vec![],
+            keep: vec![],
+            planned: None,
+        }
+    }
+
+    fn made_by(inv: &Inventory, push: i64, number: u64) -> Generation {
+        Generation {
+            number,
+            inventory: inv.inventory_id().unwrap(),
+            pushed_at: 9,
+            rolled_back_to: None,
+            push: inv.push_nonce(push).unwrap(),
+        }
+    }
+
+    fn generations(inv: &Inventory) -> Vec<(i64, Option<i64>)> {
+        let rows = inv.push_history(None, 10).unwrap();
+        rows.into_iter().map(|r| (r.id, r.generation)).collect()
+    }
+
+    #[test]
+    fn an_interrupted_pushs_generation_stays_its_own_when_a_later_push_answers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
+        // killed while reading the answer: the machine made generation 1 under its nonce
+        let cut = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
+        let generation = made_by(&inv, cut, 1);
+        let next = inv.begin_pushes("t1", &[("n", "d")]).unwrap()[0];
+        let said = crate::inventory::generations::tests::report(Mode::Apply, generation);
+        let record = PushRecord::answered("n", "t1", "d", &said);
+        inv.finish_push(next, &record, Some(&sent())).unwrap();
+        assert_eq!(inv.kept_generation("n", 1).unwrap().unwrap().push, cut);
+        assert_eq!(generations(&inv), [(next, None), (cut, Some(1))]);
+    }
+
+    #[test]
+    fn a_killed_rollbacks_generation_is_in_the_history_as_a_rollback_once_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("n", "192.0.2.1")).unwrap();
+        let rollback = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
+        inv.note_rollback_push(rollback, 1).unwrap();
+        let found = made_by(&inv, rollback, 4);
+        let checked = crate::inventory::generations::tests::report(Mode::DryRun, found);
+        inv.note_checked("n", Some(&sent()), &checked).unwrap();
+        assert_eq!(inv.kept_generation("n", 4).unwrap().unwrap().push, rollback);
+        assert_eq!(generations(&inv), [(rollback, Some(4))]);
     }
 }

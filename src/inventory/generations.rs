@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Generation, Known, Mode, Planned, Report};
+use crate::wire::{Declaration, Generation, Known, Mode, Planned, Report};
 
 const KNOWN: &str = "SELECT number, inventory, pushed_at FROM generations WHERE node = ?1";
 
@@ -50,17 +50,24 @@ impl Inventory {
         })
     }
 
-    /// Records what a `mesh check` found of `node`'s generation: a machine another inventory
-    /// (or a push not recorded here) moved is known at its generation from now on, so the next
-    /// push is planned against it. What this inventory confirmed stays its plan's base: the
-    /// check's own report is what says, resource by resource, what the push would replace.
+    /// Records what a `mesh check` (`report`, its helper's dry run of `checked`) found of
+    /// `node`'s generation: a machine another inventory (or a push not recorded here, or root at
+    /// its console) moved is known at its generation from now on, so the next push is planned
+    /// against it, and what the check found there is the next plan's base
+    /// ([`super::confirmed::found`]): the plan shows, resource by resource, what the push will
+    /// change. A machine whose generation did not move keeps what this inventory confirmed.
     /// A check that saw an older generation than one a push of this inventory recorded since
     /// (they ran at once: the found one was made no later, by the machine's clock) changes
     /// nothing: the push's is the newer word. One made later with a lower number (the machine
     /// was rebuilt, or its record lost, and pushed since) is what the machine has, and recorded.
     /// One rolled back on the machine (`mesh-host rollback GEN`) to a generation this inventory
-    /// keeps has GEN's resources: they are what it confirmed from then on.
-    pub fn note_checked(&mut self, node: &str, report: &Report) -> Result<(), InventoryError> {
+    /// keeps, with no declaration checked, has GEN's resources: they are what it confirmed.
+    pub fn note_checked(
+        &mut self,
+        node: &str,
+        checked: Option<&Declaration>,
+        report: &Report,
+    ) -> Result<(), InventoryError> {
         self.note_facts(node, report)?;
         let (Some(found), None, Mode::DryRun) = (&report.generation, &report.pending, report.mode)
         else {
@@ -83,12 +90,24 @@ impl Inventory {
                 .filter(|kept| kept.inventory == found.inventory),
             None => None,
         };
+        let last_push = self.last_push_id(node)?;
         let tx = self.conn.transaction()?;
         store(&tx, node, found)?;
-        // rolled back on the machine to a generation this inventory keeps: the machine has what
-        // that one sent, and the next plan shows what a push would change to bring today's back
-        if let Some(kept) = rolled_back {
+        // what the check found is what the machine has, whoever moved it there; without it, a
+        // rollback on the machine to a generation this inventory keeps has what that one sent
+        if let (Some(checked), Some(push)) = (checked, last_push) {
+            let previous = super::confirmed::read(&tx, node)?;
+            let now = super::confirmed::found(previous, checked, report);
+            super::confirmed::replace(&tx, node, push, &now)?;
+        } else if let Some(kept) = rolled_back {
             super::confirmed::replace(&tx, node, kept.push, &kept.declaration.resources)?;
+        }
+        // a generation a push of this inventory made and never recorded (interrupted, a rollback
+        // killed mid-way) is that push's in the history, as what the check measured
+        if let (Some(checked), Some(push)) =
+            (checked, super::generation_history::maker(&tx, node, found)?)
+        {
+            super::generation_history::keep(&tx, node, push, found, checked)?;
         }
         tx.commit()?;
         Ok(())
@@ -96,6 +115,14 @@ impl Inventory {
 }
 
 impl Inventory {
+    /// The id of `node`'s last push, if any: what a check found is recorded under it.
+    fn last_push_id(&self, node: &str) -> Result<Option<i64>, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT max(id) FROM pushes WHERE node = ?1")?
+            .query_row([node], |r| r.get(0))?)
+    }
+
     /// Every node's known generation, by node.
     pub(super) fn generations(&self) -> Result<BTreeMap<String, Generation>, InventoryError> {
         let mut stmt = self
@@ -209,7 +236,7 @@ pub(super) mod tests {
     #[test]
     fn a_check_records_a_moved_generation_and_never_an_older_one() {
         let (_d, mut inv) = inventory();
-        inv.note_checked("n", &checked(at(3, "a"))).unwrap();
+        inv.note_checked("n", None, &checked(at(3, "a"))).unwrap();
         assert_eq!(inv.known_generation("n").unwrap(), Some(at(3, "a")));
         let planned = inv.planned("n", true).unwrap();
         assert_eq!(
@@ -221,19 +248,21 @@ pub(super) mod tests {
         );
         assert!(planned.overwrite);
         // a check that ran beside a push of this inventory saw what the push replaced
-        inv.note_checked("n", &checked(at(2, "a"))).unwrap();
+        inv.note_checked("n", None, &checked(at(2, "a"))).unwrap();
         assert_eq!(inv.known_generation("n").unwrap(), Some(at(3, "a")));
         // a lower number made later: the machine was rebuilt and pushed since; it is what it has
         let later = Generation {
             pushed_at: at(3, "a").pushed_at + 60,
             ..at(2, "b")
         };
-        inv.note_checked("n", &checked(later.clone())).unwrap();
+        inv.note_checked("n", None, &checked(later.clone()))
+            .unwrap();
         assert_eq!(inv.known_generation("n").unwrap(), Some(later.clone()));
         // in the same second, another inventory's lower number is still what the machine has
-        inv.note_checked("n", &checked(at(9, "a"))).unwrap();
+        inv.note_checked("n", None, &checked(at(9, "a"))).unwrap();
         inv.note_checked(
             "n",
+            None,
             &checked(Generation {
                 pushed_at: at(9, "a").pushed_at,
                 ..at(4, "b")
@@ -249,7 +278,7 @@ pub(super) mod tests {
     #[test]
     fn an_inventory_imported_from_an_export_knows_its_generations_under_an_id_of_its_own() {
         let (_a, mut a) = inventory();
-        a.note_checked("n", &checked(at(3, "a"))).unwrap();
+        a.note_checked("n", None, &checked(at(3, "a"))).unwrap();
         let doc = a.export().unwrap();
         assert!(
             doc.to_text().contains("\"generation\""),
@@ -262,7 +291,7 @@ pub(super) mod tests {
         assert_eq!(b.known_generation("n").unwrap(), Some(at(3, "a")));
         assert_ne!(b.inventory_id().unwrap(), a.inventory_id().unwrap());
         // an older document never takes a newer generation back
-        b.note_checked("n", &checked(at(5, "b"))).unwrap();
+        b.note_checked("n", None, &checked(at(5, "b"))).unwrap();
         b.import(&doc).unwrap();
         assert_eq!(b.known_generation("n").unwrap(), Some(at(5, "b")));
         // and what the machines said is no change for the operator to review

@@ -157,6 +157,8 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
         now.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     for new in &doc.nodes {
         let Some(old) = old_nodes.get(new.name.as_str()) else {
+            // a node new here comes with its hold: an operator's decision, listed as any
+            hold(&mut c, &new.name, None, new.held_at.as_ref());
             continue;
         };
         let of = format!("of node {}", new.name);

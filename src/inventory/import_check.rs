@@ -58,6 +58,7 @@ impl Document {
                     ),
                 ));
             }
+            generations(n).map_err(|(field, reason)| invalid(at(field), reason))?;
             // the host gives each port of a node once (two services would fight over it)
             let mut given: BTreeMap<u16, &str> = BTreeMap::new();
             for (key, port) in &n.ports {
@@ -164,5 +165,35 @@ impl Document {
             }
         }
         Ok(())
+    }
+}
+
+/// A node's generations as a document says them: one a push could have made, and a hold at one
+/// (never 0, the generation of no push). Else the field and why.
+fn generations(n: &super::export::NodeEntry) -> Result<(), (&'static str, String)> {
+    let possible = crate::wire::Generation::possible;
+    if let Some(g) = n.generation.as_ref().filter(|g| !possible(g.number)) {
+        return Err((
+            "generation.number",
+            format!(
+                "{} is no generation a push makes (at most {})",
+                g.number,
+                crate::wire::MAX_GENERATION
+            ),
+        ));
+    }
+    match n.held_at.as_ref().map(|h| h.generation) {
+        Some(0) => Err((
+            "held-at.generation",
+            "0 is no generation a rollback holds at (they are numbered from 1)".into(),
+        )),
+        Some(g) if !possible(g) => Err((
+            "held-at.generation",
+            format!(
+                "{g} is no generation a rollback holds at (at most {})",
+                crate::wire::MAX_GENERATION
+            ),
+        )),
+        _ => Ok(()),
     }
 }

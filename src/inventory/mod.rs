@@ -39,6 +39,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
+pub use confirmed::DIFFERS;
 pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
@@ -240,6 +241,8 @@ pub struct Inventory {
     /// all of the process's `fcntl` locks on it: so this one is opened once and closed only
     /// after the connection (fields drop in order).
     file: File,
+    /// Whether this command holds the push lock ([`Inventory::lock_pushes`]).
+    locked: std::cell::Cell<bool>,
 }
 
 impl Inventory {
@@ -319,6 +322,7 @@ impl Inventory {
             opened: std::cell::RefCell::default(),
             rendered: std::cell::RefCell::default(),
             file,
+            locked: std::cell::Cell::new(false),
         })
     }
 
@@ -342,10 +346,36 @@ impl Inventory {
     /// two inventories never share one.
     pub fn lock_pushes(&self) -> Result<(), InventoryError> {
         match self.file.try_lock() {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.locked.set(true);
+                Ok(())
+            }
             Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy {
                 path: self.path.clone(),
             }),
+            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Whether another command holds the push lock now (a push or rollback running): a push of
+    /// it in flight is then running, not interrupted. The lock is tried on the one descriptor
+    /// this inventory has (closing another would drop SQLite's locks) and let go at once.
+    pub fn pushing_elsewhere(&self) -> Result<bool, InventoryError> {
+        if self.locked.get() {
+            return Ok(false);
+        }
+        match self.file.try_lock() {
+            Ok(()) => {
+                self.file.unlock().map_err(|source| InventoryError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+                Ok(false)
+            }
+            Err(fs::TryLockError::WouldBlock) => Ok(true),
             Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
                 path: self.path.clone(),
                 source,

@@ -429,4 +429,59 @@ mod tests {
         let c = b.import_changes(&moved).unwrap();
         assert_eq!(c.changed, ["node n: held at generation 1 → 7 by rollback"]);
     }
+
+    #[test]
+    fn an_import_into_a_new_inventory_lists_each_nodes_hold() {
+        let (_d, mut a) = inventory(&["n", "m"]);
+        pushed(&mut a, "t1", &["n", "m"], 1);
+        a.hold_at("n", 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let b = Inventory::init(&dir.path().join("b.db")).unwrap();
+        let c = b.import_changes(&a.export().unwrap()).unwrap();
+        assert_eq!(c.changed, ["node n: held at generation 1 by rollback"]);
+    }
+
+    #[test]
+    fn an_import_refuses_a_hold_or_generation_no_push_makes_naming_the_field() {
+        use crate::inventory::export::Document;
+        let (_d, mut a) = inventory(&["n"]);
+        pushed(&mut a, "t1", &["n"], 1);
+        a.hold_at("n", 1).unwrap();
+        let text = a.export().unwrap().to_text();
+        let with = |field: &str, number: &str| {
+            let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let node = &mut doc["nodes"][0];
+            match field {
+                "held-at" => node["held-at"]["generation"] = serde_json::from_str(number).unwrap(),
+                _ => {
+                    node["generation"] =
+                        serde_json::json!({"number": 1, "inventory": "a", "pushed_at": 1});
+                    node["generation"]["number"] = serde_json::from_str(number).unwrap();
+                }
+            }
+            Document::parse("a.json", &doc.to_string(), &AsWritten)
+        };
+        assert!(with("held-at", "2").is_ok());
+        assert!(with("generation", "9223372036854775807").is_ok());
+        for (field, number, named) in [
+            (
+                "held-at",
+                "0",
+                "nodes[0].held-at.generation: 0 is no generation",
+            ),
+            (
+                "held-at",
+                "18446744073709551615",
+                "nodes[0].held-at.generation: 18446744073709551615 is no generation",
+            ),
+            (
+                "generation",
+                "9223372036854775808",
+                "nodes[0].generation.number: 9223372036854775808 is no generation a push makes",
+            ),
+        ] {
+            let said = with(field, number).unwrap_err().to_string();
+            assert!(said.contains(named), "{said}");
+        }
+    }
 }

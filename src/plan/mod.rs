@@ -32,6 +32,10 @@ pub struct Plan {
     /// ahead of what this plan compares with, until the next push or check asks the machine.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
+    /// The node's last push is in flight in another command running now (it holds the
+    /// inventory's push lock): not interrupted; that command records what it makes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub running: bool,
     /// The node's pinned host key is not one its machine had when its helper last answered:
     /// another machine may be at its address (rebuilt), until the next check or push asks it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -184,6 +188,26 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
                     _ => {}
                 }
             }
+            // a check found the machine has it otherwise, and could not say how: sent again, at
+            // what sending it anew costs
+            Some(old) if old.module.ends_with(crate::inventory::DIFFERS) => {
+                if let Some(c) = r.spec.costing() {
+                    for u in &c.units {
+                        owe(&mut units, u, change_cost(None, c, false), &r.id);
+                    }
+                }
+                changes.push(Change {
+                    id: r.id.clone(),
+                    action: Action::Changed,
+                    fields: vec!["differs on the machine".into()],
+                    old: Some((*old).clone()),
+                    new: Some(r.clone()),
+                    undo: None,
+                    settings: vec![],
+                    drift: true,
+                    found: Vec::new(),
+                });
+            }
             Some(old) => {
                 let fields = differing_fields(old, r);
                 if fields.is_empty() {
@@ -311,6 +335,7 @@ pub fn plan(next: &Declaration, last: Option<&Declaration>, report: Option<&Repo
     Plan {
         node: next.node.clone(),
         first_send: last.is_none(),
+        running: false,
         unconfirmed: false,
         rekeyed: false,
         new_machine: false,
@@ -543,5 +568,7 @@ fn differing_fields(old: &Resource, new: &Resource) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+mod found_tests;
 #[cfg(test)]
 mod tests;

@@ -73,6 +73,16 @@ pub enum PushError {
     Local { node: String, reason: String },
     #[error("{node}: the helper's report cannot be read: {reason}")]
     Report { node: String, reason: String },
+    /// The machine's record says a generation no push makes (edited by hand): its answer is
+    /// not taken, or the inventory would plan against a number it cannot keep.
+    #[error(
+        "{node}: the machine's record says it is at generation {number}, a number no push makes \
+         (the highest is {max}; edited by hand?): its answer is not recorded. On the machine, set \
+         the generation's `number` in /var/lib/mesh/record.json back to a real one (`mesh-host \
+         generations` lists those it keeps), then `mesh check {node}`",
+        max = crate::wire::MAX_GENERATION
+    )]
+    ImpossibleGeneration { node: String, number: u64 },
     /// Another helper holds the machine's lock (a push still applying, perhaps one whose
     /// operator was killed, or `mesh-host rollback` at its console): this run read and changed
     /// nothing, so nothing of it is recorded.
@@ -149,7 +159,7 @@ impl PushError {
             PushError::PinnedKey { .. } | PushError::Unsealed { .. } => "host-key",
             PushError::Platform { .. } => "platform",
             PushError::Timeout { .. } => "timeout",
-            PushError::Record { .. } => "record",
+            PushError::Record { .. } | PushError::ImpossibleGeneration { .. } => "record",
             PushError::Stale { .. } => "stale",
             PushError::Busy { .. } => "busy",
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
@@ -158,6 +168,20 @@ impl PushError {
             | PushError::Report { .. }
             | PushError::Awaiting { .. } => "helper",
         }
+    }
+}
+
+/// Refuses a generation the machine's record says that no push makes (see
+/// [`crate::wire::MAX_GENERATION`]).
+fn impossible(node: &str, generation: Option<&crate::wire::Generation>) -> Result<(), PushError> {
+    match generation {
+        Some(g) if !crate::wire::Generation::possible(g.number) => {
+            Err(PushError::ImpossibleGeneration {
+                node: node.to_string(),
+                number: g.number,
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -414,6 +438,7 @@ fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<Report, Pus
     if out.status == Some(EXIT_STALE)
         && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
     {
+        impossible(&name, Some(&stale.machine))?;
         return Err(PushError::Stale {
             node: name,
             stale: Box::new(stale),
@@ -436,10 +461,12 @@ fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<Report, Pus
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| PushError::Report {
-        node: name,
+    let report: Report = serde_json::from_slice(&out.stdout).map_err(|e| PushError::Report {
+        node: name.clone(),
         reason: e.to_string(),
-    })
+    })?;
+    impossible(&name, report.generation.as_ref())?;
+    Ok(report)
 }
 
 /// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.

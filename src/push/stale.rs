@@ -50,4 +50,27 @@ mod tests {
             assert!(said.contains(words), "{said}");
         }
     }
+
+    #[test]
+    fn a_machine_record_at_a_generation_no_push_makes_is_refused_naming_the_node_and_the_fix() {
+        let at = |number| crate::wire::Generation {
+            number,
+            inventory: "a1b2".into(),
+            pushed_at: 1,
+            rolled_back_to: None,
+            push: None,
+        };
+        assert!(super::super::impossible("web1", Some(&at(9_223_372_036_854_775_807))).is_ok());
+        let e = super::super::impossible("web1", Some(&at(9_223_372_036_854_775_808))).unwrap_err();
+        assert_eq!(e.kind(), "record");
+        let said = e.to_string();
+        for words in [
+            "web1: the machine's record says it is at generation 9223372036854775808",
+            "no push makes",
+            "/var/lib/mesh/record.json",
+            "`mesh check web1`",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+    }
 }

@@ -440,3 +440,46 @@ fn module_check_passes_every_built_in_module_folder() {
         );
     }
 }
+
+/// Found by an attacker: an import into a new inventory listed only `+ node a`, not its hold;
+/// `node remove` dropped a hold without a word; a hold at generation 0 was taken.
+#[test]
+fn an_imported_hold_is_listed_refused_at_generation_zero_and_its_removal_is_said() {
+    let a = Mesh::new();
+    a.run(&["node", "add", "a", "--address", "127.0.0.1"]).ok();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&a.run(&["inventory", "export"]).ok().stdout).unwrap();
+    let file = a.dir.path().join("a.json");
+    let write = |doc: &serde_json::Value| std::fs::write(&file, doc.to_string()).unwrap();
+    doc["nodes"][0]["held-at"] =
+        serde_json::json!({"generation": 0, "since": "2026-12-03 10:00:00"});
+    write(&doc);
+    let b = Mesh::new();
+    let refused = b.run(&["inventory", "import", path_str(&file)]).code(1);
+    assert!(
+        refused
+            .stderr
+            .contains("nodes[0].held-at.generation: 0 is no generation"),
+        "{}",
+        refused.stderr
+    );
+    doc["nodes"][0]["held-at"]["generation"] = serde_json::json!(3);
+    write(&doc);
+    let imported = b.run(&["inventory", "import", path_str(&file)]).ok();
+    assert!(
+        imported.stdout.contains("+ node a")
+            && imported
+                .stdout
+                .contains("node a: held at generation 3 by rollback"),
+        "{}",
+        imported.stdout
+    );
+    let removed = b.run(&["node", "remove", "a"]).ok();
+    assert!(
+        removed
+            .stdout
+            .contains("removed a from the inventory; it was held at generation 3 by rollback: the hold is dropped with it"),
+        "{}",
+        removed.stdout
+    );
+}

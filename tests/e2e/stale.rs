@@ -257,3 +257,62 @@ fn a_lower_generation_from_another_inventory_is_not_undone_unseen() {
     a.run(&["push", "node1"]).ok();
     assert!(motd().contains("A four"), "{}", motd());
 }
+
+/// The helper this mesh uploaded, as it lies on the machine.
+fn helper_there() -> String {
+    let sum = std::process::Command::new("sha256sum")
+        .arg(crate::helper::helper())
+        .output()
+        .expect("sha256sum runs");
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let sha = sum.split_whitespace().next().expect("a digest").to_string();
+    format!("/var/lib/mesh/bin/mesh-host-{sha}")
+}
+
+/// Found by an attacker: a machine rolled back at its console to another inventory's
+/// generation, once checked, made `plan` say `no changes` while the push changed it back.
+#[test]
+fn after_a_check_finds_the_machine_rolled_back_to_another_inventorys_generation_the_plan_shows_the_change()
+ {
+    let a = Mesh::new();
+    let Some(_machines) = a.with_lab() else {
+        return;
+    };
+    a.run(&["assign", "motd", "node1"]).ok();
+    banner(&a, "A one");
+    a.run(&["push", "node1"]).ok();
+    let b = imported(&a);
+    b.run(&["check", "node1"]).ok();
+    banner(&b, "B one");
+    let pushed = b.run(&["--json", "push", "node1"]).ok().json();
+    let from_b = node_result(&pushed, "node1")["report"]["generation"]["number"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{pushed}"));
+    a.run(&["check", "node1"]).code(4);
+    banner(&a, "A two");
+    a.run(&["push", "node1"]).ok();
+    assert!(motd().contains("A two"), "{}", motd());
+    // root at the console takes it back to B's generation, which A does not keep
+    on("node1", &format!("{} rollback {from_b}", helper_there()));
+    assert!(motd().contains("B one"), "{}", motd());
+    let checked = a.run(&["check", "node1"]).code(4);
+    assert!(
+        checked
+            .stdout
+            .contains("plans are made against it from now on"),
+        "{}",
+        checked.stdout
+    );
+    let plan = a.run(&["plan", "node1"]).ok();
+    assert!(
+        !plan.stdout.contains("no changes") && plan.stdout.contains("/etc/motd"),
+        "{}",
+        plan.stdout
+    );
+    let pushed = a.run(&["--json", "push", "node1"]).ok().json();
+    assert!(motd().contains("A two"), "{}", motd());
+    assert!(
+        pushed.to_string().contains("/etc/motd"),
+        "the push changed what the plan said: {pushed}"
+    );
+}

@@ -30,6 +30,17 @@ pub struct Generation {
     pub push: Option<String>,
 }
 
+/// The highest generation number a push makes: an inventory keeps numbers as SQLite integers
+/// (signed, 64 bits). A record saying more was edited by hand; neither side takes it.
+pub const MAX_GENERATION: u64 = i64::MAX as u64;
+
+impl Generation {
+    /// Whether `number` is one a push could have made (0: a record from before generations).
+    pub fn possible(number: u64) -> bool {
+        number <= MAX_GENERATION
+    }
+}
+
 /// Which generation of the node a push was planned against, said by every push.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Planned {
@@ -322,5 +333,12 @@ mod tests {
     fn utc_reads_as_a_calendar_date() {
         assert_eq!(utc(0), "1970-01-01T00:00:00");
         assert_eq!(utc(1_796_173_200), "2026-12-02T01:00:00");
+    }
+
+    #[test]
+    fn a_generation_above_what_an_inventory_keeps_is_impossible() {
+        assert!(Generation::possible(0) && Generation::possible(9_223_372_036_854_775_807));
+        assert!(!Generation::possible(9_223_372_036_854_775_808));
+        assert!(!Generation::possible(u64::MAX));
     }
 }
