@@ -25,6 +25,8 @@ pub(crate) enum Error {
     Unknown { asked: String, kept: Vec<u64> },
     /// The kept generations cannot be read or written.
     Store(io::Error),
+    /// The kept file of the generation asked for cannot be read.
+    Unreadable(super::Unreadable),
     /// A secret of the generation cannot be opened with the host key.
     Sealed(String),
     /// The apply was refused before it began (lock, record, a change awaiting confirmation).
@@ -54,6 +56,14 @@ impl fmt::Display for Error {
                     .join(", ")
             ),
             Error::Store(e) => write!(f, "the kept generations cannot be used: {e}"),
+            Error::Unreadable(u) => write!(
+                f,
+                "generation {} cannot be rolled back to: its kept file {} cannot be read ({}); \
+                 nothing was changed (`mesh-host generations` lists those that can be)",
+                u.number,
+                u.file.display(),
+                u.why
+            ),
             Error::Sealed(e) => write!(f, "nothing was changed: {e}"),
             Error::Apply(e) => write!(f, "{e}"),
         }
@@ -76,18 +86,28 @@ impl Error {
     fn exit_code(&self) -> u8 {
         match self {
             Error::NotRoot | Error::Unknown { .. } | Error::Sealed(_) => HelperExit::Usage.status(),
-            Error::Store(_) => HelperExit::Record.status(),
+            Error::Store(_) | Error::Unreadable(_) => HelperExit::Record.status(),
             Error::Apply(e) => e.exit_code(),
         }
     }
 }
 
-/// `mesh-host generations`: the kept generations, oldest first, the machine's own marked.
+/// `mesh-host generations`: the kept generations, oldest first, the machine's own marked; exit
+/// 3 when a kept file cannot be read (every other is listed, and it is named with why).
 pub(crate) fn list_command(paths: &Paths) -> u8 {
     match listing(paths) {
-        Ok(text) => {
+        Ok((text, 0)) => {
             print!("{text}");
             HelperExit::Done.status()
+        }
+        Ok((text, unreadable)) => {
+            print!("{text}");
+            eprintln!(
+                "mesh-host generations: {unreadable} kept generation file{} cannot be read \
+                 (named above)",
+                if unreadable == 1 { "" } else { "s" }
+            );
+            HelperExit::Record.status()
         }
         Err(e) => {
             eprintln!("mesh-host generations: {e}");
@@ -96,19 +116,27 @@ pub(crate) fn list_command(paths: &Paths) -> u8 {
     }
 }
 
-/// What `mesh-host generations` prints.
-pub(crate) fn listing(paths: &Paths) -> Result<String, Error> {
-    let kept = super::list(paths).map_err(Error::Store)?;
+/// What `mesh-host generations` prints, and how many kept files it could not read (each named
+/// in its place, with why).
+pub(crate) fn listing(paths: &Paths) -> Result<(String, usize), Error> {
+    let super::Kept { stored, unreadable } = super::list(paths).map_err(Error::Store)?;
     let current = Record::load(paths)?.and_then(|r| r.generation);
-    if kept.is_empty() {
-        return Ok("this machine keeps no generation yet (a push it confirms makes one)\n".into());
+    if stored.is_empty() && unreadable.is_empty() {
+        return Ok((
+            "this machine keeps no generation yet (a push it confirms makes one)\n".into(),
+            0,
+        ));
     }
     let mut out = String::from("generation  applied (UTC)        inventory         resources\n");
+    let mut bad = unreadable.iter().peekable();
     for Stored {
         generation: g,
         declaration,
-    } in &kept
+    } in &stored
     {
+        while let Some(u) = bad.next_if(|u| u.number < g.number) {
+            out.push_str(&unreadable_line(u));
+        }
         let inventory = if g.inventory.is_empty() {
             "-"
         } else {
@@ -128,7 +156,20 @@ pub(crate) fn listing(paths: &Paths) -> Result<String, Error> {
         }
         out.push('\n');
     }
-    Ok(out)
+    for u in bad {
+        out.push_str(&unreadable_line(u));
+    }
+    Ok((out, unreadable.len()))
+}
+
+/// A kept generation's line when its file cannot be read.
+fn unreadable_line(u: &super::Unreadable) -> String {
+    format!(
+        "{:>10}  UNREADABLE, cannot be rolled back to: {}: {}\n",
+        u.number,
+        u.file.display(),
+        u.why
+    )
 }
 
 /// `mesh-host rollback GEN`: exit 0 rolled back, 1 when a resource failed (the report says
@@ -164,7 +205,7 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
     let Ok(number) = asked.parse::<u64>() else {
         return Err(unknown()?);
     };
-    let Some(stored) = super::load(paths, number).map_err(Error::Store)? else {
+    let Some(stored) = super::load(paths, number).map_err(Error::Unreadable)? else {
         return Err(unknown()?);
     };
     let held = apply::Held::to_apply(paths, true)?;
