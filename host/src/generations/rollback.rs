@@ -253,23 +253,40 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
     Ok(report)
 }
 
-/// What a rollback says on the console.
-fn said(report: &Report, asked: &str) -> String {
+/// What a rollback says on the console: never that nothing changed when something failed
+/// (issue 22, item 8); what failed and what was applied are each listed after the first line.
+pub(super) fn said(report: &Report, asked: &str) -> String {
     let mut out = String::new();
-    match &report.generation {
-        Some(g) if g.rolled_back_to.is_some_and(|to| to.to_string() == asked) => {
-            out.push_str(&format!(
-                "rolled back to generation {asked}: the machine is at generation {} now; the \
-                 operator's next push is refused as stale until `mesh check` has seen it\n",
-                g.number
-            ));
-        }
-        g => out.push_str(&format!(
+    let failed = failures(report);
+    let made = report
+        .generation
+        .as_ref()
+        .filter(|g| g.rolled_back_to.is_some_and(|to| to.to_string() == asked));
+    let at = report.generation.as_ref().map_or(0, |g| g.number);
+    let stale = "the operator's next push is refused as stale until `mesh check` has seen it";
+    out.push_str(&match (made, failed.is_empty()) {
+        (Some(g), true) => format!(
+            "rolled back to generation {asked}: the machine is at generation {} now; {stale}\n",
+            g.number
+        ),
+        (Some(g), false) => format!(
+            "rolled back to generation {asked} only in part: {} FAILED and {} applied (below); \
+             the machine is at generation {} now, with what was applied; {stale}; run \
+             `mesh-host rollback {asked}` again once what failed is mended\n",
+            failed.join(" and "),
+            counted(applied(report), "change"),
+            g.number
+        ),
+        (None, false) => format!(
+            "NOT rolled back to generation {asked}: {} FAILED (below), and nothing else \
+             needed a change; the machine stays at generation {at}\n",
+            failed.join(" and ")
+        ),
+        (None, true) => format!(
             "nothing changed: the machine has what generation {asked} declares already, and \
-             stays at generation {}\n",
-            g.as_ref().map_or(0, |g| g.number)
-        )),
-    }
+             stays at generation {at}\n"
+        ),
+    });
     for o in &report.resources {
         let word = match o.state {
             State::Unchanged => continue,
@@ -281,8 +298,54 @@ fn said(report: &Report, asked: &str) -> String {
         out.push_str(&format!("  {word:<10} {}: {}\n", o.id, o.detail));
     }
     for u in &report.units {
-        let done = u.error.as_deref().or(u.done.as_deref()).unwrap_or("");
-        out.push_str(&format!("  {:<10} {}: {done}\n", u.action.as_str(), u.unit));
+        let line = match &u.error {
+            Some(e) => format!(
+                "  {:<10} {}: its {} failed, still owed: {e}\n",
+                "FAILED",
+                u.unit,
+                u.action.as_str()
+            ),
+            None => format!(
+                "  {:<10} {}: {}\n",
+                u.action.as_str(),
+                u.unit,
+                u.done.as_deref().unwrap_or("")
+            ),
+        };
+        out.push_str(&line);
     }
     out
+}
+
+/// What failed in `report`, counted: `1 resource`, `2 units`.
+fn failures(report: &Report) -> Vec<String> {
+    let resources = report
+        .resources
+        .iter()
+        .filter(|o| o.state == State::Failed)
+        .count();
+    let units = report.units.iter().filter(|u| u.error.is_some()).count();
+    [(resources, "resource"), (units, "unit")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, noun)| counted(n, noun))
+        .collect()
+}
+
+/// How many resources were created, changed or given back, and units paid.
+fn applied(report: &Report) -> usize {
+    let resources = report
+        .resources
+        .iter()
+        .filter(|o| matches!(o.state, State::Created | State::Changed | State::Removed))
+        .count();
+    resources + report.units.iter().filter(|u| u.error.is_none()).count()
+}
+
+fn counted(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
 }

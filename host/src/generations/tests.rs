@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use mesh_wire::{Generation, Mode, Planned};
 
-use super::rollback::{Error, listing, roll_back};
+use super::rollback::{Error, listing, roll_back, said};
 use super::{KEPT, keep, list, load};
 use crate::apply::testkit::{decl, file, sandbox};
 use crate::record::Record;
@@ -236,4 +236,52 @@ fn one_unreadable_kept_generation_hides_none_of_the_others_and_is_named_with_why
     assert_eq!(fs::read_to_string(&f).unwrap(), "three\n");
     roll_back("1", &paths).unwrap();
     assert_eq!(fs::read_to_string(&f).unwrap(), "one\n");
+}
+
+#[test]
+fn a_rollback_with_a_failed_resource_never_says_nothing_changed_and_says_what_failed_and_applied() {
+    let (dir, paths) = sandbox();
+    let (f, g) = (dir.path().join("motd"), dir.path().join("issue"));
+    push(&decl(vec![file(&f, "one\n"), file(&g, "one\n")]), &paths);
+    push(&decl(vec![file(&f, "one\n"), file(&g, "two\n")]), &paths);
+    // the file generation 1 has is a directory now: it fails, and nothing else moves
+    fs::remove_file(&f).unwrap();
+    fs::create_dir(&f).unwrap();
+    fs::write(&g, "one\n").unwrap();
+    let report = roll_back("1", &paths).unwrap();
+    assert!(report.failed(), "{report:?}");
+    let text = said(&report, "1");
+    assert!(!text.contains("nothing changed"), "{text}");
+    assert!(
+        text.starts_with(
+            "NOT rolled back to generation 1: 1 resource FAILED (below), and nothing else \
+             needed a change; the machine stays at generation 2"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("FAILED     t:file:{}", f.display())),
+        "{text}"
+    );
+
+    // one fails, another is applied: rolled back only in part, the new generation named
+    fs::write(&g, "two\n").unwrap();
+    let report = roll_back("1", &paths).unwrap();
+    let text = said(&report, "1");
+    assert!(
+        text.starts_with(
+            "rolled back to generation 1 only in part: 1 resource FAILED and 1 change applied \
+             (below); the machine is at generation 3 now"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("changed    t:file:{}", g.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("FAILED     t:file:{}", f.display())),
+        "{text}"
+    );
+    assert_eq!(fs::read_to_string(&g).unwrap(), "one\n");
 }
