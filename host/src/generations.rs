@@ -130,25 +130,60 @@ pub(crate) fn settle_confirmed(kept: &Path, paths: &Paths) -> io::Result<()> {
     keep(paths, &stored.generation, &stored.declaration)
 }
 
-/// Every kept generation, oldest first. A file that cannot be read is named, not skipped: a
-/// rollback must not pass over what the machine has.
-pub(crate) fn list(paths: &Paths) -> io::Result<Vec<Stored>> {
-    let mut out = Vec::new();
-    for number in numbers(paths)? {
-        out.extend(load(paths, number)?);
-    }
-    Ok(out)
+/// What the machine keeps: each generation it can read, and each kept file it cannot.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    /// The readable generations, oldest first.
+    pub(crate) stored: Vec<Stored>,
+    /// The kept files that cannot be read, lowest number first.
+    pub(crate) unreadable: Vec<Unreadable>,
 }
 
-/// Generation `number`, if the machine keeps it.
-pub(crate) fn load(paths: &Paths, number: u64) -> io::Result<Option<Stored>> {
+/// A kept generation's file that cannot be read (truncated, edited, unreadable), and why.
+#[derive(Debug)]
+pub(crate) struct Unreadable {
+    pub(crate) number: u64,
+    pub(crate) file: PathBuf,
+    pub(crate) why: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.why)
+    }
+}
+
+/// Every kept generation, oldest first. A file that cannot be read is named with why, not
+/// skipped, and hides none of the others (issue 22, item 9): a rollback must not pass over
+/// what the machine has, nor lose every generation to one bad file.
+pub(crate) fn list(paths: &Paths) -> io::Result<Kept> {
+    let mut kept = Kept::default();
+    for number in numbers(paths)? {
+        match load(paths, number) {
+            Ok(stored) => kept.stored.extend(stored),
+            Err(unreadable) => kept.unreadable.push(unreadable),
+        }
+    }
+    Ok(kept)
+}
+
+/// Generation `number`, if the machine keeps it; its file named, with why, if it cannot be read.
+pub(crate) fn load(paths: &Paths, number: u64) -> Result<Option<Stored>, Unreadable> {
     let at = file(paths, number);
-    let Some(found) = files::HOST.read(&at)? else {
+    let unreadable = |why: String| Unreadable {
+        number,
+        file: at.clone(),
+        why,
+    };
+    let Some(found) = files::HOST
+        .read(&at)
+        .map_err(|e| unreadable(e.to_string()))?
+    else {
         return Ok(None);
     };
     serde_json::from_slice(&found.bytes)
         .map(Some)
-        .map_err(|e| io::Error::other(format!("{}: {e}", at.display())))
+        .map_err(|e| unreadable(e.to_string()))
 }
 
 /// The numbers of the kept generations, lowest first.

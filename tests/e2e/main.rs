@@ -72,6 +72,7 @@ mod record;
 mod removal;
 mod requirements;
 mod resolver;
+mod restart_once;
 mod rollback;
 mod rollback_gaps;
 mod rollback_rebuilt;

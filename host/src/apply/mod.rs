@@ -5,7 +5,8 @@
 //! files before their directories); then packages, directories, files and keys are made (what a
 //! change owes its units is written to the record before the change is made); then the files of
 //! each unit are checked together, all kept or all put back; then the units that read changed
-//! files are reloaded or restarted, once each, at the strongest cost owed;
+//! files are reloaded or restarted, once each, at the strongest cost owed (a process's unit by
+//! its process, with its own restart or start: [`once`]);
 //! then services and processes are put in their declared state (so a unit the mesh starts reads
 //! its new files, and a unit it stops is not restarted first).
 
@@ -25,6 +26,7 @@ mod held;
 mod hostile_tests;
 mod keys;
 mod on_disk;
+mod once;
 mod package;
 #[cfg(test)]
 mod parents_tests;
@@ -132,6 +134,15 @@ fn measure_or_apply(
         paid: BTreeMap::new(),
         parents_made: Vec::new(),
         apt: Default::default(),
+        processes: declaration
+            .resources
+            .iter()
+            .filter_map(|r| match &r.spec {
+                Spec::Process(p) => Some(p.unit.clone()),
+                _ => None,
+            })
+            .collect(),
+        left: BTreeMap::new(),
     };
     for (unit, entry) in &record.units {
         if entry.owed > Cost::None {
@@ -240,6 +251,7 @@ fn measure_or_apply(
         run.outcomes.push(outcome);
         fault::at(mode, paths, &resource.id);
     }
+    run.settle_left(&mut record, &mut units);
     for u in &mut units {
         if run.started.contains(&u.unit) && u.done.as_deref() == Some(units::NOT_RUNNING) {
             u.done = Some(units::STARTED.to_string());
@@ -380,6 +392,10 @@ struct Run<'a> {
     parents_made: Vec<String>,
     /// The repositories this run wrote or gave back: apt's lists are updated once after them.
     apt: apt_repository::AptSources,
+    /// The units of the declared processes: each pays what its files owe with its process.
+    processes: BTreeSet<String>,
+    /// What the files of a process's unit owe, left to its process ([`once`]).
+    left: BTreeMap<String, once::Left>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {
@@ -616,7 +632,9 @@ impl Run<'_> {
                 continue;
             }
             let owed_before = self.earlier.contains(&unit);
-            let (done, error) = if self.applying() {
+            // its process pays it, once, after its own files are written
+            let left = self.leave_to_process(&unit, cost, owed_before);
+            let (done, error) = if self.applying() && !left {
                 match units::pay(self.paths.system.as_ref(), &unit, cost, owed_before) {
                     Ok(done) => {
                         record.units.remove(&unit);

@@ -92,7 +92,9 @@ impl Run<'_> {
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
         let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
         if !changed && running && enabled {
-            // restarted for a file it reads (`Run::pay_units`): it must serve again
+            // it does not move: what the files it reads owe is paid now; restarted for them, it
+            // must serve again
+            self.pay_left(&spec.unit, record);
             if let Some(how) = self.paid.get(&spec.unit)
                 && let Some(e) = self.not_ready(true, spec.ready.as_ref())
             {
@@ -109,6 +111,7 @@ impl Run<'_> {
             ));
         }
         let first = entry.digest.is_none();
+        let owed = self.owed_to(&spec.unit).filter(|c| *c > Cost::None);
         let mut not_running = None;
         let frame = frame(&unit_text, env_text.as_deref(), spec);
         // a file changed on the machine is not what the process was started with: whatever
@@ -156,11 +159,23 @@ impl Run<'_> {
             if !enabled {
                 self.paths.system.systemctl("enable", &spec.unit)?;
             }
+            // one restart or start, after every file of the run is written, pays what its
+            // files owe too (`once`)
             if running && cost > Cost::None {
-                self.paths.system.systemctl("restart", &spec.unit)?;
+                self.paths
+                    .system
+                    .systemctl("restart", &spec.unit)
+                    .inspect_err(|e| self.not_paid_by_process(&spec.unit, e, record))?;
+                self.restarted_by_process(&spec.unit, record);
             } else if !running {
                 let _ = self.paths.system.systemctl("reset-failed", &spec.unit);
-                self.paths.system.systemctl("start", &spec.unit)?;
+                self.paths
+                    .system
+                    .systemctl("start", &spec.unit)
+                    .inspect_err(|e| self.not_paid_by_process(&spec.unit, e, record))?;
+                self.started_by_process(&spec.unit, record);
+            } else {
+                self.pay_left(&spec.unit, record);
             }
             // its files are as declared whether or not it runs: the record says so
             entry.digest = Some(digest);
@@ -190,6 +205,11 @@ impl Run<'_> {
             {
                 not_running = super::ready::wait(ready).err();
             }
+        } else if !running {
+            // started, it would read every change: nothing is owed for them
+            self.started_by_process(&spec.unit, record);
+        } else if cost > Cost::None {
+            self.restarted_by_process(&spec.unit, record);
         }
         let what = if first {
             self.said("created, enabled and started", "create, enable and start")
@@ -203,7 +223,8 @@ impl Run<'_> {
             }
             match (running, cost) {
                 (true, Cost::Restart | Cost::Reload) => did.push(self.said("restarted", "restart")),
-                (true, Cost::None) if changed => {
+                // what the files it reads owe is said on its unit's line
+                (true, Cost::None) if changed && owed.is_none() => {
                     did.push(self.said(
                         "left running (only what it reads on every use moved)",
                         "leave running (only what it reads on every use moved)",

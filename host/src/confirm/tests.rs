@@ -206,6 +206,7 @@ fn a_generation_awaiting_confirmation_is_kept_once_confirmed_and_never_when_reve
     }
     let kept: Vec<u64> = crate::generations::list(&paths)
         .unwrap()
+        .stored
         .iter()
         .map(|s| s.generation.number)
         .collect();

@@ -25,6 +25,8 @@ pub(crate) enum Error {
     Unknown { asked: String, kept: Vec<u64> },
     /// The kept generations cannot be read or written.
     Store(io::Error),
+    /// The kept file of the generation asked for cannot be read.
+    Unreadable(super::Unreadable),
     /// A secret of the generation cannot be opened with the host key.
     Sealed(String),
     /// The apply was refused before it began (lock, record, a change awaiting confirmation).
@@ -54,6 +56,14 @@ impl fmt::Display for Error {
                     .join(", ")
             ),
             Error::Store(e) => write!(f, "the kept generations cannot be used: {e}"),
+            Error::Unreadable(u) => write!(
+                f,
+                "generation {} cannot be rolled back to: its kept file {} cannot be read ({}); \
+                 nothing was changed (`mesh-host generations` lists those that can be)",
+                u.number,
+                u.file.display(),
+                u.why
+            ),
             Error::Sealed(e) => write!(f, "nothing was changed: {e}"),
             Error::Apply(e) => write!(f, "{e}"),
         }
@@ -76,18 +86,28 @@ impl Error {
     fn exit_code(&self) -> u8 {
         match self {
             Error::NotRoot | Error::Unknown { .. } | Error::Sealed(_) => HelperExit::Usage.status(),
-            Error::Store(_) => HelperExit::Record.status(),
+            Error::Store(_) | Error::Unreadable(_) => HelperExit::Record.status(),
             Error::Apply(e) => e.exit_code(),
         }
     }
 }
 
-/// `mesh-host generations`: the kept generations, oldest first, the machine's own marked.
+/// `mesh-host generations`: the kept generations, oldest first, the machine's own marked; exit
+/// 3 when a kept file cannot be read (every other is listed, and it is named with why).
 pub(crate) fn list_command(paths: &Paths) -> u8 {
     match listing(paths) {
-        Ok(text) => {
+        Ok((text, 0)) => {
             print!("{text}");
             HelperExit::Done.status()
+        }
+        Ok((text, unreadable)) => {
+            print!("{text}");
+            eprintln!(
+                "mesh-host generations: {unreadable} kept generation file{} cannot be read \
+                 (named above)",
+                if unreadable == 1 { "" } else { "s" }
+            );
+            HelperExit::Record.status()
         }
         Err(e) => {
             eprintln!("mesh-host generations: {e}");
@@ -96,19 +116,27 @@ pub(crate) fn list_command(paths: &Paths) -> u8 {
     }
 }
 
-/// What `mesh-host generations` prints.
-pub(crate) fn listing(paths: &Paths) -> Result<String, Error> {
-    let kept = super::list(paths).map_err(Error::Store)?;
+/// What `mesh-host generations` prints, and how many kept files it could not read (each named
+/// in its place, with why).
+pub(crate) fn listing(paths: &Paths) -> Result<(String, usize), Error> {
+    let super::Kept { stored, unreadable } = super::list(paths).map_err(Error::Store)?;
     let current = Record::load(paths)?.and_then(|r| r.generation);
-    if kept.is_empty() {
-        return Ok("this machine keeps no generation yet (a push it confirms makes one)\n".into());
+    if stored.is_empty() && unreadable.is_empty() {
+        return Ok((
+            "this machine keeps no generation yet (a push it confirms makes one)\n".into(),
+            0,
+        ));
     }
     let mut out = String::from("generation  applied (UTC)        inventory         resources\n");
+    let mut bad = unreadable.iter().peekable();
     for Stored {
         generation: g,
         declaration,
-    } in &kept
+    } in &stored
     {
+        while let Some(u) = bad.next_if(|u| u.number < g.number) {
+            out.push_str(&unreadable_line(u));
+        }
         let inventory = if g.inventory.is_empty() {
             "-"
         } else {
@@ -128,7 +156,20 @@ pub(crate) fn listing(paths: &Paths) -> Result<String, Error> {
         }
         out.push('\n');
     }
-    Ok(out)
+    for u in bad {
+        out.push_str(&unreadable_line(u));
+    }
+    Ok((out, unreadable.len()))
+}
+
+/// A kept generation's line when its file cannot be read.
+fn unreadable_line(u: &super::Unreadable) -> String {
+    format!(
+        "{:>10}  UNREADABLE, cannot be rolled back to: {}: {}\n",
+        u.number,
+        u.file.display(),
+        u.why
+    )
 }
 
 /// `mesh-host rollback GEN`: exit 0 rolled back, 1 when a resource failed (the report says
@@ -164,7 +205,7 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
     let Ok(number) = asked.parse::<u64>() else {
         return Err(unknown()?);
     };
-    let Some(stored) = super::load(paths, number).map_err(Error::Store)? else {
+    let Some(stored) = super::load(paths, number).map_err(Error::Unreadable)? else {
         return Err(unknown()?);
     };
     let held = apply::Held::to_apply(paths, true)?;
@@ -212,23 +253,40 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
     Ok(report)
 }
 
-/// What a rollback says on the console.
-fn said(report: &Report, asked: &str) -> String {
+/// What a rollback says on the console: never that nothing changed when something failed
+/// (issue 22, item 8); what failed and what was applied are each listed after the first line.
+pub(super) fn said(report: &Report, asked: &str) -> String {
     let mut out = String::new();
-    match &report.generation {
-        Some(g) if g.rolled_back_to.is_some_and(|to| to.to_string() == asked) => {
-            out.push_str(&format!(
-                "rolled back to generation {asked}: the machine is at generation {} now; the \
-                 operator's next push is refused as stale until `mesh check` has seen it\n",
-                g.number
-            ));
-        }
-        g => out.push_str(&format!(
+    let failed = failures(report);
+    let made = report
+        .generation
+        .as_ref()
+        .filter(|g| g.rolled_back_to.is_some_and(|to| to.to_string() == asked));
+    let at = report.generation.as_ref().map_or(0, |g| g.number);
+    let stale = "the operator's next push is refused as stale until `mesh check` has seen it";
+    out.push_str(&match (made, failed.is_empty()) {
+        (Some(g), true) => format!(
+            "rolled back to generation {asked}: the machine is at generation {} now; {stale}\n",
+            g.number
+        ),
+        (Some(g), false) => format!(
+            "rolled back to generation {asked} only in part: {} FAILED and {} applied (below); \
+             the machine is at generation {} now, with what was applied; {stale}; run \
+             `mesh-host rollback {asked}` again once what failed is mended\n",
+            failed.join(" and "),
+            counted(applied(report), "change"),
+            g.number
+        ),
+        (None, false) => format!(
+            "NOT rolled back to generation {asked}: {} FAILED (below), and nothing else \
+             needed a change; the machine stays at generation {at}\n",
+            failed.join(" and ")
+        ),
+        (None, true) => format!(
             "nothing changed: the machine has what generation {asked} declares already, and \
-             stays at generation {}\n",
-            g.as_ref().map_or(0, |g| g.number)
-        )),
-    }
+             stays at generation {at}\n"
+        ),
+    });
     for o in &report.resources {
         let word = match o.state {
             State::Unchanged => continue,
@@ -240,8 +298,54 @@ fn said(report: &Report, asked: &str) -> String {
         out.push_str(&format!("  {word:<10} {}: {}\n", o.id, o.detail));
     }
     for u in &report.units {
-        let done = u.error.as_deref().or(u.done.as_deref()).unwrap_or("");
-        out.push_str(&format!("  {:<10} {}: {done}\n", u.action.as_str(), u.unit));
+        let line = match &u.error {
+            Some(e) => format!(
+                "  {:<10} {}: its {} failed, still owed: {e}\n",
+                "FAILED",
+                u.unit,
+                u.action.as_str()
+            ),
+            None => format!(
+                "  {:<10} {}: {}\n",
+                u.action.as_str(),
+                u.unit,
+                u.done.as_deref().unwrap_or("")
+            ),
+        };
+        out.push_str(&line);
     }
     out
+}
+
+/// What failed in `report`, counted: `1 resource`, `2 units`.
+fn failures(report: &Report) -> Vec<String> {
+    let resources = report
+        .resources
+        .iter()
+        .filter(|o| o.state == State::Failed)
+        .count();
+    let units = report.units.iter().filter(|u| u.error.is_some()).count();
+    [(resources, "resource"), (units, "unit")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, noun)| counted(n, noun))
+        .collect()
+}
+
+/// How many resources were created, changed or given back, and units paid.
+fn applied(report: &Report) -> usize {
+    let resources = report
+        .resources
+        .iter()
+        .filter(|o| matches!(o.state, State::Created | State::Changed | State::Removed))
+        .count();
+    resources + report.units.iter().filter(|u| u.error.is_none()).count()
+}
+
+fn counted(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
 }
