@@ -4,7 +4,7 @@
 //! a file's diff is from the machine's bytes to what the push writes.
 
 use super::{Action, Change, Plan, UnitChange};
-use crate::wire::{Declaration, Outcome, Report, State};
+use crate::wire::{Declaration, Outcome, Report, Resource, Spec, State};
 
 /// `p`, planned from `next` against what the machine confirmed (`confirmed`), made what the
 /// machine's own dry run of `next` (`checked`) found: what it has as `next` says is no change;
@@ -25,6 +25,11 @@ pub fn against_machine(
     for c in &mut p.changes {
         if let Some(o) = outcome(&c.id) {
             c.found.clone_from(&o.seen);
+            // a hand edit under a change the plan makes anyway is still said
+            if !c.drift && found_differs(c) {
+                c.drift = true;
+                c.fields.push("differs on the machine".into());
+            }
         }
     }
     let mut drifted = Vec::new();
@@ -73,6 +78,22 @@ pub fn against_machine(
         }
     }
     p
+}
+
+/// Whether the machine's bytes of a changed file are not what the inventory confirmed it has
+/// (an edit by hand since), where the machine sent them (a file of text, holding no secret).
+fn found_differs(c: &Change) -> bool {
+    let Some(Resource {
+        spec: Spec::File(old),
+        ..
+    }) = &c.old
+    else {
+        return false;
+    };
+    !old.secret
+        && c.found
+            .iter()
+            .any(|s| s.path == old.path && s.found.as_deref() != Some(old.content.as_str()))
 }
 
 /// What the machine's outcome `o` says differs there though the plan saw no change: made,
@@ -216,5 +237,37 @@ mod tests {
         );
         let p = against_machine(from_confirmed, &next, Some(&last), &report);
         assert!(p.changes.is_empty(), "{:?}", p.changes);
+    }
+
+    #[test]
+    fn a_hand_edit_under_a_change_the_plan_makes_anyway_is_said_as_drift() {
+        // found by an attacker: the generation differs from what was confirmed, and the machine
+        // was edited by hand too; the plan named only the change, never the edit
+        let next = declaration(vec![file("/a", "1\n")]);
+        let last = declaration(vec![file("/a", "3\n")]);
+        let from_confirmed = super::super::plan(&next, Some(&last), None);
+        let seen = |found: &str| Seen {
+            path: "/a".into(),
+            found: Some(found.into()),
+            declared: "1\n".into(),
+        };
+        let edited = checked(
+            vec![outcome("m:file:/a", State::Changed, vec![seen("by hand\n")])],
+            vec![],
+        );
+        let p = against_machine(from_confirmed.clone(), &next, Some(&last), &edited);
+        assert!(p.changes[0].drift, "{:?}", p.changes[0]);
+        assert!(
+            p.changes[0].fields.iter().any(|f| f == "differs on the machine"),
+            "{:?}",
+            p.changes[0].fields
+        );
+        // the machine has what was confirmed: the change alone, no drift
+        let as_confirmed = checked(
+            vec![outcome("m:file:/a", State::Changed, vec![seen("3\n")])],
+            vec![],
+        );
+        let p = against_machine(from_confirmed, &next, Some(&last), &as_confirmed);
+        assert!(!p.changes[0].drift, "{:?}", p.changes[0]);
     }
 }
