@@ -12,6 +12,7 @@ use super::push::{Connect, options as options_of};
 use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
+use crate::deploy::rollback_secrets::SecretBack;
 use crate::inventory::{Inventory, Scope};
 use crate::plan::Plan;
 use crate::push::NodeResult;
@@ -85,10 +86,17 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     for p in &mut plans {
         super::push::in_flight_elsewhere(&inv, p)?;
     }
-    show_plans(&plans, &read.answered, &alone, &a, ctx)?;
+    let cat = ctx.catalogue().map_err(|e| e.to_string());
+    let secrets = match &cat {
+        Ok(cat) => {
+            let reached: Vec<&Target> = read.answered.iter().map(|(t, _)| t).collect();
+            crate::deploy::rollback_secrets::secrets_back(&inv, cat, &reached)?
+        }
+        Err(_) => Vec::new(),
+    };
+    show_plans(&plans, &read.answered, &alone, &secrets, &a, ctx)?;
     let changes = plans.iter().any(|p| !p.changes.is_empty());
     let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();
-    let cat = ctx.catalogue().map_err(|e| e.to_string());
     let options = a.rollout.options(crate::deploy::FailureBudget::None);
     let cat = cat.as_ref().map_err(Clone::clone);
     let (waves, unplanned) = rollback::waves(&inv, cat, &targets, &plans, &options);
@@ -165,6 +173,7 @@ fn show_plans(
     plans: &[Plan],
     targets: &[(Target, Report)],
     alone: &[Value],
+    secrets: &[SecretBack],
     a: &RollbackArgs,
     ctx: &Context,
 ) -> Result<()> {
@@ -178,12 +187,20 @@ fn show_plans(
             crate::wire::utc(t.kept.pushed_at)
         );
         out_raw!("{}", render::plan(p, a.diff, ctx.color()));
+        for back in secrets.iter().filter(|b| b.node == t.node.name) {
+            out!("{}", crate::plan::visible(&back.line()));
+        }
     }
     if ctx.json && a.dry_run {
         let mut all = render::plans_json(plans, a.diff)?;
         if let Some(list) = all.as_array_mut() {
             for (entry, (t, _)) in list.iter_mut().zip(targets) {
                 entry["rollback_to"] = json!(t.kept.generation);
+                let back: Vec<&SecretBack> =
+                    secrets.iter().filter(|b| b.node == t.node.name).collect();
+                if !back.is_empty() {
+                    entry["secrets_back"] = json!(back);
+                }
             }
             list.extend(alone.iter().cloned());
         }

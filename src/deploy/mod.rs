@@ -10,6 +10,7 @@ pub mod cost;
 pub mod fan_out;
 pub mod rollback;
 pub mod rollback_plan;
+pub mod rollback_secrets;
 pub mod rollout;
 pub mod run;
 mod send;

@@ -252,13 +252,20 @@ mod tests {
             declared: "1\n".into(),
         };
         let edited = checked(
-            vec![outcome("m:file:/a", State::Changed, vec![seen("by hand\n")])],
+            vec![outcome(
+                "m:file:/a",
+                State::Changed,
+                vec![seen("by hand\n")],
+            )],
             vec![],
         );
         let p = against_machine(from_confirmed.clone(), &next, Some(&last), &edited);
         assert!(p.changes[0].drift, "{:?}", p.changes[0]);
         assert!(
-            p.changes[0].fields.iter().any(|f| f == "differs on the machine"),
+            p.changes[0]
+                .fields
+                .iter()
+                .any(|f| f == "differs on the machine"),
             "{:?}",
             p.changes[0].fields
         );

@@ -76,6 +76,7 @@ mod restart_once;
 mod rollback;
 mod rollback_gaps;
 mod rollback_rebuilt;
+mod rollback_secrets;
 mod rollout;
 mod rollout_provider;
 mod runtime;
