@@ -204,7 +204,11 @@ fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Re
             .and_then(|s| s.found.as_ref())
         && *bytes != f.content
     {
-        let mut machine = declared.clone();
+        // what it was confirmed with before, where known: its settings' digests are then what
+        // the machine read, so the plan names the settings that move and the units they cost
+        let mut machine = before
+            .filter(|b| matches!(b.spec, Spec::File(_)))
+            .unwrap_or_else(|| declared.clone());
         if let Spec::File(m) = &mut machine.spec {
             m.content.clone_from(bytes);
             m.sealed = None;

@@ -201,3 +201,42 @@ fn a_node_removed_and_added_again_is_planned_as_a_first_push() {
         "its old pushes do not say what the machine has"
     );
 }
+
+#[test]
+fn a_file_found_as_confirmed_before_keeps_the_settings_it_was_confirmed_with() {
+    // a check of a declaration whose setting moved (content "bad") finds the machine has what
+    // was confirmed ("good"): what it records keeps the settings that file was written with,
+    // so the next plan names the setting that moves and the unit it costs, and a declaration
+    // back at "good" plans nothing
+    let with = |content: &str, digest: &str| {
+        let mut r = file("/a", content);
+        if let Spec::File(f) = &mut r.spec {
+            f.costing.settings.insert(
+                "value".into(),
+                crate::wire::SettingUse {
+                    digest: digest.into(),
+                    cost: Cost::Restart,
+                },
+            );
+        }
+        r
+    };
+    let good = decl(vec![with("good\n", "g")]);
+    let (_dir, mut inv, _) = pushed(&good);
+    let bad = decl(vec![with("bad\n", "b")]);
+    let found = report(
+        Mode::DryRun,
+        at(2, "other", None),
+        vec![outcome("/a", State::Changed, Some("good\n"))],
+    );
+    inv.note_checked("n", Some(&bad), &found).unwrap();
+    assert!(
+        planned(&inv, &good).is_empty(),
+        "{:?}",
+        planned(&inv, &good)
+    );
+    let confirmed = inv.confirmed("n").unwrap();
+    let p = plan(&bad, confirmed.as_ref(), None);
+    assert_eq!(p.changes[0].settings, ["value"], "{:?}", p.changes[0]);
+    assert_eq!(p.units.len(), 1, "{:?}", p.units);
+}
