@@ -90,13 +90,26 @@ impl Inventory {
                 .filter(|kept| kept.inventory == found.inventory),
             None => None,
         };
+        // what the machine's record holds, where this inventory keeps it: the generation the
+        // machine went back to, or the one it is at; a resource of it the check says a push
+        // removes is then known, and planned as removed
+        let held = match &rolled_back {
+            Some(kept) => Some(kept.declaration.resources.clone()),
+            None => self
+                .kept_generation(node, found.number)?
+                .filter(|kept| kept.inventory == found.inventory)
+                .map(|kept| kept.declaration.resources),
+        };
         let last_push = self.last_push_id(node)?;
         let tx = self.conn.transaction()?;
         store(&tx, node, found)?;
         // what the check found is what the machine has, whoever moved it there; without it, a
         // rollback on the machine to a generation this inventory keeps has what that one sent
         if let (Some(checked), Some(push)) = (checked, last_push) {
-            let previous = super::confirmed::read(&tx, node)?;
+            let previous = match held.clone() {
+                Some(resources) => resources,
+                None => super::confirmed::read(&tx, node)?,
+            };
             let now = super::confirmed::found(previous, checked, report);
             super::confirmed::replace(&tx, node, push, &now)?;
         } else if let Some(kept) = rolled_back {

@@ -240,3 +240,41 @@ fn a_file_found_as_confirmed_before_keeps_the_settings_it_was_confirmed_with() {
     assert_eq!(p.changes[0].settings, ["value"], "{:?}", p.changes[0]);
     assert_eq!(p.units.len(), 1, "{:?}", p.units);
 }
+
+#[test]
+fn a_machine_rolled_back_to_a_kept_generation_plans_the_removal_of_what_only_that_one_had() {
+    // found by an attacker: generation 1 had /x, generation 2 took it away; root rolled the
+    // machine back to 1; the check said the push removes /x, the plan did not list it
+    let one = decl(vec![file("/a", "a\n"), file("/x", "x\n")]);
+    let (_dir, mut inv, id) = pushed(&one);
+    let two = decl(vec![file("/a", "a\n")]);
+    let removed = Outcome {
+        id: "m:file:/x".into(),
+        ..outcome("", State::Removed, None)
+    };
+    let said = report(
+        Mode::Apply,
+        at(2, &id, None),
+        vec![outcome("/a", State::Unchanged, None), removed.clone()],
+    );
+    let push = inv.begin_pushes("t1", &[("n", "d")]).unwrap()[0];
+    inv.finish_push(
+        push,
+        &PushRecord::answered("n", "t1", "d", &said),
+        Some(&two),
+    )
+    .unwrap();
+    assert!(planned(&inv, &two).is_empty());
+    let found = report(
+        Mode::DryRun,
+        at(3, &id, Some(1)),
+        vec![outcome("/a", State::Unchanged, None), removed],
+    );
+    inv.note_checked("n", Some(&two), &found).unwrap();
+    let got = planned(&inv, &two);
+    assert_eq!(
+        got.iter().map(|c| (c.0, c.1.as_str())).collect::<Vec<_>>(),
+        [('-', "m:file:/x")],
+        "{got:?}"
+    );
+}
