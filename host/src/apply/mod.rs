@@ -139,6 +139,8 @@ fn measure_or_apply(
             .iter()
             .filter_map(|r| match &r.spec {
                 Spec::Process(p) => Some(p.unit.clone()),
+                // a timer restarts itself when it changes: it pays what its files owe with that
+                Spec::Timer(t) => Some(t.timer_unit()),
                 _ => None,
             })
             .collect(),

@@ -415,3 +415,76 @@ fn a_restart_the_machine_refuses_is_owed_and_paid_by_the_next_push() {
     assert!(third.units.is_empty(), "{:?}", third.units);
     assert_eq!(count(&done(&paths), "systemctl restart web.service"), 0);
 }
+
+#[test]
+fn a_timer_whose_file_and_schedule_change_in_one_run_restarts_once_and_is_never_said_not_running() {
+    // found by an attacker: the file's cost restarted the timer, then the timer restarted itself
+    let (_dir, paths) = machine(|_| {});
+    let timer = |schedule: &str| {
+        resource(
+            "t:timer:tick",
+            Spec::Timer(TimerSpec {
+                name: "tick".into(),
+                description: "ticks (t, by mesh)".into(),
+                command: vec!["/bin/true".into()],
+                user: "root".into(),
+                schedule: schedule.into(),
+            }),
+        )
+    };
+    let conf = |content: &str| {
+        let mut conf = super::testkit::file(std::path::Path::new("/etc/tick.conf"), content);
+        if let Spec::File(f) = &mut conf.spec {
+            // the template moved: the file costs its readers a restart
+            f.costing = Costing {
+                source: content.into(),
+                settings: Default::default(),
+                cost: Cost::Restart,
+                units: vec!["tick.timer".into()],
+            };
+        }
+        conf
+    };
+    let first = run(
+        &decl(vec![conf("one\n"), timer("daily")]),
+        Mode::Apply,
+        &paths,
+    )
+    .unwrap();
+    assert!(
+        first.units.iter().all(|u| u.unit != "tick.timer"),
+        "a timer the push started is not said not running: {:?}",
+        first.units
+    );
+    forget_calls(&paths);
+    let both = decl(vec![conf("two\n"), timer("hourly")]);
+    let dry = run(&both, Mode::DryRun, &paths).unwrap();
+    let applied = run(&both, Mode::Apply, &paths).unwrap();
+    assert_eq!(
+        count(&done(&paths), "systemctl restart tick.timer"),
+        1,
+        "{:?} {:?}",
+        done(&paths),
+        applied
+    );
+    let said = |r: &mesh_wire::Report| -> Vec<(String, Cost)> {
+        r.units.iter().map(|u| (u.unit.clone(), u.action)).collect()
+    };
+    assert_eq!(said(&dry), said(&applied), "check and push agree");
+    assert_eq!(said(&applied), [("tick.timer".to_string(), Cost::Restart)]);
+    // the file alone: the timer, unchanged, pays it
+    forget_calls(&paths);
+    let alone = run(
+        &decl(vec![conf("three\n"), timer("hourly")]),
+        Mode::Apply,
+        &paths,
+    )
+    .unwrap();
+    assert_eq!(
+        count(&done(&paths), "systemctl restart tick.timer"),
+        1,
+        "{:?} {:?}",
+        done(&paths),
+        alone
+    );
+}

@@ -70,6 +70,8 @@ impl Run<'_> {
                 .unit_state(&spec.timer_unit())
                 .is_ok_and(|s| s.running == Some(true));
         if same && known && (running || !self.applying()) {
+            // the timer does not move: what its files owe is paid now
+            self.pay_left(&spec.timer_unit(), record);
             return Ok(outcome(
                 &resource.id,
                 State::Unchanged,
@@ -82,6 +84,11 @@ impl Run<'_> {
             State::Created
         };
         if !self.applying() {
+            if known {
+                self.restarted_by_process(&spec.timer_unit(), record);
+            } else {
+                self.started_by_process(&spec.timer_unit(), record);
+            }
             return Ok(outcome(
                 &resource.id,
                 state,
@@ -113,8 +120,17 @@ impl Run<'_> {
         }
         self.paths.system.daemon_reload()?;
         self.paths.system.systemctl("enable", &spec.timer_unit())?;
-        // a timer reads a new schedule when it is started again
-        self.paths.system.systemctl("restart", &spec.timer_unit())?;
+        // a timer reads a new schedule when it is started again; what its files owe is paid
+        // with it, once
+        self.paths
+            .system
+            .systemctl("restart", &spec.timer_unit())
+            .inspect_err(|e| self.not_paid_by_process(&spec.timer_unit(), e, record))?;
+        if running {
+            self.restarted_by_process(&spec.timer_unit(), record);
+        } else {
+            self.started_by_process(&spec.timer_unit(), record);
+        }
         Ok(outcome(
             &resource.id,
             state,
