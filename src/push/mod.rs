@@ -77,7 +77,7 @@ pub enum PushError {
     /// not taken, or the inventory would plan against a number it cannot keep.
     #[error(
         "{node}: the machine's record says it is at generation {number}, a number no push makes \
-         (the highest is {max}; edited by hand?): its answer is not recorded. On the machine, set \
+         or can follow (the highest is {max}; edited by hand?): its answer is not recorded. On the machine, set \
          the generation's `number` in /var/lib/mesh/record.json back to a real one (`mesh-host \
          generations` lists those it keeps), then `mesh check {node}`",
         max = crate::wire::MAX_GENERATION
@@ -438,7 +438,12 @@ fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<Report, Pus
     if out.status == Some(EXIT_STALE)
         && let Ok(stale) = serde_json::from_slice::<Stale>(&out.stdout)
     {
-        impossible(&name, Some(&stale.machine))?;
+        if !crate::wire::Generation::followable(stale.machine.number) {
+            return Err(PushError::ImpossibleGeneration {
+                node: name,
+                number: stale.machine.number,
+            });
+        }
         return Err(PushError::Stale {
             node: name,
             stale: Box::new(stale),

@@ -86,6 +86,7 @@ mod sealed;
 mod secrets;
 mod sshd;
 mod stale;
+mod stale_impossible;
 mod stop;
 mod strict;
 mod tag_layers;

@@ -39,6 +39,14 @@ impl Generation {
     pub fn possible(number: u64) -> bool {
         number <= MAX_GENERATION
     }
+
+    /// Whether a push can follow `number`: the one it makes is one past it, and must be
+    /// possible too. A machine at one no push can follow refuses every push, `--overwrite`
+    /// included, before it changes anything (found by an attacker: it applied, and only the
+    /// operator refused the answer).
+    pub fn followable(number: u64) -> bool {
+        number < MAX_GENERATION
+    }
 }
 
 /// Which generation of the node a push was planned against, said by every push.
@@ -96,6 +104,12 @@ pub struct Stale {
 /// heard from the machine, and `--overwrite` accept.
 pub fn stale(machine: Option<&Generation>, planned: &Planned) -> Option<Stale> {
     let machine = machine.filter(|m| m.number > 0)?;
+    if !Generation::followable(machine.number) {
+        return Some(Stale {
+            machine: machine.clone(),
+            planned: planned.against.clone(),
+        });
+    }
     let against = planned.against.as_ref()?;
     if planned.overwrite {
         return None;
@@ -340,5 +354,30 @@ mod tests {
         assert!(Generation::possible(0) && Generation::possible(9_223_372_036_854_775_807));
         assert!(!Generation::possible(9_223_372_036_854_775_808));
         assert!(!Generation::possible(u64::MAX));
+        // nor is one a push cannot follow taken, even with --overwrite, before anything changes
+        for number in [MAX_GENERATION, MAX_GENERATION + 1] {
+            let machine = Generation {
+                number,
+                inventory: "a".into(),
+                pushed_at: 1,
+                rolled_back_to: None,
+                push: None,
+            };
+            for overwrite in [false, true] {
+                let planned = Planned {
+                    inventory: "a".into(),
+                    against: None,
+                    overwrite,
+                    unrecorded: false,
+                    push: None,
+                    lost: None,
+                };
+                assert!(
+                    stale(Some(&machine), &planned).is_some(),
+                    "{number} {overwrite}"
+                );
+            }
+        }
+        assert!(Generation::followable(MAX_GENERATION - 1));
     }
 }
