@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[path = "local/allocation.rs"]
+mod allocation;
+
 /// One test's mesh: its own inventory, operator key and catalogue folder in a temp dir.
 struct Mesh {
     dir: tempfile::TempDir,

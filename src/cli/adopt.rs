@@ -29,7 +29,9 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     let cat = ctx.catalogue()?;
     let nodes = selected(&inv, &a.select, "adopt")?;
     inv.lock_pushes()?;
-    let jobs: Vec<Job> = compose_all(&inv, &cat, nodes)?
+    // allocated as a push allocates, and kept
+    let jobs: Vec<Job> = inv
+        .batch(|inv| compose_all(inv, &cat, nodes))?
         .into_iter()
         .map(|(node, composed)| {
             // the machine is taken as it is, held assignments too: what they have is the mesh's

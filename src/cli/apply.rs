@@ -64,7 +64,11 @@ pub(crate) fn push(a: PushArgs, ctx: &Context) -> Result<u8> {
     // every node's problems are said at once, before anything is sent: a node that cannot be
     // composed fails alone and is sent nothing (what its assignments made stays), and the
     // others go ahead; only when none can is the push refused
-    let (composed, refusals) = compose_fleet(&inv, &cat, nodes.clone())?;
+    // what the nodes need allocated is, in one transaction, and kept: the plan showed it
+    let (composed, refusals) = inv.batch(|inv| {
+        inv.seal_kept_in_clear()?;
+        compose_fleet(inv, &cat, nodes.clone())
+    })?;
     let given = Given {
         nodes,
         composed,

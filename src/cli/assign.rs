@@ -163,6 +163,13 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
             ),
         );
     }
+    // what the nodes' assignments need (ports, generated secrets) is allocated now, in one
+    // transaction, so that a plan of them only reads it
+    let cat = ctx.catalogue()?;
+    inv.batch(|inv| {
+        inv.seal_kept_in_clear()?;
+        crate::resolve::allocation::nodes(inv, &cat, &nodes)
+    })?;
     Ok(exit::OK)
 }
 

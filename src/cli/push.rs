@@ -129,7 +129,9 @@ pub(crate) fn refused(node: String, problems: &[Problem]) -> push::NodeResult {
 }
 
 /// Composes every node's declaration and hands each to `each` as it is made (or the node's
-/// problems, all of them), so a fleet's declarations are never all held at once. When no node
+/// problems, all of them), so a fleet's declarations are never all held at once. What a node
+/// needs allocated is allocated first (`resolve::allocation`): run it in `Inventory::batch` to
+/// keep that, in `Inventory::trial` to only show it. When no node
 /// can be composed, the command is refused with every node's problems at once after the last
 /// (what `each` made of them is then not to be shown).
 fn compose_each(
@@ -141,7 +143,8 @@ fn compose_each(
     let mut refusals = Vec::new();
     let mut composed = 0usize;
     for node in nodes {
-        match resolve::compose(inv, cat, &node) {
+        // the caller's transaction keeps what this allocates (push) or rolls it back (plan)
+        match resolve::allocation::compose(inv, cat, &node) {
             Ok(c) => {
                 composed += 1;
                 each(node, Ok(c))?;
@@ -181,7 +184,8 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut failed = Vec::new();
     let mut held_at = Vec::new();
     let mut costs = Vec::new();
-    inv.batch(|inv| {
+    // what a push would allocate is allocated to be shown, and rolled back: a plan writes nothing
+    inv.trial(|inv| {
         compose_each(inv, &cat, select, |node, c| {
             let c = match c {
                 Ok(c) => c,
@@ -388,7 +392,9 @@ fn rolled_back(r: &push::NodeResult) -> String {
 pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
     let mut inv = ctx.inventory()?;
     let cat = ctx.catalogue()?;
-    let (mut composed, refusals) = compose_fleet(&inv, &cat, selected(&inv, &a.select, "check")?)?;
+    let nodes = selected(&inv, &a.select, "check")?;
+    // checked against what a push would send, allocated for it and rolled back
+    let (mut composed, refusals) = inv.trial(|inv| compose_fleet(inv, &cat, nodes))?;
     // a node whose last push was interrupted is reconciled from this dry run, unless a push is
     // running now (then its own result will say); one a rollback's was is measured against
     // the generation that push sent, not the inventory's declaration

@@ -423,7 +423,9 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
     let values: Vec<Effective> =
         resolve::assignment_settings(&inv, m, &a.node, &assignment.instance)?;
     let node = inv.node(&a.node)?;
-    let (answers, problems) = resolve::answers(&inv, &cat, &node, assignment)?;
+    // shown as a push would allocate it, and rolled back: `config` writes nothing
+    let (answers, problems) =
+        inv.trial(|inv| resolve::allocation::answers(inv, &cat, &node, assignment))?;
     let secret = |key: &str| m.is_secret(key);
     let requirement_rows: Vec<(String, Value)> = answers
         .values

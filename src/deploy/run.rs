@@ -362,7 +362,8 @@ fn compose_wave(
 ) -> Result<Vec<(Node, Composed)>, DeployError> {
     let mut composed = Vec::new();
     for node in wave {
-        match resolve::compose(inv, cat, &node) {
+        // allocated already by the push's first composition, unless the catalogue asks more
+        match resolve::allocation::compose(inv, cat, &node) {
             Ok(c) => composed.push((node, c)),
             Err(resolve::ResolveError::Unresolved { node, problems }) => {
                 let failure = push::PushError::Refused {

@@ -1,5 +1,5 @@
 //! What answers requirements, kept so that it stays the same from push to push: placements of
-//! host directories, allocated ports, pins, seats and generated secrets.
+//! host directories, pins and seats (ports and generated secrets are made in `allocate`).
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -49,36 +49,6 @@ impl Inventory {
             params![node, instance, name, path],
         )?;
         Ok(())
-    }
-
-    /// The port the host gave `instance`'s requirement `name` on `node`, allocated the first time
-    /// it is asked for (the lowest free one), and the same ever after.
-    pub fn port(&self, node: &str, instance: &str, name: &str) -> Result<u16, InventoryError> {
-        let known: Option<u16> = self
-            .conn
-            .prepare_cached(
-                "SELECT port FROM ports WHERE node = ?1 AND instance = ?2 AND name = ?3",
-            )?
-            .query_row(params![node, instance, name], |r| r.get(0))
-            .optional()?;
-        if let Some(p) = known {
-            return Ok(p);
-        }
-        let taken: Vec<u16> = self
-            .conn
-            .prepare_cached("SELECT port FROM ports WHERE node = ?1")?
-            .query_map([node], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        let port = PORTS
-            .clone()
-            .find(|p| !taken.contains(p))
-            .ok_or_else(|| InventoryError::Corrupt(format!("{node} has no free port left")))?;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![node, instance, name, port])?;
-        Ok(port)
     }
 
     /// The assignments with a requirement pinned to `instance` on `node`: `(node, instance)`.
@@ -181,27 +151,6 @@ impl Inventory {
             params![seat, instance, node],
         )?;
         Ok(before)
-    }
-
-    /// A provider's generated secret field, made the first time it is asked for and the same ever
-    /// after, kept sealed to the operator's key. It is only ever read to be delivered; nothing
-    /// prints it.
-    pub fn secret(
-        &self,
-        node: &str,
-        instance: &str,
-        provision: &str,
-        field: &str,
-    ) -> Result<String, InventoryError> {
-        if let Some(v) = self.kept_secret(node, instance, provision, field)? {
-            return Ok(v);
-        }
-        let value = generate_password()?;
-        self.conn.execute(
-            "INSERT INTO secrets (node, instance, provision, field, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![node, instance, provision, field, self.seal(&value)?],
-        )?;
-        Ok(value)
     }
 }
 

@@ -6,6 +6,7 @@
 //! rather than misread. Write transactions are IMMEDIATE, so two writers never deadlock on the
 //! upgrade from reader to writer.
 
+pub mod allocate;
 mod answers;
 mod assignments;
 pub mod catalogued;
@@ -37,6 +38,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+pub use allocate::Unallocated;
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
 pub use confirmed::DIFFERS;

@@ -1,6 +1,6 @@
 //! Secret fields as the inventory keeps them, sealed to the operator's key: read back (one an
-//! older mesh kept in clear is sealed on the way), set by the operator (`mesh secret set`) and
-//! rotated (`mesh secret rotate`). A per-consumer provision keeps one value for each consumer,
+//! older mesh kept in clear is given as it is, and sealed by `allocate`), set by the operator
+//! (`mesh secret set`) and rotated (`mesh secret rotate`). A per-consumer provision keeps one value for each consumer,
 //! under [`consumer_key`]; it is forgotten once the consumer's provision is withdrawn.
 
 use rusqlite::{OptionalExtension, params};
@@ -37,16 +37,11 @@ impl Inventory {
         let Some(v) = kept else {
             return Ok(None);
         };
-        if Self::is_sealed(&v) {
-            return self.unseal(&v).map(Some);
+        // kept in clear by an older mesh: sealed by the next command that allocates
+        if !Self::is_sealed(&v) {
+            return Ok(Some(v));
         }
-        // kept in clear by an older mesh: sealed now
-        self.conn.execute(
-            "UPDATE secrets SET value = ?5
-             WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
-            params![node, instance, provision, field, self.seal(&v)?],
-        )?;
-        Ok(Some(v))
+        self.unseal(&v).map(Some)
     }
 
     /// Keeps `value` (sealed) as the secret field, replacing what was there; `true` when there

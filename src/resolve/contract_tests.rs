@@ -7,7 +7,9 @@ use std::path::Path;
 use crate::catalogue::Catalogue;
 use crate::inventory::{Inventory, Node};
 
-use super::{ResolveError, compose};
+// composed as a push composes them: allocating what the inventories built here never did
+use super::ResolveError;
+use super::allocation::compose;
 
 const DB: &str = r#"{"description": "A database.", "fields": {
   "host": {"type": "string"},
@@ -149,7 +151,12 @@ fn a_generated_secret_is_as_long_as_contracts_are_told() {
     let dir = tempfile::tempdir().unwrap();
     let inv = one_node(dir.path());
     inv.assign("n1", "kv", "store").unwrap();
-    let secret = inv.secret("n1", "store", "db", "password").unwrap();
+    let wanted = crate::inventory::Unallocated::secret("n1", "store", "db", "password");
+    inv.allocate(&[wanted]).unwrap();
+    let secret = inv
+        .kept_secret("n1", "store", "db", "password")
+        .unwrap()
+        .unwrap();
     assert_eq!(
         secret.chars().count(),
         crate::catalogue::contract::GENERATED_LENGTH

@@ -3,6 +3,7 @@
 //! A node whose assignments cannot all be resolved is refused with every problem at once, so an
 //! operator fixes them in one go rather than one per try.
 
+pub mod allocation;
 #[cfg(test)]
 mod checked;
 mod collisions;
@@ -14,8 +15,10 @@ pub mod facts;
 mod fleet_tests;
 pub mod held;
 pub mod identity;
+mod module_requirements;
 pub mod order;
 pub mod problem;
+mod provider;
 pub mod provisions;
 #[cfg(test)]
 mod provisions_tests;
@@ -46,6 +49,13 @@ pub enum ResolveError {
         node: String,
         problems: Vec<Problem>,
     },
+    /// What the node's declaration reads that the inventory has not allocated yet (a port, a
+    /// generated secret): resolution only reads, and [`allocation`] makes them.
+    #[error("{node} cannot be composed until the inventory allocates {}: `mesh push` allocates them", wanted.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    Unallocated {
+        node: String,
+        wanted: Vec<crate::inventory::Unallocated>,
+    },
     /// Nodes that provide to each other: none can go first.
     #[error("{} cannot be ordered: some of them provide to each other in a cycle, so none can be pushed first; nothing was sent:\n{}\nmove one of these assignments to another node, or pin it to a provider outside the cycle", nodes.join(", "), why.iter().map(|w| format!("  - {w}")).collect::<Vec<_>>().join("\n"))]
     Cycle {
@@ -75,7 +85,8 @@ pub fn assignment_settings(
     ))
 }
 
-/// Everything an assignment's definition reads, answered, with what could not be.
+/// Everything an assignment's definition reads, answered, with what could not be (and what is
+/// not allocated yet: see [`allocation::answers`]).
 pub fn answers(
     inventory: &Inventory,
     catalogue: &Catalogue,
@@ -149,7 +160,8 @@ pub struct Composed {
     pub withdrawn: Vec<provisions::Withdrawn>,
 }
 
-/// Composes what `node` should be.
+/// Composes what `node` should be, reading the inventory only: a node whose values are not all
+/// allocated is [`ResolveError::Unallocated`] (see [`allocation::compose`]).
 pub fn compose(
     inventory: &Inventory,
     catalogue: &Catalogue,
@@ -160,6 +172,7 @@ pub fn compose(
     let mut holds = Vec::new();
     let mut kept = Vec::new();
     let mut withdrawn = Vec::new();
+    let mut unallocated = Vec::new();
     let confirmed = inventory.confirmed(&node.name)?;
     for a in inventory.assignments(Some(&node.name))? {
         let module = match catalogue.module(&a.module) {
@@ -184,6 +197,10 @@ pub fn compose(
             &mut answers,
             &mut unanswered,
         )?;
+        if !answers.unallocated.is_empty() {
+            unallocated.append(&mut answers.unallocated);
+            continue;
+        }
         if problems.len() == before
             && !unanswered.is_empty()
             && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
@@ -214,9 +231,13 @@ pub fn compose(
             module,
             node,
             &a,
-            &mut answers.values,
+            &mut answers,
             &mut withdrawn,
         )?;
+        if !answers.unallocated.is_empty() {
+            unallocated.append(&mut answers.unallocated);
+            continue;
+        }
         for (name, d) in answers.directories {
             let spec = Spec::Directory(d);
             if let Err(e) = spec.check() {
@@ -279,6 +300,12 @@ pub fn compose(
                 }
             }
         }
+    }
+    if !unallocated.is_empty() {
+        return Err(ResolveError::Unallocated {
+            node: node.name.clone(),
+            wanted: unallocated,
+        });
     }
     // what a held assignment keeps is still on the machine: nothing new may take its place
     if kept.is_empty() {

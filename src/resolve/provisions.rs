@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use crate::catalogue::per_consumer::{CONSUMER, CONSUMERS};
 use crate::catalogue::{Catalogue, Module, Need, Provision};
-use crate::inventory::{Assignment, Inventory, InventoryError, Node, consumer_key};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node, Unallocated, consumer_key};
 use crate::wire::Spec;
 
 use super::ResolveError;
 use super::consumers::consumers_of;
-use super::requirements::{self, field_value, login};
+use super::requirements::{self, Answers, field_value, login};
 
 /// Who a per-consumer provision is made for: its mesh identity.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -57,13 +57,15 @@ impl Withdrawn {
 }
 
 /// The provider's values with `provision`'s fields as answered for `consumer` (and the
-/// consumer's identity), each generated secret generated for that consumer alone.
+/// consumer's identity), each generated secret generated for that consumer alone (one not made
+/// yet is named in `unallocated`).
 pub(super) fn answer_for(
     inventory: &Inventory,
     provider: (&str, &str),
     provision: &Provision,
     values: &BTreeMap<String, Value>,
     consumer: &ConsumerId,
+    unallocated: &mut Vec<Unallocated>,
 ) -> Result<BTreeMap<String, Value>, InventoryError> {
     let (instance, node) = provider;
     let mut v = values.clone();
@@ -77,8 +79,9 @@ pub(super) fn answer_for(
     // a consumer's secrets are kept under the provision and its login: never another's
     let key = consumer_key(&provision.name, &consumer.login);
     for f in &provision.fields {
-        let value = field_value(inventory, node, instance, &key, f, &v)?;
-        v.insert(format!("{}.{}", provision.name, f.field.name), value);
+        if let Some(value) = field_value(inventory, (node, instance, &key), f, &v, unallocated)? {
+            v.insert(format!("{}.{}", provision.name, f.field.name), value);
+        }
     }
     Ok(v)
 }
@@ -90,24 +93,32 @@ fn section(
     provision: &Provision,
     values: &BTreeMap<String, Value>,
     consumer: &ConsumerId,
+    unallocated: &mut Vec<Unallocated>,
 ) -> Result<String, InventoryError> {
     let Some(pc) = &provision.per_consumer else {
         return Ok(String::new());
     };
-    let v = answer_for(inventory, provider, provision, values, consumer)?;
+    let v = answer_for(
+        inventory,
+        provider,
+        provision,
+        values,
+        consumer,
+        unallocated,
+    )?;
     Ok(pc.template.fill(&v))
 }
 
-/// Fills `${NAME.consumers}` of each per-consumer provision `a` (on `node`) makes: every
-/// consumer's section, ordered by login. Adds to `withdrawn` each consumer it kept a secret for
-/// and no longer answers.
+/// Fills `${NAME.consumers}` of each per-consumer provision `a` (on `node`) makes into its
+/// `answers`: every consumer's section, ordered by login. Adds to `withdrawn` each consumer it
+/// kept a secret for and no longer answers.
 pub(super) fn made(
     inventory: &Inventory,
     catalogue: &Catalogue,
     module: &Module,
     node: &Node,
     a: &Assignment,
-    values: &mut BTreeMap<String, Value>,
+    answers: &mut Answers,
     withdrawn: &mut Vec<Withdrawn>,
 ) -> Result<(), ResolveError> {
     let per_consumer: Vec<&Provision> = module
@@ -142,11 +153,14 @@ pub(super) fn made(
                 inventory,
                 (&a.instance, &node.name),
                 p,
-                values,
+                &answers.values,
                 id,
+                &mut answers.unallocated,
             )?);
         }
-        values.insert(format!("{}.{CONSUMERS}", p.name), Value::String(text));
+        answers
+            .values
+            .insert(format!("{}.{CONSUMERS}", p.name), Value::String(text));
         for login in kept {
             if !ids.iter().any(|id| id.login == login) {
                 withdrawn.push(Withdrawn {
@@ -232,12 +246,14 @@ pub(super) fn waiting_for(
         let provider_node = inventory.node(pn)?;
         let mut problems = Vec::new();
         let own = requirements::own(inventory, pm, &provider_node, &pa, &mut problems)?;
+        // the consumer's own resolution asked for the same secret: nothing new is named here
         let mine = section(
             inventory,
             (pi, pn),
             provided,
             &own.values,
             &ConsumerId::of(&a.instance, &node.name),
+            &mut Vec::new(),
         )?;
         // a secret file is confirmed sealed: its lines are asked for by their keyed digests
         let mine_lines = super::sealed::line_digests(inventory, &mine)?;

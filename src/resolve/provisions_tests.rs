@@ -4,7 +4,8 @@ use crate::catalogue::Catalogue;
 use crate::inventory::{Inventory, Node};
 use crate::wire::Spec;
 
-use super::compose;
+// composed as a push composes them: allocating what the inventories built here never did
+use super::allocation::compose;
 
 pub(super) struct Mesh {
     dir: tempfile::TempDir,
@@ -87,7 +88,7 @@ fn open(m: &Mesh, armored: &str) -> String {
 fn password(m: &Mesh, node: &str) -> String {
     let n = m.inv.node(node).unwrap();
     let a = m.inv.assignments(Some(node)).unwrap().remove(0);
-    let (answers, problems) = super::answers(&m.inv, &m.cat, &n, &a).unwrap();
+    let (answers, problems) = super::allocation::answers(&m.inv, &m.cat, &n, &a).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     answers.values["store.password"]
         .as_str()
