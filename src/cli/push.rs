@@ -131,9 +131,9 @@ pub(crate) fn refused(node: String, problems: &[Problem]) -> push::NodeResult {
 /// Composes every node's declaration and hands each to `each` as it is made (or the node's
 /// problems, all of them), so a fleet's declarations are never all held at once. What a node
 /// needs allocated is allocated first (`resolve::allocation`): run it in `Inventory::batch` to
-/// keep that, in `Inventory::trial` to only show it. When no node
-/// can be composed, the command is refused with every node's problems at once after the last
-/// (what `each` made of them is then not to be shown).
+/// keep that, in `Inventory::trial` to only show it. When no node can be composed, the command
+/// is refused with every node's problems at once after the last (what `each` made of them is
+/// then not to be shown).
 fn compose_each(
     inv: &Inventory,
     cat: &Catalogue,
