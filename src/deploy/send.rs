@@ -43,6 +43,9 @@ pub fn moves_reason(moves: &[plan::Move]) -> String {
 /// A node's push in flight: its row, the digest of what is sent, and what is sent.
 type Flight = (i64, String, Declaration);
 
+/// The consumers whose provisions each node's declaration takes away, by node.
+type WithdrawnBy = BTreeMap<String, Vec<Withdrawn>>;
+
 /// Pushes one wave's nodes in parallel, recording each.
 pub(super) fn push_wave(
     inv: &mut Inventory,
@@ -82,10 +85,10 @@ fn jobs_of(
     started: &str,
     composed: Vec<(Node, Composed)>,
     out: &mut Summary,
-) -> Result<(Vec<Job>, BTreeMap<String, Vec<Withdrawn>>), DeployError> {
+) -> Result<(Vec<Job>, WithdrawnBy), DeployError> {
     let mut held: Vec<(String, Vec<plan::Move>)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    let mut withdrawn: BTreeMap<String, Vec<Withdrawn>> = BTreeMap::new();
+    let mut withdrawn = WithdrawnBy::new();
     for (node, c) in composed {
         for h in &c.held {
             watch.said(Said::Kept {
