@@ -5,6 +5,8 @@
 //! so before anything is sent, naming the consumers and the way to take them back together.
 
 use crate::catalogue::Catalogue;
+use crate::inventory::InventoryError;
+use crate::resolve::ResolveError;
 use crate::resolve::consumers::{Consumer, consumers_of};
 use crate::wire::Declaration;
 
@@ -20,6 +22,10 @@ pub struct SecretBack {
     /// Consumers of the resource's instance on nodes this rollback does not reach: they keep
     /// reading today's secret.
     pub consumers: Vec<Consumer>,
+    /// Why the consumers could not be found, when they could not: the warning says so, and the
+    /// rollback goes on (a warning never stops it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumers_unknown: Option<String>,
 }
 
 impl SecretBack {
@@ -30,6 +36,12 @@ impl SecretBack {
              back)",
             self.node, self.resource, self.generation
         );
+        if let Some(why) = &self.consumers_unknown {
+            return format!(
+                "{back}; who reads it is not known ({why}): a consumer on another node may keep \
+                 reading today's and be refused until it goes back too"
+            );
+        }
         if self.consumers.is_empty() {
             return back;
         }
@@ -49,26 +61,57 @@ pub fn secrets_back(
     catalogue: &Catalogue,
     targets: &[&Target],
 ) -> Result<Vec<SecretBack>, DeployError> {
+    secrets_back_by(
+        targets,
+        |node| inv.confirmed(node),
+        |instance, node| consumers_of(inv, catalogue, instance, node),
+    )
+}
+
+/// [`secrets_back`] with what each node has (`has`) and who consumes an instance
+/// (`consumers`) asked of the caller. The consumers only shape the warning: when they cannot be
+/// found, the warning says why and the rollback goes on.
+fn secrets_back_by(
+    targets: &[&Target],
+    has: impl Fn(&str) -> Result<Option<Declaration>, InventoryError>,
+    consumers: impl Fn(&str, &str) -> Result<Vec<Consumer>, ResolveError>,
+) -> Result<Vec<SecretBack>, DeployError> {
     let reached: Vec<&str> = targets.iter().map(|t| t.node.name.as_str()).collect();
     let mut out = Vec::new();
     for t in targets {
-        let Some(has) = inv.confirmed(&t.node.name)? else {
+        let Some(has) = has(&t.node.name)? else {
             continue;
         };
         for (resource, instance) in moved(&t.kept.declaration, &has) {
-            let consumers = consumers_of(inv, catalogue, &instance, &t.node.name)?
-                .into_iter()
-                .filter(|c| !reached.contains(&c.node.as_str()))
-                .collect();
+            let (left, unknown) = match consumers(&instance, &t.node.name) {
+                Ok(found) => {
+                    let left = found
+                        .into_iter()
+                        .filter(|c| !reached.contains(&c.node.as_str()))
+                        .collect();
+                    (left, None)
+                }
+                Err(e) => (Vec::new(), Some(one_line(&e.to_string()))),
+            };
             out.push(SecretBack {
                 node: t.node.name.clone(),
                 resource,
                 generation: t.kept.generation,
-                consumers,
+                consumers: left,
+                consumers_unknown: unknown,
             });
         }
     }
     Ok(out)
+}
+
+/// `text` on one line: an error that lists its problems joins them.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The resources (id, instance) whose sealed content differs between what is sent and what the
@@ -85,4 +128,59 @@ fn moved(sent: &Declaration, has: &Declaration) -> Vec<(String, String)> {
             (!then.is_empty() && then != today).then(|| (r.id.clone(), r.instance.clone()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{Kept, Node};
+
+    fn declaration(digest: &str) -> Declaration {
+        serde_json::from_value(serde_json::json!({
+            "version": 1, "node": "node1", "resources": [{"id": "kv:file:/srv/kv/auth.conf",
+            "instance": "kv", "module": "kv@1", "kind": "file", "path": "/srv/kv/auth.conf",
+            "owner": "root", "group": "root", "mode": 384,
+            "content": "", "secret": true, "source": "", "settings": {}, "cost": "none",
+            "units": [], "sealed": {"digest": digest, "age": "x"}}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn consumers_that_cannot_be_found_are_said_unknown_and_the_rollback_goes_on() {
+        let target = Target {
+            node: Node::new("node1", "192.0.2.1"),
+            kept: Kept {
+                node: "node1".into(),
+                generation: 3,
+                push: 1,
+                inventory: "a".into(),
+                pushed_at: 1,
+                declaration: declaration("then"),
+            },
+        };
+        assert_eq!(
+            moved(&target.kept.declaration, &declaration("now")).len(),
+            1
+        );
+        let back = secrets_back_by(
+            &[&target],
+            |_| Ok(Some(declaration("now"))),
+            |_, _| {
+                Err(ResolveError::Inventory(InventoryError::Corrupt(
+                    "the pins cannot be read".into(),
+                )))
+            },
+        )
+        .unwrap();
+        assert_eq!(back.len(), 1, "{back:?}");
+        let line = back[0].line();
+        assert!(
+            line.contains("goes back to the secret generation 3 had")
+                && line.contains("who reads it is not known (")
+                && line.contains("the pins cannot be read"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'), "{line}");
+    }
 }

@@ -61,52 +61,58 @@ pub fn content(spec: &Spec) -> String {
             t.user,
             t.schedule
         ),
-        Spec::Container(c) => {
-            let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
-            if !c.command.is_empty() {
-                out.push_str(&format!(
-                    "command: {}\n",
-                    serde_json::to_string(&c.command).unwrap_or_default()
-                ));
-            }
-            out.push_str(&environment(&c.environment, &c.secret_environment));
-            // the operator's data it reaches, too: a `mesh place` elsewhere shows as a mount
-            for m in &c.binds() {
-                out.push_str(&format!(
-                    "mount {} -> {}{}\n",
-                    m.source,
-                    m.target,
-                    if m.read_only { " (read-only)" } else { "" }
-                ));
-            }
-            for p in &c.ports {
-                out.push_str(&format!("port {}:{}/{}\n", p.host, p.container, p.protocol));
-            }
-            out
-        }
-        Spec::Process(p) => {
-            let mut out = format!(
-                "command: {}\nuser: {}\nrestart: {}\n",
-                serde_json::to_string(&p.command).unwrap_or_default(),
-                p.user,
-                p.restart
-            );
-            if let Some(d) = &p.working_directory {
-                out.push_str(&format!("working directory: {d}\n"));
-            }
-            out.push_str(&environment(&p.environment, &p.secret_environment));
-            for f in &p.bundle {
-                out.push_str(&format!(
-                    "--- bundle {} ({:04o})\n{}",
-                    f.path, f.mode, f.content
-                ));
-                if !f.content.ends_with('\n') {
-                    out.push('\n');
-                }
-            }
-            out
+        Spec::Container(c) => container(c),
+        Spec::Process(p) => process(p),
+    }
+}
+
+/// A container as a plan shows it: its image, command, environment, mounts and ports.
+fn container(c: &crate::wire::ContainerSpec) -> String {
+    let mut out = format!("image: {}\nrestart: {}\n", c.image, c.restart);
+    if !c.command.is_empty() {
+        out.push_str(&format!(
+            "command: {}\n",
+            serde_json::to_string(&c.command).unwrap_or_default()
+        ));
+    }
+    out.push_str(&environment(&c.environment, &c.secret_environment));
+    // the operator's data it reaches, too: a `mesh place` elsewhere shows as a mount
+    for m in &c.binds() {
+        out.push_str(&format!(
+            "mount {} -> {}{}\n",
+            m.source,
+            m.target,
+            if m.read_only { " (read-only)" } else { "" }
+        ));
+    }
+    for p in &c.ports {
+        out.push_str(&format!("port {}:{}/{}\n", p.host, p.container, p.protocol));
+    }
+    out
+}
+
+/// A process as a plan shows it: its command, user, environment and bundle files.
+fn process(p: &crate::wire::ProcessSpec) -> String {
+    let mut out = format!(
+        "command: {}\nuser: {}\nrestart: {}\n",
+        serde_json::to_string(&p.command).unwrap_or_default(),
+        p.user,
+        p.restart
+    );
+    if let Some(d) = &p.working_directory {
+        out.push_str(&format!("working directory: {d}\n"));
+    }
+    out.push_str(&environment(&p.environment, &p.secret_environment));
+    for f in &p.bundle {
+        out.push_str(&format!(
+            "--- bundle {} ({:04o})\n{}",
+            f.path, f.mode, f.content
+        ));
+        if !f.content.ends_with('\n') {
+            out.push('\n');
         }
     }
+    out
 }
 
 /// Environment variables as a plan shows them: a secret's value never.

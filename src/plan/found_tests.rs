@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::inventory::{Inventory, Node, PushRecord};
-use crate::wire::{Costing, FileSpec, Generation, Mode, Outcome, Seen, State, VERSION};
+use crate::wire::{Costing, FileSpec, Generation, Mode, Outcome, Seen, Spec, State, VERSION};
 
 fn file(path: &str, content: &str) -> Resource {
     Resource {

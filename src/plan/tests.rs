@@ -1,7 +1,7 @@
 //! Plans compared with what machines confirmed: changes, costs, removals, secrets.
 
 use super::*;
-use crate::wire::{Costing, FileSpec, SettingUse, VERSION};
+use crate::wire::{Costing, FileSpec, SettingUse, Spec, VERSION};
 
 fn file(path: &str, content: &str, digest: &str, units: &[&str]) -> Resource {
     let mut settings = BTreeMap::new();

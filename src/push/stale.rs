@@ -60,8 +60,11 @@ mod tests {
             rolled_back_to: None,
             push: None,
         };
-        assert!(super::super::impossible("web1", Some(&at(9_223_372_036_854_775_807))).is_ok());
-        let e = super::super::impossible("web1", Some(&at(9_223_372_036_854_775_808))).unwrap_err();
+        assert!(
+            super::super::answer::impossible("web1", Some(&at(9_223_372_036_854_775_807))).is_ok()
+        );
+        let e = super::super::answer::impossible("web1", Some(&at(9_223_372_036_854_775_808)))
+            .unwrap_err();
         assert_eq!(e.kind(), "record");
         let said = e.to_string();
         for words in [

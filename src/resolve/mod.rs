@@ -7,6 +7,7 @@ pub mod allocation;
 #[cfg(test)]
 mod checked;
 mod collisions;
+mod compose;
 pub mod consumers;
 #[cfg(test)]
 mod contract_tests;
@@ -27,12 +28,10 @@ pub mod requirements;
 mod sealed;
 pub mod settings;
 
-use collisions::collisions;
-use render::resource;
-
 use crate::catalogue::{Catalogue, Module, digest};
 use crate::inventory::{Inventory, InventoryError, LayerOf, Node};
-use crate::wire::{self, Declaration, Resource, Spec};
+use crate::wire::Declaration;
+pub use compose::{Composed, compose};
 pub use held::Held;
 pub use problem::Problem;
 pub use sealed::reseal;
@@ -146,223 +145,6 @@ pub fn providers_of(
         &mut problems,
     )?;
     Ok(Some(answers.providers))
-}
-
-/// What a node should be, and the assignments held back from it (they keep what they have).
-#[derive(Debug)]
-pub struct Composed {
-    pub declaration: Declaration,
-    pub held: Vec<Held>,
-    /// What the node confirmed of the held assignments: the declaration names them in `keep`,
-    /// so the helper leaves them as the machine has them.
-    pub kept: Vec<Resource>,
-    /// Consumers whose provisions this declaration takes away from the machine.
-    pub withdrawn: Vec<provisions::Withdrawn>,
-}
-
-/// Composes what `node` should be, reading the inventory only: a node whose values are not all
-/// allocated is [`ResolveError::Unallocated`] (see [`allocation::compose`]).
-pub fn compose(
-    inventory: &Inventory,
-    catalogue: &Catalogue,
-    node: &Node,
-) -> Result<Composed, ResolveError> {
-    let mut resources: Vec<Resource> = Vec::new();
-    let mut problems = Vec::new();
-    let mut holds = Vec::new();
-    let mut kept = Vec::new();
-    let mut withdrawn = Vec::new();
-    let mut unallocated = Vec::new();
-    let confirmed = inventory.confirmed(&node.name)?;
-    for a in inventory.assignments(Some(&node.name))? {
-        let module = match catalogue.module(&a.module) {
-            Ok(m) => m,
-            Err(e) => {
-                problems.push(Problem::of(
-                    &a,
-                    format!("{} (module {}): {e}", a.instance, a.module),
-                ));
-                continue;
-            }
-        };
-        let before = problems.len();
-        let mut answers = requirements::own(inventory, module, node, &a, &mut problems)?;
-        let mut unanswered = Vec::new();
-        requirements::modules(
-            inventory,
-            catalogue,
-            module,
-            node,
-            &a,
-            &mut answers,
-            &mut unanswered,
-        )?;
-        if !answers.unallocated.is_empty() {
-            unallocated.append(&mut answers.unallocated);
-            continue;
-        }
-        if problems.len() == before
-            && !unanswered.is_empty()
-            && held::provider_gone(inventory, module, &a, confirmed.as_ref())?
-        {
-            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
-            holds.push(Held::gone(&a, node, &unanswered));
-            continue;
-        }
-        problems.append(&mut unanswered);
-        if problems.len() > before {
-            continue;
-        }
-        if let Some(fact) = answers.facts_unknown.take() {
-            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
-            holds.push(Held::facts(&a, node, &fact));
-            continue;
-        }
-        if let Some(provider) =
-            provisions::waiting_for(inventory, catalogue, module, node, &a, &answers.providers)?
-        {
-            kept.extend(held::kept(confirmed.as_ref(), &a.instance));
-            holds.push(Held::waiting(&a, provider));
-            continue;
-        }
-        provisions::made(
-            inventory,
-            catalogue,
-            module,
-            node,
-            &a,
-            &mut answers,
-            &mut withdrawn,
-        )?;
-        if !answers.unallocated.is_empty() {
-            unallocated.append(&mut answers.unallocated);
-            continue;
-        }
-        for (name, d) in answers.directories {
-            let spec = Spec::Directory(d);
-            if let Err(e) = spec.check() {
-                problems.push(
-                    Problem::of(
-                        &a,
-                        format!(
-                            "{} ({} from {}): the directory it requires as {name} {e}; \
-                     place it elsewhere with `mesh place {} {} {name}=PATH`",
-                            a.instance,
-                            module.name,
-                            module.file(),
-                            a.instance,
-                            node.name
-                        ),
-                    )
-                    .file(module.file())
-                    .field(name.clone())
-                    .fix(format!(
-                        "mesh place {} {} {name}=PATH",
-                        a.instance, node.name
-                    )),
-                );
-                continue;
-            }
-            resources.push(Resource {
-                id: format!("{}:directory:{}", a.instance, spec.target()),
-                instance: a.instance.clone(),
-                module: format!("{}@{}", module.name, module.version),
-                confirm: false,
-                spec,
-            });
-        }
-        for (i, def) in module.resources.iter().enumerate() {
-            match resource(&a.instance, module, def, &answers.values) {
-                // every path is checked as rendered: a setting or a placement can make a path
-                // leave its place that the definition kept
-                Ok(mut r) => match with_access(&mut r, &answers.access).check() {
-                    Ok(()) => resources.push(r),
-                    Err(e) => problems.push(
-                        Problem::of(
-                            &a,
-                            format!(
-                                "{} ({} from {}): resources[{i}].{} reads as {:?}: {}; \
-                         nothing is sent until the module or its settings change",
-                                a.instance,
-                                module.name,
-                                module.file(),
-                                e.field,
-                                e.value,
-                                e.reason
-                            ),
-                        )
-                        .file(module.file())
-                        .field(format!("resources[{i}].{}", e.field)),
-                    ),
-                },
-                Err(problem) => {
-                    problems.push(Problem::of(&a, format!("{}: {problem}", a.instance)))
-                }
-            }
-        }
-    }
-    if !unallocated.is_empty() {
-        return Err(ResolveError::Unallocated {
-            node: node.name.clone(),
-            wanted: unallocated,
-        });
-    }
-    // what a held assignment keeps is still on the machine: nothing new may take its place
-    if kept.is_empty() {
-        problems.extend(collisions(&resources).into_iter().map(Problem::from));
-    } else {
-        problems.extend(
-            collisions(&[resources.clone(), kept.clone()].concat())
-                .into_iter()
-                .map(Problem::from),
-        );
-    }
-    problems.extend(
-        collisions::operators_data(&resources, confirmed.as_ref())
-            .into_iter()
-            .map(Problem::from),
-    );
-    sealed::seal(inventory, node, &mut resources, &mut problems)?;
-    if !problems.is_empty() {
-        return Err(ResolveError::Unresolved {
-            node: node.name.clone(),
-            problems,
-        });
-    }
-    // taking off what asked for confirmation is confirmed too: the node's confirmed state says
-    // which those are, whatever the helper's record (an older one does not) keeps of them
-    let confirm_removals = confirmed
-        .iter()
-        .flat_map(|c| &c.resources)
-        .filter(|old| old.confirm && !resources.iter().chain(&kept).any(|r| r.id == old.id))
-        .map(|old| old.id.clone())
-        .collect();
-    Ok(Composed {
-        declaration: Declaration {
-            version: wire::VERSION,
-            node: node.name.clone(),
-            resources,
-            expects_record: false,
-            confirm_within: None,
-            confirm_removals,
-            keep: kept.iter().map(|r| r.id.clone()).collect(),
-            planned: None,
-        },
-        held: holds,
-        kept,
-        withdrawn,
-    })
-}
-
-/// A process or container reaches every path of the operator's data its module requires
-/// access to.
-fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
-    match &mut r.spec {
-        Spec::Process(p) => p.access = access.to_vec(),
-        Spec::Container(c) => c.access = access.to_vec(),
-        _ => {}
-    }
-    &r.spec
 }
 
 /// A digest of a whole declaration: two equal declarations have equal digests (a sealed file

@@ -2,19 +2,20 @@
 //! DIR standing for its `/`. Its helper runs as a child process of `mesh`, as the operator's own
 //! user, as `mesh-host --root DIR VERB`, the declaration on its stdin and its answer read within
 //! the same bounds as over SSH. The helper lives where a remote machine keeps it, under the
-//! node's root (`DIR/var/lib/mesh/bin/mesh-host-SHA256`): written once, unpacked and checked
-//! against its sha256 before it takes its name, as the remote upload is.
+//! node's root (`DIR/var/lib/mesh/bin/mesh-host-SHA256`): unpacked and checked against its
+//! sha256 before it takes its name, as the remote upload is, and checked again before each run,
+//! in a root only the operator can change ([`stored`]). The child process itself is [`child`].
 //!
 //! A session that is dropped before its helper ends (a push's `--timeout`) kills the helper, as
 //! a dropped SSH connection ends it on a machine.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+mod child;
+mod stored;
 
-use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::transport::{Boxed, Call, Links, PrepareError, Prepared, Session, Transport};
 use super::{Helper, PushError};
@@ -109,7 +110,8 @@ impl Session for LocalSession {
     ) -> Boxed<'a, Result<Output, PushError>> {
         Box::pin(async move {
             let path = self.helper_path(helper);
-            if !path.is_file() {
+            let found = stored::check(&self.root, &path, helper).map_err(|e| self.error(e))?;
+            if found == stored::Found::Missing {
                 return Ok(Output {
                     status: Some(EXIT_HELPER_MISSING),
                     ..Output::default()
@@ -117,7 +119,7 @@ impl Session for LocalSession {
             }
             let mut command = Command::new(&path);
             command.arg("--root").arg(&self.root).args(call.args());
-            run_bounded(command, input.to_vec(), bound)
+            child::run_bounded(command, input.to_vec(), bound)
                 .await
                 .map_err(|e| self.error(e))
         })
@@ -134,8 +136,7 @@ impl Session for LocalSession {
                 });
             }
             let path = self.helper_path(helper);
-            let stored = store(&path, helper);
-            Ok(match stored {
+            Ok(match stored::store(&self.root, &path, helper) {
                 Ok(()) => Output {
                     status: Some(0),
                     ..Output::default()
@@ -152,144 +153,6 @@ impl Session for LocalSession {
     fn close(self: Box<Self>) -> Boxed<'static, ()> {
         Box::pin(async {})
     }
-}
-
-/// Unpacks the helper to `path.part`, checks its sha256, and only then gives it its name.
-fn store(path: &Path, helper: &Helper) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path
-        .parent()
-        .ok_or_else(|| format!("{} has no directory", path.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let mut unpacked = Vec::with_capacity(helper.unpacked_len());
-    flate2::read::GzDecoder::new(helper.gzipped())
-        .read_to_end(&mut unpacked)
-        .map_err(|e| format!("unpacking the helper: {e}"))?;
-    let digest: String = Sha256::digest(&unpacked)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    if digest != helper.sha256() {
-        return Err(format!(
-            "the helper arrived incomplete or changed (its sha256 is not {}): nothing stored",
-            helper.sha256()
-        ));
-    }
-    let part = path.with_extension("part");
-    let written = std::fs::File::create(&part)
-        .and_then(|mut f| f.write_all(&unpacked).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755)))
-        .and_then(|()| std::fs::rename(&part, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&part);
-        format!("storing the helper at {}: {e}", path.display())
-    })
-}
-
-/// Kills the child when the run is dropped before it ended.
-struct Reaper(Arc<Mutex<Child>>);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let mut child = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if matches!(child.try_wait(), Ok(None)) {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-/// How long a helper's streams may stay open once it has exited (a process it left behind
-/// holding them): then what was read is its answer.
-const STREAMS_AFTER_EXIT: Duration = Duration::from_secs(5);
-
-/// Runs `command` with `input` on its stdin, reading at most `bound` of each stream.
-async fn run_bounded(mut command: Command, input: Vec<u8>, bound: Bound) -> Result<Output, String> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = spawn(&mut command).await?;
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let child = Reaper(Arc::new(Mutex::new(child)));
-    // a helper that stops reading early (it refused the declaration) is not an error here
-    let writer = std::thread::spawn(move || {
-        if let Some(mut stdin) = stdin {
-            let _ = stdin.write_all(&input);
-        }
-    });
-    let out = tokio::task::spawn_blocking(move || read_bounded(stdout, bound.stdout));
-    let err = tokio::task::spawn_blocking(move || read_bounded(stderr, bound.stderr));
-    let status = loop {
-        let waited = child.0.lock().unwrap_or_else(|p| p.into_inner()).try_wait();
-        match waited {
-            Ok(Some(status)) => break status,
-            Ok(None) => tokio::time::sleep(Duration::from_millis(5)).await,
-            Err(e) => return Err(format!("waiting for the helper: {e}")),
-        }
-    };
-    let _ = writer.join();
-    let read = |joined: Result<Result<Result<Vec<u8>, usize>, tokio::task::JoinError>, _>,
-                stream: &str| match joined {
-        Ok(Ok(Ok(bytes))) => Ok(bytes),
-        Ok(Ok(Err(most))) => Err(format!(
-            "{} sent more than {most} bytes on {stream}: refused",
-            bound.what
-        )),
-        Ok(Err(e)) => Err(format!("reading the helper's {stream}: {e}")),
-        Err(_) => Err(format!(
-            "the helper's {stream} stayed open {} s after it exited",
-            STREAMS_AFTER_EXIT.as_secs()
-        )),
-    };
-    let stdout = read(
-        tokio::time::timeout(STREAMS_AFTER_EXIT, out).await,
-        "stdout",
-    )?;
-    let stderr = read(
-        tokio::time::timeout(STREAMS_AFTER_EXIT, err).await,
-        "stderr",
-    )?;
-    Ok(Output {
-        status: status.code().and_then(|c| u32::try_from(c).ok()),
-        stdout,
-        stderr,
-    })
-}
-
-/// How long a helper just stored may be busy to exec.
-const BUSY_FOR: Duration = Duration::from_secs(5);
-
-/// Starts `command`. A helper stored a moment ago can be refused as busy (ETXTBSY) while a
-/// process forked by another thread of this one (another node's helper) still holds the file
-/// open for writing, until it execs: tried again until [`BUSY_FOR`].
-async fn spawn(command: &mut Command) -> Result<Child, String> {
-    let started = tokio::time::Instant::now();
-    loop {
-        match command.spawn() {
-            Err(e)
-                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
-                    && started.elapsed() < BUSY_FOR =>
-            {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            spawned => return spawned.map_err(|e| format!("starting the helper: {e}")),
-        }
-    }
-}
-
-/// All of `stream`, or `Err(most)` once it passes `most` bytes.
-fn read_bounded(stream: Option<impl Read>, most: usize) -> Result<Vec<u8>, usize> {
-    let mut bytes = Vec::new();
-    if let Some(stream) = stream {
-        let limit = u64::try_from(most).unwrap_or(u64::MAX).saturating_add(1);
-        // an unreadable stream ends the answer where it broke
-        let _ = stream.take(limit).read_to_end(&mut bytes);
-    }
-    if bytes.len() > most {
-        return Err(most);
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -384,6 +247,71 @@ mod tests {
             0,
             "no file, no .part"
         );
+    }
+
+    /// Replaces the stored helper's bytes with a script that leaves `mark` under the root.
+    fn tamper(root: &Path, helper: &Helper) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = root.join(format!("var/lib/mesh/bin/mesh-host-{}", helper.sha256()));
+        std::fs::write(&path, "#!/bin/sh\ntouch \"$2/mark\"\nprintf tampered\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[tokio::test]
+    async fn a_stored_helper_whose_bytes_changed_is_never_run_but_stored_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let helper = fake("printf answered");
+        let s = session(root).await;
+        s.upload(&helper).await.unwrap();
+        tamper(root, &helper);
+        let call = Call::Run(Mode::Apply);
+        let out = s.run(&helper, call, b"", BOUND).await.unwrap();
+        assert_eq!(out.status, Some(EXIT_HELPER_MISSING), "{out:?}");
+        assert!(!root.join("mark").exists(), "the tampered helper ran");
+
+        assert_eq!(s.upload(&helper).await.unwrap().status, Some(0));
+        let out = s.run(&helper, call, b"", BOUND).await.unwrap();
+        assert_eq!(out.stdout, b"answered");
+        assert!(!root.join("mark").exists(), "the tampered helper ran");
+    }
+
+    #[tokio::test]
+    async fn a_root_another_user_could_change_the_helper_in_is_refused_and_nothing_runs() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let helper = fake("printf answered");
+        let s = session(root).await;
+        s.upload(&helper).await.unwrap();
+        let bin = root.join("var/lib/mesh/bin");
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = s
+            .run(&helper, Call::Run(Mode::Apply), b"", BOUND)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "{} is writable by its group or by others",
+                bin.display()
+            )),
+            "{e}"
+        );
+        let refused = s.upload(&helper).await.unwrap();
+        assert_eq!(refused.status, Some(1), "{refused:?}");
+
+        // even the helper's own bytes are not run from there
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = tamper(root, &helper);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            s.run(&helper, Call::Run(Mode::Apply), b"", BOUND)
+                .await
+                .is_err()
+        );
+        assert!(!root.join("mark").exists(), "the helper ran");
     }
 
     #[tokio::test]

@@ -1,0 +1,144 @@
+//! One resource definition of a module made into the resource a node is sent: every template
+//! filled with the assignment's answers, and what each setting it reads costs. Each kind renders
+//! in its own file here (`file.rs`, `process.rs`, ...): a new kind adds one file and one arm of
+//! [`resource`]; what every kind shares (filling a template, a probe, unit names, the settings
+//! read and their costs, an account's name) is [`Filling`].
+
+mod apt_repository;
+mod container;
+mod file;
+mod group;
+mod keys;
+mod package;
+mod process;
+mod service;
+mod symlink;
+mod sysctl;
+mod timer;
+mod user;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::catalogue::{Module, ResourceDef, Template, digest};
+use crate::wire::{self, Cost, Resource, SettingUse};
+
+/// What every kind's rendering reads: the instance, its module and the answers its templates
+/// are filled with.
+pub(super) struct Filling<'a> {
+    instance: &'a str,
+    module: &'a Module,
+    values: &'a BTreeMap<String, Value>,
+}
+
+pub(super) fn resource(
+    instance: &str,
+    module: &Module,
+    def: &ResourceDef,
+    values: &BTreeMap<String, Value>,
+) -> Result<Resource, String> {
+    let fill = Filling {
+        instance,
+        module,
+        values,
+    };
+    let (id, spec) = match def {
+        ResourceDef::File(f) => file::render(f, &fill)?,
+        ResourceDef::Keys(k) => keys::render(k, &fill)?,
+        ResourceDef::Package(p) => package::render(p, &fill)?,
+        ResourceDef::Process(p) => process::render(p, &fill)?,
+        ResourceDef::Container(c) => container::render(c, &fill)?,
+        ResourceDef::Symlink(l) => symlink::render(l, &fill)?,
+        ResourceDef::Timer(t) => timer::render(t, &fill)?,
+        ResourceDef::Group(g) => group::render(g, &fill)?,
+        ResourceDef::User(u) => user::render(u, &fill)?,
+        ResourceDef::AptRepository(a) => apt_repository::render(a, &fill)?,
+        ResourceDef::Sysctl(s) => sysctl::render(s, &fill)?,
+        ResourceDef::Service(sv) => service::render(sv, &fill)?,
+    };
+    // settings filled in may hold what a unit or an environment cannot: refused before anything
+    // is sent
+    spec.check_unit_values().map_err(|e| {
+        format!(
+            "{} {}, as its settings fill it in: {e}",
+            spec.kind(),
+            spec.target()
+        )
+    })?;
+    Ok(Resource {
+        id,
+        instance: instance.to_string(),
+        module: format!("{}@{}", module.name, module.version),
+        confirm: def.confirm(),
+        spec,
+    })
+}
+
+impl Filling<'_> {
+    /// A template as the answers fill it in: every string of a definition reads settings as
+    /// text.
+    fn text(&self, template: &Template) -> String {
+        template.fill(self.values)
+    }
+
+    /// A unit's probe with the node's answers filled in.
+    fn ready(
+        &self,
+        def: Option<&crate::catalogue::ReadyDef>,
+    ) -> Result<Option<wire::Ready>, String> {
+        def.map(|r| r.render(self.values)).transpose()
+    }
+
+    /// A resource's unit names, rendered (`${me.instance}.service`) and checked.
+    fn units(&self, units: &[String]) -> Result<Vec<String>, String> {
+        units
+            .iter()
+            .map(|u| {
+                let name = Template::parse(u)
+                    .map(|t| self.text(&t))
+                    .unwrap_or_else(|_| u.clone());
+                if crate::catalogue::valid_unit(&name) {
+                    Ok(name)
+                } else {
+                    Err(format!("{u} reads as {name:?}, which is not a unit name"))
+                }
+            })
+            .collect()
+    }
+
+    /// The settings and requirement fields a resource reads, each with a digest of its value (never
+    /// the value) and what its change costs: a setting's declared cost; for a requirement's field (a
+    /// provider's host, a port, a placed directory: `db.host`), `cost`, the resource's own, since a
+    /// requirement declares none.
+    fn used(&self, references: Vec<&str>, cost: Cost) -> BTreeMap<String, SettingUse> {
+        references
+            .into_iter()
+            .filter_map(|name| {
+                let value = self.values.get(name)?;
+                let cost = match self.module.setting(name) {
+                    Some(decl) => decl.cost,
+                    None => cost,
+                };
+                Some((
+                    name.to_string(),
+                    SettingUse {
+                        digest: digest(&[name.as_bytes(), value.to_string().as_bytes()]),
+                        cost,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// An account's name as its settings fill it in, held to the rule the helper applies.
+    fn account(&self, name: &str) -> Result<String, String> {
+        crate::catalogue::check_account(name).map_err(|e| {
+            format!(
+                "module {}: an account's name, filled in: {e}",
+                self.module.name
+            )
+        })?;
+        Ok(name.to_string())
+    }
+}
