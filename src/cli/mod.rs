@@ -260,14 +260,15 @@ impl Context {
 
     /// One thing a command did: the sentence for a person, or under --json `value`, which joins
     /// the command's others in one document `{"done": [...]}` printed when it ends.
-    /// `value` is an answer type of [`answers`] (or a `json!` value where none is yet).
+    /// `value` is an answer type of [`answers`].
     pub(crate) fn answer(&self, value: impl serde::Serialize, text: std::fmt::Arguments<'_>) {
         if self.json {
             // a value that cannot be JSON (a map keyed by other than strings) is a defect of
             // the answer type; it is said in its place rather than dropped
-            let value = serde_json::to_value(value).unwrap_or_else(
-                |e| serde_json::json!({"error": {"kind": "internal", "message": e.to_string()}}),
-            );
+            let value = serde_json::to_value(value).unwrap_or_else(|e| {
+                let said = e.to_string();
+                serde_json::to_value(error_json("internal", &said)).unwrap_or_default()
+            });
             self.answers.borrow_mut().push(value);
         } else {
             out!("{text}");
@@ -341,7 +342,7 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => {
             if !done.is_empty() {
-                let _ = print_json(&serde_json::json!({ "done": done }));
+                let _ = print_json(&answers::commands::Done { done });
             }
             ExitCode::from(code)
         }
@@ -455,7 +456,12 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
             let made = inventory.ensure_operator_key()?;
             let key = inventory.operator_key_path();
             ctx.answer(
-                serde_json::json!({"created": "inventory", "path": path, "operator_key": key, "operator_key_made": made}),
+                answers::commands::Created {
+                    created: "inventory",
+                    path: &path,
+                    operator_key: &key,
+                    operator_key_made: made,
+                },
                 format_args!(
                     "created the inventory {}; its secrets are sealed to the operator's key {} ({}: keep a copy of it apart from the inventory)",
                     path.display(),

@@ -6,6 +6,8 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 
+use super::answers::RefusedNode;
+use super::answers::fleet::{self, HeldNode, Listed};
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
 use crate::catalogue::Catalogue;
@@ -189,9 +191,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                     if !ctx.json {
                         text.push_str(&render::refused(&node.name, &problems));
                     }
-                    failed.push(serde_json::to_value(super::answers::RefusedNode::new(
-                        &node.name, &problems,
-                    ))?);
+                    failed.push((node.name, problems));
                     return Ok(());
                 }
             };
@@ -199,7 +199,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             if let Some(hold) = inv.held_at(&node.name)? {
                 let differs = super::held_at::differs(inv, &hold, &c.declaration)?;
                 if ctx.json {
-                    held_at.push(super::held_at::json(&hold, differs.as_deref()));
+                    held_at.push((hold, differs));
                 } else {
                     text.push_str(&super::held_at::plan_text(&hold, differs.as_deref()));
                 }
@@ -248,16 +248,20 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
         .last_rollout()?
         .filter(|r| r.state != crate::deploy::RolloutState::Done);
     if ctx.json {
-        let mut all = render::plans_json(&plans, a.diff)?;
-        if let Some(list) = all.as_array_mut() {
-            list.extend(failed.iter().cloned());
-            list.extend(held_at);
-        }
+        let mut all = fleet::planned(&plans, a.diff);
+        let refused = failed
+            .iter()
+            .map(|(node, p)| Listed::of(RefusedNode::new(node, p)));
+        all.extend(refused);
+        let held = held_at
+            .iter()
+            .map(|(h, d)| Listed::of(HeldNode::rollback(h, d.as_deref())));
+        all.extend(held);
         if let Ok(w) = &waves {
-            super::rollout::add_waves(&mut all, &super::rollout::wave_map(w));
+            fleet::with_waves(&mut all, &super::rollout::wave_map(w));
         }
         if let Some(r) = &unfinished {
-            super::rollout::add_left(&mut all, r);
+            fleet::with_left(&mut all, r);
         }
         print_json(&all)?;
     } else {
@@ -507,7 +511,7 @@ pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
             .is_ok_and(|a| a.report.changed() || a.report.pending.is_some())
     });
     if ctx.json {
-        print_json(&render::results_json(&results, Mode::DryRun))?;
+        print_json(&fleet::results(&results, Mode::DryRun))?;
     } else if !ctx.quiet {
         out_raw!("{}", render::summary(&results, Mode::DryRun));
     }

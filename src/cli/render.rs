@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
-
 use crate::plan::{Action, Plan, content, visible};
 use crate::push::{self, NodeResult};
 use crate::wire::{Mode, Spec, State};
@@ -176,7 +174,7 @@ fn headline(p: &Plan) -> String {
 
 /// A change's content as a unified diff, for what is added or changed: from the machine's bytes
 /// when the machine was asked (a rollback), else from what it confirmed.
-fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
+pub(crate) fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
     if c.action == Action::Removed {
         return None;
     }
@@ -209,28 +207,6 @@ pub(crate) fn refused(node: &str, problems: &[crate::resolve::Problem]) -> Strin
         let _ = writeln!(out, "  - {}", visible(&p.reason));
     }
     out
-}
-
-/// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
-/// A node never asked what it has says so, and each addition says it may take over what the
-/// machine has (`"or_take_over": true`), as the text does.
-pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
-    let mut value = serde_json::to_value(plans)?;
-    for (p, v) in plans.iter().zip(value.as_array_mut().into_iter().flatten()) {
-        if p.first_send && !p.changes.is_empty() {
-            v["never_asked"] = json!({"ask_with": format!("mesh check {}", p.node)});
-        }
-        let changes = v.get_mut("changes").and_then(Value::as_array_mut);
-        for (c, cv) in p.changes.iter().zip(changes.into_iter().flatten()) {
-            if p.first_send && c.action == Action::Added {
-                cv["or_take_over"] = Value::Bool(true);
-            }
-            if diff && let Some(text) = change_diff(c, false) {
-                cv["diff"] = Value::String(text);
-            }
-        }
-    }
-    Ok(value)
 }
 
 /// An argv as a person would type it: each word quoted when it holds anything but plain letters.
@@ -458,45 +434,6 @@ fn seen(o: &crate::wire::Outcome, color: bool) -> String {
         }
     }
     out
-}
-
-/// Every node's result as JSON.
-pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
-    // a dry run says so: nothing was applied
-    let (mode_name, done) = match mode {
-        Mode::DryRun => ("dry-run", "checked"),
-        Mode::Apply => ("apply", "applied"),
-        Mode::Adopt => ("adopt", "adopted"),
-    };
-    Value::Array(
-        results
-            .iter()
-            .map(|r| match &r.result {
-                Ok(a) => {
-                    let mut node = json!({"node": r.node, "mode": mode_name,
-                        "outcome": if a.reverted() { "reverted" } else if a.failed() { "failed" } else { done },
-                        "uploaded": a.uploaded, "report": a.report});
-                    if let Some(c) = &a.confirmation {
-                        node["confirmation"] = json!(c.said());
-                    }
-                    if let Some(id) = &a.report.pending {
-                        node["pending_confirmation"] = json!(id);
-                    }
-                    node
-                }
-                Err(e) => {
-                    let mut node = json!({"node": r.node, "mode": mode_name,
-                        "outcome": "failed", "kind": e.kind(), "reason": e.to_string()});
-                    // which generation the machine is at, and the one this push planned against
-                    if let push::PushError::Stale { stale, .. } = e {
-                        node["generation"] = json!(stale.machine);
-                        node["planned_against"] = json!(stale.planned);
-                    }
-                    node
-                }
-            })
-            .collect(),
-    )
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::answers::commands::LayerShown;
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
 use crate::inventory::catalogued::{declared, node_layer};
@@ -145,9 +146,13 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
                 Vec::new()
             };
             if ctx.json {
-                print_json(
-                    &json!({"module": m.name, "node": node, "tag": tag, "layer": layer, "history": past}),
-                )?;
+                print_json(&LayerShown {
+                    module: &m.name,
+                    node: node.as_deref(),
+                    tag: tag.as_deref(),
+                    layer: layer.as_ref(),
+                    history: &past,
+                })?;
                 return Ok(exit::OK);
             }
             match &layer {

@@ -30,7 +30,7 @@ pub(crate) struct Created<'a> {
 /// What `assign`, `unassign` and `place` did, under the verb that says it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Assigned<'a> {
+pub(crate) enum AssignDone<'a> {
     /// An assignment that exists already is answered by this provider from now on.
     Pinned {
         node: &'a str,

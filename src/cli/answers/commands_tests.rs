@@ -18,7 +18,7 @@ fn init_says_the_inventory_and_the_operator_key() {
 
 #[test]
 fn what_a_command_did_is_one_document_under_done() {
-    let did = serde_json::to_value(Assigned::Unassigned {
+    let did = serde_json::to_value(AssignDone::Unassigned {
         node: "n1",
         instance: "web",
     })
@@ -31,22 +31,22 @@ fn assign_unassign_place_and_seat_say_what_they_did_under_its_verb() {
     insta::assert_json_snapshot!(
         "assigned",
         json!([
-            Assigned::Pinned {
+            AssignDone::Pinned {
                 node: "n2",
                 instance: "app",
                 requirement: "db",
                 provider: "store@n1".into()
             },
-            Assigned::Assigned {
+            AssignDone::Assigned {
                 node: "n2",
                 module: "app",
                 instance: "app"
             },
-            Assigned::Unassigned {
+            AssignDone::Unassigned {
                 node: "n2",
                 instance: "app"
             },
-            Assigned::Placed {
+            AssignDone::Placed {
                 node: "n2",
                 instance: "app",
                 directory: "data",
@@ -114,8 +114,12 @@ fn a_module_shown_says_its_settings_contracts_resources_and_rollout() {
       "rollout": {"max-unavailable": 1},
       "resources": [{"kind": "file", "path": "/etc/m.conf", "template": "m.conf"}]
     }"#;
-    let m = crate::catalogue::parse_module("m", json, &BTreeMap::from([("m.conf".to_string(), b"port ${port}\n".to_vec())]))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let m = crate::catalogue::parse_module(
+        "m",
+        json,
+        &BTreeMap::from([("m.conf".to_string(), b"port ${port}\n".to_vec())]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     insta::assert_json_snapshot!(ModuleShown::new(&m));
 }
 

@@ -447,6 +447,19 @@ impl<'a> From<LeftAlone<'a>> for Entry<'a> {
     }
 }
 
+/// Each plan as `plan` and `rollback --dry-run` list them; with `diff`, each added or changed
+/// resource carries its diff text.
+pub(crate) fn planned(plans: &[Plan], diff: bool) -> Vec<Listed<'_>> {
+    let diff = |c: &Change| {
+        diff.then(|| crate::cli::render::change_diff(c, false))
+            .flatten()
+    };
+    plans
+        .iter()
+        .map(|p| Listed::of(PlanShown::new(p, diff)))
+        .collect()
+}
+
 /// Every node's result as `check`, `push` and `adopt` list them.
 pub(crate) fn results(results: &[NodeResult], mode: Mode) -> Vec<Listed<'_>> {
     results

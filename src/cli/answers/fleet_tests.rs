@@ -10,7 +10,6 @@ use crate::plan::{Action, Change, Plan, UnitChange};
 use crate::push::{Answer, Confirmation, NodeResult, PushError};
 use crate::wire::{Cost, Mode, Report, Resource};
 
-
 fn report() -> Report {
     let report = json!({
         "version": 9, "mode": "apply", "hostname": "web1",
@@ -133,21 +132,21 @@ fn a_node_pushed_says_its_report_its_confirmation_and_what_awaits() {
         answered("web1", Some(Confirmation::Confirmed)),
         answered("web2", None),
     ];
-    insta::assert_json_snapshot!(today::results(&results, Mode::Apply));
+    insta::assert_json_snapshot!(answered::results(&results, Mode::Apply));
 }
 
 #[test]
 fn a_node_that_failed_says_its_kind_and_a_stale_one_both_generations() {
     let results = vec![stale("web1"), platform("web2")];
-    insta::assert_json_snapshot!(today::results(&results, Mode::DryRun));
-    insta::assert_json_snapshot!("adopted", today::results(&results[1..], Mode::Adopt));
+    insta::assert_json_snapshot!(answered::results(&results, Mode::DryRun));
+    insta::assert_json_snapshot!("adopted", answered::results(&results[1..], Mode::Adopt));
 }
 
 #[test]
 fn a_plan_never_asked_says_how_to_ask_and_each_addition_may_take_over() {
     let plans = vec![plan("web1", true), plan("web2", false)];
-    insta::assert_json_snapshot!(today::plans(&plans, false));
-    insta::assert_json_snapshot!("plans_with_diff", today::plans(&plans[1..], true));
+    insta::assert_json_snapshot!(answered::plans(&plans, false));
+    insta::assert_json_snapshot!("plans_with_diff", answered::plans(&plans[1..], true));
 }
 
 #[test]
@@ -156,11 +155,11 @@ fn a_node_held_at_a_generation_says_since_when_and_how_its_declaration_differs()
         id: "web:file:/etc/a.conf".into(),
         action: Action::Removed,
     }];
-    let h = hold("web1");
+    let (h, h2) = (hold("web1"), hold("web2"));
     let list = vec![
-        today::held_at(&h, Some(&differs)),
-        today::held_at(&h, Some(&[])),
-        today::held_at(&hold("web2"), None),
+        answered::held_at(&h, Some(&differs)),
+        answered::held_at(&h, Some(&[])),
+        answered::held_at(&h2, None),
     ];
     insta::assert_json_snapshot!(list);
 }
@@ -168,8 +167,8 @@ fn a_node_held_at_a_generation_says_since_when_and_how_its_declaration_differs()
 #[test]
 fn nodes_a_rollout_held_name_their_wave_and_why() {
     let list = vec![
-        today::stopped("web3", 2, "web1 failed"),
-        today::waiting("web4", 3, "kv@web9 did not answer ready"),
+        answered::stopped("web3", 2, "web1 failed"),
+        answered::waiting("web4", 3, "kv@web9 did not answer ready"),
     ];
     insta::assert_json_snapshot!(list);
 }
@@ -206,22 +205,26 @@ fn every_entry_of_a_push_carries_its_wave() {
         ("web7".to_string(), 3),
     ]);
     let holds = vec![hold("web7")];
-    let pushed = today::Pushed {
+    let pushed = answered::Pushed {
         results: &results,
         moves: &[("web5".to_string(), vec![moved()])],
         kept: &[("web6".to_string(), kept())],
         stopped: &[("web3".to_string(), 3)],
-        waiting: &[("web4".to_string(), 3, "kv@web9 did not answer ready".to_string())],
+        waiting: &[(
+            "web4".to_string(),
+            3,
+            "kv@web9 did not answer ready".to_string(),
+        )],
         rolled_back: &holds,
     };
-    insta::assert_json_snapshot!(today::pushed(&pushed, "web1 failed", &waves));
+    insta::assert_json_snapshot!(answered::pushed(&pushed, "web1 failed", &waves));
 }
 
 #[test]
 fn a_rollback_says_the_generation_it_holds_each_node_at() {
     let results = vec![answered("web1", None), platform("web2")];
     let held = vec![hold("web1")];
-    insta::assert_json_snapshot!(today::rolled_back(&results, &held));
+    insta::assert_json_snapshot!(answered::rolled_back(&results, &held));
 }
 
 #[test]
@@ -244,91 +247,62 @@ fn a_plan_marks_the_nodes_an_unfinished_rollout_left() {
             node("web2", 2, None),
         ],
     };
-    insta::assert_json_snapshot!(today::planned_in_rollout(&plans, &waves, &row));
+    insta::assert_json_snapshot!(answered::planned_in_rollout(&plans, &waves, &row));
 }
 
 /// The answers as the commands build them.
-mod today {
+mod answered {
     use std::collections::BTreeMap;
 
-    use serde_json::{Value, json};
-
-    use crate::cli::{held_at, render, rollout};
+    use crate::cli::answers::fleet::{self, HeldNode, Listed};
+    use crate::cli::held_at;
     use crate::inventory::Hold;
     use crate::plan::Plan;
     use crate::push::NodeResult;
     use crate::wire::Mode;
 
-    pub(super) fn results(r: &[NodeResult], mode: Mode) -> Value {
-        render::results_json(r, mode)
+    pub(super) fn results(r: &[NodeResult], mode: Mode) -> Vec<Listed<'_>> {
+        fleet::results(r, mode)
     }
 
-    pub(super) fn plans(p: &[Plan], diff: bool) -> Value {
-        render::plans_json(p, diff).unwrap()
+    pub(super) fn plans(p: &[Plan], diff: bool) -> Vec<Listed<'_>> {
+        fleet::planned(p, diff)
     }
 
-    pub(super) fn held_at(h: &Hold, differs: Option<&[held_at::Differs]>) -> Value {
-        held_at::json(h, differs)
+    pub(super) fn held_at<'a>(h: &'a Hold, differs: Option<&'a [held_at::Differs]>) -> Listed<'a> {
+        Listed::of(HeldNode::rollback(h, differs))
     }
 
-    pub(super) fn stopped(node: &str, wave: usize, by: &str) -> Value {
-        rollout::held_json(node, wave, by)
+    pub(super) fn stopped<'a>(node: &'a str, wave: usize, by: &str) -> Listed<'a> {
+        Listed::of(HeldNode::stopped(node, wave, by))
     }
 
-    pub(super) fn waiting(node: &str, wave: usize, why: &str) -> Value {
-        rollout::waiting_json(node, wave, why)
+    pub(super) fn waiting<'a>(node: &'a str, wave: usize, why: &str) -> Listed<'a> {
+        Listed::of(HeldNode::waiting(node, wave, why))
     }
 
-    pub(super) struct Pushed<'a> {
-        pub(super) results: &'a [NodeResult],
-        pub(super) moves: &'a [(String, Vec<crate::plan::Move>)],
-        pub(super) kept: &'a [(String, crate::resolve::Held)],
-        pub(super) stopped: &'a [(String, usize)],
-        pub(super) waiting: &'a [(String, usize, String)],
-        pub(super) rolled_back: &'a [Hold],
+    pub(super) use crate::cli::pushed::Held as Pushed;
+
+    pub(super) fn pushed<'a>(
+        p: &Pushed<'a>,
+        by: &str,
+        waves: &BTreeMap<String, usize>,
+    ) -> Vec<Listed<'a>> {
+        crate::cli::pushed::listed(p, by, waves)
     }
 
-    pub(super) fn pushed(p: &Pushed, by: &str, waves: &BTreeMap<String, usize>) -> Value {
-        let mut all = render::results_json(p.results, Mode::Apply);
-        let list = all.as_array_mut().unwrap();
-        for (node, moves) in p.moves {
-            list.push(json!({"node": node, "outcome": "held", "moves": moves,
-                "reason": crate::deploy::moves_reason(moves)}));
-        }
-        for (node, h) in p.kept {
-            list.push(json!({"node": node, "outcome": "held", "assignment": h}));
-        }
-        for (node, wave) in p.stopped {
-            list.push(rollout::held_json(node, *wave, by));
-        }
-        for (node, wave, why) in p.waiting {
-            list.push(rollout::waiting_json(node, *wave, why));
-        }
-        for hold in p.rolled_back {
-            list.push(held_at::json(hold, None));
-        }
-        rollout::add_waves(&mut all, waves);
-        all
+    pub(super) fn rolled_back<'a>(results: &'a [NodeResult], held: &[Hold]) -> Vec<Listed<'a>> {
+        crate::cli::rollback::listed(results, held)
     }
 
-    pub(super) fn rolled_back(results: &[NodeResult], held: &[Hold]) -> Value {
-        let mut all = render::results_json(results, Mode::Apply);
-        for entry in all.as_array_mut().unwrap().iter_mut() {
-            if let Some(h) = held.iter().find(|h| entry["node"] == h.node.as_str()) {
-                entry["held"] = json!({"generation": h.generation, "kind": "rollback"});
-            }
-        }
-        all
-    }
-
-    pub(super) fn planned_in_rollout(
-        plans: &[Plan],
+    pub(super) fn planned_in_rollout<'a>(
+        plans: &'a [Plan],
         waves: &BTreeMap<String, usize>,
         row: &crate::deploy::RolloutRow,
-    ) -> Value {
-        let mut all = render::plans_json(plans, false).unwrap();
-        rollout::add_waves(&mut all, waves);
-        rollout::add_left(&mut all, row);
+    ) -> Vec<Listed<'a>> {
+        let mut all = fleet::planned(plans, false);
+        fleet::with_waves(&mut all, waves);
+        fleet::with_left(&mut all, row);
         all
     }
 }

@@ -50,14 +50,20 @@ fn a_node_shown_says_each_field_it_is_reached_by_and_where_it_came_from() {
         source: source.into(),
     };
     let fields = ResolvedFields(vec![
-        ("hostname", Reached::One(sourced(json!("192.0.2.1"), "inventory"))),
+        (
+            "hostname",
+            Reached::One(sourced(json!("192.0.2.1"), "inventory")),
+        ),
         ("port", Reached::One(sourced(json!(2222), "inventory"))),
         (
             "identity_files",
             Reached::Many(vec![sourced(json!("/root/.ssh/id_ed25519"), "default")]),
         ),
         ("known_hosts_files", Reached::Many(vec![])),
-        ("host_key_alias", Reached::One(sourced(json!(null), "default"))),
+        (
+            "host_key_alias",
+            Reached::One(sourced(json!(null), "default")),
+        ),
     ]);
     let tags = vec!["web".to_string()];
     insta::assert_json_snapshot!(
