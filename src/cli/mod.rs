@@ -28,6 +28,7 @@ mod adopt;
 mod answers;
 mod apply;
 mod assign;
+mod check;
 mod complete;
 mod examples;
 mod facts;
@@ -159,7 +160,7 @@ enum Command {
     /// What a push would change: compared with what each node's helper confirmed it has.
     Plan(push::PlanArgs),
     /// What a push would change on the machines now (the helper's dry run, so drift shows).
-    Check(push::CheckArgs),
+    Check(check::CheckArgs),
     /// Apply each node's declaration on the machine.
     Push(apply::PushArgs),
     /// Past pushes and how they ended.
@@ -481,7 +482,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Secret(c) => secret::run(c, ctx),
         Command::Config(a) => settings::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
-        Command::Check(a) => push::check(a, ctx),
+        Command::Check(a) => check::check(a, ctx),
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Rollback(a) => rollback::rollback(a, ctx),
