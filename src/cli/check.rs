@@ -115,6 +115,9 @@ fn jobs(
         .collect()
 }
 
+/// A node whose finding could not be recorded, and why.
+type Unrecorded = (String, InventoryError);
+
 /// Runs every job as a dry run, recording what each machine was found to have as it answers;
 /// each node (a refused one too) is said in the order of its name once all have answered, not
 /// as they answer. The results, and the nodes whose finding could not be recorded.
@@ -125,7 +128,7 @@ fn dry_run(
     refusals: &[NodeResult],
     a: &CheckArgs,
     ctx: &Context,
-) -> Result<(Vec<NodeResult>, Vec<(String, InventoryError)>)> {
+) -> Result<(Vec<NodeResult>, Vec<Unrecorded>)> {
     let digests: BTreeMap<String, String> = jobs
         .iter()
         .map(|j| {
@@ -179,7 +182,7 @@ fn dry_run(
 fn report(
     inv: &Inventory,
     results: &[NodeResult],
-    unrecorded: &[(String, InventoryError)],
+    unrecorded: &[Unrecorded],
     ctx: &Context,
 ) -> Result<u8> {
     let failed = results

@@ -121,6 +121,22 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
     );
     out!("{}", visible(&m.description));
     out!();
+    settings(m);
+    contracts(m);
+    if let Some(n) = m.rollout.max_unavailable {
+        out!();
+        out!("rollout: at most {n} of its assignments restart at once");
+    }
+    out!();
+    out!("resources:");
+    for r in &m.resources {
+        out!("  {} {}", r.kind(), visible(&r.describe()));
+    }
+    Ok(())
+}
+
+/// A module's settings as a form: name, type, default, cost and meaning.
+fn settings(m: &Module) {
     if m.settings.is_empty() {
         out!("settings: none");
     } else {
@@ -146,6 +162,10 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             );
         }
     }
+}
+
+/// What a module requires and provides, with the fields of each.
+fn contracts(m: &Module) {
     if !m.requires.is_empty() {
         out!();
         out!("requires:");
@@ -185,14 +205,4 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             }
         }
     }
-    if let Some(n) = m.rollout.max_unavailable {
-        out!();
-        out!("rollout: at most {n} of its assignments restart at once");
-    }
-    out!();
-    out!("resources:");
-    for r in &m.resources {
-        out!("  {} {}", r.kind(), visible(&r.describe()));
-    }
-    Ok(())
 }

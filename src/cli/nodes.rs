@@ -359,27 +359,7 @@ fn trust(inv: &Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
             "the key pinned now is {old}: pinning replaces it\n"
         ));
     }
-    match a.fingerprint {
-        Some(want) if want == seen => {}
-        Some(want) => bail!(
-            "{}: refused: the machine offers {seen}, not {want}; nothing was pinned",
-            node.name
-        ),
-        None => {
-            if !std::io::stdin().is_terminal() {
-                bail!(
-                    "{}: no terminal to confirm on; check the key and pass --fingerprint {seen}",
-                    node.name
-                );
-            }
-            say(format!("Pin this key for {}? [y/N] ", node.name));
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                bail!("{}: not pinned", node.name);
-            }
-        }
-    }
+    agreed(&node.name, &seen, a.fingerprint.as_deref(), &say)?;
     let openssh = key
         .to_openssh()
         .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
@@ -393,5 +373,30 @@ fn trust(inv: &Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
         },
         format_args!("pinned {seen} for {}", node.name),
     );
+    Ok(())
+}
+
+/// Whether the key `seen` is to be pinned: it is the one `--fingerprint` names, or the operator
+/// says yes on a terminal.
+fn agreed(node: &str, seen: &str, fingerprint: Option<&str>, say: &dyn Fn(String)) -> Result<()> {
+    match fingerprint {
+        Some(want) if want == seen => {}
+        Some(want) => {
+            bail!("{node}: refused: the machine offers {seen}, not {want}; nothing was pinned")
+        }
+        None => {
+            if !std::io::stdin().is_terminal() {
+                bail!(
+                    "{node}: no terminal to confirm on; check the key and pass --fingerprint {seen}"
+                );
+            }
+            say(format!("Pin this key for {node}? [y/N] "));
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                bail!("{node}: not pinned");
+            }
+        }
+    }
     Ok(())
 }

@@ -25,34 +25,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
     }
     out.push_str(&counts(p));
     for c in &p.changes {
-        let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
-            // a package added absent or at a version says so: `+ m:package:telnet (absent)`
-            (true, _) => match c.new.as_ref().map(|r| &r.spec) {
-                Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
-                    format!(" ({})", p.wanted())
-                }
-                _ => String::new(),
-            },
-            (false, true) => format!(" ({})", c.fields.join(", ")),
-            (false, false) => format!(
-                " ({}; settings moved: {})",
-                c.fields.join(", "),
-                c.settings.join(", ")
-            ),
-        };
-        let what = match c.action {
-            Action::Removed => removal(c),
-            Action::Changed
-                if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) =>
-            {
-                " — the container will be recreated".to_string()
-            }
-            // never asked: the machine may already have it, and the push then takes it over
-            Action::Added if p.first_send => " — add, or take over what the machine has".into(),
-            _ => String::new(),
-        };
-        let line = format!("  {} {}{fields}{what}", c.action.sign(), c.id);
-        let _ = writeln!(out, "{}", visible(&line));
+        let _ = writeln!(out, "{}", visible(&change_line(p, c)));
         // a check is a command the helper runs as root: a new or changed one is shown, always
         if let Some(Spec::File(f)) = c.new.as_ref().map(|r| &r.spec)
             && !f.validate.is_empty()
@@ -91,6 +64,36 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// A change's line of a plan: its sign and id, the fields (and settings) that move, and what
+/// it will do.
+fn change_line(p: &Plan, c: &crate::plan::Change) -> String {
+    let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
+        // a package added absent or at a version says so: `+ m:package:telnet (absent)`
+        (true, _) => match c.new.as_ref().map(|r| &r.spec) {
+            Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
+                format!(" ({})", p.wanted())
+            }
+            _ => String::new(),
+        },
+        (false, true) => format!(" ({})", c.fields.join(", ")),
+        (false, false) => format!(
+            " ({}; settings moved: {})",
+            c.fields.join(", "),
+            c.settings.join(", ")
+        ),
+    };
+    let what = match c.action {
+        Action::Removed => removal(c),
+        Action::Changed if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) => {
+            " — the container will be recreated".to_string()
+        }
+        // never asked: the machine may already have it, and the push then takes it over
+        Action::Added if p.first_send => " — add, or take over what the machine has".into(),
+        _ => String::new(),
+    };
+    format!("  {} {}{fields}{what}", c.action.sign(), c.id)
 }
 
 /// The plan's summary line: how many of each, and what a first push does not know yet.
@@ -313,33 +316,7 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
         Ok(answer) => answer,
     };
     let report = &answer.report;
-    let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
-    let verdict = if answer.reverted() {
-        "FAILED (reverted)"
-    } else if answer.unknown() {
-        "FAILED (unknown)"
-    } else if report.failed() {
-        "FAILED (resources)"
-    } else if mode == Mode::DryRun {
-        "checked"
-    } else {
-        "applied"
-    };
-    let _ = writeln!(
-        out,
-        "{}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}",
-        r.node,
-        n(State::Created),
-        n(State::Changed),
-        n(State::Unchanged),
-        n(State::Removed),
-        n(State::Failed),
-        if answer.uploaded {
-            " (helper uploaded)"
-        } else {
-            ""
-        }
-    );
+    out.push_str(&verdict(&r.node, answer, mode));
     if let Some(confirmation) = &answer.confirmation {
         let line = format!("  {}", confirmation.said());
         let _ = writeln!(out, "{}", visible(&line));
@@ -390,6 +367,36 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// A node's first line: how it went, and how many resources went which way.
+fn verdict(node: &str, answer: &push::Answer, mode: Mode) -> String {
+    let report = &answer.report;
+    let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
+    let verdict = if answer.reverted() {
+        "FAILED (reverted)"
+    } else if answer.unknown() {
+        "FAILED (unknown)"
+    } else if report.failed() {
+        "FAILED (resources)"
+    } else if mode == Mode::DryRun {
+        "checked"
+    } else {
+        "applied"
+    };
+    format!(
+        "{node}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}\n",
+        n(State::Created),
+        n(State::Changed),
+        n(State::Unchanged),
+        n(State::Removed),
+        n(State::Failed),
+        if answer.uploaded {
+            " (helper uploaded)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// A count and its noun, `1 node` or `2 nodes`: every count the command line prints with a noun
