@@ -1,6 +1,6 @@
 //! The answers of the commands that change or read the inventory and catalogue: `init`,
 //! `assign`, `unassign`, `place`, `seat`, `secret`, `settings show`, `module show`, `history
-//! show`, `inventory export|import` and `rollback --release`; and the `{"done": [...]}` that
+//! show`, `inventory export|import`, `facts` and `rollback --release`; and the `{"done": [...]}` that
 //! gathers what a command did.
 
 use std::path::Path;
@@ -220,6 +220,15 @@ pub(crate) struct Imported<'a> {
     pub(crate) added: &'a [String],
     pub(crate) changed: &'a [String],
     pub(crate) removed: &'a [String],
+}
+
+/// `facts`: one node's facts as its machine last said them.
+#[derive(Debug, Serialize)]
+pub(crate) struct NodeFacts {
+    pub(crate) node: String,
+    /// When the machine said them (UTC); `None`: it never has.
+    pub(crate) seen_at: Option<String>,
+    pub(crate) facts: Option<crate::wire::Facts>,
 }
 
 /// `rollback --release`: a node, and the generation it was released from (`null`: it was not

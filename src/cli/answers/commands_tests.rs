@@ -193,3 +193,44 @@ fn a_release_says_each_node_and_the_generation_it_left() {
         },
     ]));
 }
+
+#[test]
+fn lists_of_pushes_seats_and_facts_are_the_rows_as_stored() {
+    let row = PushRow {
+        id: 12,
+        node: "n1".into(),
+        started_at: "2026-01-02 03:04:05".into(),
+        finished_at: "2026-01-02 03:04:09".into(),
+        outcome: "applied".into(),
+        reason: None,
+        digest: "d1".into(),
+        generation: Some(3),
+    };
+    insta::assert_json_snapshot!("history_list", [row]);
+    let seat = crate::inventory::Seat {
+        seat: "jobs".into(),
+        instance: "queue".into(),
+        node: "n1".into(),
+        set_at: "2026-01-02 03:04:05".into(),
+    };
+    insta::assert_json_snapshot!("seat_list", [seat]);
+    let facts = serde_json::from_value(json!({
+        "os": {"id": "debian", "version": "12", "codename": "bookworm"},
+        "arch": "x86_64", "kernel": "6.1.0", "memory": {"mib": 2048}, "cpus": 2,
+        "hostname": "n1", "interfaces": [{"name": "eth0", "ipv4": ["192.0.2.1"], "ipv6": []}]
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let list = [
+        NodeFacts {
+            node: "n1".into(),
+            seen_at: Some("2026-01-02 03:04:05 UTC".into()),
+            facts: Some(facts),
+        },
+        NodeFacts {
+            node: "n2".into(),
+            seen_at: None,
+            facts: None,
+        },
+    ];
+    insta::assert_json_snapshot!("facts", list);
+}
