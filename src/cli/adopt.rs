@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::push::{Connect, Selection, compose_all, fan_out, job, options, selected};
-use super::{Context, exit, print_json, render};
+use super::{Context, exit, print_json};
 use crate::inventory::{Inventory, PushRecord};
 use crate::push::{Job, NodeResult};
 use crate::resolve;
@@ -57,7 +57,7 @@ pub(crate) fn adopt(a: AdoptArgs, ctx: &Context, mut inv: Inventory) -> Result<u
     )?;
     // what the machines said is printed first: it stands whether or not it can be recorded
     if ctx.json {
-        print_json(&render::results_json(&results, Mode::Adopt))?;
+        print_json(&super::answers::fleet::results(&results, Mode::Adopt))?;
     } else {
         out_raw!("{}", said(&results));
     }

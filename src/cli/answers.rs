@@ -4,6 +4,10 @@
 //! Every key and value is as the hand-built answers gave them: an absent value is `null`, not a
 //! missing key, unless the type says otherwise.
 
+pub(crate) mod commands;
+pub(crate) mod fleet;
+pub(crate) mod nodes;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

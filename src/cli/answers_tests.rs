@@ -107,3 +107,49 @@ fn module_list_and_check_answers() {
     };
     insta::assert_json_snapshot!("module_check", checked);
 }
+
+/// The command line's sources outside tests: each file's text up to its `#[cfg(test)]`.
+fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.display().to_string();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if name.ends_with(".rs") && !name.ends_with("_tests.rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            out.push((name, code.to_string()));
+        }
+    }
+}
+
+#[test]
+fn every_json_answer_of_the_command_line_comes_from_a_type() {
+    let mut files = Vec::new();
+    sources(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut files,
+    );
+    assert!(files.len() > 20, "{} files", files.len());
+    // a hand-built answer is a `json!` literal, or keys patched into a `Value` after the fact
+    let built: Vec<String> = files
+        .iter()
+        .flat_map(|(name, code)| {
+            code.lines()
+                .enumerate()
+                .filter(|(_, l)| {
+                    let l = l.trim_start();
+                    !l.starts_with("//")
+                        && (l.contains("json!")
+                            || l.contains("as_object_mut")
+                            || l.contains("\"] = "))
+                })
+                .map(move |(n, l)| format!("{name}:{}: {}", n + 1, l.trim()))
+        })
+        .collect();
+    assert!(
+        built.is_empty(),
+        "a --json answer built by hand; give it a type in cli/answers:\n{}",
+        built.join("\n")
+    );
+}

@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
+use super::answers::commands::{AssignDone, SeatHeld};
 use super::{Context, exit, print_json};
 use crate::inventory::{Inventory, Scope, catalogued};
 
@@ -131,8 +132,12 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
             for (req, pi, pn) in &pins {
                 inv.set_pin(node, &instance, req, (pi, pn))?;
                 ctx.answer(
-                    serde_json::json!({"pinned": {"node": node, "instance": instance,
-                        "requirement": req, "provider": format!("{pi}@{pn}")}}),
+                    AssignDone::Pinned {
+                        node,
+                        instance: &instance,
+                        requirement: req,
+                        provider: format!("{pi}@{pn}"),
+                    },
                     format_args!(
                         "{instance} on {node}: {req} is answered by {pi}@{pn} from the next push"
                     ),
@@ -150,8 +155,11 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
             inv.set_pin(node, &instance, req, (pi, pn))?;
         }
         ctx.answer(
-            serde_json::json!({"assigned": {"node": node, "module": module.name,
-                "instance": instance}}),
+            AssignDone::Assigned {
+                node,
+                module: &module.name,
+                instance: &instance,
+            },
             format_args!(
                 "assigned {} to {node}{}; `mesh plan {node}` shows what a push would do",
                 module.name,
@@ -226,7 +234,10 @@ pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     for node in nodes.iter().map(|n| &n.name) {
         let gone = inv.unassign(node, &a.instance)?;
         ctx.answer(
-            serde_json::json!({"unassigned": {"node": node, "instance": gone.instance}}),
+            AssignDone::Unassigned {
+                node,
+                instance: &gone.instance,
+            },
             format_args!(
                 "unassigned {} from {node}; the next push to {node} undoes what it made there",
                 gone.instance
@@ -254,8 +265,12 @@ pub(crate) fn place(a: PlaceArgs, ctx: &Context) -> Result<u8> {
     }
     inv.place(&a.node, &a.instance, name, path)?;
     ctx.answer(
-        serde_json::json!({"placed": {"node": a.node, "instance": a.instance, "directory": name,
-            "path": path}}),
+        AssignDone::Placed {
+            node: &a.node,
+            instance: &a.instance,
+            directory: name,
+            path,
+        },
         format_args!(
             "{} on {}: {name} is {path} from the next push (`mesh plan {}` shows it)",
             a.instance, a.node, a.node
@@ -273,7 +288,11 @@ pub(crate) fn seat(c: SeatCommand, ctx: &Context) -> Result<u8> {
             let module = ctx.catalogue()?.module(&module_name)?.clone();
             catalogued::check_seat(&seat, &holder, &module).map_err(|e| anyhow::anyhow!(e))?;
             let before = inv.set_seat(&seat, instance, node)?;
-            let holder = serde_json::json!({"seat": seat, "instance": instance, "node": node});
+            let holder = SeatHeld {
+                seat: &seat,
+                instance,
+                node,
+            };
             match before {
                 Some(b) if (b.instance.as_str(), b.node.as_str()) != (instance, node) => ctx.answer(
                     holder,

@@ -2,25 +2,16 @@
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 
+use super::answers::commands::NodeFacts;
 use super::push::{Selection, selected};
 use super::{Context, exit, print_json};
-use crate::wire::{FIELDS, Facts, utc};
+use crate::wire::{FIELDS, utc};
 
 #[derive(Args, Debug)]
 pub(crate) struct FactsArgs {
     #[command(flatten)]
     select: Selection,
-}
-
-/// One node's facts in `--json`.
-#[derive(Serialize)]
-struct NodeFacts {
-    node: String,
-    /// When the machine said them (UTC); `None`: it never has.
-    seen_at: Option<String>,
-    facts: Option<Facts>,
 }
 
 pub(crate) fn facts(a: FactsArgs, ctx: &Context) -> Result<u8> {

@@ -5,7 +5,6 @@
 
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::inventory::{Hold, Inventory, Node};
 use crate::plan;
@@ -30,16 +29,6 @@ pub(crate) fn line(h: &Hold) -> String {
         "{}: held at generation {} by rollback (mesh rollback {} --release to release)",
         h.node, h.generation, h.node
     )
-}
-
-/// A held node as a JSON entry of `plan` or `push`; `differs`: what `plan` found.
-pub(crate) fn json(h: &Hold, differs: Option<&[Differs]>) -> Value {
-    let mut entry = json!({"node": h.node, "outcome": "held", "kind": "rollback",
-        "held": {"generation": h.generation, "since": h.since}, "reason": line(h)});
-    if let Some(differs) = differs {
-        entry["differs"] = json!(differs);
-    }
-    entry
 }
 
 /// What the inventory's `declaration` of a node would change from what generation

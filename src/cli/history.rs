@@ -3,6 +3,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 
+use super::answers::commands::{GenerationShown, PushShown};
 use super::{Context, exit, print_json, render};
 use crate::inventory::{Inventory, Scope};
 use crate::push;
@@ -92,7 +93,10 @@ fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
         );
     };
     if ctx.json {
-        print_json(&serde_json::json!({"push": row, "report": report}))?;
+        print_json(&PushShown {
+            push: &row,
+            report: report.as_ref(),
+        })?;
         return Ok(exit::OK);
     }
     out!("push #{} to {}", row.id, row.node);
@@ -166,11 +170,14 @@ fn generation_show(inv: &Inventory, node: &str, number: &str, ctx: &Context) -> 
     // what is shown never holds a secret's sealed text
     let declaration = kept.declaration.without_ciphertext();
     if ctx.json {
-        print_json(
-            &serde_json::json!({"node": kept.node, "generation": kept.generation,
-            "push": kept.push, "inventory": kept.inventory, "pushed_at": kept.pushed_at,
-            "resources": declaration.resources}),
-        )?;
+        print_json(&GenerationShown {
+            node: &kept.node,
+            generation: kept.generation,
+            push: kept.push,
+            inventory: &kept.inventory,
+            pushed_at: kept.pushed_at,
+            resources: &declaration.resources,
+        })?;
         return Ok(exit::OK);
     }
     out!(

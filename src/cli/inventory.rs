@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 
+use super::answers::commands::{Exported, Imported};
 use super::{Context, exit, print_json};
 use std::collections::HashMap;
 
@@ -56,7 +57,7 @@ pub(crate) fn run(command: InventoryCommand, ctx: &Context) -> Result<u8> {
                     std::fs::write(&path, &text)
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     ctx.answer(
-                        serde_json::json!({"exported": path}),
+                        Exported { exported: &path },
                         format_args!("exported the inventory to {}", path.display()),
                     );
                 }
@@ -220,12 +221,12 @@ fn read(file: &Path) -> Result<String> {
 
 fn show(changes: &Changes, dry_run: bool, ctx: &Context) -> Result<u8> {
     if ctx.json {
-        print_json(&serde_json::json!({
-            "dry-run": dry_run,
-            "added": changes.added,
-            "changed": changes.changed,
-            "removed": changes.removed,
-        }))?;
+        print_json(&Imported {
+            dry_run,
+            added: &changes.added,
+            changed: &changes.changed,
+            removed: &changes.removed,
+        })?;
         return Ok(exit::OK);
     }
     if changes.is_empty() {

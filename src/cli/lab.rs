@@ -1,12 +1,11 @@
 //! `mesh lab …`: throwaway machines, put into the inventory with their host keys pinned.
 
-use anyhow::Result;
-use clap::Subcommand;
-use serde_json::json;
-
+use super::answers::nodes::{LabDown, LabMachine, LabStatus, LabStopped, LabUp};
 use super::{Context, exit};
 use crate::inventory::Node;
 use crate::lab::{Lab, LabNode};
+use anyhow::Result;
+use clap::Subcommand;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum LabCommand {
@@ -45,7 +44,7 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             for n in &nodes {
                 register(&inv, &lab, n)?;
                 ctx.answer(
-                    json!({"up": n.name, "address": n.address, "port": n.port}),
+                    up(LabMachine::Up(&n.name), n),
                     format_args!(
                         "{:<8} {}:{}  up, host key pinned",
                         n.name, n.address, n.port
@@ -56,20 +55,23 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
         LabCommand::Down => {
             lab.down()?;
             ctx.answer(
-                json!({"down": lab.id}),
+                LabDown { down: &lab.id },
                 format_args!("lab {} is down: no machine left running", lab.id),
             );
         }
         LabCommand::Stop { name } => {
             lab.stop(&name)?;
-            ctx.answer(json!({"stopped": name}), format_args!("{name} is stopped"));
+            ctx.answer(
+                LabStopped { stopped: &name },
+                format_args!("{name} is stopped"),
+            );
         }
         LabCommand::Start { name } => {
             let inv = ctx.inventory()?;
             let n = lab.start(&name)?;
             register(&inv, &lab, &n)?;
             ctx.answer(
-                json!({"up": n.name, "address": n.address, "port": n.port}),
+                up(LabMachine::Up(&n.name), &n),
                 format_args!("{:<8} {}:{}  up", n.name, n.address, n.port),
             );
         }
@@ -78,7 +80,7 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             let n = lab.rebuild(&name)?;
             register(&inv, &lab, &n)?;
             ctx.answer(
-                json!({"rebuilt": n.name, "address": n.address, "port": n.port}),
+                up(LabMachine::Rebuilt(&n.name), &n),
                 format_args!(
                     "{:<8} {}:{}  rebuilt: a blank disk, its new host key pinned",
                     n.name, n.address, n.port
@@ -90,9 +92,11 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
             if ctx.json {
                 let list: Vec<_> = machines
                     .iter()
-                    .map(|n| {
-                        json!({"name": n.name, "address": n.address, "port": n.port,
-                        "state": n.detail})
+                    .map(|n| LabStatus {
+                        name: &n.name,
+                        address: &n.address,
+                        port: n.port,
+                        state: &n.detail,
                     })
                     .collect();
                 super::print_json(&list)?;
@@ -104,6 +108,15 @@ pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// A machine booted or rebuilt, where it listens.
+fn up<'a>(machine: LabMachine<'a>, n: &'a LabNode) -> LabUp<'a> {
+    LabUp {
+        machine,
+        address: &n.address,
+        port: n.port,
+    }
 }
 
 /// The lab generated each machine's host key itself, so pinning it here is pinning a known key.

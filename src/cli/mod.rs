@@ -28,7 +28,9 @@ mod adopt;
 mod answers;
 mod apply;
 mod assign;
+mod check;
 mod complete;
+mod config;
 mod examples;
 mod facts;
 mod held_at;
@@ -38,6 +40,7 @@ mod lab;
 mod man;
 mod modules;
 mod nodes;
+mod output;
 mod progress;
 mod push;
 mod pushed;
@@ -57,6 +60,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::catalogue::Catalogue;
 use crate::inventory::Inventory;
+
+pub(crate) use output::{err, out, print_json};
+use output::{error_json, error_kind, said, usage_error};
 
 /// Exit statuses, as documented in [`EXIT_CODES`].
 pub mod exit {
@@ -155,11 +161,11 @@ enum Command {
     #[command(subcommand)]
     Secret(secret::SecretCommand),
     /// Every setting of an assignment with its effective value and where it came from.
-    Config(settings::ConfigArgs),
+    Config(config::ConfigArgs),
     /// What a push would change: compared with what each node's helper confirmed it has.
     Plan(push::PlanArgs),
     /// What a push would change on the machines now (the helper's dry run, so drift shows).
-    Check(push::CheckArgs),
+    Check(check::CheckArgs),
     /// Apply each node's declaration on the machine.
     Push(apply::PushArgs),
     /// Past pushes and how they ended.
@@ -260,14 +266,15 @@ impl Context {
 
     /// One thing a command did: the sentence for a person, or under --json `value`, which joins
     /// the command's others in one document `{"done": [...]}` printed when it ends.
-    /// `value` is an answer type of [`answers`] (or a `json!` value where none is yet).
+    /// `value` is an answer type of [`answers`].
     pub(crate) fn answer(&self, value: impl serde::Serialize, text: std::fmt::Arguments<'_>) {
         if self.json {
             // a value that cannot be JSON (a map keyed by other than strings) is a defect of
             // the answer type; it is said in its place rather than dropped
-            let value = serde_json::to_value(value).unwrap_or_else(
-                |e| serde_json::json!({"error": {"kind": "internal", "message": e.to_string()}}),
-            );
+            let value = serde_json::to_value(value).unwrap_or_else(|e| {
+                let said = e.to_string();
+                serde_json::to_value(error_json("internal", &said)).unwrap_or_default()
+            });
             self.answers.borrow_mut().push(value);
         } else {
             out!("{text}");
@@ -341,7 +348,7 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => {
             if !done.is_empty() {
-                let _ = print_json(&serde_json::json!({ "done": done }));
+                let _ = print_json(&answers::commands::Done { done });
             }
             ExitCode::from(code)
         }
@@ -371,82 +378,6 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// clap's own refusal of the command line: its message, and the usage status (help and
-/// version are not errors).
-fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        out_raw!("{e}");
-        return ExitCode::SUCCESS;
-    }
-    if json {
-        let message = e.render().to_string();
-        let _ = print_json(&error_json("usage", message.trim_end()));
-    } else {
-        let _ = e.print();
-    }
-    ExitCode::from(exit::USAGE)
-}
-
-fn error_json<'a>(kind: &'a str, message: &'a str) -> answers::ErrorAnswer<'a> {
-    answers::ErrorAnswer {
-        error: answers::ErrorBody { kind, message },
-        done: Vec::new(),
-    }
-}
-
-/// What kind of error ended a command, for `--json`: from the typed error where there is one;
-/// anything else is mesh refusing what it was asked.
-fn error_kind(e: &anyhow::Error) -> &'static str {
-    for c in e.chain() {
-        if c.is::<crate::inventory::InventoryError>() {
-            return "inventory";
-        } else if c.is::<crate::catalogue::CatalogueError>() {
-            return "catalogue";
-        } else if c.is::<crate::resolve::ResolveError>() {
-            return "resolve";
-        } else if c.is::<crate::ssh::SshError>() {
-            return "ssh";
-        } else if c.is::<crate::push::PushError>() {
-            return "push";
-        } else if c.is::<crate::lab::LabError>() {
-            return "lab";
-        } else if c.is::<std::io::Error>() {
-            return "io";
-        }
-    }
-    "refused"
-}
-
-/// Set once stdout cannot be written: everything after is dropped.
-static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Writes to stdout. A reader that went away (`mesh history | head -1`) stops the output, not
-/// the command: a push still records every node and exits with its own status (ripgrep, too,
-/// treats a closed pipe as the end of output, not as an error).
-pub(crate) fn out(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    use std::sync::atomic::Ordering;
-    if STDOUT_GONE.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
-        STDOUT_GONE.store(true, Ordering::Relaxed);
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            err!("mesh: cannot write to stdout, the rest of the output is lost: {e}");
-        }
-    }
-}
-
-/// Writes to stderr. `eprintln!` panics when stderr is closed (`mesh push 2>&-`); a message
-/// nobody can read is dropped instead, and the command goes on to its own exit status.
-pub(crate) fn err(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_fmt(args).and_then(|()| stderr.flush());
-}
-
 fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
     match command {
         Command::Init => {
@@ -455,7 +386,12 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
             let made = inventory.ensure_operator_key()?;
             let key = inventory.operator_key_path();
             ctx.answer(
-                serde_json::json!({"created": "inventory", "path": path, "operator_key": key, "operator_key_made": made}),
+                answers::commands::Created {
+                    created: "inventory",
+                    path: &path,
+                    operator_key: &key,
+                    operator_key_made: made,
+                },
                 format_args!(
                     "created the inventory {}; its secrets are sealed to the operator's key {} ({}: keep a copy of it apart from the inventory)",
                     path.display(),
@@ -473,9 +409,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         Command::Seat(c) => assign::seat(c, ctx),
         Command::Settings(c) => settings::run(c, ctx),
         Command::Secret(c) => secret::run(c, ctx),
-        Command::Config(a) => settings::config(a, ctx),
+        Command::Config(a) => config::config(a, ctx),
         Command::Plan(a) => push::plan(a, ctx),
-        Command::Check(a) => push::check(a, ctx),
+        Command::Check(a) => check::check(a, ctx),
         Command::Push(a) => apply::push(a, ctx),
         Command::History(a) => history::history(a, ctx),
         Command::Rollback(a) => rollback::rollback(a, ctx),
@@ -492,28 +428,6 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
         }
         Command::Complete { kind } => complete::names(&kind, ctx),
     }
-}
-
-/// Prints `value` as pretty JSON on stdout.
-pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    out!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
-}
-
-/// An error and its causes, each said once: a typed error often quotes its cause in its own
-/// message already (`cannot read F: No such file`), and anyhow's chain would say it again.
-fn said(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let part = cause.to_string();
-        if !text.ends_with(&part) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&part);
-        }
-    }
-    text
 }
 
 #[cfg(test)]

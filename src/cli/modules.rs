@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Subcommand;
-use serde_json::json;
 
 use super::answers::{ModuleChecked, ModuleListed};
 use super::{Context, exit, print_json};
@@ -111,21 +110,7 @@ fn fields(fields: &[crate::catalogue::Field]) -> String {
 
 fn show(m: &Module, as_json: bool) -> Result<()> {
     if as_json {
-        let resources: Vec<_> = m
-            .resources
-            .iter()
-            .map(|r| json!({"kind": r.kind(), "what": r.describe()}))
-            .collect();
-        return print_json(
-            &json!({"name": m.name, "version": m.version, "description": m.description,
-            "origin": m.origin, "settings": m.settings,
-            "requires": m.requires.iter().map(|r| json!({"name": r.name, "kind": r.need.kind(),
-                "fields": r.need.fields().iter().map(|f| json!({"name": f.name, "type": f.kind.as_str(), "secret": f.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            "provides": m.provides.iter().map(|p| json!({"name": p.name, "seat": p.seat,
-                "per-consumer": p.per_consumer.as_ref().map(|pc| &pc.file),
-                "fields": p.fields.iter().map(|f| json!({"name": f.field.name, "type": f.field.kind.as_str(), "secret": f.field.secret})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            "resources": resources, "rollout": m.rollout}),
-        );
+        return print_json(&super::answers::commands::ModuleShown::new(m));
     }
     // a module's own text is shown, never obeyed by the terminal
     out!(
@@ -136,6 +121,22 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
     );
     out!("{}", visible(&m.description));
     out!();
+    settings(m);
+    contracts(m);
+    if let Some(n) = m.rollout.max_unavailable {
+        out!();
+        out!("rollout: at most {n} of its assignments restart at once");
+    }
+    out!();
+    out!("resources:");
+    for r in &m.resources {
+        out!("  {} {}", r.kind(), visible(&r.describe()));
+    }
+    Ok(())
+}
+
+/// A module's settings as a form: name, type, default, cost and meaning.
+fn settings(m: &Module) {
     if m.settings.is_empty() {
         out!("settings: none");
     } else {
@@ -161,6 +162,10 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             );
         }
     }
+}
+
+/// What a module requires and provides, with the fields of each.
+fn contracts(m: &Module) {
     if !m.requires.is_empty() {
         out!();
         out!("requires:");
@@ -200,14 +205,4 @@ fn show(m: &Module, as_json: bool) -> Result<()> {
             }
         }
     }
-    if let Some(n) = m.rollout.max_unavailable {
-        out!();
-        out!("rollout: at most {n} of its assignments restart at once");
-    }
-    out!();
-    out!("resources:");
-    for r in &m.resources {
-        out!("  {} {}", r.kind(), visible(&r.describe()));
-    }
-    Ok(())
 }

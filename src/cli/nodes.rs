@@ -7,12 +7,14 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
+use super::answers::nodes::{Generation, NodeAdded, NodeListed, NodeRemoved, Pinned, Retagged};
 use super::{Context, exit, print_json};
-use crate::inventory::Node;
+use crate::inventory::{Inventory, Node};
 use crate::plan::visible;
 use crate::ssh;
 
 mod set;
+mod show;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum NodeCommand {
@@ -106,214 +108,147 @@ pub(crate) struct TrustArgs {
 pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     match command {
-        NodeCommand::Add(a) => {
-            let node = Node {
-                address: a.address.unwrap_or_else(|| LOCAL_ADDRESS.into()),
-                local: a.local,
-                port: a.port.unwrap_or(22),
-                port_given: a.port.is_some(),
-                user: a.user.clone().unwrap_or_else(|| "root".into()),
-                user_given: a.user.is_some(),
-                identity: identity(a.identity)?,
-                sudo: a.sudo,
-                root: normal_root(&a.root),
-                jump: a.jump,
-                ..Node::new(&a.name, "")
-            };
-            check(&node)?;
-            inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
-            match &node.local {
-                Some(dir) => ctx.answer(
-                    serde_json::json!({"added": node.name, "local": dir}),
-                    format_args!(
-                        "added {}, on this machine with {} as its /",
-                        node.name,
-                        visible(&dir.display().to_string())
-                    ),
-                ),
-                None => ctx.answer(
-                    serde_json::json!({"added": node.name}),
-                    format_args!(
-                        "added {}; pin its host key next: mesh node trust {}",
-                        node.name, node.name
-                    ),
-                ),
-            }
-        }
+        NodeCommand::Add(a) => add(&inv, a, ctx)?,
         NodeCommand::Set(a) => set::set(&inv, a, ctx)?,
         NodeCommand::Tag { name, tags } => retag(&inv, &name, &tags, true, ctx)?,
         NodeCommand::Untag { name, tags } => retag(&inv, &name, &tags, false, ctx)?,
-        NodeCommand::List => {
-            let nodes = inv.nodes()?;
-            let mut tags = inv.tags()?;
-            if ctx.json {
-                let views: Vec<NodeView> = nodes
-                    .into_iter()
-                    .map(|node| NodeView {
-                        tags: tags.remove(&node.name).unwrap_or_default(),
-                        node,
-                    })
-                    .collect();
-                print_json(&views)?;
-            } else if nodes.is_empty() {
-                out!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
-            } else {
-                for n in nodes {
-                    let key = n
-                        .host_key
-                        .as_deref()
-                        .map(fingerprint_of)
-                        .unwrap_or_else(|| "host key not pinned".into());
-                    let tags = tags
-                        .get(&n.name)
-                        .map(|t| format!("  @{}", t.join(" @")))
-                        .unwrap_or_default();
-                    if let Some(dir) = &n.local {
-                        out!(
-                            "{:<12} local {}{}",
-                            visible(&n.name),
-                            visible(&dir.display().to_string()),
-                            visible(&tags)
-                        );
-                        continue;
-                    }
-                    out!(
-                        "{:<12} {}@{}:{}  {key}{}",
-                        visible(&n.name),
-                        visible(&n.user),
-                        visible(&n.address),
-                        n.port,
-                        visible(&tags)
-                    );
-                }
-            }
-        }
-        NodeCommand::Show { name } => {
-            let n = inv.node(&name)?;
-            let assignments = inv.assignments(Some(&name))?;
-            let tags = inv.tags_of(&name)?;
-            if ctx.json {
-                let resolved = match super::reach::resolved(&n, &inv.nodes()?) {
-                    Ok(fields) => serde_json::Value::Object(
-                        fields
-                            .into_iter()
-                            .map(|(k, v)| (k.to_string(), v))
-                            .collect(),
-                    ),
-                    Err(e) => serde_json::json!({ "error": e }),
-                };
-                print_json(&serde_json::json!({
-                    "node": n, "tags": tags, "assignments": assignments, "resolved": resolved,
-                }))?;
-            } else if let Some(dir) = &n.local {
-                out!("name:      {}", visible(&n.name));
-                out!(
-                    "local:     on this machine, {} standing for its /",
-                    visible(&dir.display().to_string())
-                );
-                out!("tags:      {}", visible(&tags.join(", ")));
-                out!("modules:   {}", modules(&assignments));
-                out!("host key:  none: its helper runs here, not over SSH");
-            } else {
-                out!("name:      {}", visible(&n.name));
-                out!("address:   {}:{}", visible(&n.address), n.port);
-                out!(
-                    "user:      {}{}",
-                    visible(&n.user),
-                    if n.sudo { " (sudo -n)" } else { "" }
-                );
-                out!(
-                    "identity:  {}",
-                    visible(
-                        &n.identity
-                            .as_ref()
-                            .map_or("ssh-agent, then ~/.ssh/id_*".into(), |p| p
-                                .display()
-                                .to_string())
-                    )
-                );
-                if let Some(jump) = &n.jump {
-                    out!("jump:      {}", visible(jump));
-                }
-                out!(
-                    "reached:   {}",
-                    visible(&super::reach::describe(&n, &inv.nodes()?))
-                );
-                if let Ok(fields) = super::reach::resolved(&n, &inv.nodes()?) {
-                    for (key, v) in fields {
-                        for line in resolved_lines(key, &v) {
-                            out!("{}", visible(&line));
-                        }
-                    }
-                }
-                out!(
-                    "tags:      {}",
-                    if tags.is_empty() {
-                        "none".into()
-                    } else {
-                        visible(&tags.join(", ")).into_owned()
-                    }
-                );
-                out!(
-                    "host key:  {}",
-                    n.host_key
-                        .as_deref()
-                        .map(fingerprint_of)
-                        .unwrap_or_else(|| "not pinned".into())
-                );
-                out!("modules:   {}", modules(&assignments));
-            }
-        }
+        NodeCommand::List => list(&inv, ctx)?,
+        NodeCommand::Show { name } => show::show(&inv, &name, ctx)?,
         NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
-        NodeCommand::Remove { name } => {
-            // a rollback's hold goes with the node: said, so that adding it again is not
-            // mistaken for keeping it held
-            let hold = inv.held_at(&name)?;
-            inv.remove_node(&name)?;
-            let dropped = hold.as_ref().map_or(String::new(), |h| {
-                format!(
-                    "; it was held at generation {} by rollback: the hold is dropped with it",
-                    h.generation
-                )
-            });
-            let mut json = serde_json::json!({ "removed": name });
-            if let Some(h) = &hold {
-                json["dropped_hold"] = serde_json::json!({ "generation": h.generation });
-            }
-            ctx.answer(
-                json,
-                format_args!(
-                    "removed {name} from the inventory{dropped}; the machine itself was not \
-                     touched"
-                ),
-            );
-        }
+        NodeCommand::Remove { name } => remove(&inv, &name, ctx)?,
     }
     Ok(exit::OK)
 }
 
+fn add(inv: &Inventory, a: AddArgs, ctx: &Context) -> Result<()> {
+    let node = Node {
+        address: a.address.unwrap_or_else(|| LOCAL_ADDRESS.into()),
+        local: a.local,
+        port: a.port.unwrap_or(22),
+        port_given: a.port.is_some(),
+        user: a.user.clone().unwrap_or_else(|| "root".into()),
+        user_given: a.user.is_some(),
+        identity: identity(a.identity)?,
+        sudo: a.sudo,
+        root: normal_root(&a.root),
+        jump: a.jump,
+        ..Node::new(&a.name, "")
+    };
+    check(&node)?;
+    inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
+    let added = NodeAdded {
+        added: &node.name,
+        local: node.local.as_deref(),
+    };
+    match &node.local {
+        Some(dir) => ctx.answer(
+            added,
+            format_args!(
+                "added {}, on this machine with {} as its /",
+                node.name,
+                visible(&dir.display().to_string())
+            ),
+        ),
+        None => ctx.answer(
+            added,
+            format_args!(
+                "added {}; pin its host key next: mesh node trust {}",
+                node.name, node.name
+            ),
+        ),
+    }
+    Ok(())
+}
+
+fn list(inv: &Inventory, ctx: &Context) -> Result<()> {
+    let nodes = inv.nodes()?;
+    let mut tags = inv.tags()?;
+    if ctx.json {
+        let views: Vec<NodeListed> = nodes
+            .into_iter()
+            .map(|node| NodeListed {
+                tags: tags.remove(&node.name).unwrap_or_default(),
+                node,
+            })
+            .collect();
+        return print_json(&views);
+    }
+    if nodes.is_empty() {
+        out!("no nodes yet: `mesh node add NAME --address HOST`, or `mesh lab up 3`");
+    }
+    for n in nodes {
+        let key = n
+            .host_key
+            .as_deref()
+            .map(fingerprint_of)
+            .unwrap_or_else(|| "host key not pinned".into());
+        let tags = tags
+            .get(&n.name)
+            .map(|t| format!("  @{}", t.join(" @")))
+            .unwrap_or_default();
+        if let Some(dir) = &n.local {
+            out!(
+                "{:<12} local {}{}",
+                visible(&n.name),
+                visible(&dir.display().to_string()),
+                visible(&tags)
+            );
+            continue;
+        }
+        out!(
+            "{:<12} {}@{}:{}  {key}{}",
+            visible(&n.name),
+            visible(&n.user),
+            visible(&n.address),
+            n.port,
+            visible(&tags)
+        );
+    }
+    Ok(())
+}
+
+fn remove(inv: &Inventory, name: &str, ctx: &Context) -> Result<()> {
+    // a rollback's hold goes with the node: said, so that adding it again is not mistaken for
+    // keeping it held
+    let hold = inv.held_at(name)?;
+    inv.remove_node(name)?;
+    let dropped = hold.as_ref().map_or(String::new(), |h| {
+        format!(
+            "; it was held at generation {} by rollback: the hold is dropped with it",
+            h.generation
+        )
+    });
+    ctx.answer(
+        NodeRemoved {
+            removed: name,
+            dropped_hold: hold.map(|h| Generation {
+                generation: h.generation,
+            }),
+        },
+        format_args!(
+            "removed {name} from the inventory{dropped}; the machine itself was not touched"
+        ),
+    );
+    Ok(())
+}
+
 /// `node tag` (`add`) and `node untag`: what moved, and the tags the node carries now.
-fn retag(
-    inv: &crate::inventory::Inventory,
-    name: &str,
-    tags: &[String],
-    add: bool,
-    ctx: &Context,
-) -> Result<()> {
+fn retag(inv: &Inventory, name: &str, tags: &[String], add: bool, ctx: &Context) -> Result<()> {
     let moved = if add {
         inv.tag(name, tags)?
     } else {
         inv.untag(name, tags)?
     };
     let now = inv.tags_of(name)?;
-    let (verb, key) = if add {
-        ("tagged", "added")
-    } else {
-        ("untagged", "removed")
-    };
+    let verb = if add { "tagged" } else { "untagged" };
     if ctx.json {
-        return print_json(&serde_json::json!({ "node": name, key: moved, "tags": now }));
+        return print_json(&Retagged {
+            node: name,
+            added: add.then_some(moved.as_slice()),
+            removed: (!add).then_some(moved.as_slice()),
+            tags: &now,
+        });
     }
     let list = |t: &[String]| {
         if t.is_empty() {
@@ -334,35 +269,8 @@ fn retag(
     Ok(())
 }
 
-/// A node's assignments as `node show` lists them: `instance (module)` where the two differ.
-fn modules(assignments: &[crate::inventory::Assignment]) -> String {
-    let list: Vec<String> = assignments
-        .iter()
-        .map(|a| {
-            if a.instance == a.module {
-                a.module.clone()
-            } else {
-                format!("{} ({})", a.instance, a.module)
-            }
-        })
-        .collect();
-    if list.is_empty() {
-        "none".into()
-    } else {
-        visible(&list.join(", ")).into_owned()
-    }
-}
-
 /// What a node on this machine is stored with for an address (it is never connected to).
 const LOCAL_ADDRESS: &str = "localhost";
-
-/// A node as `node list --json` shows it: with its tags.
-#[derive(serde::Serialize)]
-struct NodeView {
-    #[serde(flatten)]
-    node: Node,
-    tags: Vec<String>,
-}
 
 /// `/srv/mesh/` is meant as `/srv/mesh`; `/` stays `/` and is refused by [`check`].
 pub(super) fn normal_root(root: &str) -> String {
@@ -397,7 +305,7 @@ pub(super) fn fingerprint_of(key: &str) -> String {
         .unwrap_or_else(|e| format!("unreadable pinned key: {e}"))
 }
 
-fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
+fn trust(inv: &Inventory, a: TrustArgs, ctx: &Context) -> Result<()> {
     let node = inv.node(&a.name)?;
     if node.local.is_some() {
         bail!(
@@ -451,67 +359,44 @@ fn trust(inv: &crate::inventory::Inventory, a: TrustArgs, ctx: &Context) -> Resu
             "the key pinned now is {old}: pinning replaces it\n"
         ));
     }
-    match a.fingerprint {
-        Some(want) if want == seen => {}
-        Some(want) => bail!(
-            "{}: refused: the machine offers {seen}, not {want}; nothing was pinned",
-            node.name
-        ),
-        None => {
-            if !std::io::stdin().is_terminal() {
-                bail!(
-                    "{}: no terminal to confirm on; check the key and pass --fingerprint {seen}",
-                    node.name
-                );
-            }
-            say(format!("Pin this key for {}? [y/N] ", node.name));
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                bail!("{}: not pinned", node.name);
-            }
-        }
-    }
+    agreed(&node.name, &seen, a.fingerprint.as_deref(), &say)?;
     let openssh = key
         .to_openssh()
         .map_err(|e| anyhow::anyhow!("cannot write the key: {e}"))?;
     inv.pin_host_key(&node.name, &openssh)?;
     ctx.answer(
-        serde_json::json!({"pinned": node.name, "algorithm": algorithm, "fingerprint": seen,
-            "replaced": replaced}),
+        Pinned {
+            pinned: &node.name,
+            algorithm: &algorithm,
+            fingerprint: &seen,
+            replaced: replaced.as_deref(),
+        },
         format_args!("pinned {seen} for {}", node.name),
     );
     Ok(())
 }
 
-/// One resolved field as `node show` prints it, under `ssh -G`'s keyword, one line per value:
-/// `port 2222 (ssh_config:F:3)`.
-fn resolved_lines(key: &str, v: &serde_json::Value) -> Vec<String> {
-    let keyword = key.replace('_', "");
-    let keyword = keyword
-        .strip_suffix('s')
-        .filter(|_| key == "identity_files" || key == "known_hosts_files")
-        .unwrap_or(&keyword);
-    let one = |v: &serde_json::Value| {
-        let value = match &v["value"] {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Array(a) if a.is_empty() => "none".into(),
-            serde_json::Value::Array(a) => a
-                .iter()
-                .map(|h| h.as_str().unwrap_or_default().to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            serde_json::Value::Null => "none".into(),
-            other => other.to_string(),
-        };
-        format!(
-            "{keyword} {value} ({})",
-            v["source"].as_str().unwrap_or_default()
-        )
-    };
-    match v.as_array() {
-        Some(list) if list.is_empty() => vec![format!("{keyword} none")],
-        Some(list) => list.iter().map(one).collect(),
-        None => vec![one(v)],
+/// Whether the key `seen` is to be pinned: it is the one `--fingerprint` names, or the operator
+/// says yes on a terminal.
+fn agreed(node: &str, seen: &str, fingerprint: Option<&str>, say: &dyn Fn(String)) -> Result<()> {
+    match fingerprint {
+        Some(want) if want == seen => {}
+        Some(want) => {
+            bail!("{node}: refused: the machine offers {seen}, not {want}; nothing was pinned")
+        }
+        None => {
+            if !std::io::stdin().is_terminal() {
+                bail!(
+                    "{node}: no terminal to confirm on; check the key and pass --fingerprint {seen}"
+                );
+            }
+            say(format!("Pin this key for {node}? [y/N] "));
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                bail!("{node}: not pinned");
+            }
+        }
     }
+    Ok(())
 }

@@ -1,11 +1,12 @@
-//! `mesh plan` and `mesh check`, and what `mesh push` shares with them.
+//! `mesh plan`, and what `mesh check` and `mesh push` share with it.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
 
+use super::answers::RefusedNode;
+use super::answers::fleet::{self, HeldNode, Listed};
 use super::progress::Progress;
 use super::{Context, exit, print_json, render};
 use crate::catalogue::Catalogue;
@@ -52,18 +53,6 @@ pub(crate) struct Connect {
     /// is reported FAILED (timeout) with the step it was in, and the others go on.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     timeout: u64,
-}
-
-#[derive(Args, Debug)]
-pub(crate) struct CheckArgs {
-    #[command(flatten)]
-    select: Selection,
-    /// Show each file that differs on the machine as a unified diff from what it has to what a
-    /// push would write (a secret file or an environment file is never shown).
-    #[arg(long)]
-    diff: bool,
-    #[command(flatten)]
-    connect: Connect,
 }
 
 pub(crate) fn selected(inv: &Inventory, select: &Selection, verb: &str) -> Result<Vec<Node>> {
@@ -193,9 +182,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                     if !ctx.json {
                         text.push_str(&render::refused(&node.name, &problems));
                     }
-                    failed.push(serde_json::to_value(super::answers::RefusedNode::new(
-                        &node.name, &problems,
-                    ))?);
+                    failed.push((node.name, problems));
                     return Ok(());
                 }
             };
@@ -203,27 +190,15 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             if let Some(hold) = inv.held_at(&node.name)? {
                 let differs = super::held_at::differs(inv, &hold, &c.declaration)?;
                 if ctx.json {
-                    held_at.push(super::held_at::json(&hold, differs.as_deref()));
+                    held_at.push((hold, differs));
                 } else {
                     text.push_str(&super::held_at::plan_text(&hold, differs.as_deref()));
                 }
                 any_held = true;
                 return Ok(());
             }
-            let confirmed = inv.confirmed(&node.name)?;
-            let report = inv.last_report(&node.name)?;
-            let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
-            p.unconfirmed = inv.in_flight(&node.name)?;
-            in_flight_elsewhere(inv, &mut p)?;
-            p.rekeyed = inv.rekeyed(&node)?;
-            p.new_machine = inv.found_new(&node.name)?;
-            if p.unconfirmed {
-                p.pending_confirmation = inv.pending_confirmation(&node.name)?;
-            }
-            p.held = c.held;
-            p.facts_moved = resolve::facts::moved(inv, &cat, &node.name)?;
+            let (p, cost) = node_plan(inv, &cat, &node, c)?;
             any_held |= !p.held.is_empty();
-            let cost = crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?;
             costs.push((node, cost));
             if ctx.json {
                 plans.push(p);
@@ -251,40 +226,94 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let unfinished = inv
         .last_rollout()?
         .filter(|r| r.state != crate::deploy::RolloutState::Done);
-    if ctx.json {
-        let mut all = render::plans_json(&plans, a.diff)?;
-        if let Some(list) = all.as_array_mut() {
-            list.extend(failed.iter().cloned());
-            list.extend(held_at);
-        }
-        if let Ok(w) = &waves {
-            super::rollout::add_waves(&mut all, &super::rollout::wave_map(w));
-        }
-        if let Some(r) = &unfinished {
-            super::rollout::add_left(&mut all, r);
-        }
-        print_json(&all)?;
-    } else {
-        out_raw!("{text}");
-        if !ctx.quiet {
-            match &waves {
-                // one wave is every node at once, as a push has always gone: nothing to say
-                Ok(w) if w.len() > 1 => out_raw!("{}", super::rollout::waves_text(w)),
-                Ok(_) => {}
-                Err(e) => out!("waves: {e}"),
-            }
-        }
-        if let Some(r) = &unfinished {
-            out_raw!("{}", super::rollout::unfinished_text(r));
-        }
-    }
-    Ok(if !failed.is_empty() {
+    let planned = Planned {
+        plans,
+        text,
+        failed,
+        held_at,
+    };
+    say(&planned, &waves, unfinished.as_ref(), a.diff, ctx)?;
+    Ok(if !planned.failed.is_empty() {
         exit::SOME_FAILED
     } else if any_held {
         exit::SOME_HELD
     } else {
         exit::OK
     })
+}
+
+/// One node's plan, against what its machine last confirmed (and how sure that is), and what a
+/// push of it costs.
+fn node_plan(
+    inv: &Inventory,
+    cat: &Catalogue,
+    node: &Node,
+    c: Composed,
+) -> Result<(plan::Plan, crate::deploy::NodeCost)> {
+    let confirmed = inv.confirmed(&node.name)?;
+    let report = inv.last_report(&node.name)?;
+    let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
+    p.unconfirmed = inv.in_flight(&node.name)?;
+    in_flight_elsewhere(inv, &mut p)?;
+    p.rekeyed = inv.rekeyed(node)?;
+    p.new_machine = inv.found_new(&node.name)?;
+    if p.unconfirmed {
+        p.pending_confirmation = inv.pending_confirmation(&node.name)?;
+    }
+    p.held = c.held;
+    p.facts_moved = resolve::facts::moved(inv, cat, &node.name)?;
+    let cost = crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?;
+    Ok((p, cost))
+}
+
+/// What `plan` made of the selected nodes: under `--json` the plans, else their text; the
+/// nodes refused, with their problems; the nodes a rollback holds, with how they differ.
+struct Planned {
+    plans: Vec<plan::Plan>,
+    text: String,
+    failed: Vec<(String, Vec<Problem>)>,
+    held_at: Vec<(crate::inventory::Hold, Option<Vec<super::held_at::Differs>>)>,
+}
+
+/// Says the plans, with the waves a push would send them in and what an unfinished rollout
+/// left.
+fn say(
+    p: &Planned,
+    waves: &Result<Vec<crate::deploy::Wave>, crate::deploy::DeployError>,
+    unfinished: Option<&crate::deploy::RolloutRow>,
+    diff: bool,
+    ctx: &Context,
+) -> Result<()> {
+    if ctx.json {
+        let mut all = fleet::planned(&p.plans, diff);
+        let refused = p.failed.iter().map(|(node, p)| RefusedNode::new(node, p));
+        all.extend(refused.map(Listed::of));
+        let held = p
+            .held_at
+            .iter()
+            .map(|(h, d)| HeldNode::rollback(h, d.as_deref()));
+        all.extend(held.map(Listed::of));
+        if let Ok(w) = waves {
+            fleet::with_waves(&mut all, &super::rollout::wave_map(w));
+        }
+        if let Some(r) = unfinished {
+            fleet::with_left(&mut all, r);
+        }
+        return print_json(&all);
+    }
+    out_raw!("{}", p.text);
+    if !ctx.quiet {
+        match waves {
+            // one wave is every node at once, as a push has always gone: nothing to say
+            Ok(w) if w.len() > 1 => out_raw!("{}", super::rollout::waves_text(w)),
+            Ok(_) => {}
+            Err(e) => out!("waves: {e}"),
+        }
+    }
+    if let Some(r) = unfinished {
+        out_raw!("{}", super::rollout::unfinished_text(r));
+    }
+    Ok(())
 }
 
 /// A plan whose node is in flight while another command holds the push lock: that push is
@@ -338,198 +367,4 @@ pub(crate) fn unchanged(r: &push::NodeResult) -> bool {
 /// A node's declaration as it is sent (see [`crate::deploy::job`]).
 pub(crate) fn job(inv: &Inventory, node: Node, declaration: Declaration) -> Result<Job> {
     Ok(crate::deploy::job(inv, node, declaration)?)
-}
-
-/// What a dry run tells the inventory: a node whose last push was interrupted is reconciled
-/// with what its machine was found to have (`sent`: what that push sent); a machine found new
-/// has nothing the inventory confirmed of it, and the plan then says so.
-fn record_check(
-    inv: &mut Inventory,
-    r: &push::NodeResult,
-    sent: Option<&Declaration>,
-    checked: Option<&Declaration>,
-    started: &str,
-    digest: &str,
-) -> Result<(), crate::inventory::InventoryError> {
-    let Ok(answer) = &r.result else {
-        return Ok(());
-    };
-    if let Some(sent) = sent {
-        // a change awaiting confirmation is not settled: what the machine has now may be put
-        // back at its deadline, so the push stays unconfirmed until the machine says
-        match &answer.report.pending {
-            Some(id) => inv.note_pending(&r.node, id)?,
-            None => inv.reconcile(&r.node, sent, &answer.report)?,
-        }
-    }
-    inv.note_checked(&r.node, checked, &answer.report)?;
-    inv.record_found_new(&r.node, started, digest, &answer.report)
-}
-
-/// What a check says of a machine rolled back on itself (`mesh-host rollback GEN`): its new
-/// generation, and that the next plan is made against it.
-fn rolled_back(r: &push::NodeResult) -> String {
-    let Some(g) = r
-        .result
-        .as_ref()
-        .ok()
-        .and_then(|a| a.report.generation.as_ref())
-    else {
-        return String::new();
-    };
-    let Some(to) = g.rolled_back_to else {
-        return String::new();
-    };
-    format!(
-        "  {}: at generation {}, rolled back to {to} on the machine (`mesh-host rollback`) at {} \
-         UTC; plans are made against it from now on\n",
-        r.node,
-        g.number,
-        crate::wire::utc(g.pushed_at)
-    )
-}
-
-pub(crate) fn check(a: CheckArgs, ctx: &Context) -> Result<u8> {
-    let mut inv = ctx.inventory()?;
-    let cat = ctx.catalogue()?;
-    let nodes = selected(&inv, &a.select, "check")?;
-    // checked against what a push would send, allocated for it and rolled back
-    let (mut composed, refusals) = inv.trial(|inv| compose_fleet(inv, &cat, nodes))?;
-    // a node whose last push was interrupted is reconciled from this dry run, unless a push is
-    // running now (then its own result will say); one a rollback's was is measured against
-    // the generation that push sent, not the inventory's declaration
-    let mut in_flight = BTreeMap::new();
-    let mut rolling = BTreeMap::new();
-    for (node, c) in &composed {
-        if !inv.in_flight(&node.name)? {
-            continue;
-        }
-        let sent = match inv.in_flight_rollback(&node.name)? {
-            Some(g) => {
-                rolling.insert(node.name.clone(), g);
-                inv.rollback_target(&node.name, g)?.declaration
-            }
-            None => c.declaration.clone(),
-        };
-        in_flight.insert(node.name.clone(), sent);
-    }
-    // the lock, once taken, is held until the inventory is dropped at the end
-    if in_flight.is_empty() || inv.lock_pushes().is_err() {
-        in_flight.clear();
-        rolling.clear();
-    }
-    for (node, c) in &mut composed {
-        if let (Some(g), Some(sent)) = (rolling.get(&node.name), in_flight.get(&node.name)) {
-            c.declaration = sent.clone();
-            if !ctx.json {
-                out!(
-                    "{}: its last push, a rollback to generation {g}, was cut short: checked \
-                     against generation {g}, what it sent, and recorded so",
-                    node.name
-                );
-            }
-        }
-    }
-    let jobs: Vec<Job> = composed
-        .into_iter()
-        .map(|(node, c)| job(&inv, node, c.declaration))
-        .collect::<Result<_>>()?;
-    let digests: BTreeMap<String, String> = jobs
-        .iter()
-        .map(|j| {
-            (
-                j.node.name.clone(),
-                resolve::declaration_digest(&j.declaration),
-            )
-        })
-        .collect();
-    // what each machine was checked against: where its generation moved, what it was found
-    // to have of it is the next plan's base
-    let checked: BTreeMap<String, Declaration> = jobs
-        .iter()
-        .map(|j| (j.node.name.clone(), j.declaration.clone()))
-        .collect();
-    let started = inv.now()?;
-    let mut unrecorded = Vec::new();
-    let mut said = BTreeMap::new();
-    let diff = a.diff.then(|| ctx.color());
-    let refusals: Vec<push::NodeResult> = refusals
-        .into_iter()
-        .map(|(node, problems)| refused(node, &problems))
-        .collect();
-    // every node is said in the order of its name once all have answered (a refused one
-    // too), not as they answer
-    if !ctx.json {
-        for r in &refusals {
-            said.insert(r.node.clone(), render::node(r, Mode::DryRun, None));
-        }
-    }
-    let mut results = fan_out(
-        jobs,
-        &options(&a.connect, Mode::DryRun, ctx),
-        ctx,
-        |_| {},
-        |r| {
-            let digest = digests.get(&r.node).map_or("", String::as_str);
-            if let Err(e) = record_check(
-                &mut inv,
-                r,
-                in_flight.get(&r.node),
-                checked.get(&r.node),
-                &started,
-                digest,
-            ) {
-                unrecorded.push((r.node.clone(), e));
-            }
-            if !(ctx.json || (ctx.quiet && unchanged(r))) {
-                let text = render::node(r, Mode::DryRun, diff) + &rolled_back(r);
-                said.insert(r.node.clone(), text);
-            }
-            String::new()
-        },
-    )?;
-    for text in said.values() {
-        out_raw!("{text}");
-    }
-    results.sort_by(|a, b| a.node.cmp(&b.node));
-    if !ctx.json {
-        // what check shows is what the inventory's declaration would change; a push sends it
-        // only once the node is released
-        for r in &results {
-            if let Some(hold) = inv.held_at(&r.node)? {
-                out!("{}", super::held_at::line(&hold));
-            }
-        }
-    }
-    results.extend(refusals);
-    results.sort_by(|a, b| a.node.cmp(&b.node));
-    let failed = results
-        .iter()
-        .any(|r| r.result.as_ref().map_or(true, |a| a.report.failed()));
-    // a change awaiting confirmation may yet be put back: the machine is not as checked
-    let changes = results.iter().any(|r| {
-        r.result
-            .as_ref()
-            .is_ok_and(|a| a.report.changed() || a.report.pending.is_some())
-    });
-    if ctx.json {
-        print_json(&render::results_json(&results, Mode::DryRun))?;
-    } else if !ctx.quiet {
-        out_raw!("{}", render::summary(&results, Mode::DryRun));
-    }
-    for (node, e) in &unrecorded {
-        err!(
-            "{node}: what the machine was found to have (its last push interrupted, or the \
-             machine new) could not be recorded in the inventory {}: {e}; `mesh plan` still \
-             shows what it recorded before",
-            inv.path().display()
-        );
-    }
-    Ok(if failed || !unrecorded.is_empty() {
-        exit::SOME_FAILED
-    } else if changes {
-        exit::CHANGES
-    } else {
-        exit::OK
-    })
 }

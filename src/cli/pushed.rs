@@ -1,8 +1,11 @@
 //! What a push came to: every wave's results, the nodes held, and how it reads as text, JSON
 //! and an exit status.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
+use super::answers::fleet::{self, HeldNode, Listed};
 use super::rollout;
 use super::rollout::wave_map;
 use super::{Context, exit, print_json, render};
@@ -26,7 +29,7 @@ pub(crate) fn report(
         && out.rolled_back.is_empty();
     if behind && nothing && out.stopped.is_empty() {
         if ctx.json {
-            print_json(&render::results_json(&[], Mode::Apply))?;
+            print_json(&fleet::results(&[], Mode::Apply))?;
         } else if !ctx.quiet {
             out!("every node has confirmed what it would be sent; nothing to push");
         }
@@ -42,30 +45,16 @@ pub(crate) fn report(
         rolled_back,
     } = out;
     if ctx.json {
-        let mut all = render::results_json(&results, Mode::Apply);
-        if let Some(list) = all.as_array_mut() {
-            for (node, moves) in &held {
-                list.push(
-                    serde_json::json!({"node": node, "outcome": "held", "moves": moves,
-                    "reason": crate::deploy::moves_reason(moves)}),
-                );
-            }
-            for (node, h) in &kept {
-                list.push(serde_json::json!({"node": node, "outcome": "held", "assignment": h}));
-            }
-            let by = rollout.stopped.as_deref().unwrap_or_default();
-            for (node, wave) in &stopped {
-                list.push(rollout::held_json(node, *wave, by));
-            }
-            for (node, wave, why) in &waiting {
-                list.push(rollout::waiting_json(node, *wave, why));
-            }
-            for hold in &rolled_back {
-                list.push(super::held_at::json(hold, None));
-            }
-        }
-        rollout::add_waves(&mut all, &wave_map(&rollout.waves));
-        print_json(&all)?;
+        let said = Held {
+            results: &results,
+            moves: &held,
+            kept: &kept,
+            stopped: &stopped,
+            waiting: &waiting,
+            rolled_back: &rolled_back,
+        };
+        let by = rollout.stopped.as_deref().unwrap_or_default();
+        print_json(&listed(&said, by, &wave_map(&rollout.waves)))?;
     } else if !ctx.quiet && (!results.is_empty() || rolled_back.is_empty()) {
         // a push of held nodes only has said each already
         out_raw!("{}", render::summary(&results, Mode::Apply));
@@ -91,6 +80,54 @@ pub(crate) fn report(
     } else {
         exit::OK
     })
+}
+
+/// What a push did to each node, and the nodes it held, as its `--json` lists them.
+pub(crate) struct Held<'a> {
+    pub(crate) results: &'a [push::NodeResult],
+    /// Held because a container's data would move.
+    pub(crate) moves: &'a [(String, Vec<crate::plan::Move>)],
+    /// Held with an assignment held back.
+    pub(crate) kept: &'a [(String, crate::resolve::Held)],
+    /// Held because the rollout stopped, in their waves.
+    pub(crate) stopped: &'a [(String, usize)],
+    /// Held because a provider did not answer ready: their waves, and why.
+    pub(crate) waiting: &'a [(String, usize, String)],
+    /// Held at a generation by a rollback.
+    pub(crate) rolled_back: &'a [crate::inventory::Hold],
+}
+
+/// Every node of `p` as an entry of the list, in the wave `waves` puts it; `by`: what stopped
+/// the rollout.
+pub(crate) fn listed<'a>(
+    p: &Held<'a>,
+    by: &str,
+    waves: &BTreeMap<String, usize>,
+) -> Vec<Listed<'a>> {
+    let mut all = fleet::results(p.results, Mode::Apply);
+    let held = p
+        .moves
+        .iter()
+        .map(|(node, moves)| HeldNode::moves(node, moves));
+    let kept = p.kept.iter().map(|(node, h)| HeldNode::assignment(node, h));
+    let stopped = p
+        .stopped
+        .iter()
+        .map(|(node, wave)| HeldNode::stopped(node, *wave, by));
+    let waiting = p
+        .waiting
+        .iter()
+        .map(|(node, wave, why)| HeldNode::waiting(node, *wave, why));
+    let rolled_back = p.rolled_back.iter().map(|h| HeldNode::rollback(h, None));
+    all.extend(
+        held.chain(kept)
+            .chain(stopped)
+            .chain(waiting)
+            .chain(rolled_back)
+            .map(Listed::of),
+    );
+    fleet::with_waves(&mut all, waves);
+    all
 }
 
 /// The machines went ahead but the inventory did not follow: what happened, and the way back.

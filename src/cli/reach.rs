@@ -4,6 +4,8 @@
 
 use anyhow::Result;
 
+use super::answers::nodes::{Reached, Sourced};
+
 use crate::inventory::Node;
 use crate::push::route;
 use crate::ssh::Target;
@@ -31,8 +33,12 @@ pub(crate) fn describe(node: &Node, all: &[Node]) -> String {
 }
 
 /// One resolved field and where it came from: `inventory`, `ssh_config:FILE:LINE` or `default`.
-fn field(value: serde_json::Value, source: String) -> serde_json::Value {
-    serde_json::json!({ "value": value, "source": source })
+fn field(value: serde_json::Value, source: String) -> Reached {
+    Reached::One(sourced(value, source))
+}
+
+fn sourced(value: serde_json::Value, source: String) -> Sourced {
+    Sourced { value, source }
 }
 
 /// Where a value of the ssh configuration was written, as a source.
@@ -42,10 +48,7 @@ fn from_config(at: Option<&String>) -> String {
 
 /// Every field mesh resolved to reach `node`, each with its source, in `ssh -G`'s order:
 /// what `node show` prints. `Err` says why the route cannot be worked out.
-pub(crate) fn resolved(
-    node: &Node,
-    all: &[Node],
-) -> Result<Vec<(&'static str, serde_json::Value)>, String> {
+pub(crate) fn resolved(node: &Node, all: &[Node]) -> Result<Vec<(&'static str, Reached)>, String> {
     let config = SshConfig::load().map_err(|e| e.to_string())?;
     let given = node.user_given.then_some(node.user.as_str());
     let cfg = config
@@ -86,7 +89,7 @@ pub(crate) fn resolved(
         ("hostname", field(t.address.clone().into(), hostname)),
         ("port", field(t.port.into(), port)),
         ("user", field(t.user.clone().into(), user)),
-        ("identity_files", serde_json::Value::Array(identities)),
+        ("identity_files", Reached::Many(identities)),
         (
             "identities_only",
             field(t.identities_only.into(), given(false, "identitiesonly")),
@@ -107,10 +110,7 @@ pub(crate) fn resolved(
             field(keepalive.into(), given(false, "serveraliveinterval")),
         ),
         ("known_hosts", known_hosts),
-        (
-            "known_hosts_files",
-            serde_json::Value::Array(known_hosts_files(&t)),
-        ),
+        ("known_hosts_files", Reached::Many(known_hosts_files(&t))),
         (
             "host_key_alias",
             field(
@@ -122,24 +122,23 @@ pub(crate) fn resolved(
 }
 
 /// The key files in the order they are offered, each with where it came from.
-fn identity_fields(
-    node: &Node,
-    cfg: &crate::ssh::config::HostConfig,
-    t: &Target,
-) -> Vec<serde_json::Value> {
+fn identity_fields(node: &Node, cfg: &crate::ssh::config::HostConfig, t: &Target) -> Vec<Sourced> {
     match &node.identity {
-        Some(own) => vec![field(own.display().to_string().into(), "inventory".into())],
+        Some(own) => vec![sourced(
+            own.display().to_string().into(),
+            "inventory".into(),
+        )],
         None if cfg.identity_files.is_empty() => t
             .identities
             .iter()
-            .map(|p| field(p.display().to_string().into(), "default".into()))
+            .map(|p| sourced(p.display().to_string().into(), "default".into()))
             .collect(),
         None => t
             .identities
             .iter()
             .zip(&cfg.identity_files)
             .map(|(p, w)| {
-                field(
+                sourced(
                     p.display().to_string().into(),
                     format!("ssh_config:{}", w.at),
                 )
@@ -149,7 +148,7 @@ fn identity_fields(
 }
 
 /// Where the host key is checked against: the inventory's pin, else the known_hosts line.
-fn known_hosts_field(node: &Node, t: &Target) -> Result<serde_json::Value, String> {
+fn known_hosts_field(node: &Node, t: &Target) -> Result<Reached, String> {
     Ok(match &node.host_key {
         Some(_) => field("pinned in the inventory".into(), "inventory".into()),
         None => {
@@ -169,7 +168,7 @@ fn known_hosts_field(node: &Node, t: &Target) -> Result<serde_json::Value, Strin
 }
 
 /// The known_hosts files read for the node, in order, each with what named it.
-fn known_hosts_files(t: &Target) -> Vec<serde_json::Value> {
+fn known_hosts_files(t: &Target) -> Vec<Sourced> {
     t.known_hosts_files
         .iter()
         .map(|(path, at)| {
@@ -177,7 +176,7 @@ fn known_hosts_files(t: &Target) -> Vec<serde_json::Value> {
                 "default" => "default".to_string(),
                 at => format!("ssh_config:{at}"),
             };
-            field(path.display().to_string().into(), source)
+            sourced(path.display().to_string().into(), source)
         })
         .collect()
 }

@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
-
 use crate::plan::{Action, Plan, content, visible};
 use crate::push::{self, NodeResult};
 use crate::wire::{Mode, Spec, State};
@@ -27,34 +25,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
     }
     out.push_str(&counts(p));
     for c in &p.changes {
-        let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
-            // a package added absent or at a version says so: `+ m:package:telnet (absent)`
-            (true, _) => match c.new.as_ref().map(|r| &r.spec) {
-                Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
-                    format!(" ({})", p.wanted())
-                }
-                _ => String::new(),
-            },
-            (false, true) => format!(" ({})", c.fields.join(", ")),
-            (false, false) => format!(
-                " ({}; settings moved: {})",
-                c.fields.join(", "),
-                c.settings.join(", ")
-            ),
-        };
-        let what = match c.action {
-            Action::Removed => removal(c),
-            Action::Changed
-                if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) =>
-            {
-                " — the container will be recreated".to_string()
-            }
-            // never asked: the machine may already have it, and the push then takes it over
-            Action::Added if p.first_send => " — add, or take over what the machine has".into(),
-            _ => String::new(),
-        };
-        let line = format!("  {} {}{fields}{what}", c.action.sign(), c.id);
-        let _ = writeln!(out, "{}", visible(&line));
+        let _ = writeln!(out, "{}", visible(&change_line(p, c)));
         // a check is a command the helper runs as root: a new or changed one is shown, always
         if let Some(Spec::File(f)) = c.new.as_ref().map(|r| &r.spec)
             && !f.validate.is_empty()
@@ -93,6 +64,36 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
         let _ = writeln!(out, "{}", visible(&line));
     }
     out
+}
+
+/// A change's line of a plan: its sign and id, the fields (and settings) that move, and what
+/// it will do.
+fn change_line(p: &Plan, c: &crate::plan::Change) -> String {
+    let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
+        // a package added absent or at a version says so: `+ m:package:telnet (absent)`
+        (true, _) => match c.new.as_ref().map(|r| &r.spec) {
+            Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
+                format!(" ({})", p.wanted())
+            }
+            _ => String::new(),
+        },
+        (false, true) => format!(" ({})", c.fields.join(", ")),
+        (false, false) => format!(
+            " ({}; settings moved: {})",
+            c.fields.join(", "),
+            c.settings.join(", ")
+        ),
+    };
+    let what = match c.action {
+        Action::Removed => removal(c),
+        Action::Changed if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) => {
+            " — the container will be recreated".to_string()
+        }
+        // never asked: the machine may already have it, and the push then takes it over
+        Action::Added if p.first_send => " — add, or take over what the machine has".into(),
+        _ => String::new(),
+    };
+    format!("  {} {}{fields}{what}", c.action.sign(), c.id)
 }
 
 /// The plan's summary line: how many of each, and what a first push does not know yet.
@@ -176,7 +177,7 @@ fn headline(p: &Plan) -> String {
 
 /// A change's content as a unified diff, for what is added or changed: from the machine's bytes
 /// when the machine was asked (a rollback), else from what it confirmed.
-fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
+pub(crate) fn change_diff(c: &crate::plan::Change, color: bool) -> Option<String> {
     if c.action == Action::Removed {
         return None;
     }
@@ -209,28 +210,6 @@ pub(crate) fn refused(node: &str, problems: &[crate::resolve::Problem]) -> Strin
         let _ = writeln!(out, "  - {}", visible(&p.reason));
     }
     out
-}
-
-/// Plans as JSON; with `diff`, each added or changed resource carries its diff text.
-/// A node never asked what it has says so, and each addition says it may take over what the
-/// machine has (`"or_take_over": true`), as the text does.
-pub(crate) fn plans_json(plans: &[Plan], diff: bool) -> serde_json::Result<Value> {
-    let mut value = serde_json::to_value(plans)?;
-    for (p, v) in plans.iter().zip(value.as_array_mut().into_iter().flatten()) {
-        if p.first_send && !p.changes.is_empty() {
-            v["never_asked"] = json!({"ask_with": format!("mesh check {}", p.node)});
-        }
-        let changes = v.get_mut("changes").and_then(Value::as_array_mut);
-        for (c, cv) in p.changes.iter().zip(changes.into_iter().flatten()) {
-            if p.first_send && c.action == Action::Added {
-                cv["or_take_over"] = Value::Bool(true);
-            }
-            if diff && let Some(text) = change_diff(c, false) {
-                cv["diff"] = Value::String(text);
-            }
-        }
-    }
-    Ok(value)
 }
 
 /// An argv as a person would type it: each word quoted when it holds anything but plain letters.
@@ -337,33 +316,7 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
         Ok(answer) => answer,
     };
     let report = &answer.report;
-    let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
-    let verdict = if answer.reverted() {
-        "FAILED (reverted)"
-    } else if answer.unknown() {
-        "FAILED (unknown)"
-    } else if report.failed() {
-        "FAILED (resources)"
-    } else if mode == Mode::DryRun {
-        "checked"
-    } else {
-        "applied"
-    };
-    let _ = writeln!(
-        out,
-        "{}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}",
-        r.node,
-        n(State::Created),
-        n(State::Changed),
-        n(State::Unchanged),
-        n(State::Removed),
-        n(State::Failed),
-        if answer.uploaded {
-            " (helper uploaded)"
-        } else {
-            ""
-        }
-    );
+    out.push_str(&verdict(&r.node, answer, mode));
     if let Some(confirmation) = &answer.confirmation {
         let line = format!("  {}", confirmation.said());
         let _ = writeln!(out, "{}", visible(&line));
@@ -416,6 +369,36 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
     out
 }
 
+/// A node's first line: how it went, and how many resources went which way.
+fn verdict(node: &str, answer: &push::Answer, mode: Mode) -> String {
+    let report = &answer.report;
+    let n = |s: State| report.resources.iter().filter(|o| o.state == s).count();
+    let verdict = if answer.reverted() {
+        "FAILED (reverted)"
+    } else if answer.unknown() {
+        "FAILED (unknown)"
+    } else if report.failed() {
+        "FAILED (resources)"
+    } else if mode == Mode::DryRun {
+        "checked"
+    } else {
+        "applied"
+    };
+    format!(
+        "{node}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}\n",
+        n(State::Created),
+        n(State::Changed),
+        n(State::Unchanged),
+        n(State::Removed),
+        n(State::Failed),
+        if answer.uploaded {
+            " (helper uploaded)"
+        } else {
+            ""
+        }
+    )
+}
+
 /// A count and its noun, `1 node` or `2 nodes`: every count the command line prints with a noun
 /// goes through here, so none says `1 nodes` (issue 23). The nouns it is given are regular.
 pub(crate) fn counted(n: usize, one: &str) -> String {
@@ -458,45 +441,6 @@ fn seen(o: &crate::wire::Outcome, color: bool) -> String {
         }
     }
     out
-}
-
-/// Every node's result as JSON.
-pub(crate) fn results_json(results: &[NodeResult], mode: Mode) -> Value {
-    // a dry run says so: nothing was applied
-    let (mode_name, done) = match mode {
-        Mode::DryRun => ("dry-run", "checked"),
-        Mode::Apply => ("apply", "applied"),
-        Mode::Adopt => ("adopt", "adopted"),
-    };
-    Value::Array(
-        results
-            .iter()
-            .map(|r| match &r.result {
-                Ok(a) => {
-                    let mut node = json!({"node": r.node, "mode": mode_name,
-                        "outcome": if a.reverted() { "reverted" } else if a.failed() { "failed" } else { done },
-                        "uploaded": a.uploaded, "report": a.report});
-                    if let Some(c) = &a.confirmation {
-                        node["confirmation"] = json!(c.said());
-                    }
-                    if let Some(id) = &a.report.pending {
-                        node["pending_confirmation"] = json!(id);
-                    }
-                    node
-                }
-                Err(e) => {
-                    let mut node = json!({"node": r.node, "mode": mode_name,
-                        "outcome": "failed", "kind": e.kind(), "reason": e.to_string()});
-                    // which generation the machine is at, and the one this push planned against
-                    if let push::PushError::Stale { stale, .. } = e {
-                        node["generation"] = json!(stale.machine);
-                        node["planned_against"] = json!(stale.planned);
-                    }
-                    node
-                }
-            })
-            .collect(),
-    )
 }
 
 #[cfg(test)]

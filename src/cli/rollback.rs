@@ -5,15 +5,16 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use serde_json::{Value, json};
 
+use super::answers::commands::Released;
+use super::answers::fleet::{self, Entry, HeldNode, LeftAlone, Listed, NotRead, RollbackHeld};
 use super::apply::Terminal;
 use super::push::{Connect, options as options_of};
 use super::{Context, exit, print_json, render};
 use crate::deploy::PushOptions;
 use crate::deploy::rollback::{self, Rolled, Target};
 use crate::deploy::rollback_secrets::SecretBack;
-use crate::inventory::{Inventory, Scope};
+use crate::inventory::{Hold, Inventory, Scope};
 use crate::plan::Plan;
 use crate::push::NodeResult;
 use crate::wire::{Mode, Report};
@@ -117,7 +118,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     }
     if targets.is_empty() {
         if ctx.json {
-            print_json(&alone)?;
+            print_json(&alone.iter().map(Alone::listed).collect::<Vec<_>>())?;
         }
         return Ok(if unread { exit::SOME_FAILED } else { exit::OK });
     }
@@ -133,9 +134,39 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     report(&inv, rolled, alone, unread, ctx)
 }
 
-/// A node whose machine could not be asked what it has: said, and not rolled back; its JSON
-/// entry.
-fn not_read(r: &NodeResult, ctx: &Context) -> Value {
+/// A node a rollback sends nothing, and why: its `--json` entry.
+enum Alone {
+    /// What its machine has could not be read.
+    NotRead {
+        node: String,
+        kind: &'static str,
+        reason: String,
+    },
+    /// A rollback of a past push leaves it alone.
+    Left(crate::deploy::rollback_plan::LeftAlone),
+}
+
+impl Alone {
+    fn listed(&self) -> Listed<'_> {
+        match self {
+            Alone::NotRead { node, kind, reason } => Listed::of(NotRead {
+                node,
+                outcome: "failed",
+                kind,
+                reason: reason.clone(),
+            }),
+            Alone::Left(l) => Listed::of(LeftAlone {
+                node: &l.node,
+                outcome: "left alone",
+                push: l.push,
+                reason: &l.reason,
+            }),
+        }
+    }
+}
+
+/// A node whose machine could not be asked what it has: said, and not rolled back.
+fn not_read(r: &NodeResult, ctx: &Context) -> Alone {
     let (kind, e) = match &r.result {
         Err(e) => (e.kind(), e.to_string()),
         Ok(_) => ("unknown", "no answer".to_string()),
@@ -144,12 +175,16 @@ fn not_read(r: &NodeResult, ctx: &Context) -> Value {
     if !ctx.json {
         out!("{}: {}", r.node, crate::plan::visible(&reason));
     }
-    json!({"node": r.node, "outcome": "failed", "kind": kind, "reason": reason})
+    Alone::NotRead {
+        node: r.node.clone(),
+        kind,
+        reason,
+    }
 }
 
 /// Every node of the past push `id` back to the generation it had before it; a node left alone
 /// is said so (in `--json`, as the entries returned).
-fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Value>)> {
+fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec<Alone>)> {
     let Ok(number) = id.trim_start_matches('#').parse::<i64>() else {
         bail!("`{id}` is not a push id: use a number `mesh history` shows, like 12 or #12");
     };
@@ -159,10 +194,7 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec
         if !ctx.json {
             out!("{}", l.reason);
         }
-        alone.push(
-            json!({"node": l.node, "outcome": "left alone", "push": l.push,
-            "reason": l.reason}),
-        );
+        alone.push(Alone::Left(l));
     }
     Ok((targets, alone))
 }
@@ -172,7 +204,7 @@ fn of_push(inv: &Inventory, id: &str, ctx: &Context) -> Result<(Vec<Target>, Vec
 fn show_plans(
     plans: &[Plan],
     targets: &[(Target, Report)],
-    alone: &[Value],
+    alone: &[Alone],
     secrets: &[SecretBack],
     a: &RollbackArgs,
     ctx: &Context,
@@ -192,18 +224,14 @@ fn show_plans(
         }
     }
     if ctx.json && a.dry_run {
-        let mut all = render::plans_json(plans, a.diff)?;
-        if let Some(list) = all.as_array_mut() {
-            for (entry, (t, _)) in list.iter_mut().zip(targets) {
-                entry["rollback_to"] = json!(t.kept.generation);
-                let back: Vec<&SecretBack> =
-                    secrets.iter().filter(|b| b.node == t.node.name).collect();
-                if !back.is_empty() {
-                    entry["secrets_back"] = json!(back);
-                }
+        let mut all = fleet::planned(plans, a.diff);
+        for (entry, (t, _)) in all.iter_mut().zip(targets) {
+            if let Entry::Planned(p) = &mut entry.entry {
+                p.rollback_to = Some(t.kept.generation);
+                p.secrets_back = secrets.iter().filter(|b| b.node == t.node.name).collect();
             }
-            list.extend(alone.iter().cloned());
         }
+        all.extend(alone.iter().map(Alone::listed));
         print_json(&all)?;
     }
     Ok(())
@@ -213,7 +241,7 @@ fn show_plans(
 fn report(
     inv: &Inventory,
     rolled: Rolled,
-    mut alone: Vec<Value>,
+    alone: Vec<Alone>,
     unread: bool,
     ctx: &Context,
 ) -> Result<u8> {
@@ -223,26 +251,16 @@ fn report(
         held,
         given_back,
     } = rolled;
-    if let Some(by) = &stopped_by {
-        alone.extend(
-            out.stopped
-                .iter()
-                .map(|(node, wave)| super::rollout::held_json(node, *wave, by)),
-        );
-    }
     let failed = out.results.iter().any(|r| !rollback::applied(r))
         || !out.unrecorded.is_empty()
         || stopped_by.is_some()
         || unread;
     if ctx.json {
-        let mut all = render::results_json(&out.results, Mode::Apply);
-        if let Some(list) = all.as_array_mut() {
-            for entry in list.iter_mut() {
-                if let Some(h) = held.iter().find(|h| entry["node"] == h.node.as_str()) {
-                    entry["held"] = json!({"generation": h.generation, "kind": "rollback"});
-                }
-            }
-            list.extend(alone);
+        let mut all = listed(&out.results, &held);
+        all.extend(alone.iter().map(Alone::listed));
+        if let Some(by) = &stopped_by {
+            let stopped = out.stopped.iter();
+            all.extend(stopped.map(|(node, wave)| Listed::of(HeldNode::stopped(node, *wave, by))));
         }
         print_json(&all)?;
     } else {
@@ -274,6 +292,22 @@ fn report(
     })
 }
 
+/// Each node's result, with the generation a rollback now holds it at.
+pub(crate) fn listed<'a>(results: &'a [NodeResult], held: &[Hold]) -> Vec<Listed<'a>> {
+    let mut all = fleet::results(results, Mode::Apply);
+    for entry in &mut all {
+        if let Entry::Done(done) = &mut entry.entry
+            && let Some(h) = held.iter().find(|h| h.node == done.node)
+        {
+            done.held = Some(RollbackHeld {
+                generation: h.generation,
+                kind: "rollback",
+            });
+        }
+    }
+    all
+}
+
 /// `--release`: the nodes are no longer held; the next push sends them the inventory's
 /// declaration.
 fn release(inv: &mut Inventory, a: &RollbackArgs, ctx: &Context) -> Result<u8> {
@@ -295,10 +329,14 @@ fn release(inv: &mut Inventory, a: &RollbackArgs, ctx: &Context) -> Result<u8> {
                 None => out!("{}: not held by a rollback; nothing to release", node.name),
             }
         }
-        said.push(json!({"node": node.name, "released": hold.map(|h| h.generation)}));
+        said.push((node.name, hold.map(|h| h.generation)));
     }
     if ctx.json {
-        print_json(&said)?;
+        let said = said.iter().map(|(node, released)| Released {
+            node,
+            released: *released,
+        });
+        print_json(&said.collect::<Vec<_>>())?;
     }
     Ok(exit::OK)
 }

@@ -1,11 +1,9 @@
 //! The rollout flags `mesh plan` and `mesh push` share, and how a rollout reads: its waves, the
 //! nodes a stop held, a stopped rollout and what it has left.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use clap::Args;
-use serde_json::{Value, json};
 
 use crate::deploy::{self, FailureBudget, MaxUnavailable, RolloutRow, RolloutState, Wave};
 
@@ -70,33 +68,6 @@ pub(crate) fn wave_start(w: &Wave, of: usize, parallel: usize) -> String {
 
 pub(crate) use crate::deploy::wave_map;
 
-/// Adds `"wave"` to each entry of a JSON list of nodes.
-pub(crate) fn add_waves(list: &mut Value, waves: &BTreeMap<String, usize>) {
-    for entry in list.as_array_mut().into_iter().flatten() {
-        let wave = entry["node"].as_str().and_then(|n| waves.get(n)).copied();
-        if let (Some(wave), Some(map)) = (wave, entry.as_object_mut()) {
-            map.insert("wave".into(), json!(wave));
-        }
-    }
-}
-
-/// The reason a node held by a stop is recorded with and shown.
-pub(crate) fn held_reason(by: &str) -> String {
-    crate::deploy::rollout::stopped_reason(by)
-}
-
-/// The JSON entry of a node held by a stop.
-pub(crate) fn held_json(node: &str, wave: usize, by: &str) -> Value {
-    json!({"node": node, "outcome": "held", "kind": "rollout-stopped", "wave": wave,
-        "reason": held_reason(by)})
-}
-
-/// The JSON entry of a node held because a provider of it did not answer ready.
-pub(crate) fn waiting_json(node: &str, wave: usize, why: &str) -> Value {
-    json!({"node": node, "outcome": "held", "kind": "provider-not-ready", "wave": wave,
-        "reason": why})
-}
-
 /// What a push says at its end when its rollout stopped or left nodes for `--resume`.
 pub(crate) fn stop_text(by: &str, held: &[(String, usize)], unreachable: &[String]) -> String {
     let mut out = format!("rollout stopped: {by}\n");
@@ -136,20 +107,6 @@ pub(crate) fn unfinished_text(r: &RolloutRow) -> String {
         r.started_at,
         left.join(", ")
     )
-}
-
-/// Marks the nodes of an unfinished rollout's JSON entries with the wave they are left in.
-pub(crate) fn add_left(list: &mut Value, r: &RolloutRow) {
-    let left: BTreeMap<&str, usize> = r.left().iter().map(|n| (n.node.as_str(), n.wave)).collect();
-    for entry in list.as_array_mut().into_iter().flatten() {
-        let wave = entry["node"].as_str().and_then(|n| left.get(n)).copied();
-        if let (Some(wave), Some(map)) = (wave, entry.as_object_mut()) {
-            map.insert(
-                "rollout".into(),
-                json!({"left": true, "wave": wave, "state": r.state}),
-            );
-        }
-    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Read};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Subcommand};
 
+use super::answers::commands::{SecretDone, SecretNamed};
 use super::{Context, exit};
 use crate::catalogue::{Module, ProvidedField};
 use crate::inventory::Inventory;
@@ -66,8 +67,17 @@ pub(crate) fn run(command: SecretCommand, ctx: &Context) -> Result<u8> {
         inv.set_secret(&node, &a.instance, provision, &field.field.name, &value)?;
     }
     let did = if rotate { "rotated" } else { "set" };
+    let named = SecretNamed {
+        node: &node,
+        instance: &a.instance,
+        secret: name,
+    };
     ctx.answer(
-        serde_json::json!({did: {"node": node, "instance": a.instance, "secret": name}}),
+        if rotate {
+            SecretDone::Rotated(named)
+        } else {
+            SecretDone::Set(named)
+        },
         format_args!(
             "{did} {name} of {} on {node}, sealed; the next push delivers it (`mesh plan --all` shows the files that read it and the units that pay)",
             a.instance

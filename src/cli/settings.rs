@@ -1,17 +1,16 @@
-//! `mesh settings …` and `mesh config`: a module's layers read, replaced whole (saying what that
+//! `mesh settings …`: a module's layers read, replaced whole (saying what that
 //! adds, changes and removes, and refusing a silent removal), and the reach of every change.
 
-use std::collections::BTreeSet;
-
 use anyhow::{Result, bail};
-use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use clap::Subcommand;
+use serde_json::Value;
 
+use super::answers::commands::LayerShown;
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
 use crate::inventory::catalogued::{declared, node_layer};
 use crate::inventory::{Inventory, Layer, LayerOf};
-use crate::resolve::{self, Effective, Layers};
+use crate::resolve::{self, Layers};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SettingsCommand {
@@ -58,15 +57,6 @@ pub(crate) enum SettingsCommand {
         #[arg(long, conflicts_with = "node")]
         tag: Option<String>,
     },
-}
-
-#[derive(Args, Debug)]
-pub(crate) struct ConfigArgs {
-    /// The instance (by default, the module's name).
-    instance: String,
-    /// The node it is assigned to.
-    #[arg(long)]
-    node: String,
 }
 
 /// The module a `settings` command is about, and whose layer: the mesh-wide layer is the
@@ -135,40 +125,15 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             node,
             tag,
             history,
-        } => {
-            let at = scope(node.as_deref(), tag.as_deref())?;
-            let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
-            let layer = inv.layer(&key, at)?;
-            let past = if history {
-                inv.layer_history(&key, at)?
-            } else {
-                Vec::new()
-            };
-            if ctx.json {
-                print_json(
-                    &json!({"module": m.name, "node": node, "tag": tag, "layer": layer, "history": past}),
-                )?;
-                return Ok(exit::OK);
-            }
-            match &layer {
-                None => out!("{}: not set", layer_name(&key, at)),
-                Some(l) => {
-                    out!("{}:", layer_name(&key, at));
-                    for (k, v) in l {
-                        out!("  {k} = {v}");
-                    }
-                }
-            }
-            if history {
-                out!("history (oldest first):");
-                for h in past {
-                    let was = h
-                        .replaced
-                        .map_or_else(|| "nothing".to_string(), |l| Value::Object(l).to_string());
-                    out!("  {} {}: replaced {was}", h.at, h.action);
-                }
-            }
-        }
+        } => show(
+            &inv,
+            &cat,
+            &module,
+            node.as_deref(),
+            tag.as_deref(),
+            history,
+            ctx,
+        )?,
         SettingsCommand::Set {
             module,
             node,
@@ -207,6 +172,54 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// `settings show`: a layer, and with `history` every layer it replaced.
+fn show(
+    inv: &Inventory,
+    cat: &crate::catalogue::Catalogue,
+    module: &str,
+    node: Option<&str>,
+    tag: Option<&str>,
+    history: bool,
+    ctx: &Context,
+) -> Result<()> {
+    let at = scope(node, tag)?;
+    let (m, key) = target(inv, cat, module, node)?;
+    let layer = inv.layer(&key, at)?;
+    let past = if history {
+        inv.layer_history(&key, at)?
+    } else {
+        Vec::new()
+    };
+    if ctx.json {
+        return print_json(&LayerShown {
+            module: &m.name,
+            node,
+            tag,
+            layer: layer.as_ref(),
+            history: &past,
+        });
+    }
+    match &layer {
+        None => out!("{}: not set", layer_name(&key, at)),
+        Some(l) => {
+            out!("{}:", layer_name(&key, at));
+            for (k, v) in l {
+                out!("  {k} = {v}");
+            }
+        }
+    }
+    if history {
+        out!("history (oldest first):");
+        for h in past {
+            let was = h
+                .replaced
+                .map_or_else(|| "nothing".to_string(), |l| Value::Object(l).to_string());
+            out!("  {} {}: replaced {was}", h.at, h.action);
+        }
+    }
+    Ok(())
 }
 
 /// Reads KEY=VALUE pairs into a layer, refusing an undeclared key or a value of the wrong type.
@@ -399,100 +412,4 @@ fn answer(
         }
     }
     Ok(())
-}
-
-pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
-    let inv = ctx.inventory()?;
-    let cat = ctx.catalogue()?;
-    inv.node(&a.node)?;
-    let assignments = inv.assignments(Some(&a.node))?;
-    let Some(assignment) = assignments.iter().find(|x| x.instance == a.instance) else {
-        let here: BTreeSet<&str> = assignments.iter().map(|x| x.instance.as_str()).collect();
-        bail!(
-            "nothing runs on {} as {:?} (there: {})",
-            a.node,
-            a.instance,
-            if here.is_empty() {
-                "nothing".into()
-            } else {
-                here.into_iter().collect::<Vec<_>>().join(", ")
-            }
-        );
-    };
-    let m = cat.module(&assignment.module)?;
-    let values: Vec<Effective> =
-        resolve::assignment_settings(&inv, m, &a.node, &assignment.instance)?;
-    let node = inv.node(&a.node)?;
-    // shown as a push would allocate it, and rolled back: `config` writes nothing
-    let (answers, problems) =
-        inv.trial(|inv| resolve::allocation::answers(inv, &cat, &node, assignment))?;
-    let secret = |key: &str| m.is_secret(key);
-    let requirement_rows: Vec<(String, Value)> = answers
-        .values
-        .iter()
-        .filter(|(k, _)| k.contains('.'))
-        .map(|(k, v)| {
-            let shown = if secret(k) {
-                Value::String("(secret: not shown)".into())
-            } else {
-                v.clone()
-            };
-            (k.clone(), shown)
-        })
-        .collect();
-    if ctx.json {
-        print_json(&super::answers::SettingsShown {
-            instance: &assignment.instance,
-            module: &m.name,
-            node: &a.node,
-            settings: values
-                .iter()
-                .map(|e| super::answers::SettingRow::new(e, m.setting(&e.name)))
-                .collect(),
-            requirements: requirement_rows.into_iter().collect(),
-            providers: &answers.providers,
-            unresolved: problems.iter().map(|p| p.reason.as_str()).collect(),
-            problems: &problems,
-        })?;
-        return Ok(exit::OK);
-    }
-    out!(
-        "{} ({} {}) on {}:",
-        assignment.instance,
-        m.name,
-        m.version,
-        a.node
-    );
-    for e in values {
-        let value = e.value.as_ref().map_or_else(
-            || "(unset: no default; must be set)".to_string(),
-            |v| v.to_string(),
-        );
-        let from = if e.conflict.is_empty() {
-            e.source_text()
-        } else {
-            let said: Vec<String> = e
-                .conflict
-                .iter()
-                .map(|(t, v)| format!("tag {t} sets {v}"))
-                .collect();
-            format!("{} (tags disagree: {})", e.source_text(), said.join(", "))
-        };
-        out!("  {:<24} {:<40} {from}", e.name, value);
-    }
-    if !requirement_rows.is_empty() {
-        out!("requirements:");
-        for (k, v) in &requirement_rows {
-            let from = k
-                .split_once('.')
-                .and_then(|(r, _)| answers.providers.get(r))
-                .map(|p| format!("from {p}"))
-                .unwrap_or_default();
-            out!("  {k:<24} {:<40} {from}", v.to_string());
-        }
-    }
-    for p in &problems {
-        out!("  unresolved: {p}");
-    }
-    Ok(exit::OK)
 }

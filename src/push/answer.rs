@@ -103,7 +103,7 @@ fn record_refusal(node: String, status: u32, stdout: &[u8], stderr: &[u8]) -> Pu
         Ok(refusal) => PushError::Record { node, refusal },
         Err(_) => PushError::Helper {
             node,
-            status: status.to_string(),
+            status: describe(Some(status)),
             stderr: String::from_utf8_lossy(stderr).trim().to_string(),
         },
     }
@@ -111,7 +111,7 @@ fn record_refusal(node: String, status: u32, stdout: &[u8], stderr: &[u8]) -> Pu
 
 /// An exit status as the operator reads it: with what it means when it is one the helper
 /// gives (`4: another mesh-host is applying on this machine …`).
-fn describe(status: Option<u32>) -> String {
+pub(super) fn describe(status: Option<u32>) -> String {
     match status {
         None => "none: killed or disconnected".to_string(),
         Some(s) => match crate::wire::HelperExit::of(s) {
@@ -158,5 +158,11 @@ mod tests {
         // a helper that said nothing readable is still a failure, with its own words
         let e = record_refusal("web1".into(), EXIT_RECORD_UNREADABLE, b"", b"oops");
         assert!(matches!(e, PushError::Helper { .. }) && e.to_string().contains("oops"));
+        // and its exit is named, not left a number
+        assert!(
+            e.to_string()
+                .contains("(exit 21: the machine's record cannot be trusted)"),
+            "{e}"
+        );
     }
 }

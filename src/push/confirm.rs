@@ -95,7 +95,7 @@ pub(super) async fn confirm(how: &Reconnect<'_>, awaiting: &Awaiting) -> Confirm
             Ok(Ok(out)) => {
                 last = format!(
                     "the helper's confirm failed (exit {}): {}",
-                    out.status.map_or("none".into(), |s| s.to_string()),
+                    super::answer::describe(out.status),
                     String::from_utf8_lossy(&out.stderr).trim()
                 );
             }

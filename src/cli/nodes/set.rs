@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 
 use super::{check, fingerprint_of, identity, normal_root};
+use crate::cli::answers::nodes::NodeEdited;
 use crate::cli::{Context, print_json};
 use crate::inventory::{Inventory, Node};
 
@@ -86,7 +87,10 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
     }
     inv.edit_node_in(&node, &crate::ssh::config::SshConfig::load()?)?;
     if ctx.json {
-        print_json(&serde_json::json!({ "node": node, "changed": changes }))?;
+        print_json(&NodeEdited {
+            node: &node,
+            changed: &changes,
+        })?;
         return Ok(());
     }
     out!("{}: {}", node.name, changes.join("; "));
