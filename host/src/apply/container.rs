@@ -8,6 +8,8 @@ use std::path::Path;
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 use serde_json::Value;
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, access, env, outcome};
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Paths, Record};
@@ -23,7 +25,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ContainerSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         spec.check().map_err(|e| e.to_string())?;
         // the operator's data is never made: one not there fails the container before it runs
         access::present(&self.paths.machine, &spec.access)?;
@@ -136,7 +138,7 @@ impl Run<'_> {
         spec: &ContainerSpec,
         record: &mut Record,
         digest: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.remember(resource, spec, record, false)?;
         make_sources(&self.paths.machine, spec)?;
         self.paths.system.docker(&["rm", "-f", &spec.name])?;
@@ -150,7 +152,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ContainerSpec,
         digest: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         if spec.environment.is_empty() {
             return docker_run(self.paths, &run_args(resource, spec, digest, None));
         }
@@ -169,7 +171,7 @@ impl Run<'_> {
         spec: &ContainerSpec,
         record: &mut Record,
         made: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let previous = match record.resources.get(&resource.id) {
             Some(Entry::Container(e)) => e.spec.clone(),
             _ => None,
@@ -184,13 +186,14 @@ impl Run<'_> {
         if made {
             Ok(())
         } else {
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))
+            record.save(self.paths).map_err(Failure::Record)
         }
     }
 
-    pub(super) fn give_back_container(&mut self, entry: &ContainerEntry) -> Result<String, String> {
+    pub(super) fn give_back_container(
+        &mut self,
+        entry: &ContainerEntry,
+    ) -> Result<String, Failure> {
         match inspect(self.paths, &entry.name)? {
             None => Ok(format!("container {} is already gone", entry.name)),
             Some(c) if c.spec.is_none() => Ok(format!(
@@ -331,13 +334,10 @@ fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, String> {
 
 /// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of
 /// nothing); it is data, so it is kept when the container goes.
-fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), String> {
+fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), Failure> {
     for m in &spec.mounts {
         if !m.source.starts_with('/') {
-            return Err(format!(
-                "mount source {:?} is not an absolute path",
-                m.source
-            ));
+            return Err(format!("mount source {:?} is not an absolute path", m.source).into());
         }
         root.make_dir(std::path::Path::new(&m.source))
             .map_err(|e| format!("{}: {e}", m.source))?;
@@ -346,9 +346,9 @@ fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), S
 }
 
 /// `docker run` with `args` (made by [`run_args`]).
-fn docker_run(paths: &Paths, args: &[String]) -> Result<(), String> {
+fn docker_run(paths: &Paths, args: &[String]) -> Result<(), Failure> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    paths.system.docker(&args)
+    paths.system.docker(&args).map_err(Failure::from)
 }
 
 fn run_args(
@@ -390,6 +390,33 @@ fn run_args(
     args.push(spec.image.clone());
     args.extend(spec.command.iter().cloned());
     args
+}
+
+impl Kind for ContainerSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_container(resource, self, record)
+    }
+}
+
+impl GiveBack for ContainerEntry {
+    const KIND: &'static str = "container";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_container(self)
+    }
 }
 
 #[cfg(test)]

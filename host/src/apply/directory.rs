@@ -6,7 +6,10 @@ use std::path::Path;
 
 use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::record::{DirectoryEntry, Entry, Record, owner_mode};
 
 impl Run<'_> {
@@ -15,7 +18,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &DirectorySpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self
             .paths
@@ -40,10 +43,15 @@ impl Run<'_> {
                     owner_mode(f),
                     resource.instance,
                     owner_mode(original)
-                ));
+                )
+                .into());
             }
             if f != (uid, gid, spec.mode) {
-                return Err(not_made(&spec.path, f, (uid, gid, spec.mode)));
+                return Err(Failure::from(not_made(
+                    &spec.path,
+                    f,
+                    (uid, gid, spec.mode),
+                )));
             }
         }
         if made.is_none() {
@@ -57,9 +65,7 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::Directory(entry));
             if self.applying() {
-                record
-                    .save(self.paths)
-                    .map_err(|e| format!("cannot save the record: {e}"))?;
+                record.save(self.paths).map_err(Failure::Record)?;
             }
         }
         match found {
@@ -101,7 +107,10 @@ impl Run<'_> {
         }
     }
 
-    pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
+    pub(super) fn give_back_directory(
+        &mut self,
+        entry: &DirectoryEntry,
+    ) -> Result<String, Failure> {
         let path = Path::new(&entry.path);
         let Some(empty) = self
             .paths
@@ -255,9 +264,55 @@ fn set(
     uid: u32,
     gid: u32,
     mode: u32,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     root.set_dir_owner_mode(path, uid, gid, mode)
         .map_err(|e| e.to_string())
+        .map_err(Failure::from)
+}
+
+impl Kind for DirectorySpec {
+    const PHASE: Phase = Phase::Directories;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_directory(resource, self, record)
+    }
+
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        if !adopt.paths.machine.real(Path::new(&self.path)).is_dir() {
+            return;
+        }
+        let entry = Entry::Directory(DirectoryEntry {
+            path: self.path.clone(),
+            created: false,
+            original: None,
+            parents_made: Vec::new(),
+        });
+        adopt.take(id, entry, format!("{}: taken as it is", self.path));
+        adopt.lost(format!(
+            "{}: whether the mesh made it, and its owner and mode before, are lost; undeclaring \
+             keeps it",
+            self.path
+        ));
+    }
+}
+
+impl GiveBack for DirectoryEntry {
+    const KIND: &'static str = "directory";
+    const PHASE: Phase = Phase::Directories;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_directory(self)
+    }
 }
 
 #[cfg(test)]

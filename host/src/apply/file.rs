@@ -8,7 +8,10 @@ use std::path::Path;
 
 use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::files;
 use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
 
@@ -18,7 +21,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &FileSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         // a secret arrives sealed to this machine's host key: opened here only to be written
@@ -44,44 +47,15 @@ impl Run<'_> {
             .as_ref()
             .is_some_and(|f| (f.uid, f.gid, f.mode) == (uid, gid, spec.mode));
 
-        // The first time the mesh touches a path it keeps what was there, and says so in the
-        // record before the path is changed.
         let mut entry = match entry {
             Some(e) => e,
-            None => {
-                let original = match &found {
-                    Some(f) if self.applying() => {
-                        let kept = self.keep_original(&resource.id, f)?;
-                        crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
-                        Some(kept)
-                    }
-                    Some(f) => Some(Original {
-                        blob: original_name(&resource.id),
-                        uid: f.uid,
-                        gid: f.gid,
-                        mode: f.mode,
-                    }),
-                    None => None,
-                };
-                let e = FileEntry {
-                    path: spec.path.clone(),
-                    created: found.is_none(),
-                    original,
-                    original_lost: false,
-                    written: None,
-                    readers: Readers::default(),
-                    parents_made: self.paths.machine.missing_ancestors(path),
-                };
-                if self.applying() && !(same_content && same_meta) {
-                    record
-                        .resources
-                        .insert(resource.id.clone(), Entry::File(e.clone()));
-                    record
-                        .save(self.paths)
-                        .map_err(|e| format!("cannot save the record: {e}"))?;
-                }
-                e
-            }
+            None => self.take_file(
+                resource,
+                spec,
+                found.as_ref(),
+                same_content && same_meta,
+                record,
+            )?,
         };
 
         let state;
@@ -107,62 +81,15 @@ impl Run<'_> {
             let cost = change_cost(previous, &spec.costing, drifted);
             self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
             if self.applying() {
-                if let Some(parent) = path.parent()
-                    && !entry.parents_made.is_empty()
-                {
-                    // made with the mode a directory gets by default; recorded in the entry
-                    self.paths
-                        .machine
-                        .make_dir(parent)
-                        .map_err(|e| format!("{}: {e}", parent.display()))?;
-                }
-                if let Err(e) =
-                    self.paths
-                        .machine
-                        .write_atomically(path, want, Some((uid, gid)), spec.mode)
-                {
-                    // nothing was written: nothing is owed for it
-                    self.forgive(record, &[resource.id.clone()].into());
-                    return Err(e.to_string());
-                }
-                // checked with the other files of its units once all are in place
-                self.written.push(super::validate::Written {
-                    id: resource.id.clone(),
-                    path: spec.path.clone(),
-                    previous: found.clone(),
-                    entry: record.resources.get(&resource.id).cloned(),
-                    validate: spec.validate.clone(),
-                    effective: spec.effective.clone(),
-                    secret: spec.secret,
-                    units: spec.costing.units.clone(),
-                });
+                let write = Write {
+                    path,
+                    want,
+                    owner: (uid, gid),
+                    make_parent: !entry.parents_made.is_empty(),
+                };
+                self.write_file(resource, spec, &write, found.as_ref(), record)?;
             }
-            (state, detail) = match &found {
-                None => (
-                    State::Created,
-                    format!("{} {}", self.said("wrote", "write"), spec.path),
-                ),
-                Some(_) if drifted => (
-                    State::Changed,
-                    format!(
-                        "{} {} (it was changed on the machine)",
-                        self.said("rewrote", "rewrite"),
-                        spec.path
-                    ),
-                ),
-                Some(_) if entry.written.is_none() && !entry.original_lost => (
-                    State::Changed,
-                    format!(
-                        "{} {} (the original is kept)",
-                        self.said("replaced", "replace"),
-                        spec.path
-                    ),
-                ),
-                Some(_) => (
-                    State::Changed,
-                    format!("{} {}", self.said("updated", "update"), spec.path),
-                ),
-            };
+            (state, detail) = self.file_said(spec, found.is_some(), drifted, &entry);
         }
         entry.readers = Readers {
             units: spec.costing.units.clone(),
@@ -189,9 +116,137 @@ impl Run<'_> {
         Ok(done)
     }
 
+    /// The first time the mesh touches a path it keeps what was there, and says so in the
+    /// record before the path is changed (`as_declared`: it will not be).
+    fn take_file(
+        &mut self,
+        resource: &Resource,
+        spec: &FileSpec,
+        found: Option<&files::Found>,
+        as_declared: bool,
+        record: &mut Record,
+    ) -> Result<FileEntry, Failure> {
+        let original = match found {
+            Some(f) if self.applying() => {
+                let kept = self.keep_original(&resource.id, f)?;
+                crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
+                Some(kept)
+            }
+            Some(f) => Some(Original {
+                blob: original_name(&resource.id),
+                uid: f.uid,
+                gid: f.gid,
+                mode: f.mode,
+            }),
+            None => None,
+        };
+        let e = FileEntry {
+            path: spec.path.clone(),
+            created: found.is_none(),
+            original,
+            original_lost: false,
+            written: None,
+            readers: Readers::default(),
+            parents_made: self.paths.machine.missing_ancestors(Path::new(&spec.path)),
+        };
+        if self.applying() && !as_declared {
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::File(e.clone()));
+            record.save(self.paths).map_err(Failure::Record)?;
+        }
+        Ok(e)
+    }
+
+    /// Writes the file (its parent first, if the mesh makes it), to be checked with the other
+    /// files of its units once all are in place.
+    fn write_file(
+        &mut self,
+        resource: &Resource,
+        spec: &FileSpec,
+        write: &Write<'_>,
+        found: Option<&files::Found>,
+        record: &mut Record,
+    ) -> Result<(), Failure> {
+        if let Some(parent) = write.path.parent()
+            && write.make_parent
+        {
+            // made with the mode a directory gets by default; recorded in the entry
+            self.paths
+                .machine
+                .make_dir(parent)
+                .map_err(|e| Failure::path(parent.display(), e))?;
+        }
+        if let Err(e) = self.paths.machine.write_atomically(
+            write.path,
+            write.want,
+            Some(write.owner),
+            spec.mode,
+        ) {
+            // nothing was written: nothing is owed for it
+            self.forgive(record, &[resource.id.clone()].into());
+            return Err(e.to_string().into());
+        }
+        self.written.push(super::validate::Written {
+            id: resource.id.clone(),
+            path: spec.path.clone(),
+            previous: found.cloned(),
+            entry: record.resources.get(&resource.id).cloned(),
+            validate: spec.validate.clone(),
+            effective: spec.effective.clone(),
+            secret: spec.secret,
+            units: spec.costing.units.clone(),
+        });
+        Ok(())
+    }
+
+    /// What writing the file did: made, rewritten over a hand edit, replacing the original
+    /// (kept), or updated.
+    fn file_said(
+        &self,
+        spec: &FileSpec,
+        was_there: bool,
+        drifted: bool,
+        entry: &FileEntry,
+    ) -> (State, String) {
+        if !was_there {
+            (
+                State::Created,
+                format!("{} {}", self.said("wrote", "write"), spec.path),
+            )
+        } else if drifted {
+            (
+                State::Changed,
+                format!(
+                    "{} {} (it was changed on the machine)",
+                    self.said("rewrote", "rewrite"),
+                    spec.path
+                ),
+            )
+        } else if entry.written.is_none() && !entry.original_lost {
+            (
+                State::Changed,
+                format!(
+                    "{} {} (the original is kept)",
+                    self.said("replaced", "replace"),
+                    spec.path
+                ),
+            )
+        } else {
+            (
+                State::Changed,
+                format!("{} {}", self.said("updated", "update"), spec.path),
+            )
+        }
+    }
+
     /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
     /// this resource is given back, whatever other file had the same bytes.
-    pub(super) fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
+    pub(super) fn keep_original(
+        &self,
+        id: &str,
+        found: &files::Found,
+    ) -> Result<Original, Failure> {
         let blob = original_name(id);
         let at = self.paths.original(&blob);
         files::HOST
@@ -205,7 +260,7 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn give_back_file(&mut self, file: &FileEntry) -> Result<String, String> {
+    pub(super) fn give_back_file(&mut self, file: &FileEntry) -> Result<String, Failure> {
         let path = Path::new(&file.path);
         if let Some(original) = &file.original {
             if self.applying() {
@@ -260,6 +315,53 @@ impl Run<'_> {
 /// (Records written before named blobs by their content; those names are read as they are.)
 fn original_name(id: &str) -> String {
     format!("resource-{}", files::sha256(id.as_bytes()))
+}
+
+/// A file's bytes, where they go and whose they are.
+struct Write<'a> {
+    path: &'a Path,
+    want: &'a [u8],
+    owner: (u32, u32),
+    /// The mesh makes its parent directory.
+    make_parent: bool,
+}
+
+impl Kind for FileSpec {
+    const PHASE: Phase = Phase::Files;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_file(resource, self, record)
+    }
+
+    /// the mesh's now, with its original if a note (or a kept original named for it) says
+    /// what it was
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        adopt.file(id, &self.path);
+    }
+}
+
+impl GiveBack for FileEntry {
+    const KIND: &'static str = "file";
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        id: &str,
+        record: &mut Record,
+    ) -> Result<String, Failure> {
+        // what is given back is a change its readers pay for, owed before it is made; a file
+        // whose original was lost is left as it is, and costs nothing
+        if !self.original_lost {
+            run.owe_durably(record, &self.readers.units, self.readers.cost, id)?;
+        }
+        run.give_back_file(self)
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@ use std::path::Path;
 use mesh_wire::{Cost, Key, KeysSpec, Outcome, Resource, State, change_cost};
 use serde_json::{Map, Value};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, on_disk, outcome};
+use crate::adopt::Adopt;
 use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
@@ -19,7 +22,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &KeysSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let path = Path::new(&spec.path);
         if !path.is_absolute() {
             return Err("not an absolute path".into());
@@ -47,42 +50,9 @@ impl Run<'_> {
             .values()
             .any(|k| k.written.is_some() && k.written.as_ref() != get(&doc, &k.path));
 
-        let mut set = Vec::new();
-        for key in &spec.keys {
-            let dotted = key.dotted();
-            let current = get(&doc, &key.path).cloned();
-            if !entry.owned.contains_key(&dotted) {
-                entry.owned.insert(
-                    dotted.clone(),
-                    OwnedKey {
-                        path: key.path.clone(),
-                        original: current.clone(),
-                        parents_made: missing_parents(&doc, &key.path),
-                        written: None,
-                    },
-                );
-            }
-            if current.as_ref() != Some(&key.value) {
-                put(&mut doc, key).map_err(|e| format!("{dotted}: {e}"))?;
-                set.push(dotted.clone());
-            }
-            if let Some(owned) = entry.owned.get_mut(&dotted) {
-                owned.written = Some(key.value.clone());
-            }
-        }
-        // Keys this resource no longer declares (a new module version dropped them) go back.
+        let set = set_keys(&mut doc, &mut entry, spec)?;
         let declared: Vec<String> = spec.keys.iter().map(Key::dotted).collect();
-        let dropped: Vec<String> = entry
-            .owned
-            .keys()
-            .filter(|k| !declared.contains(k))
-            .cloned()
-            .collect();
-        for dotted in &dropped {
-            if let Some(owned) = entry.owned.remove(dotted) {
-                give_back(&mut doc, &owned);
-            }
-        }
+        let dropped = drop_undeclared(&mut doc, &mut entry, &declared);
 
         entry.readers = Readers {
             units: spec.costing.units.clone(),
@@ -136,9 +106,7 @@ impl Run<'_> {
         }
         self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
         if self.applying() {
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
+            record.save(self.paths).map_err(Failure::Record)?;
             let (owner, mode) = match (&found, wanted_meta) {
                 (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
                 (Some(f), None) => ((f.uid, f.gid), f.mode),
@@ -157,13 +125,33 @@ impl Run<'_> {
                     .write_atomically(path, &render(&doc), Some(owner), mode)
             }
             .map_err(|e| e.to_string())?;
-        }
-        if self.applying() {
             entry.made_from = Some(made_from);
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Keys(entry));
         }
+        let what = self.keys_said(&set, &dropped, other_meta.as_deref());
+        Ok(outcome(
+            &resource.id,
+            if found.is_none() {
+                State::Created
+            } else {
+                State::Changed
+            },
+            format!(
+                "{what} in {}{} (other keys left as they are)",
+                spec.path,
+                if drifted {
+                    ", some had been changed on the machine"
+                } else {
+                    ""
+                }
+            ),
+        ))
+    }
+
+    /// What a change of keys did: the keys set, the keys given back, an owner and mode set.
+    fn keys_said(&self, set: &[String], dropped: &[String], other_meta: Option<&str>) -> String {
         let mut what = Vec::new();
         if !set.is_empty() {
             what.push(format!("{} {}", self.said("set", "set"), set.join(", ")));
@@ -175,33 +163,16 @@ impl Run<'_> {
                 dropped.join(", ")
             ));
         }
-        if let Some(other) = &other_meta {
+        if let Some(other) = other_meta {
             what.push(format!(
                 "{} owner and mode ({other})",
                 self.said("set", "set")
             ));
         }
-        Ok(outcome(
-            &resource.id,
-            if found.is_none() {
-                State::Created
-            } else {
-                State::Changed
-            },
-            format!(
-                "{} in {}{} (other keys left as they are)",
-                what.join("; "),
-                spec.path,
-                if drifted {
-                    ", some had been changed on the machine"
-                } else {
-                    ""
-                }
-            ),
-        ))
+        what.join("; ")
     }
 
-    pub(super) fn give_back_keys(&mut self, entry: &KeysEntry) -> Result<String, String> {
+    pub(super) fn give_back_keys(&mut self, entry: &KeysEntry) -> Result<String, Failure> {
         if entry.originals_lost {
             return Ok(format!(
                 "left the keys in {} as they are: the values they had before the mesh were lost \
@@ -308,7 +279,7 @@ fn missing_parents(doc: &Map<String, Value>, path: &[String]) -> usize {
     0
 }
 
-fn put(doc: &mut Map<String, Value>, key: &Key) -> Result<(), String> {
+fn put(doc: &mut Map<String, Value>, key: &Key) -> Result<(), Failure> {
     let Some((last, parents)) = key.path.split_last() else {
         return Err("an empty key".into());
     };
@@ -367,6 +338,111 @@ fn prune(at: &mut Map<String, Value>, parents: &[String], first_made: usize, dep
     let empty = child.is_empty();
     if depth >= first_made && empty {
         at.shift_remove(name);
+    }
+}
+
+/// Puts every declared key in `doc`, taking each the first time (what it replaced kept in
+/// `entry`); the keys that had to change, dotted.
+fn set_keys(
+    doc: &mut Map<String, Value>,
+    entry: &mut KeysEntry,
+    spec: &KeysSpec,
+) -> Result<Vec<String>, Failure> {
+    let mut set = Vec::new();
+    for key in &spec.keys {
+        let dotted = key.dotted();
+        let current = get(doc, &key.path).cloned();
+        if !entry.owned.contains_key(&dotted) {
+            entry.owned.insert(
+                dotted.clone(),
+                OwnedKey {
+                    path: key.path.clone(),
+                    original: current.clone(),
+                    parents_made: missing_parents(doc, &key.path),
+                    written: None,
+                },
+            );
+        }
+        if current.as_ref() != Some(&key.value) {
+            put(doc, key).map_err(|e| format!("{dotted}: {e}"))?;
+            set.push(dotted.clone());
+        }
+        if let Some(owned) = entry.owned.get_mut(&dotted) {
+            owned.written = Some(key.value.clone());
+        }
+    }
+    Ok(set)
+}
+
+/// Gives back in `doc` the keys `entry` owns that are no longer `declared` (a new module
+/// version dropped them); those keys, dotted.
+fn drop_undeclared(
+    doc: &mut Map<String, Value>,
+    entry: &mut KeysEntry,
+    declared: &[String],
+) -> Vec<String> {
+    let dropped: Vec<String> = entry
+        .owned
+        .keys()
+        .filter(|k| !declared.contains(k))
+        .cloned()
+        .collect();
+    for dotted in &dropped {
+        if let Some(owned) = entry.owned.remove(dotted) {
+            give_back(doc, &owned);
+        }
+    }
+    dropped
+}
+
+impl Kind for KeysSpec {
+    const PHASE: Phase = Phase::Files;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_keys(resource, self, record)
+    }
+
+    /// its keys are owned again at the next push, with what is there now
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        if !adopt.paths.machine.real(Path::new(&self.path)).is_file() {
+            return;
+        }
+        let entry = Entry::Keys(KeysEntry {
+            path: self.path.clone(),
+            created: false,
+            owned: Default::default(),
+            made_from: None,
+            readers: Readers::default(),
+            originals_lost: true,
+        });
+        adopt.take(id, entry, format!("{}: taken as it is", self.path));
+        adopt.lost(format!(
+            "{}: the values its keys had before the mesh are lost; undeclaring leaves them as \
+             they are",
+            self.path
+        ));
+    }
+}
+
+impl GiveBack for KeysEntry {
+    const KIND: &'static str = "keys";
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        id: &str,
+        record: &mut Record,
+    ) -> Result<String, Failure> {
+        if !self.originals_lost {
+            run.owe_durably(record, &self.readers.units, self.readers.cost, id)?;
+        }
+        run.give_back_keys(self)
     }
 }
 

@@ -7,7 +7,10 @@ use std::path::{Component, Path, PathBuf};
 
 use mesh_wire::{Cost, Outcome, ProcessSpec, Resource, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, access, env, on_disk, outcome};
+use crate::adopt::Adopt;
 use crate::files;
 use crate::owners;
 use crate::record::{Entry, Paths, ProcessEntry, ProcessMade, Record, Written};
@@ -19,7 +22,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ProcessSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         if !spec.unit.ends_with(".service") || spec.unit.contains('/') {
             return Err("a process's unit is a .service name".into());
         }
@@ -46,7 +49,8 @@ impl Run<'_> {
                     return Err(format!(
                         "{} exists and the mesh did not make it; it is left alone",
                         unit_file.display()
-                    ));
+                    )
+                    .into());
                 }
                 // a unit of that name from a package (/lib/systemd/system) or a drop-in is the
                 // machine's: a process of the mesh would shadow it, and removing the process
@@ -62,7 +66,8 @@ impl Run<'_> {
                          creates its processes under names of their own: assign the module under \
                          another instance name (--as)",
                         spec.unit
-                    ));
+                    )
+                    .into());
                 }
                 ProcessEntry {
                     unit: spec.unit.clone(),
@@ -132,9 +137,7 @@ impl Run<'_> {
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Process(entry.clone()));
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
+            record.save(self.paths).map_err(Failure::Record)?;
             if changed {
                 write_bundle(&self.paths.machine, &bundle_dir, spec)?;
                 match &env_text {
@@ -256,7 +259,7 @@ impl Run<'_> {
         Ok(done)
     }
 
-    pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, String> {
+    pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, Failure> {
         if self.applying() {
             // a unit already stopped or gone is fine: what matters is that nothing is left
             let _ = self.paths.system.systemctl("stop", &entry.unit);
@@ -496,17 +499,14 @@ fn hashed(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec, contents:
 }
 
 /// Writes the bundle and removes any file in it the declaration no longer names.
-fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
+fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), Failure> {
     root.make_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut wanted = BTreeSet::new();
     for f in &spec.bundle {
         let rel = Path::new(&f.path);
         if f.path.is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(format!(
-                "bundle file {:?} is not a plain relative path",
-                f.path
-            ));
+            return Err(format!("bundle file {:?} is not a plain relative path", f.path).into());
         }
         let at = dir.join(rel);
         if let Some(parent) = at.parent() {
@@ -519,4 +519,63 @@ fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<()
     }
     root.prune(dir, &wanted)
         .map_err(|e| format!("{}: {e}", dir.display()))
+        .map_err(Failure::from)
+}
+
+impl Kind for ProcessSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_process(resource, self, record)
+    }
+
+    fn unit(&self) -> Option<String> {
+        Some(self.unit.clone())
+    }
+
+    fn pays_its_files(&self) -> bool {
+        true
+    }
+
+    /// taken only where the mesh's mark says it wrote the unit
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        let paths = adopt.paths;
+        let dir = crate::signs::units_dir(paths);
+        if !crate::signs::marked_units(&paths.machine, &dir).contains(&self.unit) {
+            return;
+        }
+        let unit_file = dir.join(&self.unit);
+        let entry = Entry::Process(ProcessEntry {
+            unit: self.unit.clone(),
+            unit_file: unit_file.display().to_string(),
+            bundle_dir: self.bundle_dir.clone(),
+            env_file: env_file_of(paths, self),
+            digest: on_disk_digest(paths, self, &unit_file),
+            made_from: None,
+        });
+        adopt.take(
+            id,
+            entry,
+            format!("{}: the mesh wrote it; taken", self.unit),
+        );
+    }
+}
+
+impl GiveBack for ProcessEntry {
+    const KIND: &'static str = "process";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_process(self)
+    }
 }

@@ -6,7 +6,10 @@
 
 use mesh_wire::{OnRemoval, Outcome, Resource, ServiceSpec, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::record::{Entry, Record, ServiceEntry};
 
 impl Run<'_> {
@@ -54,7 +57,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ServiceSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         // not found before this run: its unit file may be one this run just wrote (a timer and
         // its service declared as files), which systemd reads only once told to
         let first = !record.resources.contains_key(&resource.id);
@@ -149,7 +152,7 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, String> {
+    pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, Failure> {
         let unit = &entry.unit;
         // what the mesh started or enabled stays so; what it found running was never its to stop
         if entry.leave_running && (entry.started || entry.enabled) {
@@ -194,5 +197,59 @@ impl Run<'_> {
             });
         }
         Ok(format!("{unit}: {}", said.join("; ")))
+    }
+}
+
+impl Kind for ServiceSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_service(resource, self, record)
+    }
+
+    fn unit(&self) -> Option<String> {
+        Some(self.unit.clone())
+    }
+
+    fn stopped_unit(&self) -> Option<&str> {
+        (self.running == Some(false)).then_some(self.unit.as_str())
+    }
+
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        let entry = Entry::Service(ServiceEntry {
+            unit: self.unit.clone(),
+            found_running: None,
+            found_enabled: None,
+            started: false,
+            stopped: false,
+            enabled: false,
+            disabled: false,
+            stop_runs: Vec::new(),
+            leave_running: false,
+        });
+        adopt.take(id, entry, format!("{}: taken as it is", self.unit));
+        adopt.lost(format!(
+            "{}: the state the host had it in is lost; undeclaring leaves it as it is",
+            self.unit
+        ));
+    }
+}
+
+impl GiveBack for ServiceEntry {
+    const KIND: &'static str = "service";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_service(self)
     }
 }

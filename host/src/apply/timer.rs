@@ -8,6 +8,8 @@ use std::path::Path;
 
 use mesh_wire::{Outcome, Resource, State, TimerSpec};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::process::{escape, quote};
 use super::{Run, outcome};
 use crate::files;
@@ -44,7 +46,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &TimerSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         spec.check().map_err(|e| e.to_string())?;
         self.paths.system.check_schedule(&spec.schedule)?;
         let dir = crate::signs::units_dir(self.paths);
@@ -109,9 +111,7 @@ impl Run<'_> {
                 digest: Some(digest),
             }),
         );
-        record
-            .save(self.paths)
-            .map_err(|e| format!("cannot save the record: {e}"))?;
+        record.save(self.paths).map_err(Failure::Record)?;
         for (path, text) in [(&service_file, &service), (&timer_file, &timer)] {
             self.paths
                 .machine
@@ -144,7 +144,7 @@ impl Run<'_> {
         ))
     }
 
-    pub(super) fn give_back_timer(&mut self, entry: &TimerEntry) -> Result<String, String> {
+    pub(super) fn give_back_timer(&mut self, entry: &TimerEntry) -> Result<String, Failure> {
         if self.applying() {
             // a unit already stopped or gone is fine: what matters is that nothing is left
             let _ = self.paths.system.systemctl("stop", &entry.timer_unit);
@@ -167,6 +167,42 @@ impl Run<'_> {
             self.said("stopped and disabled", "stop and disable"),
             entry.timer_unit
         ))
+    }
+}
+
+impl Kind for TimerSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_timer(resource, self, record)
+    }
+
+    fn unit(&self) -> Option<String> {
+        Some(self.timer_unit())
+    }
+
+    /// a timer restarts itself when it changes: it pays what its files owe with that
+    fn pays_its_files(&self) -> bool {
+        true
+    }
+}
+
+impl GiveBack for TimerEntry {
+    const KIND: &'static str = "timer";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_timer(self)
     }
 }
 

@@ -89,121 +89,29 @@ impl Kept {
         files::HOST.private_dir(&paths.root.join("pending"), 0o700)?;
         files::HOST.private_dir(dir, 0o700)?;
         let mut kept = Kept::default();
-        let mut blobs = 0usize;
-        let mut keep_bytes = |bytes: &[u8]| -> io::Result<String> {
-            let name = format!("blob-{blobs}");
-            blobs += 1;
-            files::HOST.write_atomically(&dir.join(&name), bytes, None, 0o600)?;
-            Ok(name)
-        };
+        let mut blobs = Blobs { dir, next: 0 };
         if let Some(found) = files::HOST.read(&paths.record())? {
-            kept.record = Some(keep_bytes(&found.bytes)?);
+            kept.record = Some(blobs.keep(&found.bytes)?);
         }
-        let mut touched: BTreeMap<String, (Vec<String>, Cost)> = BTreeMap::new();
-        let mut dirs: Vec<String> = Vec::new();
+        let mut touched = Touched::default();
         for resource in &declaration.resources {
-            match &resource.spec {
-                Spec::File(_) | Spec::Keys(_) => {
-                    // directories writing it would make
-                    dirs.extend(
-                        paths
-                            .machine
-                            .missing_ancestors(Path::new(resource.spec.target())),
-                    );
-                    if let Some(c) = resource.spec.costing() {
-                        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
-                        add_readers(&mut touched, resource.spec.target(), &c.units, cost);
-                    }
-                }
-                Spec::Directory(d) => dirs.push(d.path.clone()),
-                Spec::Service(s) => kept.keep_unit(paths.system.as_ref(), &s.unit)?,
-                Spec::Process(p) => {
-                    kept.keep_unit(paths.system.as_ref(), &p.unit)?;
-                    for path in apply::files_of(paths, p) {
-                        dirs.extend(paths.machine.missing_ancestors(&path));
-                        let path = path.display().to_string();
-                        add_readers(
-                            &mut touched,
-                            &path,
-                            std::slice::from_ref(&p.unit),
-                            Cost::Restart,
-                        );
-                    }
-                }
-                Spec::Package(_)
-                | Spec::Container(_)
-                | Spec::Symlink(_)
-                | Spec::Sysctl(_)
-                | Spec::Timer(_)
-                | Spec::Group(_)
-                | Spec::User(_)
-                | Spec::AptRepository(_) => {}
-            }
+            kept.touch_declared(&resource.spec, paths, &mut touched)?;
         }
         for entry in record.iter().flat_map(|r| r.resources.values()) {
-            match entry {
-                Entry::File(f) => {
-                    add_readers(&mut touched, &f.path, &f.readers.units, f.readers.cost);
-                    dirs.extend(f.parents_made.iter().cloned());
-                    kept.originals
-                        .extend(f.original.iter().map(|o| o.blob.clone()));
-                }
-                Entry::Keys(k) => {
-                    add_readers(&mut touched, &k.path, &k.readers.units, k.readers.cost);
-                }
-                Entry::Directory(d) => dirs.push(d.path.clone()),
-                Entry::Process(p) => {
-                    if !kept.units.iter().any(|u| u.unit == p.unit) {
-                        kept.keep_unit(paths.system.as_ref(), &p.unit)?;
-                    }
-                    let bundle = Path::new(&p.bundle_dir);
-                    let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
-                    let written = [p.unit_file.clone()]
-                        .into_iter()
-                        .chain(p.env_file.iter().cloned())
-                        .chain(made.map(|f| bundle.join(f).display().to_string()));
-                    for path in written {
-                        add_readers(
-                            &mut touched,
-                            &path,
-                            std::slice::from_ref(&p.unit),
-                            Cost::Restart,
-                        );
-                    }
-                }
-                _ => {}
-            }
+            kept.touch_recorded(entry, paths, &mut touched)?;
         }
-        let readers: BTreeSet<&String> = touched.values().flat_map(|(units, _)| units).collect();
+        let readers: BTreeSet<&String> = touched
+            .files
+            .values()
+            .flat_map(|(units, _)| units)
+            .collect();
         for unit in readers {
             if !kept.units.iter().any(|u| &u.unit == unit) {
                 kept.readers
                     .push(KeptUnit::now(paths.system.as_ref(), unit)?);
             }
         }
-        for (path, (readers, cost)) in touched {
-            let was = match paths.machine.read(Path::new(&path))? {
-                Some(found) => Some(Was {
-                    blob: keep_bytes(&found.bytes)?,
-                    uid: found.uid,
-                    gid: found.gid,
-                    mode: found.mode,
-                }),
-                None => None,
-            };
-            kept.files.push(KeptFile {
-                path,
-                was,
-                readers,
-                cost,
-            });
-        }
-        dirs.sort();
-        dirs.dedup();
-        for path in dirs {
-            let was = paths.machine.dir_meta(Path::new(&path))?;
-            kept.dirs.push(KeptDir { path, was });
-        }
+        kept.keep_files(touched, paths, &mut blobs)?;
         for blob in &kept.originals {
             if let Some(found) = files::HOST.read(&paths.original(blob))? {
                 files::HOST.write_atomically(
@@ -217,6 +125,118 @@ impl Kept {
         let json = serde_json::to_vec_pretty(&kept).map_err(io::Error::other)?;
         files::HOST.write_atomically(&manifest(dir), &json, None, 0o600)?;
         Ok(kept)
+    }
+
+    /// Notes what a declared resource of `spec` may touch: the files it writes and the units
+    /// that read them, the directories it makes or sets, the unit it puts in a state (kept now).
+    fn touch_declared(
+        &mut self,
+        spec: &Spec,
+        paths: &Paths,
+        touched: &mut Touched,
+    ) -> io::Result<()> {
+        match spec {
+            Spec::File(_) | Spec::Keys(_) => {
+                // directories writing it would make
+                touched
+                    .dirs
+                    .extend(paths.machine.missing_ancestors(Path::new(spec.target())));
+                if let Some(c) = spec.costing() {
+                    let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
+                    touched.add(spec.target(), &c.units, cost);
+                }
+            }
+            Spec::Directory(d) => touched.dirs.push(d.path.clone()),
+            Spec::Service(s) => self.keep_unit(paths.system.as_ref(), &s.unit)?,
+            Spec::Process(p) => {
+                self.keep_unit(paths.system.as_ref(), &p.unit)?;
+                for path in apply::files_of(paths, p) {
+                    touched.dirs.extend(paths.machine.missing_ancestors(&path));
+                    let path = path.display().to_string();
+                    touched.add(&path, std::slice::from_ref(&p.unit), Cost::Restart);
+                }
+            }
+            Spec::Package(_)
+            | Spec::Container(_)
+            | Spec::Symlink(_)
+            | Spec::Sysctl(_)
+            | Spec::Timer(_)
+            | Spec::Group(_)
+            | Spec::User(_)
+            | Spec::AptRepository(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Notes what giving back (or changing) a resource the record holds may touch, and the
+    /// kept originals a give-back deletes.
+    fn touch_recorded(
+        &mut self,
+        entry: &Entry,
+        paths: &Paths,
+        touched: &mut Touched,
+    ) -> io::Result<()> {
+        match entry {
+            Entry::File(f) => {
+                touched.add(&f.path, &f.readers.units, f.readers.cost);
+                touched.dirs.extend(f.parents_made.iter().cloned());
+                self.originals
+                    .extend(f.original.iter().map(|o| o.blob.clone()));
+            }
+            Entry::Keys(k) => touched.add(&k.path, &k.readers.units, k.readers.cost),
+            Entry::Directory(d) => touched.dirs.push(d.path.clone()),
+            Entry::Process(p) => {
+                if !self.units.iter().any(|u| u.unit == p.unit) {
+                    self.keep_unit(paths.system.as_ref(), &p.unit)?;
+                }
+                let bundle = Path::new(&p.bundle_dir);
+                let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
+                let written = [p.unit_file.clone()]
+                    .into_iter()
+                    .chain(p.env_file.iter().cloned())
+                    .chain(made.map(|f| bundle.join(f).display().to_string()));
+                for path in written {
+                    touched.add(&path, std::slice::from_ref(&p.unit), Cost::Restart);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Keeps every touched file (its bytes, owner and mode, or that nothing was there) and
+    /// every touched directory.
+    fn keep_files(
+        &mut self,
+        touched: Touched,
+        paths: &Paths,
+        blobs: &mut Blobs<'_>,
+    ) -> io::Result<()> {
+        for (path, (readers, cost)) in touched.files {
+            let was = match paths.machine.read(Path::new(&path))? {
+                Some(found) => Some(Was {
+                    blob: blobs.keep(&found.bytes)?,
+                    uid: found.uid,
+                    gid: found.gid,
+                    mode: found.mode,
+                }),
+                None => None,
+            };
+            self.files.push(KeptFile {
+                path,
+                was,
+                readers,
+                cost,
+            });
+        }
+        let mut dirs = touched.dirs;
+        dirs.sort();
+        dirs.dedup();
+        for path in dirs {
+            let was = paths.machine.dir_meta(Path::new(&path))?;
+            self.dirs.push(KeptDir { path, was });
+        }
+        Ok(())
     }
 
     fn keep_unit(&mut self, system: &dyn crate::system::System, unit: &str) -> io::Result<()> {
@@ -236,17 +256,37 @@ impl Kept {
     }
 }
 
-fn add_readers(
-    touched: &mut BTreeMap<String, (Vec<String>, Cost)>,
-    path: &str,
-    readers: &[String],
-    cost: Cost,
-) {
-    let (units, owed) = touched.entry(path.to_string()).or_default();
-    units.extend(readers.iter().cloned());
-    units.sort();
-    units.dedup();
-    *owed = (*owed).max(cost);
+/// The files a push may touch, with the units that read each and the strongest cost a change
+/// owes them, and the directories it may make or set.
+#[derive(Default)]
+struct Touched {
+    files: BTreeMap<String, (Vec<String>, Cost)>,
+    dirs: Vec<String>,
+}
+
+impl Touched {
+    fn add(&mut self, path: &str, readers: &[String], cost: Cost) {
+        let (units, owed) = self.files.entry(path.to_string()).or_default();
+        units.extend(readers.iter().cloned());
+        units.sort();
+        units.dedup();
+        *owed = (*owed).max(cost);
+    }
+}
+
+/// The kept copies of one push, each a blob of its own in the push's directory.
+struct Blobs<'d> {
+    dir: &'d Path,
+    next: usize,
+}
+
+impl Blobs<'_> {
+    fn keep(&mut self, bytes: &[u8]) -> io::Result<String> {
+        let name = format!("blob-{}", self.next);
+        self.next += 1;
+        files::HOST.write_atomically(&self.dir.join(&name), bytes, None, 0o600)?;
+        Ok(name)
+    }
 }
 
 /// Puts the machine back as `kept` (read from `dir`) says it was, then says what it did. The
@@ -275,45 +315,12 @@ pub(crate) fn revert(
     for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
         note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
-    let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
-    let mut unit_files = false;
-    for file in &kept.files {
-        match put_back_file(&paths.machine, file, dir) {
-            Ok(false) => {}
-            Ok(true) => {
-                unit_files |= Path::new(&file.path).starts_with(units::UNIT_DIR);
-                done.restored.push(match &file.was {
-                    Some(_) => format!("{}: put back as it was", file.path),
-                    None => format!("{}: removed (it was not there)", file.path),
-                });
-                for unit in &file.readers {
-                    let cost = owed.entry(unit.clone()).or_default();
-                    *cost = (*cost).max(file.cost);
-                }
-            }
-            Err(e) => done.failed.push(format!("{}: {e}", file.path)),
-        }
-    }
+    let (owed, unit_files) = put_back_files(kept, dir, paths, &mut done);
     // one the push made goes once the files are out of it, deepest first
     for d in kept.dirs.iter().rev().filter(|d| d.was.is_none()) {
         note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
-    for blob in &kept.originals {
-        let kept_copy = dir.join(format!("original-{blob}"));
-        let result = match (
-            files::HOST.read(&paths.original(blob)),
-            files::HOST.read(&kept_copy),
-        ) {
-            (Ok(None), Ok(Some(found))) => {
-                files::HOST.write_atomically(&paths.original(blob), &found.bytes, None, 0o600)
-            }
-            (Err(e), _) | (_, Err(e)) => Err(e),
-            _ => Ok(()),
-        };
-        if let Err(e) = result {
-            done.failed.push(format!("kept original {blob}: {e}"));
-        }
-    }
+    put_back_originals(kept, dir, paths, &mut done);
     match put_back_record(kept, dir, paths) {
         Ok(left) => {
             done.restored
@@ -336,13 +343,69 @@ pub(crate) fn revert(
     if at_boot {
         return done;
     }
-    // what ran before and does not now is started (it reads what was put back), not paid
+    run_or_pay(kept, paths, owed, &mut done);
+    done
+}
+
+/// Puts every kept file back; says what each put back cost the units that read it, and
+/// whether a unit file was among them.
+fn put_back_files(
+    kept: &Kept,
+    dir: &Path,
+    paths: &Paths,
+    done: &mut Reverted,
+) -> (BTreeMap<String, Cost>, bool) {
+    let mut owed: BTreeMap<String, Cost> = BTreeMap::new();
+    let mut unit_files = false;
+    for file in &kept.files {
+        match put_back_file(&paths.machine, file, dir) {
+            Ok(false) => {}
+            Ok(true) => {
+                unit_files |= Path::new(&file.path).starts_with(units::UNIT_DIR);
+                done.restored.push(match &file.was {
+                    Some(_) => format!("{}: put back as it was", file.path),
+                    None => format!("{}: removed (it was not there)", file.path),
+                });
+                for unit in &file.readers {
+                    let cost = owed.entry(unit.clone()).or_default();
+                    *cost = (*cost).max(file.cost);
+                }
+            }
+            Err(e) => done.failed.push(format!("{}: {e}", file.path)),
+        }
+    }
+    (owed, unit_files)
+}
+
+/// Puts back the kept originals the push's give-backs deleted.
+fn put_back_originals(kept: &Kept, dir: &Path, paths: &Paths, done: &mut Reverted) {
+    for blob in &kept.originals {
+        let kept_copy = dir.join(format!("original-{blob}"));
+        let result = match (
+            files::HOST.read(&paths.original(blob)),
+            files::HOST.read(&kept_copy),
+        ) {
+            (Ok(None), Ok(Some(found))) => {
+                files::HOST.write_atomically(&paths.original(blob), &found.bytes, None, 0o600)
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            done.failed.push(format!("kept original {blob}: {e}"));
+        }
+    }
+}
+
+/// What ran before and does not now is started (it reads what was put back), not paid; every
+/// other reader is paid what putting its files back `owed` it.
+fn run_or_pay(kept: &Kept, paths: &Paths, owed: BTreeMap<String, Cost>, done: &mut Reverted) {
     let started: BTreeSet<&str> = kept
         .units
         .iter()
         .filter(|u| u.exists)
         .chain(&kept.readers)
-        .filter(|u| run_again(paths.system.as_ref(), u, &mut done))
+        .filter(|u| run_again(paths.system.as_ref(), u, done))
         .map(|u| u.unit.as_str())
         .collect();
     for (unit, cost) in owed
@@ -354,7 +417,6 @@ pub(crate) fn revert(
             Err(e) => done.failed.push(e),
         }
     }
-    done
 }
 
 fn note(done: &mut Reverted, path: &str, result: io::Result<Option<String>>) {
