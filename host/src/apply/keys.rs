@@ -13,6 +13,7 @@ use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, on_disk, outcome};
 use crate::adopt::Adopt;
+use crate::files;
 use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
@@ -32,17 +33,7 @@ impl Run<'_> {
             Some(f) => parse(&f.bytes)?,
             None => Map::new(),
         };
-        let mut entry = match record.resources.get(&resource.id) {
-            Some(Entry::Keys(e)) => e.clone(),
-            _ => KeysEntry {
-                path: spec.path.clone(),
-                created: found.is_none(),
-                owned: Default::default(),
-                made_from: None,
-                readers: Readers::default(),
-                originals_lost: false,
-            },
-        };
+        let mut entry = keys_entry(record, resource, spec, found.is_none());
         // A key someone changed on the machine since the mesh wrote it is drift: rewriting it
         // costs the resource's declared cost, not only what moved in settings.
         let drifted = entry
@@ -62,15 +53,7 @@ impl Run<'_> {
             source: spec.costing.source.clone(),
             settings: spec.costing.settings.clone(),
         };
-        // A file the mesh made keeps the owner and mode it was made with; a shared file the
-        // host had keeps its own.
-        let wanted_meta = match &found {
-            Some(f) if entry.created => {
-                let (uid, gid) = owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?;
-                Some(((f.uid, f.gid, f.mode), (uid, gid, spec.mode)))
-            }
-            _ => None,
-        };
+        let wanted_meta = self.keys_meta(found.as_ref(), &entry, spec)?;
         let other_meta = wanted_meta
             .and_then(|(found, want)| on_disk::other_owner_or_mode(&spec.path, found, want));
         if set.is_empty() && dropped.is_empty() && other_meta.is_none() {
@@ -87,14 +70,14 @@ impl Run<'_> {
             ));
         }
 
-        let previous = entry
-            .made_from
-            .as_ref()
-            .map(|m| (m.source.as_str(), &m.settings));
         // an owner or mode set again changes nothing a unit reads
         let cost = if set.is_empty() && dropped.is_empty() {
             Cost::None
         } else {
+            let previous = entry
+                .made_from
+                .as_ref()
+                .map(|m| (m.source.as_str(), &m.settings));
             change_cost(previous, &spec.costing, drifted)
         };
         if self.applying() {
@@ -107,47 +90,79 @@ impl Run<'_> {
         self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
         if self.applying() {
             record.save(self.paths).map_err(Failure::Record)?;
-            let (owner, mode) = match (&found, wanted_meta) {
-                (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
-                (Some(f), None) => ((f.uid, f.gid), f.mode),
-                (None, _) => (
-                    owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?,
-                    spec.mode,
-                ),
-            };
-            if set.is_empty() && dropped.is_empty() {
-                self.paths
-                    .machine
-                    .set_owner_mode(path, owner.0, owner.1, mode)
-            } else {
-                self.paths
-                    .machine
-                    .write_atomically(path, &render(&doc), Some(owner), mode)
-            }
-            .map_err(|e| e.to_string())?;
+            // only an owner or mode set again: the keys are as declared
+            let doc = (!set.is_empty() || !dropped.is_empty()).then_some(&doc);
+            self.write_keys(spec, found.as_ref(), wanted_meta, doc)?;
             entry.made_from = Some(made_from);
             record
                 .resources
                 .insert(resource.id.clone(), Entry::Keys(entry));
         }
         let what = self.keys_said(&set, &dropped, other_meta.as_deref());
-        Ok(outcome(
-            &resource.id,
-            if found.is_none() {
-                State::Created
-            } else {
-                State::Changed
-            },
-            format!(
-                "{what} in {}{} (other keys left as they are)",
-                spec.path,
-                if drifted {
-                    ", some had been changed on the machine"
-                } else {
-                    ""
-                }
+        let state = if found.is_none() {
+            State::Created
+        } else {
+            State::Changed
+        };
+        let drifted = if drifted {
+            ", some had been changed on the machine"
+        } else {
+            ""
+        };
+        let detail = format!(
+            "{what} in {}{drifted} (other keys left as they are)",
+            spec.path
+        );
+        Ok(outcome(&resource.id, state, detail))
+    }
+
+    /// The owner and mode a keys file found has, and those it is to have: a file the mesh made
+    /// keeps the owner and mode it was made with; a shared file the host had keeps its own.
+    #[allow(clippy::type_complexity)]
+    fn keys_meta(
+        &self,
+        found: Option<&files::Found>,
+        entry: &KeysEntry,
+        spec: &KeysSpec,
+    ) -> Result<Option<((u32, u32, u32), (u32, u32, u32))>, Failure> {
+        match found {
+            Some(f) if entry.created => {
+                let (uid, gid) = owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?;
+                Ok(Some(((f.uid, f.gid, f.mode), (uid, gid, spec.mode))))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Writes `doc` into the keys file, or, without one, sets only its owner and mode: those
+    /// `wanted` ([`Run::keys_meta`]), else those found, else those declared.
+    fn write_keys(
+        &self,
+        spec: &KeysSpec,
+        found: Option<&files::Found>,
+        wanted: Option<((u32, u32, u32), (u32, u32, u32))>,
+        doc: Option<&Map<String, Value>>,
+    ) -> Result<(), Failure> {
+        let path = Path::new(&spec.path);
+        let (owner, mode) = match (found, wanted) {
+            (Some(_), Some((_, (uid, gid, mode)))) => ((uid, gid), mode),
+            (Some(f), None) => ((f.uid, f.gid), f.mode),
+            (None, _) => (
+                owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?,
+                spec.mode,
             ),
-        ))
+        };
+        match doc {
+            None => self
+                .paths
+                .machine
+                .set_owner_mode(path, owner.0, owner.1, mode),
+            Some(doc) => self
+                .paths
+                .machine
+                .write_atomically(path, &render(doc), Some(owner), mode),
+        }
+        .map_err(|e| e.to_string().into())
     }
 
     /// What a change of keys did: the keys set, the keys given back, an owner and mode set.
@@ -338,6 +353,22 @@ fn prune(at: &mut Map<String, Value>, parents: &[String], first_made: usize, dep
     let empty = child.is_empty();
     if depth >= first_made && empty {
         at.shift_remove(name);
+    }
+}
+
+/// The record's entry for the keys; a new one (`created`: the file is not there) the first
+/// time.
+fn keys_entry(record: &Record, resource: &Resource, spec: &KeysSpec, created: bool) -> KeysEntry {
+    match record.resources.get(&resource.id) {
+        Some(Entry::Keys(e)) => e.clone(),
+        _ => KeysEntry {
+            path: spec.path.clone(),
+            created,
+            owned: Default::default(),
+            made_from: None,
+            readers: Readers::default(),
+            originals_lost: false,
+        },
     }
 }
 

@@ -67,25 +67,7 @@ impl Run<'_> {
             env_text,
         };
         let mut entry = self.process_entry(resource, spec, &made.unit_file, record)?;
-        // What was sent is only a digest in the record: the files themselves are compared too, so
-        // a hand edit, a deleted script or a chmod is seen and written back. Only when nothing
-        // was declared to change: otherwise the files differ because they are to, and what moved
-        // in them decides the cost.
-        let drift = if entry.digest.as_deref() == Some(made.digest.as_str()) {
-            on_disk::compare(
-                &self.paths.machine,
-                &wanted(
-                    &made.unit_file,
-                    &made.unit_text,
-                    &made.env_file,
-                    made.env_text.as_deref(),
-                    spec,
-                ),
-                Path::new(&spec.bundle_dir),
-            )?
-        } else {
-            on_disk::Drift::default()
-        };
+        let drift = self.process_drift(spec, &entry, &made)?;
         let changed = entry.digest.as_deref() != Some(made.digest.as_str()) || !drift.is_empty();
         let now = self.paths.system.unit_state(&spec.unit).ok();
         let running = now.as_ref().and_then(|s| s.running) == Some(true);
@@ -110,15 +92,12 @@ impl Run<'_> {
             enabled,
             cost,
         };
-        let mut not_running = None;
-        if self.applying() {
-            not_running = self.make_process(resource, spec, &mut entry, made, &found, record)?;
-        } else if !running {
-            // started, it would read every change: nothing is owed for them
-            self.started_by_process(&spec.unit, record);
-        } else if cost > Cost::None {
-            self.restarted_by_process(&spec.unit, record);
-        }
+        let not_running = if self.applying() {
+            self.make_process(resource, spec, &mut entry, made, &found, record)?
+        } else {
+            self.measure_process(spec, &found, record);
+            None
+        };
         let what = if first {
             self.said("created, enabled and started", "create, enable and start")
         } else {
@@ -134,15 +113,35 @@ impl Run<'_> {
             None if first => (State::Created, String::new()),
             None => (State::Changed, String::new()),
         };
-        let mut done = outcome(
-            &resource.id,
-            state,
-            format!("{what} {}{drifted}{failure}", spec.unit),
-        );
+        let detail = format!("{what} {}{drifted}{failure}", spec.unit);
+        let mut done = outcome(&resource.id, state, detail);
         if !self.applying() {
             done.seen = drift.seen;
         }
         Ok(done)
+    }
+
+    /// What was sent is only a digest in the record: the files themselves are compared too, so
+    /// a hand edit, a deleted script or a chmod is seen and written back. Only when nothing was
+    /// declared to change: otherwise the files differ because they are to, and what moved in
+    /// them decides the cost.
+    fn process_drift(
+        &self,
+        spec: &ProcessSpec,
+        entry: &ProcessEntry,
+        made: &Made,
+    ) -> Result<on_disk::Drift, Failure> {
+        if entry.digest.as_deref() != Some(made.digest.as_str()) {
+            return Ok(on_disk::Drift::default());
+        }
+        let wanted = wanted(
+            &made.unit_file,
+            &made.unit_text,
+            &made.env_file,
+            made.env_text.as_deref(),
+            spec,
+        );
+        on_disk::compare(&self.paths.machine, &wanted, Path::new(&spec.bundle_dir))
     }
 
     /// The record's entry for the process; a new one only where the unit is not the
@@ -277,6 +276,16 @@ impl Run<'_> {
             not_running = super::super::ready::wait(ready).err();
         }
         Ok(not_running)
+    }
+
+    /// In a dry run: started, it would read every change, and nothing is owed for them;
+    /// restarted, it would pay what its files owe.
+    fn measure_process(&mut self, spec: &ProcessSpec, found: &Found, record: &mut Record) {
+        if !found.running {
+            self.started_by_process(&spec.unit, record);
+        } else if found.cost > Cost::None {
+            self.restarted_by_process(&spec.unit, record);
+        }
     }
 
     /// Writes the bundle, the environment file (or removes the old one) and the unit file.
