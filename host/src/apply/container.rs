@@ -37,26 +37,52 @@ impl Run<'_> {
         };
         let digest = files::sha256(&serde_json::to_vec(&made_from).map_err(|e| e.to_string())?);
         let found = inspect(self.paths, &spec.name)?;
-        let previous = match record.resources.get(&resource.id) {
-            Some(Entry::Container(e)) => e.spec.clone(),
-            _ => None,
+        let Some((state, detail)) =
+            self.change_container(resource, spec, record, found.as_ref(), &digest)?
+        else {
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("container {} runs as declared", spec.name),
+            ));
         };
+        if self.applying() {
+            self.remember(resource, spec, record, true)?;
+        }
+        // it was run, recreated or started: whether it serves is what its probe says
+        if let Some(e) = self.not_ready(true, spec.ready.as_ref()) {
+            return Ok(outcome(
+                &resource.id,
+                State::Failed,
+                format!("{detail}, but {e}"),
+            ));
+        }
+        Ok(outcome(&resource.id, state, detail))
+    }
+
+    /// Runs, recreates or starts the container as `found` (its state on the machine) calls
+    /// for; what was done, or `None` when it runs as declared.
+    fn change_container(
+        &mut self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        record: &mut Record,
+        found: Option<&Found>,
+        digest: &str,
+    ) -> Result<Option<(State, String)>, Failure> {
         // what a container the mesh made no longer runs with, changed by hand
-        let by_hand = found
-            .as_ref()
-            .map(|c| c.differing(spec))
-            .unwrap_or_default();
-        let (state, detail) = match &found {
+        let by_hand = found.map(|c| c.differing(spec)).unwrap_or_default();
+        let said = match found {
             Some(c) if c.spec.is_none() => {
                 return Err(
                     "a container of this name exists and the mesh did not make it; it is left alone"
                         .into(),
                 );
             }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && !by_hand.is_empty() => {
+            Some(c) if c.spec.as_deref() == Some(digest) && !by_hand.is_empty() => {
                 let fields = by_hand.join(", ");
                 if self.applying() {
-                    self.recreate(resource, spec, record, &digest)?;
+                    self.recreate(resource, spec, record, digest)?;
                 }
                 (
                     State::Changed,
@@ -67,14 +93,8 @@ impl Run<'_> {
                     ),
                 )
             }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && c.running => {
-                return Ok(outcome(
-                    &resource.id,
-                    State::Unchanged,
-                    format!("container {} runs as declared", spec.name),
-                ));
-            }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) => {
+            Some(c) if c.spec.as_deref() == Some(digest) && c.running => return Ok(None),
+            Some(c) if c.spec.as_deref() == Some(digest) => {
                 if self.applying() {
                     self.paths.system.docker(&["start", &spec.name])?;
                 }
@@ -88,13 +108,17 @@ impl Run<'_> {
                 )
             }
             Some(_) => {
+                let previous = match record.resources.get(&resource.id) {
+                    Some(Entry::Container(e)) => e.spec.clone(),
+                    _ => None,
+                };
                 let fields = previous
                     .as_ref()
                     .map(|p| spec.differing(p).join(", "))
                     .filter(|f| !f.is_empty())
                     .unwrap_or_else(|| "its spec".into());
                 if self.applying() {
-                    self.recreate(resource, spec, record, &digest)?;
+                    self.recreate(resource, spec, record, digest)?;
                 }
                 (
                     State::Changed,
@@ -109,7 +133,7 @@ impl Run<'_> {
                 if self.applying() {
                     self.remember(resource, spec, record, false)?;
                     make_sources(&self.paths.machine, spec)?;
-                    self.run_container(resource, spec, &digest)?;
+                    self.run_container(resource, spec, digest)?;
                 }
                 (
                     State::Created,
@@ -117,18 +141,7 @@ impl Run<'_> {
                 )
             }
         };
-        if self.applying() {
-            self.remember(resource, spec, record, true)?;
-        }
-        // it was run, recreated or started: whether it serves is what its probe says
-        if let Some(e) = self.not_ready(true, spec.ready.as_ref()) {
-            return Ok(outcome(
-                &resource.id,
-                State::Failed,
-                format!("{detail}, but {e}"),
-            ));
-        }
-        Ok(outcome(&resource.id, state, detail))
+        Ok(Some(said))
     }
 
     /// Removes the container and runs it again from `spec`, recorded first.

@@ -11,6 +11,7 @@ use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::adopt::Adopt;
 use crate::record::{Entry, Record, ServiceEntry};
+use crate::units::UnitState;
 
 impl Run<'_> {
     /// Records the state a unit is found in, the first time the mesh declares it: before this
@@ -92,34 +93,7 @@ impl Run<'_> {
                 spec.on_removal.name()
             ));
         }
-        if let Some(enable) = spec.enabled
-            && now.enabled != Some(enable)
-        {
-            let verb = if enable { "enable" } else { "disable" };
-            if self.applying() {
-                self.paths.system.systemctl(verb, &spec.unit)?;
-            }
-            // Only a move away from the found state is the mesh's to undo later.
-            entry.enabled = enable && entry.found_enabled == Some(false);
-            entry.disabled = !enable && entry.found_enabled == Some(true);
-            did.push(self.said(&format!("{verb}d"), verb));
-        }
-        let mut started = false;
-        if let Some(run) = spec.running
-            && now.running != Some(run)
-        {
-            let verb = if run { "start" } else { "stop" };
-            if self.applying() {
-                self.paths.system.systemctl(verb, &spec.unit)?;
-                if run {
-                    self.started.insert(spec.unit.clone());
-                }
-            }
-            started = run;
-            entry.started = run && entry.found_running == Some(false);
-            entry.stopped = !run && entry.found_running == Some(true);
-            did.push(self.said(if run { "started" } else { "stopped" }, verb));
-        }
+        let started = self.put_in_state(spec, &now, &mut entry, &mut did)?;
         if self.applying() {
             record
                 .resources
@@ -150,6 +124,46 @@ impl Run<'_> {
                 format!("{} {}", did.join(" and "), spec.unit),
             )
         })
+    }
+
+    /// Enables or disables, starts or stops the unit as declared, where `now` it is not; each
+    /// move said in `did`. Whether it started.
+    fn put_in_state(
+        &mut self,
+        spec: &ServiceSpec,
+        now: &UnitState,
+        entry: &mut ServiceEntry,
+        did: &mut Vec<String>,
+    ) -> Result<bool, Failure> {
+        if let Some(enable) = spec.enabled
+            && now.enabled != Some(enable)
+        {
+            let verb = if enable { "enable" } else { "disable" };
+            if self.applying() {
+                self.paths.system.systemctl(verb, &spec.unit)?;
+            }
+            // Only a move away from the found state is the mesh's to undo later.
+            entry.enabled = enable && entry.found_enabled == Some(false);
+            entry.disabled = !enable && entry.found_enabled == Some(true);
+            did.push(self.said(&format!("{verb}d"), verb));
+        }
+        let mut started = false;
+        if let Some(run) = spec.running
+            && now.running != Some(run)
+        {
+            let verb = if run { "start" } else { "stop" };
+            if self.applying() {
+                self.paths.system.systemctl(verb, &spec.unit)?;
+                if run {
+                    self.started.insert(spec.unit.clone());
+                }
+            }
+            started = run;
+            entry.started = run && entry.found_running == Some(false);
+            entry.stopped = !run && entry.found_running == Some(true);
+            did.push(self.said(if run { "started" } else { "stopped" }, verb));
+        }
+        Ok(started)
     }
 
     pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, Failure> {
