@@ -31,12 +31,13 @@ impl Run<'_> {
             .map(|s| crate::sealed::open(&self.paths.machine, s))
             .transpose()?;
         let want = opened.as_deref().unwrap_or(&spec.content).as_bytes();
-        let entry = record.resources.get(&resource.id).and_then(|e| match e {
-            Entry::File(e) => Some(e.clone()),
+        let entry = match record.resources.get(&resource.id) {
+            Some(Entry::File(e)) => Some(e.clone()),
             _ => None,
-        });
+        };
         let written = entry.as_ref().and_then(|e| e.written.clone());
         let written = written.as_ref();
+        // what the mesh wrote was changed on the machine since
         let drifted = match (&found, written) {
             (Some(f), Some(w)) => files::sha256(&f.bytes) != w.sha256,
             (None, Some(_)) => true,
@@ -47,7 +48,7 @@ impl Run<'_> {
             .as_ref()
             .is_some_and(|f| (f.uid, f.gid, f.mode) == (uid, gid, spec.mode));
 
-        let mut entry = match entry {
+        let entry = match entry {
             Some(e) => e,
             None => self.take_file(
                 resource,
@@ -58,24 +59,10 @@ impl Run<'_> {
             )?,
         };
 
-        let state;
-        let detail;
-        if same_content && same_meta {
-            state = State::Unchanged;
-            detail = format!("{} is as declared", spec.path);
+        let (state, detail) = if same_content && same_meta {
+            (State::Unchanged, format!("{} is as declared", spec.path))
         } else if same_content {
-            if self.applying() {
-                self.paths
-                    .machine
-                    .set_owner_mode(path, uid, gid, spec.mode)
-                    .map_err(|e| e.to_string())?;
-            }
-            state = State::Changed;
-            detail = format!(
-                "{} {}",
-                self.said("set owner and mode of", "set owner and mode of"),
-                spec.path
-            );
+            self.set_file_owner(spec, path, (uid, gid))?
         } else {
             let previous = written.map(|w| (w.source.as_str(), &w.settings));
             let cost = change_cost(previous, &spec.costing, drifted);
@@ -89,31 +76,42 @@ impl Run<'_> {
                 };
                 self.write_file(resource, spec, &write, found.as_ref(), record)?;
             }
-            (state, detail) = self.file_said(spec, found.is_some(), drifted, &entry);
-        }
-        entry.readers = Readers {
-            units: spec.costing.units.clone(),
-            cost: spec.costing.cost,
+            self.file_said(spec, found.is_some(), drifted, &entry)
         };
-        entry.written = Some(Written {
-            sha256: files::sha256(want),
-            source: spec.costing.source.clone(),
-            settings: spec.costing.settings.clone(),
-        });
         if self.applying() {
             record
                 .resources
-                .insert(resource.id.clone(), Entry::File(entry));
+                .insert(resource.id.clone(), Entry::File(made(entry, spec, want)));
         }
         let mut done = outcome(&resource.id, state, detail);
+        // a dry run shows what moves in the file, unless it is a secret
         if !self.applying() && !spec.secret && spec.sealed.is_none() && !same_content {
-            done.seen.extend(mesh_wire::Seen::of(
-                &spec.path,
-                found.as_ref().map(|f| f.bytes.as_slice()),
-                want,
-            ));
+            let before = found.as_ref().map(|f| f.bytes.as_slice());
+            done.seen
+                .extend(mesh_wire::Seen::of(&spec.path, before, want));
         }
         Ok(done)
+    }
+
+    /// A file whose content is as declared: only its owner and mode are set.
+    fn set_file_owner(
+        &self,
+        spec: &FileSpec,
+        path: &Path,
+        (uid, gid): (u32, u32),
+    ) -> Result<(State, String), Failure> {
+        if self.applying() {
+            self.paths
+                .machine
+                .set_owner_mode(path, uid, gid, spec.mode)
+                .map_err(|e| e.to_string())?;
+        }
+        let detail = format!(
+            "{} {}",
+            self.said("set owner and mode of", "set owner and mode of"),
+            spec.path
+        );
+        Ok((State::Changed, detail))
     }
 
     /// The first time the mesh touches a path it keeps what was there, and says so in the
@@ -315,6 +313,20 @@ impl Run<'_> {
 /// (Records written before named blobs by their content; those names are read as they are.)
 fn original_name(id: &str) -> String {
     format!("resource-{}", files::sha256(id.as_bytes()))
+}
+
+/// `entry` as the file is now made: `want` written, for the readers `spec` names.
+fn made(mut entry: FileEntry, spec: &FileSpec, want: &[u8]) -> FileEntry {
+    entry.readers = Readers {
+        units: spec.costing.units.clone(),
+        cost: spec.costing.cost,
+    };
+    entry.written = Some(Written {
+        sha256: files::sha256(want),
+        source: spec.costing.source.clone(),
+        settings: spec.costing.settings.clone(),
+    });
+    entry
 }
 
 /// A file's bytes, where they go and whose they are.

@@ -29,26 +29,17 @@ impl Run<'_> {
             return Err("not an absolute path".into());
         }
         let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
-        let mut doc = match &found {
-            Some(f) => parse(&f.bytes)?,
-            None => Map::new(),
-        };
-        let mut entry = keys_entry(record, resource, spec, found.is_none());
-        // A key someone changed on the machine since the mesh wrote it is drift: rewriting it
-        // costs the resource's declared cost, not only what moved in settings.
-        let drifted = entry
-            .owned
-            .values()
-            .any(|k| k.written.is_some() && k.written.as_ref() != get(&doc, &k.path));
-
-        let set = set_keys(&mut doc, &mut entry, spec)?;
-        let declared: Vec<String> = spec.keys.iter().map(Key::dotted).collect();
-        let dropped = drop_undeclared(&mut doc, &mut entry, &declared);
-
-        entry.readers = Readers {
-            units: spec.costing.units.clone(),
-            cost: spec.costing.cost,
-        };
+        let Change {
+            doc,
+            mut entry,
+            drifted,
+            set,
+            dropped,
+        } = change_of(
+            found.as_ref(),
+            keys_entry(record, resource, spec, found.is_none()),
+            spec,
+        )?;
         let made_from = MadeFrom {
             source: spec.costing.source.clone(),
             settings: spec.costing.settings.clone(),
@@ -66,7 +57,7 @@ impl Run<'_> {
             return Ok(outcome(
                 &resource.id,
                 State::Unchanged,
-                format!("{}: {} as declared", spec.path, declared.join(", ")),
+                format!("{}: {} as declared", spec.path, declared(spec).join(", ")),
             ));
         }
 
@@ -98,21 +89,12 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::Keys(entry));
         }
-        let what = self.keys_said(&set, &dropped, other_meta.as_deref());
         let state = if found.is_none() {
             State::Created
         } else {
             State::Changed
         };
-        let drifted = if drifted {
-            ", some had been changed on the machine"
-        } else {
-            ""
-        };
-        let detail = format!(
-            "{what} in {}{drifted} (other keys left as they are)",
-            spec.path
-        );
+        let detail = self.keys_said(spec, &set, &dropped, other_meta.as_deref(), drifted);
         Ok(outcome(&resource.id, state, detail))
     }
 
@@ -165,8 +147,16 @@ impl Run<'_> {
         .map_err(|e| e.to_string().into())
     }
 
-    /// What a change of keys did: the keys set, the keys given back, an owner and mode set.
-    fn keys_said(&self, set: &[String], dropped: &[String], other_meta: Option<&str>) -> String {
+    /// What a change of keys did: the keys set, the keys given back, an owner and mode set,
+    /// and whether some had been changed on the machine.
+    fn keys_said(
+        &self,
+        spec: &KeysSpec,
+        set: &[String],
+        dropped: &[String],
+        other_meta: Option<&str>,
+        drifted: bool,
+    ) -> String {
         let mut what = Vec::new();
         if !set.is_empty() {
             what.push(format!("{} {}", self.said("set", "set"), set.join(", ")));
@@ -184,7 +174,16 @@ impl Run<'_> {
                 self.said("set", "set")
             ));
         }
-        what.join("; ")
+        let drifted = if drifted {
+            ", some had been changed on the machine"
+        } else {
+            ""
+        };
+        format!(
+            "{} in {}{drifted} (other keys left as they are)",
+            what.join("; "),
+            spec.path
+        )
     }
 
     pub(super) fn give_back_keys(&mut self, entry: &KeysEntry) -> Result<String, Failure> {
@@ -370,6 +369,54 @@ fn keys_entry(record: &Record, resource: &Resource, spec: &KeysSpec, created: bo
             originals_lost: false,
         },
     }
+}
+
+/// A keys file as it is to be, and what moves in it.
+struct Change {
+    doc: Map<String, Value>,
+    /// The record's entry, every declared key taken and the readers as declared.
+    entry: KeysEntry,
+    /// A key someone changed on the machine since the mesh wrote it: rewriting it costs the
+    /// resource's declared cost, not only what moved in settings.
+    drifted: bool,
+    /// The keys set, dotted.
+    set: Vec<String>,
+    /// The keys given back, no longer declared, dotted.
+    dropped: Vec<String>,
+}
+
+/// What putting `spec`'s keys into the file `found` changes, from its record's `entry`.
+fn change_of(
+    found: Option<&files::Found>,
+    mut entry: KeysEntry,
+    spec: &KeysSpec,
+) -> Result<Change, Failure> {
+    let mut doc = match found {
+        Some(f) => parse(&f.bytes)?,
+        None => Map::new(),
+    };
+    let drifted = entry
+        .owned
+        .values()
+        .any(|k| k.written.is_some() && k.written.as_ref() != get(&doc, &k.path));
+    let set = set_keys(&mut doc, &mut entry, spec)?;
+    let dropped = drop_undeclared(&mut doc, &mut entry, &declared(spec));
+    entry.readers = Readers {
+        units: spec.costing.units.clone(),
+        cost: spec.costing.cost,
+    };
+    Ok(Change {
+        doc,
+        entry,
+        drifted,
+        set,
+        dropped,
+    })
+}
+
+/// The keys `spec` declares, dotted.
+fn declared(spec: &KeysSpec) -> Vec<String> {
+    spec.keys.iter().map(Key::dotted).collect()
 }
 
 /// Puts every declared key in `doc`, taking each the first time (what it replaced kept in
