@@ -85,24 +85,7 @@ impl Run<'_> {
             Some(Entry::AptRepository(_))
         );
         if first {
-            let keep = |run: &Self, part: &str, found: &Option<Found>| match found {
-                Some(f) => run
-                    .keep_original(&format!("{}#{part}", resource.id), f)
-                    .map(Some),
-                None => Ok(None),
-            };
-            let entry = AptRepositoryEntry {
-                name: spec.name.clone(),
-                sources: sources.clone(),
-                sources_original: keep(self, "sources", &found_sources)?,
-                key: key.clone(),
-                key_original: keep(self, "key", &found_key)?,
-            };
-            record
-                .resources
-                .insert(resource.id.clone(), Entry::AptRepository(entry));
-            // recorded before the change: an interrupted push still gives back what it found
-            record.save(self.paths).map_err(Failure::Record)?;
+            self.take_repository(resource, spec, record, [&found_sources, &found_key])?;
         }
         let written = Written {
             id: resource.id.clone(),
@@ -129,6 +112,36 @@ impl Run<'_> {
             state,
             format!("wrote {sources} ({what}) and its key {key}"),
         ))
+    }
+
+    /// The first time: what was at the two paths is kept and the repository recorded, before
+    /// the change, so an interrupted push still gives back what it found.
+    fn take_repository(
+        &mut self,
+        resource: &Resource,
+        spec: &AptRepositorySpec,
+        record: &mut Record,
+        [found_sources, found_key]: [&Option<Found>; 2],
+    ) -> Result<(), Failure> {
+        let keep = |run: &Self, part: &str, found: &Option<Found>| match found {
+            Some(f) => run
+                .keep_original(&format!("{}#{part}", resource.id), f)
+                .map(Some),
+            None => Ok(None),
+        };
+        let entry = AptRepositoryEntry {
+            name: spec.name.clone(),
+            sources: spec.sources_path(),
+            sources_original: keep(self, "sources", found_sources)?,
+            key: spec.key_path(),
+            key_original: keep(self, "key", found_key)?,
+        };
+        record
+            .resources
+            .insert(resource.id.clone(), Entry::AptRepository(entry));
+        // recorded before the change: an interrupted push still gives back what it found
+        record.save(self.paths).map_err(Failure::Record)?;
+        Ok(())
     }
 
     /// Removes both files (or puts back what was found at their paths); apt's lists are

@@ -29,30 +29,8 @@ impl Run<'_> {
             Some(Entry::Directory(d)) => (Some(d.created), d.original),
             _ => (None, None),
         };
-        if let Some(f) = found
-            && made != Some(true)
-        {
-            // an older helper changed the owner of one it did not make: it stays refused (so
-            // every plan says so) until undeclared, which gives the owner and mode back
-            if let Some(original) = taken_over {
-                return Err(format!(
-                    "refused: {} was not made by the mesh, and an older helper gave it to its \
-                     owner {}; take it off (place the directory elsewhere, or unassign {}) and the \
-                     next push gives back the owner and mode it had ({})",
-                    spec.path,
-                    owner_mode(f),
-                    resource.instance,
-                    owner_mode(original)
-                )
-                .into());
-            }
-            if f != (uid, gid, spec.mode) {
-                return Err(Failure::from(not_made(
-                    &spec.path,
-                    f,
-                    (uid, gid, spec.mode),
-                )));
-            }
+        if made != Some(true) {
+            refuse_found(resource, spec, found, taken_over, (uid, gid, spec.mode))?;
         }
         if made.is_none() {
             let entry = DirectoryEntry {
@@ -241,6 +219,38 @@ impl Run<'_> {
             self.gone.insert(path.to_path_buf());
         }
     }
+}
+
+/// Refuses a directory `found` there that this resource did not make where it is not as
+/// `declared`: an older helper changed the owner of one it did not make (`taken_over`, its
+/// owner and mode before): it stays refused (so every plan says so) until undeclared, which
+/// gives the owner and mode back.
+fn refuse_found(
+    resource: &Resource,
+    spec: &DirectorySpec,
+    found: Option<(u32, u32, u32)>,
+    taken_over: Option<(u32, u32, u32)>,
+    declared: (u32, u32, u32),
+) -> Result<(), Failure> {
+    let Some(f) = found else {
+        return Ok(());
+    };
+    if let Some(original) = taken_over {
+        return Err(format!(
+            "refused: {} was not made by the mesh, and an older helper gave it to its owner {}; \
+             take it off (place the directory elsewhere, or unassign {}) and the next push gives \
+             back the owner and mode it had ({})",
+            spec.path,
+            owner_mode(f),
+            resource.instance,
+            owner_mode(original)
+        )
+        .into());
+    }
+    if f != declared {
+        return Err(not_made(&spec.path, f, declared).into());
+    }
+    Ok(())
 }
 
 /// Why a directory that is there already and that this resource did not make keeps its owner

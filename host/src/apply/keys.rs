@@ -17,6 +17,9 @@ use crate::files;
 use crate::owners;
 use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
 
+/// A keys file's owner, group and mode as found, and as it is to have them.
+type Meta = ((u32, u32, u32), (u32, u32, u32));
+
 impl Run<'_> {
     pub(super) fn try_keys(
         &mut self,
@@ -100,13 +103,12 @@ impl Run<'_> {
 
     /// The owner and mode a keys file found has, and those it is to have: a file the mesh made
     /// keeps the owner and mode it was made with; a shared file the host had keeps its own.
-    #[allow(clippy::type_complexity)]
     fn keys_meta(
         &self,
         found: Option<&files::Found>,
         entry: &KeysEntry,
         spec: &KeysSpec,
-    ) -> Result<Option<((u32, u32, u32), (u32, u32, u32))>, Failure> {
+    ) -> Result<Option<Meta>, Failure> {
         match found {
             Some(f) if entry.created => {
                 let (uid, gid) = owners::ids(self.paths.system.as_ref(), &spec.owner, &spec.group)?;
@@ -122,7 +124,7 @@ impl Run<'_> {
         &self,
         spec: &KeysSpec,
         found: Option<&files::Found>,
-        wanted: Option<((u32, u32, u32), (u32, u32, u32))>,
+        wanted: Option<Meta>,
         doc: Option<&Map<String, Value>>,
     ) -> Result<(), Failure> {
         let path = Path::new(&spec.path);

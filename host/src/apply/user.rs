@@ -62,25 +62,14 @@ impl Run<'_> {
             .iter()
             .map(|(what, from, to)| format!("{what} {from} -> {to}"))
             .collect();
-        if self.applying() && !changes.is_empty() {
-            // what it had is recorded the first time the mesh changes it, before it does
-            if !entry.made {
-                entry.found_shell.get_or_insert_with(|| p.shell.clone());
-                entry.found_groups.get_or_insert_with(|| now_groups.clone());
-            }
-            self.save_user(resource, &entry, record)?;
-            accounts::change(
-                self.paths.system.as_ref(),
-                "usermod",
-                &usermod_args(spec, &changes),
-                &spec.name,
+        if self.applying() {
+            self.change_user(
+                resource,
+                spec,
+                record,
+                &mut entry,
+                (&p, &now_groups, &changes),
             )?;
-        } else if self.applying()
-            && !matches!(record.resources.get(&resource.id),
-                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
-        {
-            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
-            self.save_user(resource, &entry, record)?;
         }
         if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
             said.push(keys);
@@ -103,6 +92,38 @@ impl Run<'_> {
                 said.join("; ")
             ),
         ))
+    }
+
+    /// Changes a user found (`p`, in `now_groups`) by `changes`, what it had recorded the
+    /// first time; or records it as found, with a new `remove-home` kept for the undeclare.
+    fn change_user(
+        &mut self,
+        resource: &Resource,
+        spec: &UserSpec,
+        record: &mut Record,
+        entry: &mut UserEntry,
+        (p, now_groups, changes): (&Passwd, &Vec<String>, &Changes),
+    ) -> Result<(), Failure> {
+        if !changes.is_empty() {
+            // what it had is recorded the first time the mesh changes it, before it does
+            if !entry.made {
+                entry.found_shell.get_or_insert_with(|| p.shell.clone());
+                entry.found_groups.get_or_insert_with(|| now_groups.clone());
+            }
+            self.save_user(resource, entry, record)?;
+            accounts::change(
+                self.paths.system.as_ref(),
+                "usermod",
+                &usermod_args(spec, changes),
+                &spec.name,
+            )?;
+        } else if !matches!(record.resources.get(&resource.id),
+                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
+        {
+            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
+            self.save_user(resource, entry, record)?;
+        }
+        Ok(())
     }
 
     fn create_user(
