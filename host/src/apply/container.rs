@@ -108,15 +108,7 @@ impl Run<'_> {
                 )
             }
             Some(_) => {
-                let previous = match record.resources.get(&resource.id) {
-                    Some(Entry::Container(e)) => e.spec.clone(),
-                    _ => None,
-                };
-                let fields = previous
-                    .as_ref()
-                    .map(|p| spec.differing(p).join(", "))
-                    .filter(|f| !f.is_empty())
-                    .unwrap_or_else(|| "its spec".into());
+                let fields = changed_fields(record, resource, spec);
                 if self.applying() {
                     self.recreate(resource, spec, record, digest)?;
                 }
@@ -343,6 +335,19 @@ fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, String> {
         running: inspected["State"]["Running"].as_bool() == Some(true),
         inspected,
     }))
+}
+
+/// What changed in the container's spec since the record's, said for the recreate.
+fn changed_fields(record: &Record, resource: &Resource, spec: &ContainerSpec) -> String {
+    let previous = match record.resources.get(&resource.id) {
+        Some(Entry::Container(e)) => e.spec.clone(),
+        _ => None,
+    };
+    previous
+        .as_ref()
+        .map(|p| spec.differing(p).join(", "))
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| "its spec".into())
 }
 
 /// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of

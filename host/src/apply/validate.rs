@@ -43,18 +43,7 @@ impl Run<'_> {
             let refused: Vec<(&Written, Failure)> = group
                 .iter()
                 .map(|&i| &written[i])
-                .filter_map(|w| {
-                    validate(&w.validate, w.secret, child::CHECK)
-                        .and_then(|()| match &w.effective {
-                            // a secret file's settings are never compared in the clear
-                            Some(e) if !w.secret => {
-                                effective::check(&w.path, e, paths, child::CHECK)
-                            }
-                            _ => Ok(()),
-                        })
-                        .err()
-                        .map(|e| (w, e))
-                })
+                .filter_map(|w| check(w, paths).err().map(|e| (w, e)))
                 .collect();
             if refused.is_empty() {
                 continue;
@@ -140,6 +129,16 @@ fn groups(written: &[Written]) -> Vec<Vec<usize>> {
         groups.push((units, members));
     }
     groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// A written file's `validate` command, then whether its settings are in force (a secret
+/// file's settings are never compared in the clear).
+fn check(w: &Written, paths: &crate::record::Paths) -> Result<(), Failure> {
+    validate(&w.validate, w.secret, child::CHECK)?;
+    match &w.effective {
+        Some(e) if !w.secret => effective::check(&w.path, e, paths, child::CHECK),
+        _ => Ok(()),
+    }
 }
 
 /// Puts a written file back as it was before this run.
