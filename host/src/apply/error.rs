@@ -1,4 +1,5 @@
-//! What stops a run before any resource is looked at, and how the helper says so.
+//! What stops a run before any resource is looked at ([`Error`]), what fails one resource alone
+//! ([`ApplyError`], its [`Failure`]), and how the helper says so.
 
 use std::fmt;
 use std::io;

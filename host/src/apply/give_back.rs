@@ -20,11 +20,11 @@ impl Run<'_> {
         record: &mut Record,
         stays: impl Fn(&str) -> bool,
     ) {
-        let mut undeclared: Vec<(kind::Phase, String)> = record
+        let mut undeclared: Vec<(usize, String)> = record
             .resources
             .iter()
             .filter(|(id, _)| !stays(id.as_str()))
-            .map(|(id, entry)| (kind::give_back_phase(entry), id.clone()))
+            .map(|(id, entry)| (kind::give_back_phase(entry).rank(), id.clone()))
             .collect();
         // the phases backwards; within one, deepest directories first
         undeclared.sort_by(|a, b| Reverse(a.0).cmp(&Reverse(b.0)).then_with(|| b.1.cmp(&a.1)));

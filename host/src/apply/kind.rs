@@ -10,10 +10,8 @@ use super::{ApplyError, Failure, Run};
 use crate::adopt::Adopt;
 use crate::record::{Entry, Record, each_entry};
 
-/// The phases of an apply, in the order they run. What is no longer declared is given back in
-/// the reverse order: units stopped before the files they read, files before the directories
-/// that hold them, a user after what runs as it and the files it owns, its groups after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// The phases of an apply; their order is [`Phase::ORDER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Phase {
     /// apt's repositories (and one `apt-get update` after them)
     Repositories,
@@ -28,15 +26,27 @@ pub(super) enum Phase {
 }
 
 impl Phase {
-    /// Every phase before [`Phase::Units`], in order: what the units read.
-    pub(super) const BEFORE_UNITS: [Phase; 6] = [
+    /// The order an apply runs the phases in, written once. What is no longer declared is given
+    /// back in the reverse order: units stopped before the files they read, files before the
+    /// directories that hold them, a user after what runs as it and the files it owns, its
+    /// groups after it.
+    pub(super) const ORDER: [Phase; 7] = [
         Phase::Repositories,
         Phase::Packages,
         Phase::Groups,
         Phase::Users,
         Phase::Directories,
         Phase::Files,
+        Phase::Units,
     ];
+
+    /// Where the phase is in [`Phase::ORDER`].
+    pub(super) fn rank(self) -> usize {
+        Self::ORDER
+            .iter()
+            .position(|p| *p == self)
+            .unwrap_or(Self::ORDER.len())
+    }
 }
 
 /// A kind of declared resource, implemented by its spec.

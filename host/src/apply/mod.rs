@@ -1,9 +1,10 @@
 //! Applying a declaration: every declared resource made as declared, every resource the record
 //! holds that is no longer declared undone, and every unit paid what the changes cost it.
 //!
-//! Order: what is no longer declared is given back first (units stopped before their files go,
-//! files before their directories); then packages, directories, files and keys are made (what a
-//! change owes its units is written to the record before the change is made); then the files of
+//! Order ([`kind::Phase`], each kind's in its own file): what is no longer declared is given back
+//! first (units stopped before their files go, files before their directories); then
+//! repositories, packages, groups, users, directories, files and keys are made (what a change
+//! owes its units is written to the record before the change is made); then the files of
 //! each unit are checked together, all kept or all put back; then the units that read changed
 //! files are reloaded or restarted, once each, at the strongest cost owed (a process's unit by
 //! its process, with its own restart or start: [`once`]);
@@ -130,18 +131,21 @@ fn measure_or_apply(
         .filter(|id| !declared.contains(id) && record.resources.contains_key(*id))
         .collect();
     run.give_back_undeclared(&mut record, |id| declared.contains(id) || kept.contains(id));
-    // Then what is declared, phase by phase; the units that read changed files are paid; then
-    // services and processes are put in their state.
-    for phase in Phase::BEFORE_UNITS {
+    // Then what is declared, phase by phase; before the units are put in their state, the
+    // files they read are checked and the units paid.
+    let mut units = Vec::new();
+    for phase in Phase::ORDER {
+        if phase == Phase::Units {
+            // every file is in place: each unit's files are checked together, all kept or all
+            // put back
+            run.check_written(&mut record)?;
+            units = run.pay_units_not_stopped(declaration, &mut record);
+        }
         run.apply_phase(declaration, phase, &mut record);
         if phase == Phase::Repositories {
             run.update_apt(&mut record);
         }
     }
-    // every file is in place: each unit's files are checked together, all kept or all put back
-    run.check_written(&mut record)?;
-    let mut units = run.pay_units_not_stopped(declaration, &mut record);
-    run.apply_phase(declaration, Phase::Units, &mut record);
     run.settle_left(&mut record, &mut units);
     for u in &mut units {
         if run.started.contains(&u.unit) && u.done.as_deref() == Some(units::NOT_RUNNING) {
