@@ -12,16 +12,14 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mesh_wire::{
-    Adoption, Declaration, Mode, Outcome, RecordRefusal, Report, Resource, Spec, State, Undo,
-    VERSION,
+    Adoption, Declaration, Mode, Outcome, RecordRefusal, Report, State, Undo, VERSION,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::apply::{self, Error};
 use crate::files;
 use crate::record::{
-    ContainerEntry, DirectoryEntry, Entry, FileEntry, KeysEntry, LoadError, Original, Paths,
-    ProcessEntry, Readers, Record, ServiceEntry,
+    ContainerEntry, Entry, FileEntry, LoadError, Original, Paths, ProcessEntry, Readers, Record,
 };
 use crate::signs;
 
@@ -135,7 +133,7 @@ pub(crate) fn run(declaration: &Declaration, paths: &Paths) -> Result<Report, Er
         Err(e) => return Err(e.into()),
     }
     for resource in &declaration.resources {
-        adopt.resource(resource);
+        apply::adopt(&mut adopt, resource);
     }
     adopt.undeclared_units(declaration);
     adopt.undeclared_containers(declaration);
@@ -178,8 +176,9 @@ fn set_aside(paths: &Paths) -> Result<PathBuf, Error> {
     Ok(aside)
 }
 
-struct Adopt<'a> {
-    paths: &'a Paths,
+/// An adoption under way: the fresh record, what was said of each resource, and every loss.
+pub(crate) struct Adopt<'a> {
+    pub(crate) paths: &'a Paths,
     notes: Vec<Note>,
     /// Kept originals given to a declared file.
     used: BTreeSet<String>,
@@ -189,7 +188,8 @@ struct Adopt<'a> {
 }
 
 impl Adopt<'_> {
-    fn take(&mut self, id: &str, entry: Entry, detail: String) {
+    /// Takes `entry` into the fresh record for `id`, saying `detail`.
+    pub(crate) fn take(&mut self, id: &str, entry: Entry, detail: String) {
         let undo = entry.undo();
         self.outcomes.push(Outcome {
             id: id.to_string(),
@@ -202,97 +202,14 @@ impl Adopt<'_> {
         self.record.resources.insert(id.to_string(), entry);
     }
 
-    fn lost(&mut self, what: String) {
+    /// Says what undeclaring can no longer give back.
+    pub(crate) fn lost(&mut self, what: String) {
         self.adoption.cannot_give_back.push(what);
-    }
-
-    fn resource(&mut self, resource: &Resource) {
-        let id = resource.id.as_str();
-        match &resource.spec {
-            Spec::File(f) => self.file(id, &f.path),
-            Spec::Keys(k) if self.paths.machine.real(Path::new(&k.path)).is_file() => {
-                // its keys are owned again at the next push, with what is there now
-                let entry = Entry::Keys(KeysEntry {
-                    path: k.path.clone(),
-                    created: false,
-                    owned: Default::default(),
-                    made_from: None,
-                    readers: Readers::default(),
-                    originals_lost: true,
-                });
-                self.take(id, entry, format!("{}: taken as it is", k.path));
-                self.lost(format!(
-                    "{}: the values its keys had before the mesh are lost; undeclaring leaves \
-                     them as they are",
-                    k.path
-                ));
-            }
-            Spec::Directory(d) if self.paths.machine.real(Path::new(&d.path)).is_dir() => {
-                let entry = Entry::Directory(DirectoryEntry {
-                    path: d.path.clone(),
-                    created: false,
-                    original: None,
-                    parents_made: Vec::new(),
-                });
-                self.take(id, entry, format!("{}: taken as it is", d.path));
-                self.lost(format!(
-                    "{}: whether the mesh made it, and its owner and mode before, are lost; \
-                     undeclaring keeps it",
-                    d.path
-                ));
-            }
-            Spec::Service(s) => {
-                let entry = Entry::Service(ServiceEntry {
-                    unit: s.unit.clone(),
-                    found_running: None,
-                    found_enabled: None,
-                    started: false,
-                    stopped: false,
-                    enabled: false,
-                    disabled: false,
-                    stop_runs: Vec::new(),
-                    leave_running: false,
-                });
-                self.take(id, entry, format!("{}: taken as it is", s.unit));
-                self.lost(format!(
-                    "{}: the state the host had it in is lost; undeclaring leaves it as it is",
-                    s.unit
-                ));
-            }
-            Spec::Process(p) => {
-                let unit_file = signs::units_dir(self.paths).join(&p.unit);
-                if signs::marked_units(&self.paths.machine, &signs::units_dir(self.paths))
-                    .contains(&p.unit)
-                {
-                    let entry = Entry::Process(ProcessEntry {
-                        unit: p.unit.clone(),
-                        unit_file: unit_file.display().to_string(),
-                        bundle_dir: p.bundle_dir.clone(),
-                        env_file: apply::env_file_of(self.paths, p),
-                        digest: apply::on_disk_digest(self.paths, p, &unit_file),
-                        made_from: None,
-                    });
-                    self.take(id, entry, format!("{}: the mesh wrote it; taken", p.unit));
-                }
-            }
-            // a package is never removed; a container is known by its labels
-            // a link is taken as found at the next push: what was there before is lost
-            Spec::Keys(_)
-            | Spec::Directory(_)
-            | Spec::Package(_)
-            | Spec::Container(_)
-            | Spec::Symlink(_)
-            | Spec::Sysctl(_)
-            | Spec::Timer(_)
-            | Spec::Group(_)
-            | Spec::User(_)
-            | Spec::AptRepository(_) => {}
-        }
     }
 
     /// A declared file: the mesh's now, with its original if a note (or, failing one, a kept
     /// original named for its resource) says what it was.
-    fn file(&mut self, id: &str, path: &str) {
+    pub(crate) fn file(&mut self, id: &str, path: &str) {
         let found = match self.paths.machine.read(Path::new(path)) {
             Ok(found) => found,
             Err(e) => {
@@ -407,8 +324,8 @@ impl Adopt<'_> {
         Report {
             version: VERSION,
             mode: Mode::Adopt,
-            hostname: apply::hostname(),
-            host_keys: apply::host_keys(&self.paths.machine),
+            hostname: crate::facts::hostname(),
+            host_keys: crate::facts::host_keys(&self.paths.machine),
             new_machine: self.adoption.new_machine,
             resources: self.outcomes,
             units: Vec::new(),

@@ -83,25 +83,8 @@ pub(crate) fn run_as_sent(
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
-    let dir = kept::dir(paths, &id);
-    let kept = Kept::take(declaration, Some(&record), &dir, paths)
-        .and_then(|_| boot::install(&id, &dir, paths));
-    if let Err(e) = kept {
-        forget(&id, &dir, paths);
-        return Err(Error::Record(io::Error::other(format!(
-            "cannot keep what the push would change, so nothing was changed: {e}"
-        ))));
-    }
     let deadline = declaration.confirm_within.unwrap_or(CONFIRM_WITHIN);
-    // the waiter runs before anything changes: a helper that dies while it applies (killed, the
-    // OOM killer) leaves a change no waiter would revert, and an operator locked out
-    if let Err(e) = start_waiter(&id, deadline, paths) {
-        forget(&id, &dir, paths);
-        return Err(Error::Record(io::Error::other(format!(
-            "cannot start the waiter that reverts the change unless it is confirmed, so nothing \
-             was changed: {e}"
-        ))));
-    }
+    let dir = keep_and_wait(declaration, &record, paths, &id, deadline)?;
     let mut report = match apply::run_held(declaration, false, paths, &held, record) {
         Ok(report) => report,
         Err(e) => {
@@ -132,6 +115,37 @@ pub(crate) fn run_as_sent(
         resources,
     });
     Ok(with_notes(report, mode, paths))
+}
+
+/// Keeps what `declaration` would change on the machine `record` describes, for change `id`,
+/// and starts the waiter that reverts it unless it is confirmed within `deadline`; the
+/// change's directory. Nothing is changed if either fails.
+fn keep_and_wait(
+    declaration: &Declaration,
+    record: &crate::record::Record,
+    paths: &Paths,
+    id: &str,
+    deadline: u64,
+) -> Result<PathBuf, Error> {
+    let dir = kept::dir(paths, id);
+    let kept = Kept::take(declaration, Some(record), &dir, paths)
+        .and_then(|_| boot::install(id, &dir, paths));
+    if let Err(e) = kept {
+        forget(id, &dir, paths);
+        return Err(Error::Record(io::Error::other(format!(
+            "cannot keep what the push would change, so nothing was changed: {e}"
+        ))));
+    }
+    // the waiter runs before anything changes: a helper that dies while it applies (killed, the
+    // OOM killer) leaves a change no waiter would revert, and an operator locked out
+    if let Err(e) = start_waiter(id, deadline, paths) {
+        forget(id, &dir, paths);
+        return Err(Error::Record(io::Error::other(format!(
+            "cannot start the waiter that reverts the change unless it is confirmed, so nothing \
+             was changed: {e}"
+        ))));
+    }
+    Ok(dir)
 }
 
 /// The resources of `declaration` that ask for confirmation, those it takes off too.

@@ -27,6 +27,31 @@ pub(crate) fn gather() -> Facts {
     }
 }
 
+/// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
+/// another one later given its address.
+pub(crate) fn host_keys(root: &crate::files::Root) -> Vec<String> {
+    let dir = std::path::Path::new("/etc/ssh");
+    let mut keys: Vec<String> = crate::signs::entries(&root.real(dir))
+        .into_iter()
+        .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
+        .filter_map(|name| root.read(&dir.join(name)).ok().flatten())
+        .filter_map(|found| {
+            let text = String::from_utf8_lossy(&found.bytes).into_owned();
+            let mut words = text.split_whitespace();
+            Some(format!("{} {}", words.next()?, words.next()?))
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The machine's hostname, as it says it.
+pub(crate) fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
 fn first_line(path: &str) -> String {
     fs::read_to_string(path)
         .unwrap_or_default()

@@ -56,7 +56,15 @@ fn main() -> ExitCode {
             return ExitCode::from(HelperExit::Usage.status());
         }
     };
-    let paths = &paths;
+    match command(&args, &paths) {
+        Ok(mode) => apply_sent(mode, &paths),
+        Err(done) => done,
+    }
+}
+
+/// The mode of a command that applies a declaration read on stdin; any other command is run
+/// here, its exit status the `Err`.
+fn command(args: &[String], paths: &record::Paths) -> Result<Mode, ExitCode> {
     let mode = match args
         .iter()
         .map(String::as_str)
@@ -67,13 +75,13 @@ fn main() -> ExitCode {
         ["apply", "--dry-run"] | ["check"] => Mode::DryRun,
         ["adopt"] => Mode::Adopt,
         ["confirm", id] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::confirm(id, paths));
+            return Err(ExitCode::from(confirm::confirm(id, paths)));
         }
         ["revert-pending", id] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::revert_pending(id, false, paths));
+            return Err(ExitCode::from(confirm::revert_pending(id, false, paths)));
         }
         ["revert-pending", id, "--at-boot"] if mesh_wire::Awaiting::valid_id(id) => {
-            return ExitCode::from(confirm::revert_pending(id, true, paths));
+            return Err(ExitCode::from(confirm::revert_pending(id, true, paths)));
         }
         ["await-confirm", id, "--deadline", seconds, "--applier", pid]
             if mesh_wire::Awaiting::valid_id(id) =>
@@ -83,19 +91,21 @@ fn main() -> ExitCode {
                     "mesh-host: --deadline takes whole seconds and --applier a process id, not \
                      {seconds:?} and {pid:?}"
                 );
-                return ExitCode::from(HelperExit::Usage.status());
+                return Err(ExitCode::from(HelperExit::Usage.status()));
             };
-            return ExitCode::from(confirm::await_confirm(id, seconds, pid, paths));
+            return Err(ExitCode::from(confirm::await_confirm(
+                id, seconds, pid, paths,
+            )));
         }
         ["generations"] => {
-            return ExitCode::from(generations::list_command(paths));
+            return Err(ExitCode::from(generations::list_command(paths)));
         }
         ["rollback", number] => {
-            return ExitCode::from(generations::rollback_command(number, paths));
+            return Err(ExitCode::from(generations::rollback_command(number, paths)));
         }
         ["--version"] | ["version"] => {
             println!("mesh-host {} (wire {VERSION})", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
+            return Err(ExitCode::SUCCESS);
         }
         _ => {
             eprintln!(
@@ -104,9 +114,15 @@ fn main() -> ExitCode {
                  mesh-host generations | rollback GEN (as root, on the machine); \
                  mesh-host --root DIR COMMAND: DIR stands for the machine's /"
             );
-            return ExitCode::from(HelperExit::Usage.status());
+            return Err(ExitCode::from(HelperExit::Usage.status()));
         }
     };
+    Ok(mode)
+}
+
+/// Reads the declaration on stdin and applies it (or only measures, or adopts), writing the
+/// report on stdout.
+fn apply_sent(mode: Mode, paths: &record::Paths) -> ExitCode {
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
@@ -131,21 +147,7 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");
-            // a refusal is also said as data, for the operator to name it and its fix
-            if let apply::Error::Refused(refusal) = &e
-                && let Ok(json) = serde_json::to_string(refusal)
-            {
-                // nobody may be reading any more (the operator went away): not a panic
-                let _ = writeln!(std::io::stdout(), "{json}");
-            }
-            if let apply::Error::Stale(stale) = &e
-                && let Ok(json) = serde_json::to_string(stale)
-            {
-                let _ = writeln!(std::io::stdout(), "{json}");
-            }
-            if let apply::Error::Awaiting(id) = &e {
-                let _ = writeln!(std::io::stdout(), "{id}");
-            }
+            say_as_data(&e);
             return ExitCode::from(e.exit_code());
         }
     };
@@ -155,6 +157,25 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(HelperExit::Unwritten.status())
+    }
+}
+
+/// A refusal, a stale push or a change awaiting its confirmation is also said as data on
+/// stdout, for the operator to name it and its fix.
+fn say_as_data(e: &apply::Error) {
+    // nobody may be reading any more (the operator went away): not a panic
+    if let apply::Error::Refused(refusal) = e
+        && let Ok(json) = serde_json::to_string(refusal)
+    {
+        let _ = writeln!(std::io::stdout(), "{json}");
+    }
+    if let apply::Error::Stale(stale) = e
+        && let Ok(json) = serde_json::to_string(stale)
+    {
+        let _ = writeln!(std::io::stdout(), "{json}");
+    }
+    if let apply::Error::Awaiting(id) = e {
+        let _ = writeln!(std::io::stdout(), "{id}");
     }
 }
 

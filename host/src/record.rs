@@ -5,20 +5,49 @@
 //! machine is changed, so a helper killed at any point leaves a record from which the next run
 //! converges, and no kept original is ever lost.
 
+/// `$body` with `$e` bound to the entry inside `$entry`, whatever its kind: with
+/// `apply::kind`'s list of specs, the only places the helper names every kind.
+macro_rules! each_entry {
+    ($entry:expr, $e:ident => $body:expr) => {
+        match $entry {
+            $crate::record::Entry::File($e) => $body,
+            $crate::record::Entry::Keys($e) => $body,
+            $crate::record::Entry::Service($e) => $body,
+            $crate::record::Entry::Directory($e) => $body,
+            $crate::record::Entry::Package($e) => $body,
+            $crate::record::Entry::Process($e) => $body,
+            $crate::record::Entry::Container($e) => $body,
+            $crate::record::Entry::Symlink($e) => $body,
+            $crate::record::Entry::Sysctl($e) => $body,
+            $crate::record::Entry::Timer($e) => $body,
+            $crate::record::Entry::Group($e) => $body,
+            $crate::record::Entry::User($e) => $body,
+            $crate::record::Entry::AptRepository($e) => $body,
+        }
+    };
+}
+pub(crate) use each_entry;
+
+mod files;
 mod kinds;
+mod units;
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 
-use mesh_wire::{Cost, RecordRefusal, STATE_DIR, SettingUse};
+use mesh_wire::{Cost, RecordRefusal, STATE_DIR};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) use files::{
+    DirectoryEntry, FileEntry, KeysEntry, MadeFrom, Original, OwnedKey, Readers, Written,
+};
 pub(crate) use kinds::{
     AptRepositoryEntry, FoundAtLink, GroupEntry, SymlinkEntry, SysctlEntry, TimerEntry, UserEntry,
     UserKeys,
 };
+pub(crate) use units::{ContainerEntry, PackageEntry, ProcessEntry, ProcessMade, ServiceEntry};
 
 /// Where the record and the kept originals live, and the machine they are the record of.
 pub(crate) struct Paths {
@@ -120,269 +149,13 @@ pub(crate) enum Entry {
     AptRepository(AptRepositoryEntry),
 }
 
-/// A container the mesh runs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ContainerEntry {
-    pub(crate) name: String,
-    /// The spec it runs, once it does (to name what changed, and the host directories kept).
-    pub(crate) spec: Option<mesh_wire::ContainerSpec>,
-}
-
-/// A directory the mesh made, or whose owner and mode it set.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct DirectoryEntry {
-    pub(crate) path: String,
-    /// The mesh made it: removed when undeclared, if empty.
-    pub(crate) created: bool,
-    /// Owner, group and mode it had before the mesh set them (a directory the mesh did not make).
-    pub(crate) original: Option<(u32, u32, u32)>,
-    /// Parents the mesh made for it, deepest first: removed after it when empty.
-    #[serde(default)]
-    pub(crate) parents_made: Vec<String>,
-}
-
-/// A package the mesh asked for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct PackageEntry {
-    pub(crate) name: String,
-    /// The mesh installed it (it was not there before).
-    pub(crate) installed: bool,
-    /// The version installed when the mesh first saw it; `None`: it was not installed.
-    #[serde(default)]
-    pub(crate) found: Option<String>,
-    /// The mesh removed it or moved its version: undeclaring it installs `found` again.
-    #[serde(default)]
-    pub(crate) changed: bool,
-}
-
-/// A unit the mesh created: its unit file and its bundle.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ProcessEntry {
-    pub(crate) unit: String,
-    pub(crate) unit_file: String,
-    pub(crate) bundle_dir: String,
-    /// Its environment file (root's only), when it has an environment; records written before
-    /// environment files have none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) env_file: Option<String>,
-    /// sha256 of the unit file, environment and bundle last written: a change restarts the unit.
-    pub(crate) digest: Option<String>,
-    /// What it was last made from, for the cost of the next change; `None` (an older record, an
-    /// adopted process): the next change restarts it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) made_from: Option<ProcessMade>,
-}
-
-/// What a process was last made from: a change of its frame (unit file, environment, the
-/// bundle's names and modes) restarts it; a bundle file that moved costs what moved in it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ProcessMade {
-    /// sha256 of the unit file, the environment and the bundle's names and modes.
-    pub(crate) frame: String,
-    /// Each bundle file by its path in the bundle.
-    pub(crate) bundle: BTreeMap<String, Written>,
-}
-
 impl Entry {
     /// What undeclaring this would do, for the plan.
     pub(crate) fn undo(&self) -> mesh_wire::Undo {
         let mut undo = mesh_wire::Undo::default();
-        match self {
-            Entry::File(f) => {
-                if f.original_lost {
-                    // left as it is: nothing to promise
-                } else if f.original.is_some() {
-                    undo.restores.push(f.path.clone());
-                    f.readers.pay_into(&mut undo);
-                } else if f.created {
-                    undo.deletes.push(f.path.clone());
-                    undo.deletes_if_empty.extend(f.parents_made.iter().cloned());
-                    f.readers.pay_into(&mut undo);
-                }
-            }
-            Entry::Keys(k) => {
-                if k.originals_lost {
-                    // left as they are: nothing to promise
-                } else if k.created {
-                    // the keys go back; the file goes only if nothing else was put in it
-                    undo.deletes_if_empty.push(k.path.clone());
-                    k.readers.pay_into(&mut undo);
-                } else {
-                    undo.restores.push(k.path.clone());
-                    k.readers.pay_into(&mut undo);
-                }
-            }
-            Entry::Service(s) => {
-                if s.started && s.leave_running {
-                    undo.leaves_running.push(s.unit.clone());
-                } else if s.started {
-                    undo.stops.push(s.unit.clone());
-                    if !s.stop_runs.is_empty() {
-                        undo.stop_runs.insert(s.unit.clone(), s.stop_runs.clone());
-                    }
-                }
-            }
-            Entry::Directory(d) => {
-                if d.created {
-                    // data outlives the module: only the helper, at that moment, can tell
-                    undo.deletes_if_empty.push(d.path.clone());
-                    undo.deletes_if_empty.extend(d.parents_made.iter().cloned());
-                } else if let Some(found) = d.original {
-                    undo.owners
-                        .push(format!("{} ({})", d.path, owner_mode(found)));
-                }
-            }
-            Entry::Package(p) => {
-                if let (true, Some(found)) = (p.changed, &p.found) {
-                    undo.restores.push(format!("package {}={found}", p.name));
-                }
-            }
-            Entry::Timer(t) => t.undo_into(&mut undo),
-            Entry::Group(g) => g.undo_into(&mut undo),
-            Entry::User(u) => u.undo_into(&mut undo),
-            Entry::Sysctl(s) => s.undo_into(&mut undo),
-            Entry::AptRepository(a) => a.undo_into(&mut undo),
-            Entry::Symlink(l) => l.undo_into(&mut undo),
-            Entry::Container(c) => {
-                undo.stops.push(format!("container {}", c.name));
-            }
-            Entry::Process(p) => {
-                undo.stops.push(p.unit.clone());
-                undo.deletes.push(p.unit_file.clone());
-                undo.deletes.push(p.bundle_dir.clone());
-                undo.deletes.extend(p.env_file.iter().cloned());
-            }
-        }
+        each_entry!(self, e => e.undo_into(&mut undo));
         undo
     }
-}
-
-/// A file the mesh wrote.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct FileEntry {
-    pub(crate) path: String,
-    /// The file did not exist before the mesh: undeclaring removes it.
-    pub(crate) created: bool,
-    /// The file that was there before, kept to be put back.
-    pub(crate) original: Option<Original>,
-    /// The file was there before the mesh, but what it was is lost (adopted after the record was
-    /// lost): undeclaring leaves it as it is and says so.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) original_lost: bool,
-    /// What the mesh last wrote, if it got that far.
-    pub(crate) written: Option<Written>,
-    /// The units that read it and what a change costs them: giving it back is a change too.
-    #[serde(default)]
-    pub(crate) readers: Readers,
-    /// Directories the mesh made to hold it, deepest first: removed with it when empty.
-    #[serde(default)]
-    pub(crate) parents_made: Vec<String>,
-}
-
-/// The units that read a file and what a change to it costs them, as last declared.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct Readers {
-    pub(crate) units: Vec<String>,
-    pub(crate) cost: Cost,
-}
-
-impl Readers {
-    /// What giving the file back costs its readers, named in `undo`.
-    fn pay_into(&self, undo: &mut mesh_wire::Undo) {
-        let list = match self.cost {
-            Cost::None => return,
-            Cost::Reload => &mut undo.reloads,
-            Cost::Restart => &mut undo.restarts,
-        };
-        list.extend(self.units.iter().cloned());
-    }
-}
-
-/// A kept original: its bytes are in `originals/<blob>`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Original {
-    pub(crate) blob: String,
-    pub(crate) uid: u32,
-    pub(crate) gid: u32,
-    pub(crate) mode: u32,
-}
-
-/// What the mesh last wrote into a file, and from what.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Written {
-    pub(crate) sha256: String,
-    pub(crate) source: String,
-    pub(crate) settings: BTreeMap<String, SettingUse>,
-}
-
-/// Keys the mesh wrote into a shared JSON file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct KeysEntry {
-    pub(crate) path: String,
-    /// The file did not exist before the mesh: once every owned key is given back and nothing
-    /// else is in it, it is removed.
-    pub(crate) created: bool,
-    /// Every key the mesh has taken, by its dotted path.
-    pub(crate) owned: BTreeMap<String, OwnedKey>,
-    /// What the keys were last made from, for the cost of the next change.
-    pub(crate) made_from: Option<MadeFrom>,
-    /// The units that read the file and what a change costs them.
-    #[serde(default)]
-    pub(crate) readers: Readers,
-    /// What the keys were before the mesh is lost (adopted after the record was lost):
-    /// undeclaring leaves them as they are and says so.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) originals_lost: bool,
-}
-
-/// One key the mesh took in a shared file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct OwnedKey {
-    /// Its path of object keys from the top.
-    pub(crate) path: Vec<String>,
-    /// What was there before the mesh; `None`: the key was absent.
-    pub(crate) original: Option<Value>,
-    /// How many of its parent objects the mesh had to create (removed again when empty).
-    pub(crate) parents_made: usize,
-    /// What the mesh last put there, once it has.
-    pub(crate) written: Option<Value>,
-}
-
-/// What a keys resource was last made from.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct MadeFrom {
-    pub(crate) source: String,
-    pub(crate) settings: BTreeMap<String, SettingUse>,
-}
-
-/// A unit the mesh has put in a state: what it first found, recorded once and never overwritten,
-/// and what the mesh itself did, so undeclaring undoes exactly that.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ServiceEntry {
-    pub(crate) unit: String,
-    /// Running when first found; `None`: its state could not be told.
-    pub(crate) found_running: Option<bool>,
-    /// Enabled when first found; `None`: neither (static, generated) or unknown.
-    pub(crate) found_enabled: Option<bool>,
-    /// The mesh started it (it was not running).
-    #[serde(default)]
-    pub(crate) started: bool,
-    /// The mesh stopped it (it was running).
-    #[serde(default)]
-    pub(crate) stopped: bool,
-    /// The mesh enabled it (it was disabled).
-    #[serde(default)]
-    pub(crate) enabled: bool,
-    /// The mesh disabled it (it was enabled).
-    #[serde(default)]
-    pub(crate) disabled: bool,
-    /// What stopping it runs (its `ExecStop=` and `ExecStopPost=`), as systemd said at the last
-    /// run that declared it: the plan shows it beside a stop.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) stop_runs: Vec<String>,
-    /// The module, as last declared, says to leave it running when it is undeclared.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) leave_running: bool,
 }
 
 /// What the mesh knows about a unit.

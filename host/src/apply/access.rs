@@ -4,11 +4,12 @@
 //! has systemd mount it read-only for the process when only reading was asked
 //! (`BindReadOnlyPaths=`); a container gets it as a bind mount (`ContainerSpec::binds`).
 
+use super::Failure;
 use mesh_wire::Access;
 
 /// Fails, naming it, on the first path that is not on the machine or cannot be written into a
 /// unit file as it is.
-pub(super) fn present(root: &crate::files::Root, access: &[Access]) -> Result<(), String> {
+pub(super) fn present(root: &crate::files::Root, access: &[Access]) -> Result<(), Failure> {
     for a in access {
         // systemd splits these settings on spaces and colons and unquotes them
         if a.path
@@ -19,7 +20,8 @@ pub(super) fn present(root: &crate::files::Root, access: &[Access]) -> Result<()
                 "the operator's data {} at {:?}: a path with a space, colon, quote or backslash \
                  cannot be given to a process or container; name another with `mesh place`",
                 a.name, a.path
-            ));
+            )
+            .into());
         }
         // looked at only, never opened for writing: following a link here changes nothing
         if let Err(e) = std::fs::metadata(root.real(std::path::Path::new(&a.path))) {
@@ -27,7 +29,8 @@ pub(super) fn present(root: &crate::files::Root, access: &[Access]) -> Result<()
                 "the operator's data {} at {} is not on this machine ({e}); the mesh never \
                  creates it: make it there, or name another path with `mesh place`",
                 a.name, a.path
-            ));
+            )
+            .into());
         }
     }
     Ok(())
@@ -63,7 +66,8 @@ mod tests {
             &crate::files::HOST,
             &[access(missing.to_str().unwrap(), false)],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(said.contains("never creates it"), "{said}");
         assert!(!missing.exists());
         assert!(

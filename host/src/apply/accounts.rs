@@ -2,6 +2,7 @@
 //! static helper: see `owners`) and changed with `useradd`, `usermod`, `userdel`, `groupadd`
 //! and `groupdel`, each asked of the machine's [`System`].
 
+use super::Failure;
 use crate::system::System;
 
 /// A user as `getent passwd` answers for it.
@@ -58,10 +59,10 @@ pub(super) fn change(
     program: &str,
     args: &[String],
     name: &str,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let changed = system.change_account(program, args, name);
     crate::owners::forget(name);
-    changed
+    changed.map_err(Failure::from)
 }
 
 #[cfg(test)]

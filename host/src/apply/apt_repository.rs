@@ -12,6 +12,8 @@ use std::path::Path;
 
 use mesh_wire::{AptRepositorySpec, Outcome, Resource, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::files::Found;
 use crate::record::{AptRepositoryEntry, Entry, FileEntry, Readers, Record};
@@ -46,7 +48,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &AptRepositorySpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let (sources, key) = (spec.sources_path(), spec.key_path());
         let (want_sources, want_key) = (spec.sources_text(), spec.key_text());
         let read = |path: &str| {
@@ -83,26 +85,7 @@ impl Run<'_> {
             Some(Entry::AptRepository(_))
         );
         if first {
-            let keep = |run: &Self, part: &str, found: &Option<Found>| match found {
-                Some(f) => run
-                    .keep_original(&format!("{}#{part}", resource.id), f)
-                    .map(Some),
-                None => Ok(None),
-            };
-            let entry = AptRepositoryEntry {
-                name: spec.name.clone(),
-                sources: sources.clone(),
-                sources_original: keep(self, "sources", &found_sources)?,
-                key: key.clone(),
-                key_original: keep(self, "key", &found_key)?,
-            };
-            record
-                .resources
-                .insert(resource.id.clone(), Entry::AptRepository(entry));
-            // recorded before the change: an interrupted push still gives back what it found
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
+            self.take_repository(resource, spec, record, [&found_sources, &found_key])?;
         }
         let written = Written {
             id: resource.id.clone(),
@@ -120,7 +103,7 @@ impl Run<'_> {
             {
                 // half written is neither: the old sources file would name the new key
                 let put_back = self.put_back(&written, record);
-                return Err(format!("{path}: {e}; {put_back}"));
+                return Err(format!("{path}: {e}; {put_back}").into());
             }
         }
         self.apt.written.push(written);
@@ -131,13 +114,43 @@ impl Run<'_> {
         ))
     }
 
+    /// The first time: what was at the two paths is kept and the repository recorded, before
+    /// the change, so an interrupted push still gives back what it found.
+    fn take_repository(
+        &mut self,
+        resource: &Resource,
+        spec: &AptRepositorySpec,
+        record: &mut Record,
+        [found_sources, found_key]: [&Option<Found>; 2],
+    ) -> Result<(), Failure> {
+        let keep = |run: &Self, part: &str, found: &Option<Found>| match found {
+            Some(f) => run
+                .keep_original(&format!("{}#{part}", resource.id), f)
+                .map(Some),
+            None => Ok(None),
+        };
+        let entry = AptRepositoryEntry {
+            name: spec.name.clone(),
+            sources: spec.sources_path(),
+            sources_original: keep(self, "sources", found_sources)?,
+            key: spec.key_path(),
+            key_original: keep(self, "key", found_key)?,
+        };
+        record
+            .resources
+            .insert(resource.id.clone(), Entry::AptRepository(entry));
+        // recorded before the change: an interrupted push still gives back what it found
+        record.save(self.paths).map_err(Failure::Record)?;
+        Ok(())
+    }
+
     /// Removes both files (or puts back what was found at their paths); apt's lists are
     /// updated once, after every repository of the run.
     pub(super) fn give_back_apt_repository(
         &mut self,
         id: &str,
         entry: &AptRepositoryEntry,
-    ) -> Result<String, String> {
+    ) -> Result<String, Failure> {
         let mut said = Vec::new();
         for (path, original) in [
             (&entry.sources, &entry.sources_original),
@@ -283,6 +296,34 @@ fn last_lines(lines: &[&str]) -> String {
         return "it said nothing".to_string();
     }
     lines[lines.len().saturating_sub(3)..].join(" / ")
+}
+
+impl Kind for AptRepositorySpec {
+    const PHASE: Phase = Phase::Repositories;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_apt_repository(resource, self, record)
+    }
+}
+
+impl GiveBack for AptRepositoryEntry {
+    const KIND: &'static str = "apt-repository";
+    /// given back with the files, before the packages that may have come from it
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_apt_repository(id, self)
+    }
 }
 
 #[cfg(test)]

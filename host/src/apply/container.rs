@@ -8,6 +8,8 @@ use std::path::Path;
 use mesh_wire::{ContainerSpec, Outcome, Resource, State};
 use serde_json::Value;
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, access, env, outcome};
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Paths, Record};
@@ -23,7 +25,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ContainerSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         spec.check().map_err(|e| e.to_string())?;
         // the operator's data is never made: one not there fails the container before it runs
         access::present(&self.paths.machine, &spec.access)?;
@@ -35,85 +37,14 @@ impl Run<'_> {
         };
         let digest = files::sha256(&serde_json::to_vec(&made_from).map_err(|e| e.to_string())?);
         let found = inspect(self.paths, &spec.name)?;
-        let previous = match record.resources.get(&resource.id) {
-            Some(Entry::Container(e)) => e.spec.clone(),
-            _ => None,
-        };
-        // what a container the mesh made no longer runs with, changed by hand
-        let by_hand = found
-            .as_ref()
-            .map(|c| c.differing(spec))
-            .unwrap_or_default();
-        let (state, detail) = match &found {
-            Some(c) if c.spec.is_none() => {
-                return Err(
-                    "a container of this name exists and the mesh did not make it; it is left alone"
-                        .into(),
-                );
-            }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && !by_hand.is_empty() => {
-                let fields = by_hand.join(", ");
-                if self.applying() {
-                    self.recreate(resource, spec, record, &digest)?;
-                }
-                (
-                    State::Changed,
-                    format!(
-                        "{} container {} ({fields} changed on the machine)",
-                        self.said("recreated", "recreate"),
-                        spec.name
-                    ),
-                )
-            }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) && c.running => {
-                return Ok(outcome(
-                    &resource.id,
-                    State::Unchanged,
-                    format!("container {} runs as declared", spec.name),
-                ));
-            }
-            Some(c) if c.spec.as_deref() == Some(digest.as_str()) => {
-                if self.applying() {
-                    self.paths.system.docker(&["start", &spec.name])?;
-                }
-                (
-                    State::Changed,
-                    format!(
-                        "{} container {} (it was stopped)",
-                        self.said("started", "start"),
-                        spec.name
-                    ),
-                )
-            }
-            Some(_) => {
-                let fields = previous
-                    .as_ref()
-                    .map(|p| spec.differing(p).join(", "))
-                    .filter(|f| !f.is_empty())
-                    .unwrap_or_else(|| "its spec".into());
-                if self.applying() {
-                    self.recreate(resource, spec, record, &digest)?;
-                }
-                (
-                    State::Changed,
-                    format!(
-                        "{} container {} ({fields} changed)",
-                        self.said("recreated", "recreate"),
-                        spec.name
-                    ),
-                )
-            }
-            None => {
-                if self.applying() {
-                    self.remember(resource, spec, record, false)?;
-                    make_sources(&self.paths.machine, spec)?;
-                    self.run_container(resource, spec, &digest)?;
-                }
-                (
-                    State::Created,
-                    format!("{} container {}", self.said("ran", "run"), spec.name),
-                )
-            }
+        let Some((state, detail)) =
+            self.change_container(resource, spec, record, found.as_ref(), &digest)?
+        else {
+            return Ok(outcome(
+                &resource.id,
+                State::Unchanged,
+                format!("container {} runs as declared", spec.name),
+            ));
         };
         if self.applying() {
             self.remember(resource, spec, record, true)?;
@@ -129,6 +60,82 @@ impl Run<'_> {
         Ok(outcome(&resource.id, state, detail))
     }
 
+    /// Runs, recreates or starts the container as `found` (its state on the machine) calls
+    /// for; what was done, or `None` when it runs as declared.
+    fn change_container(
+        &mut self,
+        resource: &Resource,
+        spec: &ContainerSpec,
+        record: &mut Record,
+        found: Option<&Found>,
+        digest: &str,
+    ) -> Result<Option<(State, String)>, Failure> {
+        // what a container the mesh made no longer runs with, changed by hand
+        let by_hand = found.map(|c| c.differing(spec)).unwrap_or_default();
+        let said = match found {
+            Some(c) if c.spec.is_none() => {
+                return Err(
+                    "a container of this name exists and the mesh did not make it; it is left alone"
+                        .into(),
+                );
+            }
+            Some(c) if c.spec.as_deref() == Some(digest) && !by_hand.is_empty() => {
+                let fields = by_hand.join(", ");
+                if self.applying() {
+                    self.recreate(resource, spec, record, digest)?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} ({fields} changed on the machine)",
+                        self.said("recreated", "recreate"),
+                        spec.name
+                    ),
+                )
+            }
+            Some(c) if c.spec.as_deref() == Some(digest) && c.running => return Ok(None),
+            Some(c) if c.spec.as_deref() == Some(digest) => {
+                if self.applying() {
+                    self.paths.system.docker(&["start", &spec.name])?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} (it was stopped)",
+                        self.said("started", "start"),
+                        spec.name
+                    ),
+                )
+            }
+            Some(_) => {
+                let fields = changed_fields(record, resource, spec);
+                if self.applying() {
+                    self.recreate(resource, spec, record, digest)?;
+                }
+                (
+                    State::Changed,
+                    format!(
+                        "{} container {} ({fields} changed)",
+                        self.said("recreated", "recreate"),
+                        spec.name
+                    ),
+                )
+            }
+            None => {
+                if self.applying() {
+                    self.remember(resource, spec, record, false)?;
+                    make_sources(&self.paths.machine, spec)?;
+                    self.run_container(resource, spec, digest)?;
+                }
+                (
+                    State::Created,
+                    format!("{} container {}", self.said("ran", "run"), spec.name),
+                )
+            }
+        };
+        Ok(Some(said))
+    }
+
     /// Removes the container and runs it again from `spec`, recorded first.
     fn recreate(
         &self,
@@ -136,7 +143,7 @@ impl Run<'_> {
         spec: &ContainerSpec,
         record: &mut Record,
         digest: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.remember(resource, spec, record, false)?;
         make_sources(&self.paths.machine, spec)?;
         self.paths.system.docker(&["rm", "-f", &spec.name])?;
@@ -150,7 +157,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ContainerSpec,
         digest: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         if spec.environment.is_empty() {
             return docker_run(self.paths, &run_args(resource, spec, digest, None));
         }
@@ -169,7 +176,7 @@ impl Run<'_> {
         spec: &ContainerSpec,
         record: &mut Record,
         made: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let previous = match record.resources.get(&resource.id) {
             Some(Entry::Container(e)) => e.spec.clone(),
             _ => None,
@@ -184,13 +191,14 @@ impl Run<'_> {
         if made {
             Ok(())
         } else {
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))
+            record.save(self.paths).map_err(Failure::Record)
         }
     }
 
-    pub(super) fn give_back_container(&mut self, entry: &ContainerEntry) -> Result<String, String> {
+    pub(super) fn give_back_container(
+        &mut self,
+        entry: &ContainerEntry,
+    ) -> Result<String, Failure> {
         match inspect(self.paths, &entry.name)? {
             None => Ok(format!("container {} is already gone", entry.name)),
             Some(c) if c.spec.is_none() => Ok(format!(
@@ -329,15 +337,25 @@ fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, String> {
     }))
 }
 
+/// What changed in the container's spec since the record's, said for the recreate.
+fn changed_fields(record: &Record, resource: &Resource, spec: &ContainerSpec) -> String {
+    let previous = match record.resources.get(&resource.id) {
+        Some(Entry::Container(e)) => e.spec.clone(),
+        _ => None,
+    };
+    previous
+        .as_ref()
+        .map(|p| spec.differing(p).join(", "))
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| "its spec".into())
+}
+
 /// A mount's directory on the machine is made if it is missing (Docker refuses a bind mount of
 /// nothing); it is data, so it is kept when the container goes.
-fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), String> {
+fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), Failure> {
     for m in &spec.mounts {
         if !m.source.starts_with('/') {
-            return Err(format!(
-                "mount source {:?} is not an absolute path",
-                m.source
-            ));
+            return Err(format!("mount source {:?} is not an absolute path", m.source).into());
         }
         root.make_dir(std::path::Path::new(&m.source))
             .map_err(|e| format!("{}: {e}", m.source))?;
@@ -346,9 +364,9 @@ fn make_sources(root: &crate::files::Root, spec: &ContainerSpec) -> Result<(), S
 }
 
 /// `docker run` with `args` (made by [`run_args`]).
-fn docker_run(paths: &Paths, args: &[String]) -> Result<(), String> {
+fn docker_run(paths: &Paths, args: &[String]) -> Result<(), Failure> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    paths.system.docker(&args)
+    paths.system.docker(&args).map_err(Failure::from)
 }
 
 fn run_args(
@@ -390,6 +408,33 @@ fn run_args(
     args.push(spec.image.clone());
     args.extend(spec.command.iter().cloned());
     args
+}
+
+impl Kind for ContainerSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_container(resource, self, record)
+    }
+}
+
+impl GiveBack for ContainerEntry {
+    const KIND: &'static str = "container";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_container(self)
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@ use std::path::Path;
 
 use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::record::{DirectoryEntry, Entry, Record, owner_mode};
 
 impl Run<'_> {
@@ -15,7 +18,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &DirectorySpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self
             .paths
@@ -26,25 +29,8 @@ impl Run<'_> {
             Some(Entry::Directory(d)) => (Some(d.created), d.original),
             _ => (None, None),
         };
-        if let Some(f) = found
-            && made != Some(true)
-        {
-            // an older helper changed the owner of one it did not make: it stays refused (so
-            // every plan says so) until undeclared, which gives the owner and mode back
-            if let Some(original) = taken_over {
-                return Err(format!(
-                    "refused: {} was not made by the mesh, and an older helper gave it to its \
-                     owner {}; take it off (place the directory elsewhere, or unassign {}) and the \
-                     next push gives back the owner and mode it had ({})",
-                    spec.path,
-                    owner_mode(f),
-                    resource.instance,
-                    owner_mode(original)
-                ));
-            }
-            if f != (uid, gid, spec.mode) {
-                return Err(not_made(&spec.path, f, (uid, gid, spec.mode)));
-            }
+        if made != Some(true) {
+            refuse_found(resource, spec, found, taken_over, (uid, gid, spec.mode))?;
         }
         if made.is_none() {
             let entry = DirectoryEntry {
@@ -57,9 +43,7 @@ impl Run<'_> {
                 .resources
                 .insert(resource.id.clone(), Entry::Directory(entry));
             if self.applying() {
-                record
-                    .save(self.paths)
-                    .map_err(|e| format!("cannot save the record: {e}"))?;
+                record.save(self.paths).map_err(Failure::Record)?;
             }
         }
         match found {
@@ -101,7 +85,10 @@ impl Run<'_> {
         }
     }
 
-    pub(super) fn give_back_directory(&mut self, entry: &DirectoryEntry) -> Result<String, String> {
+    pub(super) fn give_back_directory(
+        &mut self,
+        entry: &DirectoryEntry,
+    ) -> Result<String, Failure> {
         let path = Path::new(&entry.path);
         let Some(empty) = self
             .paths
@@ -234,6 +221,38 @@ impl Run<'_> {
     }
 }
 
+/// Refuses a directory `found` there that this resource did not make where it is not as
+/// `declared`: an older helper changed the owner of one it did not make (`taken_over`, its
+/// owner and mode before): it stays refused (so every plan says so) until undeclared, which
+/// gives the owner and mode back.
+fn refuse_found(
+    resource: &Resource,
+    spec: &DirectorySpec,
+    found: Option<(u32, u32, u32)>,
+    taken_over: Option<(u32, u32, u32)>,
+    declared: (u32, u32, u32),
+) -> Result<(), Failure> {
+    let Some(f) = found else {
+        return Ok(());
+    };
+    if let Some(original) = taken_over {
+        return Err(format!(
+            "refused: {} was not made by the mesh, and an older helper gave it to its owner {}; \
+             take it off (place the directory elsewhere, or unassign {}) and the next push gives \
+             back the owner and mode it had ({})",
+            spec.path,
+            owner_mode(f),
+            resource.instance,
+            owner_mode(original)
+        )
+        .into());
+    }
+    if f != declared {
+        return Err(not_made(&spec.path, f, declared).into());
+    }
+    Ok(())
+}
+
 /// Why a directory that is there already and that this resource did not make keeps its owner
 /// and mode: whoever declares it (a placement at `/etc/ssh`, another instance's directory) would
 /// otherwise be handed what the machine keeps there. The operator hands one over by giving it
@@ -255,182 +274,56 @@ fn set(
     uid: u32,
     gid: u32,
     mode: u32,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     root.set_dir_owner_mode(path, uid, gid, mode)
         .map_err(|e| e.to_string())
+        .map_err(Failure::from)
+}
+
+impl Kind for DirectorySpec {
+    const PHASE: Phase = Phase::Directories;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_directory(resource, self, record)
+    }
+
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        if !adopt.paths.machine.real(Path::new(&self.path)).is_dir() {
+            return;
+        }
+        let entry = Entry::Directory(DirectoryEntry {
+            path: self.path.clone(),
+            created: false,
+            original: None,
+            parents_made: Vec::new(),
+        });
+        adopt.take(id, entry, format!("{}: taken as it is", self.path));
+        adopt.lost(format!(
+            "{}: whether the mesh made it, and its owner and mode before, are lost; undeclaring \
+             keeps it",
+            self.path
+        ));
+    }
+}
+
+impl GiveBack for DirectoryEntry {
+    const KIND: &'static str = "directory";
+    const PHASE: Phase = Phase::Directories;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_directory(self)
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use mesh_wire::{Mode, State};
-
-    use super::super::testkit::{decl, file, run, sandbox, states};
-
-    use super::super::testkit::directory as dir;
-
-    #[test]
-    fn a_directory_the_mesh_made_goes_when_empty_and_stays_while_it_holds_data() {
-        let (root, paths) = sandbox();
-        let empty = root.path().join("empty");
-        let data = root.path().join("data");
-        assert_eq!(
-            states(&decl(vec![dir(&empty), dir(&data)]), Mode::Apply, &paths),
-            vec![State::Created, State::Created]
-        );
-        std::fs::write(data.join("precious"), "x").unwrap();
-        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        let said: Vec<&str> = report.resources.iter().map(|o| o.detail.as_str()).collect();
-        assert!(said.iter().any(|d| d.starts_with("removed")), "{said:?}");
-        assert!(
-            said.iter().any(|d| d.contains("it holds files")),
-            "{said:?}"
-        );
-        assert!(!empty.exists());
-        assert_eq!(std::fs::read_to_string(data.join("precious")).unwrap(), "x");
-    }
-
-    #[test]
-    fn a_directory_the_mesh_did_not_make_keeps_its_owner_and_mode_unless_handed_over_by_hand() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode_of =
-            |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
-        let (root, paths) = sandbox();
-        let there = root.path().join("there");
-        std::fs::create_dir(&there).unwrap();
-        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let declared = dir(&there);
-        let inside = file(&there.join("auth.conf"), "x");
-        for mode in [Mode::DryRun, Mode::Apply] {
-            let report = run(&decl(vec![declared.clone(), inside.clone()]), mode, &paths).unwrap();
-            let o = &report.resources[0];
-            assert_eq!(o.state, State::Failed, "{mode:?}: {}", o.detail);
-            assert!(
-                o.detail.contains("did not make it") && o.detail.contains("0755"),
-                "{}",
-                o.detail
-            );
-            // nor is anything written into it
-            assert_eq!(
-                report.resources[1].state,
-                State::Failed,
-                "{}",
-                report.resources[1].detail
-            );
-            assert_eq!(mode_of(&there), 0o755);
-            assert!(!there.join("auth.conf").exists());
-        }
-        // given the declared owner and mode by hand, it is handed over: used as it is, and left
-        // as it is when undeclared
-        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o750)).unwrap();
-        assert_eq!(
-            states(&decl(vec![declared.clone()]), Mode::Apply, &paths),
-            vec![State::Unchanged]
-        );
-        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        assert!(
-            report.resources[0]
-                .detail
-                .contains("it was there before the mesh"),
-            "{}",
-            report.resources[0].detail
-        );
-        assert!(there.is_dir() && mode_of(&there) == 0o750);
-    }
-
-    #[test]
-    fn a_directory_an_older_helper_took_over_is_refused_and_its_removal_promises_the_owner_back() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let (root, paths) = sandbox();
-        let there = root.path().join("there");
-        std::fs::create_dir(&there).unwrap();
-        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o750)).unwrap();
-        let declared = dir(&there);
-        states(&decl(vec![declared.clone()]), Mode::Apply, &paths);
-        // as an older helper recorded a directory it found at 0755 and changed
-        let mut record = crate::record::Record::load(&paths).unwrap().unwrap();
-        let (uid, gid) = super::super::testkit::ids();
-        if let Some(crate::record::Entry::Directory(d)) = record.resources.get_mut(&declared.id) {
-            d.original = Some((uid, gid, 0o755));
-        }
-        record.save(&paths).unwrap();
-        let again = run(&decl(vec![declared.clone()]), Mode::Apply, &paths).unwrap();
-        assert_eq!(again.resources[0].state, State::Failed);
-        assert!(
-            again.resources[0].detail.contains("older helper"),
-            "{}",
-            again.resources[0].detail
-        );
-        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
-        let promised = undone(&dry, &declared.id);
-        assert_eq!(promised.owners.len(), 1, "{promised:?}");
-        assert!(promised.owners[0].ends_with(" 0755)"), "{promised:?}");
-        run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        let mode = std::fs::metadata(&there).unwrap().permissions().mode() & 0o7777;
-        assert_eq!(mode, 0o755);
-    }
-
-    /// What undeclaring `id` did (or would do), as the run reports it.
-    fn undone(report: &mesh_wire::Report, id: &str) -> mesh_wire::Undo {
-        report
-            .resources
-            .iter()
-            .find(|o| o.id == id && o.state == State::Removed)
-            .and_then(|o| o.undo.clone())
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn a_dry_run_counts_a_file_the_same_run_removes_as_gone_from_its_directory() {
-        let (root, paths) = sandbox();
-        let data = root.path().join("data");
-        let made = dir(&data);
-        let inside = file(&data.join("made.conf"), "x");
-        assert_eq!(
-            states(
-                &decl(vec![made.clone(), inside.clone()]),
-                Mode::Apply,
-                &paths
-            ),
-            vec![State::Created, State::Created]
-        );
-        // what the record says undeclaring the directory will do: the plan cannot know more
-        let before = run(
-            &decl(vec![made.clone(), inside.clone()]),
-            Mode::DryRun,
-            &paths,
-        )
-        .unwrap();
-        let promised = before
-            .resources
-            .iter()
-            .find(|o| o.id == made.id)
-            .and_then(|o| o.undo.clone())
-            .unwrap_or_default();
-        assert_eq!(promised.deletes_if_empty, vec![data.display().to_string()]);
-
-        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
-        let wet = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        let gone = data.display().to_string();
-        assert_eq!(undone(&dry, &made.id).deletes, vec![gone.clone()]);
-        assert_eq!(undone(&dry, &made.id), undone(&wet, &made.id));
-        assert_eq!(undone(&dry, &inside.id), undone(&wet, &inside.id));
-        assert!(!data.exists());
-    }
-
-    #[test]
-    fn a_directory_that_holds_someone_elses_file_is_kept_by_the_dry_run_and_the_run() {
-        let (root, paths) = sandbox();
-        let data = root.path().join("data");
-        let made = dir(&data);
-        states(&decl(vec![made.clone()]), Mode::Apply, &paths);
-        std::fs::write(data.join("precious"), "x").unwrap();
-        let dry = run(&decl(vec![]), Mode::DryRun, &paths).unwrap();
-        let wet = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        assert_eq!(
-            undone(&dry, &made.id).keeps,
-            vec![data.display().to_string()]
-        );
-        assert_eq!(undone(&dry, &made.id), undone(&wet, &made.id));
-        assert!(data.join("precious").exists());
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@
 //! block that sets a keyword the file gives: the mesh's value would not hold for the
 //! connections it matches.
 
+use super::Failure;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -26,11 +27,11 @@ pub(super) fn check(
     effective: &Effective,
     paths: &Paths,
     deadline: Duration,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let text = match paths.machine.read(Path::new(path)) {
         Ok(Some(found)) => String::from_utf8_lossy(&found.bytes).into_owned(),
         Ok(None) => return Ok(()),
-        Err(e) => return Err(format!("cannot read it back to check it is in force: {e}")),
+        Err(e) => return Err(format!("cannot read it back to check it is in force: {e}").into()),
     };
     let given = keywords(&text);
     if given.is_empty() {
@@ -63,7 +64,8 @@ pub(super) fn check(
             "{shown} is not in force: {by}, and `{}` shows the first value it reads; nothing \
              was reloaded: remove that line, or give the same value in the mesh's settings",
             effective.show.join(" ")
-        ));
+        )
+        .into());
     }
     if let Some(found) = conditional(&others, &given) {
         return Err(format!(
@@ -75,7 +77,8 @@ pub(super) fn check(
             found.shown,
             found.line,
             found.text
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -110,7 +113,7 @@ fn values(shown: &str, keyword: &str) -> Vec<String> {
 }
 
 /// Runs the daemon's command that prints its effective settings.
-fn show(argv: &[String], deadline: Duration) -> Result<String, String> {
+fn show(argv: &[String], deadline: Duration) -> Result<String, Failure> {
     let Some((program, args)) = argv.split_first() else {
         return Err("the resource's `effective.show` names no command".into());
     };
@@ -128,7 +131,8 @@ fn show(argv: &[String], deadline: Duration) -> Result<String, String> {
             "`{}` failed, so whether it is in force is not known: {}",
             argv.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        )
+        .into());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -4,6 +4,7 @@
 //! (`--env-file`). So no value, a secret one least of all, is ever in a world-readable unit file,
 //! in `systemctl show`, or on a command line that `ps` shows.
 
+use super::Failure;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,7 @@ pub(super) fn path(paths: &Paths, name: &str, container: bool) -> PathBuf {
 }
 
 /// Writes `text` to `at`, root's only (0600), atomically; its folder is made 0700 if missing.
-pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), String> {
+pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), Failure> {
     let folder = dir(paths);
     // root's and 0700 before any file is written into it, whatever was there before
     files::HOST
@@ -31,13 +32,15 @@ pub(super) fn write(paths: &Paths, at: &Path, text: &str) -> Result<(), String> 
     files::HOST
         .write_atomically(at, text.as_bytes(), Some(files::root_ids()), 0o600)
         .map_err(|e| format!("{}: {e}", at.display()))
+        .map_err(Failure::from)
 }
 
 /// Removes an environment file; one already gone is fine.
-pub(super) fn remove(at: &Path) -> Result<(), String> {
+pub(super) fn remove(at: &Path) -> Result<(), Failure> {
     files::HOST
         .remove(at)
         .map_err(|e| format!("{}: cannot remove it: {e}", at.display()))
+        .map_err(Failure::from)
 }
 
 /// A process's environment as systemd's `EnvironmentFile=` reads it (systemd.exec(5)): one

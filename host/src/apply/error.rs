@@ -1,4 +1,5 @@
-//! What stops a run before any resource is looked at, and how the helper says so.
+//! What stops a run before any resource is looked at ([`Error`]), what fails one resource alone
+//! ([`ApplyError`], its [`Failure`]), and how the helper says so.
 
 use std::fmt;
 use std::io;
@@ -94,5 +95,74 @@ pub(crate) fn refuse_stale(
     {
         Some(stale) => Err(Error::Stale(stale)),
         None => Ok(()),
+    }
+}
+
+/// Why one resource could not be made or given back: said on its line, and the run goes on
+/// with the others.
+#[derive(Debug)]
+pub(crate) struct ApplyError {
+    /// The resource's id.
+    pub(crate) id: String,
+    /// Its kind (`file`, `process`, …).
+    pub(crate) kind: &'static str,
+    pub(crate) failure: Failure,
+}
+
+/// What went wrong with one resource.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The record could not be saved before the change was made: nothing was changed.
+    Record(io::Error),
+    /// A path of the machine could not be read, written or removed.
+    Path { path: String, error: io::Error },
+    /// Anything else, as the step that failed said it.
+    Said(String),
+}
+
+impl Failure {
+    /// `error` reaching `path`.
+    pub(crate) fn path(path: impl fmt::Display, error: io::Error) -> Failure {
+        Failure::Path {
+            path: path.to_string(),
+            error,
+        }
+    }
+
+    /// Names the resource that failed.
+    pub(crate) fn of(self, id: &str, kind: &'static str) -> ApplyError {
+        ApplyError {
+            id: id.to_string(),
+            kind,
+            failure: self,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Record(e) => write!(f, "cannot save the record: {e}"),
+            Failure::Path { path, error } => write!(f, "{path}: {error}"),
+            Failure::Said(s) => f.write_str(s),
+        }
+    }
+}
+
+impl fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.id, self.kind, self.failure)
+    }
+}
+
+impl From<String> for Failure {
+    fn from(said: String) -> Self {
+        Failure::Said(said)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(said: &str) -> Self {
+        Failure::Said(said.to_string())
     }
 }

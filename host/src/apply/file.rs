@@ -8,7 +8,10 @@ use std::path::Path;
 
 use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::files;
 use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
 
@@ -18,7 +21,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &FileSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let (path, (uid, gid)) = self.owned_path(&spec.path, &spec.owner, &spec.group)?;
         let found = self.paths.machine.read(path).map_err(|e| e.to_string())?;
         // a secret arrives sealed to this machine's host key: opened here only to be written
@@ -28,12 +31,13 @@ impl Run<'_> {
             .map(|s| crate::sealed::open(&self.paths.machine, s))
             .transpose()?;
         let want = opened.as_deref().unwrap_or(&spec.content).as_bytes();
-        let entry = record.resources.get(&resource.id).and_then(|e| match e {
-            Entry::File(e) => Some(e.clone()),
+        let entry = match record.resources.get(&resource.id) {
+            Some(Entry::File(e)) => Some(e.clone()),
             _ => None,
-        });
+        };
         let written = entry.as_ref().and_then(|e| e.written.clone());
         let written = written.as_ref();
+        // what the mesh wrote was changed on the machine since
         let drifted = match (&found, written) {
             (Some(f), Some(w)) => files::sha256(&f.bytes) != w.sha256,
             (None, Some(_)) => true,
@@ -44,154 +48,203 @@ impl Run<'_> {
             .as_ref()
             .is_some_and(|f| (f.uid, f.gid, f.mode) == (uid, gid, spec.mode));
 
-        // The first time the mesh touches a path it keeps what was there, and says so in the
-        // record before the path is changed.
-        let mut entry = match entry {
+        let entry = match entry {
             Some(e) => e,
-            None => {
-                let original = match &found {
-                    Some(f) if self.applying() => {
-                        let kept = self.keep_original(&resource.id, f)?;
-                        crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
-                        Some(kept)
-                    }
-                    Some(f) => Some(Original {
-                        blob: original_name(&resource.id),
-                        uid: f.uid,
-                        gid: f.gid,
-                        mode: f.mode,
-                    }),
-                    None => None,
-                };
-                let e = FileEntry {
-                    path: spec.path.clone(),
-                    created: found.is_none(),
-                    original,
-                    original_lost: false,
-                    written: None,
-                    readers: Readers::default(),
-                    parents_made: self.paths.machine.missing_ancestors(path),
-                };
-                if self.applying() && !(same_content && same_meta) {
-                    record
-                        .resources
-                        .insert(resource.id.clone(), Entry::File(e.clone()));
-                    record
-                        .save(self.paths)
-                        .map_err(|e| format!("cannot save the record: {e}"))?;
-                }
-                e
-            }
+            None => self.take_file(
+                resource,
+                spec,
+                found.as_ref(),
+                same_content && same_meta,
+                record,
+            )?,
         };
 
-        let state;
-        let detail;
-        if same_content && same_meta {
-            state = State::Unchanged;
-            detail = format!("{} is as declared", spec.path);
+        let (state, detail) = if same_content && same_meta {
+            (State::Unchanged, format!("{} is as declared", spec.path))
         } else if same_content {
-            if self.applying() {
-                self.paths
-                    .machine
-                    .set_owner_mode(path, uid, gid, spec.mode)
-                    .map_err(|e| e.to_string())?;
-            }
-            state = State::Changed;
-            detail = format!(
-                "{} {}",
-                self.said("set owner and mode of", "set owner and mode of"),
-                spec.path
-            );
+            self.set_file_owner(spec, path, (uid, gid))?
         } else {
             let previous = written.map(|w| (w.source.as_str(), &w.settings));
             let cost = change_cost(previous, &spec.costing, drifted);
             self.owe_durably(record, &spec.costing.units, cost, &resource.id)?;
             if self.applying() {
-                if let Some(parent) = path.parent()
-                    && !entry.parents_made.is_empty()
-                {
-                    // made with the mode a directory gets by default; recorded in the entry
-                    self.paths
-                        .machine
-                        .make_dir(parent)
-                        .map_err(|e| format!("{}: {e}", parent.display()))?;
-                }
-                if let Err(e) =
-                    self.paths
-                        .machine
-                        .write_atomically(path, want, Some((uid, gid)), spec.mode)
-                {
-                    // nothing was written: nothing is owed for it
-                    self.forgive(record, &[resource.id.clone()].into());
-                    return Err(e.to_string());
-                }
-                // checked with the other files of its units once all are in place
-                self.written.push(super::validate::Written {
-                    id: resource.id.clone(),
-                    path: spec.path.clone(),
-                    previous: found.clone(),
-                    entry: record.resources.get(&resource.id).cloned(),
-                    validate: spec.validate.clone(),
-                    effective: spec.effective.clone(),
-                    secret: spec.secret,
-                    units: spec.costing.units.clone(),
-                });
+                let write = Write {
+                    path,
+                    want,
+                    owner: (uid, gid),
+                    make_parent: !entry.parents_made.is_empty(),
+                };
+                self.write_file(resource, spec, &write, found.as_ref(), record)?;
             }
-            (state, detail) = match &found {
-                None => (
-                    State::Created,
-                    format!("{} {}", self.said("wrote", "write"), spec.path),
-                ),
-                Some(_) if drifted => (
-                    State::Changed,
-                    format!(
-                        "{} {} (it was changed on the machine)",
-                        self.said("rewrote", "rewrite"),
-                        spec.path
-                    ),
-                ),
-                Some(_) if entry.written.is_none() && !entry.original_lost => (
-                    State::Changed,
-                    format!(
-                        "{} {} (the original is kept)",
-                        self.said("replaced", "replace"),
-                        spec.path
-                    ),
-                ),
-                Some(_) => (
-                    State::Changed,
-                    format!("{} {}", self.said("updated", "update"), spec.path),
-                ),
-            };
-        }
-        entry.readers = Readers {
-            units: spec.costing.units.clone(),
-            cost: spec.costing.cost,
+            self.file_said(spec, found.is_some(), drifted, &entry)
         };
-        entry.written = Some(Written {
-            sha256: files::sha256(want),
-            source: spec.costing.source.clone(),
-            settings: spec.costing.settings.clone(),
-        });
         if self.applying() {
             record
                 .resources
-                .insert(resource.id.clone(), Entry::File(entry));
+                .insert(resource.id.clone(), Entry::File(made(entry, spec, want)));
         }
         let mut done = outcome(&resource.id, state, detail);
+        // a dry run shows what moves in the file, unless it is a secret
         if !self.applying() && !spec.secret && spec.sealed.is_none() && !same_content {
-            done.seen.extend(mesh_wire::Seen::of(
-                &spec.path,
-                found.as_ref().map(|f| f.bytes.as_slice()),
-                want,
-            ));
+            let before = found.as_ref().map(|f| f.bytes.as_slice());
+            done.seen
+                .extend(mesh_wire::Seen::of(&spec.path, before, want));
         }
         Ok(done)
     }
 
+    /// A file whose content is as declared: only its owner and mode are set.
+    fn set_file_owner(
+        &self,
+        spec: &FileSpec,
+        path: &Path,
+        (uid, gid): (u32, u32),
+    ) -> Result<(State, String), Failure> {
+        if self.applying() {
+            self.paths
+                .machine
+                .set_owner_mode(path, uid, gid, spec.mode)
+                .map_err(|e| e.to_string())?;
+        }
+        let detail = format!(
+            "{} {}",
+            self.said("set owner and mode of", "set owner and mode of"),
+            spec.path
+        );
+        Ok((State::Changed, detail))
+    }
+
+    /// The first time the mesh touches a path it keeps what was there, and says so in the
+    /// record before the path is changed (`as_declared`: it will not be).
+    fn take_file(
+        &mut self,
+        resource: &Resource,
+        spec: &FileSpec,
+        found: Option<&files::Found>,
+        as_declared: bool,
+        record: &mut Record,
+    ) -> Result<FileEntry, Failure> {
+        let original = match found {
+            Some(f) if self.applying() => {
+                let kept = self.keep_original(&resource.id, f)?;
+                crate::adopt::note_original(self.paths, &resource.id, &spec.path, &kept)?;
+                Some(kept)
+            }
+            Some(f) => Some(Original {
+                blob: original_name(&resource.id),
+                uid: f.uid,
+                gid: f.gid,
+                mode: f.mode,
+            }),
+            None => None,
+        };
+        let e = FileEntry {
+            path: spec.path.clone(),
+            created: found.is_none(),
+            original,
+            original_lost: false,
+            written: None,
+            readers: Readers::default(),
+            parents_made: self.paths.machine.missing_ancestors(Path::new(&spec.path)),
+        };
+        if self.applying() && !as_declared {
+            record
+                .resources
+                .insert(resource.id.clone(), Entry::File(e.clone()));
+            record.save(self.paths).map_err(Failure::Record)?;
+        }
+        Ok(e)
+    }
+
+    /// Writes the file (its parent first, if the mesh makes it), to be checked with the other
+    /// files of its units once all are in place.
+    fn write_file(
+        &mut self,
+        resource: &Resource,
+        spec: &FileSpec,
+        write: &Write<'_>,
+        found: Option<&files::Found>,
+        record: &mut Record,
+    ) -> Result<(), Failure> {
+        if let Some(parent) = write.path.parent()
+            && write.make_parent
+        {
+            // made with the mode a directory gets by default; recorded in the entry
+            self.paths
+                .machine
+                .make_dir(parent)
+                .map_err(|e| Failure::path(parent.display(), e))?;
+        }
+        if let Err(e) = self.paths.machine.write_atomically(
+            write.path,
+            write.want,
+            Some(write.owner),
+            spec.mode,
+        ) {
+            // nothing was written: nothing is owed for it
+            self.forgive(record, &[resource.id.clone()].into());
+            return Err(e.to_string().into());
+        }
+        self.written.push(super::validate::Written {
+            id: resource.id.clone(),
+            path: spec.path.clone(),
+            previous: found.cloned(),
+            entry: record.resources.get(&resource.id).cloned(),
+            validate: spec.validate.clone(),
+            effective: spec.effective.clone(),
+            secret: spec.secret,
+            units: spec.costing.units.clone(),
+        });
+        Ok(())
+    }
+
+    /// What writing the file did: made, rewritten over a hand edit, replacing the original
+    /// (kept), or updated.
+    fn file_said(
+        &self,
+        spec: &FileSpec,
+        was_there: bool,
+        drifted: bool,
+        entry: &FileEntry,
+    ) -> (State, String) {
+        if !was_there {
+            (
+                State::Created,
+                format!("{} {}", self.said("wrote", "write"), spec.path),
+            )
+        } else if drifted {
+            (
+                State::Changed,
+                format!(
+                    "{} {} (it was changed on the machine)",
+                    self.said("rewrote", "rewrite"),
+                    spec.path
+                ),
+            )
+        } else if entry.written.is_none() && !entry.original_lost {
+            (
+                State::Changed,
+                format!(
+                    "{} {} (the original is kept)",
+                    self.said("replaced", "replace"),
+                    spec.path
+                ),
+            )
+        } else {
+            (
+                State::Changed,
+                format!("{} {}", self.said("updated", "update"), spec.path),
+            )
+        }
+    }
+
     /// Keeps what was at a path before the mesh, as this resource's own copy: it lives until
     /// this resource is given back, whatever other file had the same bytes.
-    pub(super) fn keep_original(&self, id: &str, found: &files::Found) -> Result<Original, String> {
+    pub(super) fn keep_original(
+        &self,
+        id: &str,
+        found: &files::Found,
+    ) -> Result<Original, Failure> {
         let blob = original_name(id);
         let at = self.paths.original(&blob);
         files::HOST
@@ -205,7 +258,7 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn give_back_file(&mut self, file: &FileEntry) -> Result<String, String> {
+    pub(super) fn give_back_file(&mut self, file: &FileEntry) -> Result<String, Failure> {
         let path = Path::new(&file.path);
         if let Some(original) = &file.original {
             if self.applying() {
@@ -262,228 +315,66 @@ fn original_name(id: &str) -> String {
     format!("resource-{}", files::sha256(id.as_bytes()))
 }
 
-#[cfg(test)]
-mod tests {
-    use std::os::unix::fs::MetadataExt;
+/// `entry` as the file is now made: `want` written, for the readers `spec` names.
+fn made(mut entry: FileEntry, spec: &FileSpec, want: &[u8]) -> FileEntry {
+    entry.readers = Readers {
+        units: spec.costing.units.clone(),
+        cost: spec.costing.cost,
+    };
+    entry.written = Some(Written {
+        sha256: files::sha256(want),
+        source: spec.costing.source.clone(),
+        settings: spec.costing.settings.clone(),
+    });
+    entry
+}
 
-    use mesh_wire::{Mode, Spec, State};
+/// A file's bytes, where they go and whose they are.
+struct Write<'a> {
+    path: &'a Path,
+    want: &'a [u8],
+    owner: (u32, u32),
+    /// The mesh makes its parent directory.
+    make_parent: bool,
+}
 
-    use super::super::testkit::{decl, file, run, sandbox, states};
+impl Kind for FileSpec {
+    const PHASE: Phase = Phase::Files;
 
-    #[test]
-    fn a_kept_file_is_neither_given_back_nor_rewritten_and_is_reported_with_its_undo() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("held");
-        std::fs::write(&target, "the operator's own\n").unwrap();
-        run(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths).unwrap();
-        // the machine's copy moved by hand: kept means left exactly as it is, not repaired
-        std::fs::write(&target, "edited\n").unwrap();
-        let id = format!("t:file:{}", target.display());
-        let mut held = decl(vec![]);
-        held.keep = vec![id.clone(), "t:file:/not/in/the/record".into()];
-        for mode in [Mode::DryRun, Mode::Apply] {
-            let report = run(&held, mode, &paths).unwrap();
-            assert_eq!(report.resources.len(), 1, "{:?}", report.resources);
-            assert_eq!(report.resources[0].id, id);
-            assert_eq!(report.resources[0].state, State::Unchanged);
-            // what undoing it would do stays known, for the plan of its later removal
-            assert!(report.resources[0].undo.is_some(), "{:?}", report.resources);
-            assert_eq!(std::fs::read_to_string(&target).unwrap(), "edited\n");
-        }
-        // no longer kept: given back as ever
-        let report = run(&decl(vec![]), Mode::Apply, &paths).unwrap();
-        assert_eq!(report.resources[0].state, State::Removed);
-        assert_eq!(
-            std::fs::read_to_string(&target).unwrap(),
-            "the operator's own\n"
-        );
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_file(resource, self, record)
     }
 
-    #[test]
-    fn a_file_is_made_left_alone_changed_and_given_back() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("conf");
-        std::fs::write(&target, "the operator's own\n").unwrap();
-
-        // a dry run says what it would do and touches nothing
-        assert_eq!(
-            states(&decl(vec![file(&target, "mesh\n")]), Mode::DryRun, &paths),
-            vec![State::Changed]
-        );
-        assert_eq!(
-            std::fs::read_to_string(&target).unwrap(),
-            "the operator's own\n"
-        );
-        assert!(!paths.record().exists());
-
-        assert_eq!(
-            states(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths),
-            vec![State::Changed]
-        );
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "mesh\n");
-        assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o7777, 0o640);
-        let mtime = std::fs::metadata(&target).unwrap().mtime_nsec();
-
-        assert_eq!(
-            states(&decl(vec![file(&target, "mesh\n")]), Mode::Apply, &paths),
-            vec![State::Unchanged]
-        );
-        assert_eq!(
-            std::fs::metadata(&target).unwrap().mtime_nsec(),
-            mtime,
-            "an unchanged file was rewritten"
-        );
-
-        // undeclared: the original comes back, and the kept copy is gone
-        assert_eq!(
-            states(&decl(vec![]), Mode::Apply, &paths),
-            vec![State::Removed]
-        );
-        assert_eq!(
-            std::fs::read_to_string(&target).unwrap(),
-            "the operator's own\n"
-        );
-        assert_eq!(std::fs::read_dir(paths.originals()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn a_file_the_mesh_created_is_removed_when_undeclared() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("new.conf");
-        assert_eq!(
-            states(&decl(vec![file(&target, "x\n")]), Mode::Apply, &paths),
-            vec![State::Created]
-        );
-        assert_eq!(
-            states(&decl(vec![]), Mode::Apply, &paths),
-            vec![State::Removed]
-        );
-        assert!(!target.exists());
-        // nothing left to undo
-        assert!(states(&decl(vec![]), Mode::Apply, &paths).is_empty());
-    }
-
-    #[test]
-    fn a_file_its_check_refuses_is_put_back_as_it_was() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("conf");
-        std::fs::write(&target, "before\n").unwrap();
-        let mut refused = file(&target, "after\n");
-        if let Spec::File(f) = &mut refused.spec {
-            f.validate = vec!["false".into()];
-        }
-        let report = run(&decl(vec![refused]), Mode::Apply, &paths).unwrap();
-        assert_eq!(report.resources[0].state, State::Failed);
-        assert!(
-            report.resources[0]
-                .detail
-                .contains("the check `false` refused"),
-            "{}",
-            report.resources[0].detail
-        );
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "before\n");
-        let mut accepted = file(&target, "after\n");
-        if let Spec::File(f) = &mut accepted.spec {
-            f.validate = vec!["true".into()];
-        }
-        assert_eq!(
-            states(&decl(vec![accepted]), Mode::Apply, &paths),
-            vec![State::Changed]
-        );
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "after\n");
-    }
-
-    #[test]
-    fn a_refused_secret_file_never_shows_what_the_check_quoted() {
-        let (dir, paths) = sandbox();
-        let target = dir.path().join("secret.conf");
-        let mut secret = file(&target, "password hunter2\n");
-        if let Spec::File(f) = &mut secret.spec {
-            f.secret = true;
-            f.mode = 0o600;
-            // a checker that quotes the line it refuses
-            f.validate = vec![
-                "sh".into(),
-                "-c".into(),
-                format!("cat {} >&2; exit 1", target.display()),
-            ];
-        }
-        let report = run(&decl(vec![secret]), Mode::Apply, &paths).unwrap();
-        let detail = &report.resources[0].detail;
-        assert_eq!(report.resources[0].state, State::Failed);
-        assert!(
-            detail.contains("not shown: the file holds secrets"),
-            "{detail}"
-        );
-        assert!(!detail.contains("hunter2"), "{detail}");
-        assert!(!target.exists(), "the refused file stays on the machine");
-    }
-
-    #[test]
-    fn a_dry_run_shows_what_a_plain_file_has_and_never_a_secret_ones() {
-        let (dir, paths) = sandbox();
-        let plain = dir.path().join("plain.conf");
-        let secret = dir.path().join("secret.conf");
-        std::fs::write(&plain, "by hand\n").unwrap();
-        std::fs::write(&secret, "password typed-by-hand\n").unwrap();
-        let mut hidden = file(&secret, "password hunter2\n");
-        if let Spec::File(f) = &mut hidden.spec {
-            f.secret = true;
-        }
-        let d = decl(vec![file(&plain, "declared\n"), hidden]);
-        let report = run(&d, Mode::DryRun, &paths).unwrap();
-        let seen = &report.resources[0].seen;
-        assert_eq!(seen.len(), 1, "{seen:?}");
-        assert_eq!(seen[0].found.as_deref(), Some("by hand\n"));
-        assert_eq!(seen[0].declared, "declared\n");
-        assert!(report.resources[1].seen.is_empty());
-        let sent = serde_json::to_string(&report).unwrap();
-        assert!(
-            !sent.contains("hunter2") && !sent.contains("typed-by-hand"),
-            "{sent}"
-        );
-        // a push reports what it did, not what it found
-        let report = run(&d, Mode::Apply, &paths).unwrap();
-        assert!(report.resources.iter().all(|o| o.seen.is_empty()));
-    }
-
-    #[test]
-    fn a_file_that_cannot_be_written_fails_alone() {
-        let (dir, paths) = sandbox();
-        let good = dir.path().join("ok.conf");
-        // its "directory" is a file: nothing can be made there
-        std::fs::write(dir.path().join("plain"), "").unwrap();
-        let bad = dir.path().join("plain/dir.conf");
-        let report = run(
-            &decl(vec![file(&bad, "x\n"), file(&good, "y\n")]),
-            Mode::Apply,
-            &paths,
-        )
-        .unwrap();
-        assert_eq!(report.resources[0].state, State::Failed);
-        assert!(
-            report.resources[0].detail.contains("plain"),
-            "{}",
-            report.resources[0].detail
-        );
-        assert_eq!(report.resources[1].state, State::Created);
-    }
-
-    #[test]
-    fn the_directories_made_for_a_file_go_with_it() {
-        let (dir, paths) = sandbox();
-        let deep = dir.path().join("made/for/it.conf");
-        assert_eq!(
-            states(&decl(vec![file(&deep, "x\n")]), Mode::Apply, &paths),
-            vec![State::Created]
-        );
-        std::fs::write(dir.path().join("made/theirs"), "kept").unwrap();
-        assert_eq!(
-            states(&decl(vec![]), Mode::Apply, &paths),
-            vec![State::Removed]
-        );
-        assert!(!dir.path().join("made/for").exists());
-        // a directory that now holds someone else's file stays
-        assert!(dir.path().join("made/theirs").exists());
+    /// the mesh's now, with its original if a note (or a kept original named for it) says
+    /// what it was
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        adopt.file(id, &self.path);
     }
 }
+
+impl GiveBack for FileEntry {
+    const KIND: &'static str = "file";
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        id: &str,
+        record: &mut Record,
+    ) -> Result<String, Failure> {
+        // what is given back is a change its readers pay for, owed before it is made; a file
+        // whose original was lost is left as it is, and costs nothing
+        if !self.original_lost {
+            run.owe_durably(record, &self.readers.units, self.readers.cost, id)?;
+        }
+        run.give_back_file(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

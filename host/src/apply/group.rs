@@ -4,6 +4,8 @@
 
 use mesh_wire::{GroupSpec, Outcome, Resource, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, accounts, outcome};
 use crate::owners;
 use crate::record::{Entry, GroupEntry, Record};
@@ -14,14 +16,15 @@ impl Run<'_> {
         resource: &Resource,
         spec: &GroupSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let made = matches!(record.resources.get(&resource.id), Some(Entry::Group(g)) if g.made);
         if let Some(gid) = accounts::group(self.paths.system.as_ref(), &spec.name)? {
             if let Some(want) = spec.gid.filter(|want| *want != gid) {
                 return Err(format!(
                     "group {} has gid {gid}, declared {want}: the mesh does not renumber a group",
                     spec.name
-                ));
+                )
+                .into());
             }
             if self.applying() && !record.resources.contains_key(&resource.id) {
                 self.record_group(resource, spec, false, record)?;
@@ -70,7 +73,7 @@ impl Run<'_> {
         spec: &GroupSpec,
         made: bool,
         record: &mut Record,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         record.resources.insert(
             resource.id.clone(),
             Entry::Group(GroupEntry {
@@ -78,13 +81,11 @@ impl Run<'_> {
                 made,
             }),
         );
-        record
-            .save(self.paths)
-            .map_err(|e| format!("cannot save the record: {e}"))
+        record.save(self.paths).map_err(Failure::Record)
     }
 
     /// Removes a group the mesh made (`groupdel`); one it found is left.
-    pub(super) fn give_back_group(&mut self, entry: &GroupEntry) -> Result<String, String> {
+    pub(super) fn give_back_group(&mut self, entry: &GroupEntry) -> Result<String, Failure> {
         if !entry.made {
             return Ok(format!(
                 "left group {} as found: the mesh did not make it",
@@ -102,5 +103,32 @@ impl Run<'_> {
             self.said("removed", "remove"),
             entry.name
         ))
+    }
+}
+
+impl Kind for GroupSpec {
+    const PHASE: Phase = Phase::Groups;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_group(resource, self, record)
+    }
+}
+
+impl GiveBack for GroupEntry {
+    const KIND: &'static str = "group";
+    const PHASE: Phase = Phase::Groups;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_group(self)
     }
 }

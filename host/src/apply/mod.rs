@@ -1,9 +1,10 @@
 //! Applying a declaration: every declared resource made as declared, every resource the record
 //! holds that is no longer declared undone, and every unit paid what the changes cost it.
 //!
-//! Order: what is no longer declared is given back first (units stopped before their files go,
-//! files before their directories); then packages, directories, files and keys are made (what a
-//! change owes its units is written to the record before the change is made); then the files of
+//! Order ([`kind::Phase`], each kind's in its own file): what is no longer declared is given back
+//! first (units stopped before their files go, files before their directories); then
+//! repositories, packages, groups, users, directories, files and keys are made (what a change
+//! owes its units is written to the record before the change is made); then the files of
 //! each unit are checked together, all kept or all put back; then the units that read changed
 //! files are reloaded or restarted, once each, at the strongest cost owed (a process's unit by
 //! its process, with its own restart or start: [`once`]);
@@ -20,13 +21,16 @@ mod env;
 mod error;
 mod fault;
 mod file;
+mod give_back;
 mod group;
 mod held;
 #[cfg(test)]
 mod hostile_tests;
 mod keys;
+mod kind;
 mod on_disk;
 mod once;
+mod owed;
 mod package;
 #[cfg(test)]
 mod parents_tests;
@@ -49,13 +53,13 @@ mod user_keys;
 mod validate;
 
 pub(crate) use container::INSTANCE_LABEL;
-pub(crate) use error::{Error, refuse_stale};
+pub(crate) use error::{ApplyError, Error, Failure, refuse_stale};
 pub(crate) use held::{Held, lock};
-pub(crate) use process::{env_file_of, env_file_there, files_of, on_disk_digest};
+pub(crate) use kind::adopt;
+pub(crate) use process::{env_file_there, files_of};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mesh_wire::{
     Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
@@ -64,6 +68,7 @@ use mesh_wire::{
 use crate::files;
 use crate::record::{Entry, Paths, Record};
 use crate::units;
+use kind::Phase;
 
 /// Applies (or, in a dry run, only measures) `declaration` on this machine; an apply holds the
 /// machine's lock throughout.
@@ -106,53 +111,7 @@ fn measure_or_apply(
     mut record: Record,
     new_machine: bool,
 ) -> Result<Report, Error> {
-    // one `systemctl show` for every declared unit: a run that changes nothing asks no more
-    let declared: Vec<String> = declaration
-        .resources
-        .iter()
-        .filter_map(|r| match &r.spec {
-            Spec::Service(sv) => Some(sv.unit.clone()),
-            Spec::Process(p) => Some(p.unit.clone()),
-            Spec::Timer(t) => Some(t.timer_unit()),
-            _ => None,
-        })
-        .collect();
-    paths
-        .system
-        .prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
-    let mut run = Run {
-        mode,
-        paths,
-        owed: BTreeMap::new(),
-        earlier: BTreeSet::new(),
-        outcomes: Vec::new(),
-        spent_blobs: Vec::new(),
-        written: Vec::new(),
-        gone: BTreeSet::new(),
-        stopped: BTreeSet::new(),
-        started: BTreeSet::new(),
-        paid: BTreeMap::new(),
-        parents_made: Vec::new(),
-        apt: Default::default(),
-        processes: declaration
-            .resources
-            .iter()
-            .filter_map(|r| match &r.spec {
-                Spec::Process(p) => Some(p.unit.clone()),
-                // a timer restarts itself when it changes: it pays what its files owe with that
-                Spec::Timer(t) => Some(t.timer_unit()),
-                _ => None,
-            })
-            .collect(),
-        left: BTreeMap::new(),
-    };
-    for (unit, entry) in &record.units {
-        if entry.owed > Cost::None {
-            run.owe(unit, entry.owed, EARLIER);
-            run.earlier.insert(unit.clone());
-        }
-    }
-
+    let mut run = Run::begin(declaration, mode, paths, &record);
     let declared: BTreeSet<&str> = declaration
         .resources
         .iter()
@@ -171,87 +130,21 @@ fn measure_or_apply(
         .map(String::as_str)
         .filter(|id| !declared.contains(id) && record.resources.contains_key(*id))
         .collect();
-    // What is no longer declared goes first, units before the files they read, files before
-    // the directories that hold them. Files and keys given back are changes their readers pay
-    // for like any other.
-    let mut undeclared: Vec<(u8, String)> = record
-        .resources
-        .iter()
-        .filter(|(id, _)| !declared.contains(id.as_str()) && !kept.contains(id.as_str()))
-        .map(|(id, entry)| {
-            let phase = match entry {
-                Entry::Process(_) | Entry::Service(_) | Entry::Container(_) | Entry::Timer(_) => 0,
-                Entry::File(_)
-                | Entry::Keys(_)
-                | Entry::Symlink(_)
-                | Entry::Sysctl(_)
-                | Entry::AptRepository(_) => 1,
-                Entry::Directory(_) => 2,
-                // a user after what runs as it and the files it owns, its groups after it
-                Entry::User(_) => 3,
-                Entry::Group(_) => 4,
-                Entry::Package(_) => 5,
-            };
-            (phase, id.clone())
-        })
-        .collect();
-    // deepest directories first
-    undeclared.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
-    for (_, id) in undeclared {
-        let outcome = run.undeclare(&id, &mut record);
-        run.outcomes.push(outcome);
-    }
-    run.remove_parents_made(&mut record);
-    // Then what is declared: apt's repositories (and one `apt-get update` after them), packages,
-    // groups, users (a directory's, a file's or a process's
-    // owner may be one this run makes), directories, files and keys; the units that read changed
-    // files are paid; then services and processes are put in their state.
-    let phase = |spec: &Spec| match spec {
-        Spec::AptRepository(_) => 0,
-        Spec::Package(_) => 1,
-        Spec::Group(_) => 2,
-        Spec::User(_) => 3,
-        Spec::Directory(_) => 4,
-        Spec::File(_) | Spec::Keys(_) | Spec::Symlink(_) | Spec::Sysctl(_) => 5,
-        Spec::Service(_) | Spec::Process(_) | Spec::Container(_) | Spec::Timer(_) => UNITS,
-    };
-    for step in 0..UNITS {
-        for resource in declaration
-            .resources
-            .iter()
-            .filter(|r| phase(&r.spec) == step)
-        {
-            let outcome = run.apply(resource, &mut record);
-            run.outcomes.push(outcome);
-            fault::at(mode, paths, &resource.id);
+    run.give_back_undeclared(&mut record, |id| declared.contains(id) || kept.contains(id));
+    // Then what is declared, phase by phase; before the units are put in their state, the
+    // files they read are checked and the units paid.
+    let mut units = Vec::new();
+    for phase in Phase::ORDER {
+        if phase == Phase::Units {
+            // every file is in place: each unit's files are checked together, all kept or all
+            // put back
+            run.check_written(&mut record)?;
+            units = run.pay_units_not_stopped(declaration, &mut record);
         }
-        if step == 0 {
+        run.apply_phase(declaration, phase, &mut record);
+        if phase == Phase::Repositories {
             run.update_apt(&mut record);
         }
-    }
-    // every file is in place: each unit's files are checked together, all kept or all put back
-    run.check_written(&mut record)?;
-    // A unit declared stopped, or stopped on the way out, is not restarted on its way down; a
-    // process restarts itself.
-    let stopped = std::mem::take(&mut run.stopped);
-    let not_paid: BTreeSet<&str> = declaration
-        .resources
-        .iter()
-        .filter_map(|r| match &r.spec {
-            Spec::Service(s) if s.running == Some(false) => Some(s.unit.as_str()),
-            _ => None,
-        })
-        .chain(stopped.iter().map(String::as_str))
-        .collect();
-    let mut units = run.pay_units(&mut record, &not_paid);
-    for resource in declaration
-        .resources
-        .iter()
-        .filter(|r| phase(&r.spec) == UNITS)
-    {
-        let outcome = run.apply(resource, &mut record);
-        run.outcomes.push(outcome);
-        fault::at(mode, paths, &resource.id);
     }
     run.settle_left(&mut record, &mut units);
     for u in &mut units {
@@ -262,52 +155,15 @@ fn measure_or_apply(
     let left = "held back by the operator: left as the machine has it";
     run.outcomes
         .extend(kept.iter().map(|id| outcome(id, State::Unchanged, left)));
-    for outcome in &mut run.outcomes {
-        if (declared.contains(outcome.id.as_str()) || kept.contains(outcome.id.as_str()))
-            && let Some(entry) = record.resources.get(&outcome.id)
-        {
-            let undo = entry.undo();
-            if undo != Undo::default() {
-                outcome.undo = Some(undo);
-            }
-        }
-    }
-
+    run.name_undo(&record, |id| declared.contains(id) || kept.contains(id));
     if mode == Mode::Apply {
-        // a push that changed nothing is no generation: the machine is as the last one left it
-        let changed = !units.is_empty()
-            || run
-                .outcomes
-                .iter()
-                .any(|o| matches!(o.state, State::Created | State::Changed | State::Removed));
-        if changed {
-            record.generation = Some(next_generation(&record, declaration));
-        }
-        record.save(paths)?;
-        // Only now is a given-back original no longer needed, unless the record still names it
-        // (records written before originals were kept per resource share one by content).
-        let named: BTreeSet<&str> = record
-            .resources
-            .values()
-            .filter_map(|entry| match entry {
-                Entry::File(f) => f.original.as_ref().map(|o| o.blob.as_str()),
-                _ => None,
-            })
-            .collect();
-        for blob in run
-            .spent_blobs
-            .iter()
-            .filter(|b| !named.contains(b.as_str()))
-        {
-            let _ = files::HOST.remove(&paths.original(blob));
-        }
-        crate::adopt::forget_notes(paths);
+        run.finish(declaration, &mut record, !units.is_empty())?;
     }
     Ok(Report {
         version: VERSION,
         mode,
-        hostname: hostname(),
-        host_keys: host_keys(&paths.machine),
+        hostname: crate::facts::hostname(),
+        host_keys: crate::facts::host_keys(&paths.machine),
         new_machine,
         resources: run.outcomes,
         units,
@@ -318,6 +174,135 @@ fn measure_or_apply(
         generation: record.generation,
         facts: Some(crate::facts::gather()),
     })
+}
+
+impl<'a> Run<'a> {
+    /// A run of `declaration` on the machine of `paths`, whose record is `record`: every
+    /// declared unit asked about at once (a run that changes nothing asks no more), and what
+    /// the record says is owed from earlier runs owed again.
+    fn begin(declaration: &Declaration, mode: Mode, paths: &'a Paths, record: &Record) -> Self {
+        let declared: Vec<String> = declaration
+            .resources
+            .iter()
+            .filter_map(|r| kind::unit(&r.spec))
+            .collect();
+        paths
+            .system
+            .prefetch(&declared.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut run = Run {
+            mode,
+            paths,
+            owed: BTreeMap::new(),
+            earlier: BTreeSet::new(),
+            outcomes: Vec::new(),
+            spent_blobs: Vec::new(),
+            written: Vec::new(),
+            gone: BTreeSet::new(),
+            stopped: BTreeSet::new(),
+            started: BTreeSet::new(),
+            paid: BTreeMap::new(),
+            parents_made: Vec::new(),
+            apt: Default::default(),
+            processes: declaration
+                .resources
+                .iter()
+                .filter(|r| kind::pays_its_files(&r.spec))
+                .filter_map(|r| kind::unit(&r.spec))
+                .collect(),
+            left: BTreeMap::new(),
+        };
+        for (unit, entry) in &record.units {
+            if entry.owed > Cost::None {
+                run.owe(unit, entry.owed, owed::EARLIER);
+                run.earlier.insert(unit.clone());
+            }
+        }
+        run
+    }
+
+    /// Applies every declared resource of `phase`, in the declaration's order.
+    fn apply_phase(&mut self, declaration: &Declaration, phase: Phase, record: &mut Record) {
+        for resource in declaration
+            .resources
+            .iter()
+            .filter(|r| kind::phase(&r.spec) == phase)
+        {
+            let outcome = self.apply(resource, record);
+            self.outcomes.push(outcome);
+            fault::at(self.mode, self.paths, &resource.id);
+        }
+    }
+
+    /// Pays the units what this run's changes owe them, but for a unit declared stopped or
+    /// stopped on the way out: it is not restarted on its way down (a process restarts itself).
+    fn pay_units_not_stopped(
+        &mut self,
+        declaration: &Declaration,
+        record: &mut Record,
+    ) -> Vec<UnitOutcome> {
+        let stopped = std::mem::take(&mut self.stopped);
+        let not_paid: BTreeSet<&str> = declaration
+            .resources
+            .iter()
+            .filter_map(|r| kind::stopped_unit(&r.spec))
+            .chain(stopped.iter().map(String::as_str))
+            .collect();
+        self.pay_units(record, &not_paid)
+    }
+
+    /// Names, on the outcome of each resource `stays` (declared or held back), what undeclaring
+    /// it would do.
+    fn name_undo(&mut self, record: &Record, stays: impl Fn(&str) -> bool) {
+        for outcome in &mut self.outcomes {
+            if stays(&outcome.id)
+                && let Some(entry) = record.resources.get(&outcome.id)
+            {
+                let undo = entry.undo();
+                if undo != Undo::default() {
+                    outcome.undo = Some(undo);
+                }
+            }
+        }
+    }
+
+    /// An apply's end: a new generation if anything changed (`units_paid`: a unit was owed a
+    /// payment), the record saved, and the originals given back deleted.
+    fn finish(
+        &mut self,
+        declaration: &Declaration,
+        record: &mut Record,
+        units_paid: bool,
+    ) -> Result<(), Error> {
+        // a push that changed nothing is no generation: the machine is as the last one left it
+        let changed = units_paid
+            || self
+                .outcomes
+                .iter()
+                .any(|o| matches!(o.state, State::Created | State::Changed | State::Removed));
+        if changed {
+            record.generation = Some(next_generation(record, declaration));
+        }
+        record.save(self.paths)?;
+        // Only now is a given-back original no longer needed, unless the record still names it
+        // (records written before originals were kept per resource share one by content).
+        let named: BTreeSet<&str> = record
+            .resources
+            .values()
+            .filter_map(|entry| match entry {
+                Entry::File(f) => f.original.as_ref().map(|o| o.blob.as_str()),
+                _ => None,
+            })
+            .collect();
+        for blob in self
+            .spent_blobs
+            .iter()
+            .filter(|b| !named.contains(b.as_str()))
+        {
+            let _ = files::HOST.remove(&self.paths.original(blob));
+        }
+        crate::adopt::forget_notes(self.paths);
+        Ok(())
+    }
 }
 
 /// The generation this apply makes: one past the newer of the machine's and the plan's, the
@@ -335,41 +320,10 @@ fn next_generation(record: &Record, declaration: &Declaration) -> mesh_wire::Gen
     }
 }
 
-/// The machine's SSH host public keys, `TYPE BASE64` each, sorted: what tells this machine from
-/// another one later given its address.
-pub(crate) fn host_keys(root: &files::Root) -> Vec<String> {
-    let dir = Path::new("/etc/ssh");
-    let mut keys: Vec<String> = crate::signs::entries(&root.real(dir))
-        .into_iter()
-        .filter(|name| name.starts_with("ssh_host_") && name.ends_with("_key.pub"))
-        .filter_map(|name| root.read(&dir.join(name)).ok().flatten())
-        .filter_map(|found| {
-            let text = String::from_utf8_lossy(&found.bytes).into_owned();
-            let mut words = text.split_whitespace();
-            Some(format!("{} {}", words.next()?, words.next()?))
-        })
-        .collect();
-    keys.sort();
-    keys
-}
-
-/// The machine's hostname, as it says it.
-pub(crate) fn hostname() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
-}
-
-/// The last phase of an apply: units put in their state, once every file is paid for.
-const UNITS: u8 = 6;
-
-/// The cause of a cost the record kept from a run that did not pay it.
-const EARLIER: &str = "owed by an earlier push";
-
 struct Run<'a> {
     mode: Mode,
     paths: &'a Paths,
-    /// What each unit is owed, by cause (a resource id, or [`EARLIER`]).
+    /// What each unit is owed, by cause (a resource id, or [`owed::EARLIER`]).
     owed: BTreeMap<String, Vec<(Cost, String)>>,
     /// Units the record said were owed when this run began: an earlier payment of theirs failed,
     /// or a helper died before paying.
@@ -443,26 +397,12 @@ impl Run<'_> {
                 ),
             );
         }
-        let result = match &resource.spec {
-            Spec::File(f) => self.try_file(resource, f, record),
-            Spec::Keys(k) => self.try_keys(resource, k, record),
-            Spec::Service(s) => self.try_service(resource, s, record),
-            Spec::Directory(d) => self.try_directory(resource, d, record),
-            Spec::Package(p) => self.try_package(resource, p, record),
-            Spec::Process(p) => self.try_process(resource, p, record),
-            Spec::Container(c) => self.try_container(resource, c, record),
-            Spec::Symlink(l) => self.try_symlink(resource, l, record),
-            Spec::Sysctl(s) => self.try_sysctl(resource, s, record),
-            Spec::Timer(t) => self.try_timer(resource, t, record),
-            Spec::Group(g) => self.try_group(resource, g, record),
-            Spec::User(u) => self.try_user(resource, u, record),
-            Spec::AptRepository(a) => self.try_apt_repository(resource, a, record),
-        };
+        let result = kind::apply(self, resource, record);
         result.unwrap_or_else(|e| {
             outcome(
                 &resource.id,
                 State::Failed,
-                format!("{}: {e}", resource.spec.target()),
+                format!("{}: {}", resource.spec.target(), e.failure),
             )
         })
     }
@@ -474,7 +414,7 @@ impl Run<'_> {
         path: &'p str,
         owner: &str,
         group: &str,
-    ) -> Result<(&'p std::path::Path, (u32, u32)), String> {
+    ) -> Result<(&'p std::path::Path, (u32, u32)), Failure> {
         let path = std::path::Path::new(path);
         if !path.is_absolute() {
             return Err("not an absolute path".into());
@@ -496,172 +436,6 @@ impl Run<'_> {
         } else {
             format!("would {would}")
         }
-    }
-
-    fn owe(&mut self, unit: &str, cost: Cost, because: &str) {
-        self.owed
-            .entry(unit.to_string())
-            .or_default()
-            .push((cost, because.to_string()));
-    }
-
-    /// Owes `cost` to each of `units` for `because`, and, when applying, writes it into the
-    /// record first: the caller changes the machine only after this, so a helper killed at any
-    /// instant leaves the cost owed for the next run.
-    fn owe_durably(
-        &mut self,
-        record: &mut Record,
-        units: &[String],
-        cost: Cost,
-        because: &str,
-    ) -> Result<(), String> {
-        let mut raised = false;
-        for unit in units {
-            self.owe(unit, cost, because);
-            if self.applying() && cost > Cost::None {
-                let entry = record.units.entry(unit.clone()).or_default();
-                raised |= entry.owed < cost;
-                entry.owed = entry.owed.max(cost);
-            }
-        }
-        if raised {
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
-        }
-        Ok(())
-    }
-
-    /// Takes back what `causes` owed (files put back): each unit's record then owes only what
-    /// its other causes do.
-    fn forgive(&mut self, record: &mut Record, causes: &BTreeSet<String>) {
-        let applying = self.applying();
-        for (unit, owed) in &mut self.owed {
-            let before = owed.len();
-            owed.retain(|(_, because)| !causes.contains(because));
-            if owed.len() == before || !applying {
-                continue;
-            }
-            match owed.iter().map(|(c, _)| *c).max() {
-                Some(cost) if cost > Cost::None => {
-                    record.units.entry(unit.clone()).or_default().owed = cost;
-                }
-                _ => {
-                    record.units.remove(unit);
-                }
-            }
-        }
-    }
-
-    fn undeclare(&mut self, id: &str, record: &mut Record) -> Outcome {
-        let Some(entry) = record.resources.get(id).cloned() else {
-            return outcome(id, State::Unchanged, "not in the record");
-        };
-        let result = match &entry {
-            // what is given back is a change its readers pay for, owed before it is made; a file
-            // whose original was lost is left as it is, and costs nothing
-            Entry::File(file) => (if file.original_lost {
-                Ok(())
-            } else {
-                self.owe_durably(record, &file.readers.units, file.readers.cost, id)
-            })
-            .and_then(|()| self.give_back_file(file)),
-            Entry::Keys(keys) => (if keys.originals_lost {
-                Ok(())
-            } else {
-                self.owe_durably(record, &keys.readers.units, keys.readers.cost, id)
-            })
-            .and_then(|()| self.give_back_keys(keys)),
-            Entry::Service(service) => self.give_back_service(service),
-            Entry::Directory(dir) => self.give_back_directory(dir),
-            Entry::Package(package) => self.give_back_package(package),
-            Entry::Process(process) => self.give_back_process(process),
-            Entry::Container(container) => self.give_back_container(container),
-            Entry::Symlink(link) => self.give_back_symlink(link),
-            Entry::Sysctl(sysctl) => self.give_back_sysctl(sysctl),
-            Entry::Timer(timer) => self.give_back_timer(timer),
-            Entry::Group(group) => self.give_back_group(group),
-            Entry::User(user) => self.give_back_user(user),
-            Entry::AptRepository(repo) => self.give_back_apt_repository(id, repo),
-        };
-        match result {
-            Ok(detail) => {
-                if self.applying() {
-                    record.resources.remove(id);
-                }
-                // what was done, as the plan predicted it: one rule for both (`Entry::undo`)
-                let mut done = entry.undo();
-                done.settle(
-                    |p| self.gone.contains(Path::new(p)),
-                    |p| self.paths.machine.exists(Path::new(p)).unwrap_or(true),
-                );
-                for unit in &done.reloads {
-                    self.owe(unit, Cost::Reload, id);
-                }
-                for unit in &done.restarts {
-                    self.owe(unit, Cost::Restart, id);
-                }
-                self.stopped.extend(done.stops.iter().cloned());
-                let mut removed = outcome(id, State::Removed, detail);
-                removed.undo = (done != Undo::default()).then_some(done);
-                removed
-            }
-            Err(e) => {
-                // nothing was given back: its readers owe nothing for it
-                self.forgive(record, &[id.to_string()].into());
-                outcome(id, State::Failed, e)
-            }
-        }
-    }
-
-    fn pay_units(&mut self, record: &mut Record, stopping: &BTreeSet<&str>) -> Vec<UnitOutcome> {
-        let owed = std::mem::take(&mut self.owed);
-        let mut out = Vec::new();
-        for (unit, causes) in owed {
-            let cost = causes.iter().map(|(c, _)| *c).max().unwrap_or(Cost::None);
-            if cost == Cost::None {
-                continue;
-            }
-            // one cause once, though it may be owed both before and after its give-back
-            let mut because: Vec<String> = Vec::new();
-            for (_, b) in causes.into_iter().filter(|(c, _)| *c > Cost::None) {
-                if !because.contains(&b) {
-                    because.push(b);
-                }
-            }
-            if stopping.contains(unit.as_str()) {
-                record.units.remove(&unit);
-                continue;
-            }
-            let owed_before = self.earlier.contains(&unit);
-            // its process pays it, once, after its own files are written
-            let left = self.leave_to_process(&unit, cost, owed_before);
-            let (done, error) = if self.applying() && !left {
-                match units::pay(self.paths.system.as_ref(), &unit, cost, owed_before) {
-                    Ok(done) => {
-                        record.units.remove(&unit);
-                        if matches!(done, "restarted" | "reloaded") {
-                            self.paid.insert(unit.clone(), done);
-                        }
-                        (Some(done.to_string()), None)
-                    }
-                    Err(e) => {
-                        record.units.entry(unit.clone()).or_default().owed = cost;
-                        (None, Some(e))
-                    }
-                }
-            } else {
-                (None, None)
-            };
-            out.push(UnitOutcome {
-                unit,
-                action: cost,
-                because,
-                done,
-                error,
-            });
-        }
-        out
     }
 }
 

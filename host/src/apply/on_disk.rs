@@ -3,6 +3,7 @@
 //! its bundle by hand. A process's record keeps only a digest of what was sent; this is how a
 //! hand edit, a deleted script or a chmod is seen at all.
 
+use super::Failure;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -42,7 +43,7 @@ pub(super) fn compare(
     root: &crate::files::Root,
     wanted: &[Wanted],
     bundle_dir: &Path,
-) -> Result<Drift, String> {
+) -> Result<Drift, Failure> {
     let mut drift = Drift::default();
     for w in wanted {
         let found = root

@@ -6,6 +6,8 @@
 
 use mesh_wire::{Outcome, PackageSpec, Resource, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::record::{Entry, PackageEntry, Record};
 
@@ -15,7 +17,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &PackageSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         spec.check().map_err(|r| r.to_string())?;
         let there = self.paths.system.installed(&spec.name)?;
         let mut entry = match record.resources.get(&resource.id) {
@@ -63,9 +65,7 @@ impl Run<'_> {
             .insert(resource.id.clone(), Entry::Package(entry));
         if state != State::Unchanged && self.applying() {
             // recorded before the change: an interrupted push still gives back what it found
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
+            record.save(self.paths).map_err(Failure::Record)?;
             if spec.absent {
                 self.paths.system.apt_get("remove", &spec.name)?;
             } else {
@@ -79,7 +79,7 @@ impl Run<'_> {
 
     /// Undeclared: one the mesh removed or moved goes back to the version found (if the
     /// archive still has it); one the mesh installed, or left as found, stays as it is.
-    pub(super) fn give_back_package(&mut self, p: &PackageEntry) -> Result<String, String> {
+    pub(super) fn give_back_package(&mut self, p: &PackageEntry) -> Result<String, Failure> {
         let found = match (&p.found, p.changed) {
             (Some(found), true) => found,
             _ if p.installed => {
@@ -92,7 +92,7 @@ impl Run<'_> {
             _ => return Ok(format!("left {} as found", p.name)),
         };
         if !mesh_wire::valid_package(&p.name) || !mesh_wire::valid_package_version(found) {
-            return Err(format!("the record's package {} is not a package", p.name));
+            return Err(format!("the record's package {} is not a package", p.name).into());
         }
         if self.paths.system.installed(&p.name)?.as_deref() == Some(found.as_str()) {
             return Ok(format!("{} {found} is installed, as found", p.name));
@@ -121,5 +121,32 @@ fn wanted(name: &str, version: Option<&str>) -> String {
     match version {
         Some(v) => format!("{name}={v}"),
         None => name.to_string(),
+    }
+}
+
+impl Kind for PackageSpec {
+    const PHASE: Phase = Phase::Packages;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_package(resource, self, record)
+    }
+}
+
+impl GiveBack for PackageEntry {
+    const KIND: &'static str = "package";
+    const PHASE: Phase = Phase::Packages;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_package(self)
     }
 }

@@ -5,295 +5,15 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use mesh_wire::{Cost, Outcome, ProcessSpec, Resource, State};
+use mesh_wire::{Cost, ProcessSpec};
 
-use super::{Run, access, env, on_disk, outcome};
+use super::Failure;
+use super::{access, env, on_disk};
 use crate::files;
-use crate::owners;
-use crate::record::{Entry, Paths, ProcessEntry, ProcessMade, Record, Written};
+use crate::record::{Paths, ProcessEntry};
 use crate::units;
 
-impl Run<'_> {
-    pub(super) fn try_process(
-        &mut self,
-        resource: &Resource,
-        spec: &ProcessSpec,
-        record: &mut Record,
-    ) -> Result<Outcome, String> {
-        if !spec.unit.ends_with(".service") || spec.unit.contains('/') {
-            return Err("a process's unit is a .service name".into());
-        }
-        // its paths passed the one rule (`mesh_wire::path`, checked in `Run::apply`): the bundle
-        // is one directory of the helper's bundle area
-        let bundle_dir = PathBuf::from(&spec.bundle_dir);
-        spec.check().map_err(|e| e.to_string())?;
-        // a user the machine does not have fails here, before anything is written
-        owners::user(self.paths.system.as_ref(), &spec.user)?;
-        access::present(&self.paths.machine, &spec.access)?;
-        let unit_file = Path::new(units::UNIT_DIR).join(&spec.unit);
-        let (env_file, env_text, unit_text) = unit_and_environment(self.paths, spec);
-        let digest = digest(&unit_text, env_text.as_deref(), spec);
-
-        let mut entry = match record.resources.get(&resource.id) {
-            Some(Entry::Process(e)) => e.clone(),
-            _ => {
-                if self
-                    .paths
-                    .machine
-                    .exists(&unit_file)
-                    .map_err(|e| e.to_string())?
-                {
-                    return Err(format!(
-                        "{} exists and the mesh did not make it; it is left alone",
-                        unit_file.display()
-                    ));
-                }
-                // a unit of that name from a package (/lib/systemd/system) or a drop-in is the
-                // machine's: a process of the mesh would shadow it, and removing the process
-                // would stop and disable what the host had running
-                if self
-                    .paths
-                    .system
-                    .unit_state(&spec.unit)
-                    .is_ok_and(|s| s.exists)
-                {
-                    return Err(format!(
-                        "the machine already has a unit {} (from a package or the host); the mesh \
-                         creates its processes under names of their own: assign the module under \
-                         another instance name (--as)",
-                        spec.unit
-                    ));
-                }
-                ProcessEntry {
-                    unit: spec.unit.clone(),
-                    unit_file: unit_file.display().to_string(),
-                    bundle_dir: spec.bundle_dir.clone(),
-                    env_file: None,
-                    digest: None,
-                    made_from: None,
-                }
-            }
-        };
-        // What was sent is only a digest in the record: the files themselves are compared too, so
-        // a hand edit, a deleted script or a chmod is seen and written back. Only when nothing
-        // was declared to change: otherwise the files differ because they are to, and what moved
-        // in them decides the cost.
-        let drift = if entry.digest.as_deref() == Some(digest.as_str()) {
-            on_disk::compare(
-                &self.paths.machine,
-                &wanted(&unit_file, &unit_text, &env_file, env_text.as_deref(), spec),
-                &bundle_dir,
-            )?
-        } else {
-            on_disk::Drift::default()
-        };
-        let changed = entry.digest.as_deref() != Some(digest.as_str()) || !drift.is_empty();
-        let now = self.paths.system.unit_state(&spec.unit).ok();
-        let running = now.as_ref().and_then(|s| s.running) == Some(true);
-        let enabled = now.as_ref().and_then(|s| s.enabled) == Some(true);
-        if !changed && running && enabled {
-            // it does not move: what the files it reads owe is paid now; restarted for them, it
-            // must serve again
-            self.pay_left(&spec.unit, record);
-            if let Some(how) = self.paid.get(&spec.unit)
-                && let Some(e) = self.not_ready(true, spec.ready.as_ref())
-            {
-                return Ok(outcome(
-                    &resource.id,
-                    State::Failed,
-                    format!("{} {how} for the files it reads, but {e}", spec.unit),
-                ));
-            }
-            return Ok(outcome(
-                &resource.id,
-                State::Unchanged,
-                format!("{} runs as declared", spec.unit),
-            ));
-        }
-        let first = entry.digest.is_none();
-        let owed = self.owed_to(&spec.unit).filter(|c| *c > Cost::None);
-        let mut not_running = None;
-        let frame = frame(&unit_text, env_text.as_deref(), spec);
-        // a file changed on the machine is not what the process was started with: whatever
-        // moved, it restarts, as a hand edit of a file costs the file's declared cost
-        let cost = if !drift.is_empty() {
-            Cost::Restart
-        } else if changed {
-            change_cost(&entry, &frame, spec)
-        } else {
-            Cost::None
-        };
-        if self.applying() {
-            // recorded before it is written, so an interrupted run still removes it
-            if env_text.is_some() {
-                entry.env_file = Some(env_file.display().to_string());
-            }
-            // the record names the unit before it exists, so an interrupted run is undone too
-            record
-                .resources
-                .insert(resource.id.clone(), Entry::Process(entry.clone()));
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
-            if changed {
-                write_bundle(&self.paths.machine, &bundle_dir, spec)?;
-                match &env_text {
-                    Some(text) => env::write(self.paths, &env_file, text)?,
-                    None => {
-                        if let Some(old) = entry.env_file.take() {
-                            env::remove(Path::new(&old))?;
-                        }
-                    }
-                }
-                self.paths
-                    .machine
-                    .write_atomically(
-                        &unit_file,
-                        unit_text.as_bytes(),
-                        Some(files::root_ids()),
-                        0o644,
-                    )
-                    .map_err(|e| format!("{}: {e}", unit_file.display()))?;
-                self.paths.system.daemon_reload()?;
-            }
-            if !enabled {
-                self.paths.system.systemctl("enable", &spec.unit)?;
-            }
-            // one restart or start, after every file of the run is written, pays what its
-            // files owe too (`once`)
-            if running && cost > Cost::None {
-                self.paths
-                    .system
-                    .systemctl("restart", &spec.unit)
-                    .inspect_err(|e| self.not_paid_by_process(&spec.unit, e, record))?;
-                self.restarted_by_process(&spec.unit, record);
-            } else if !running {
-                let _ = self.paths.system.systemctl("reset-failed", &spec.unit);
-                self.paths
-                    .system
-                    .systemctl("start", &spec.unit)
-                    .inspect_err(|e| self.not_paid_by_process(&spec.unit, e, record))?;
-                self.started_by_process(&spec.unit, record);
-            } else {
-                self.pay_left(&spec.unit, record);
-            }
-            // its files are as declared whether or not it runs: the record says so
-            entry.digest = Some(digest);
-            entry.made_from = Some(ProcessMade {
-                frame,
-                bundle: spec
-                    .bundle
-                    .iter()
-                    .map(|f| {
-                        let made = Written {
-                            sha256: files::sha256(f.content.as_bytes()),
-                            source: f.source.clone(),
-                            settings: f.settings.clone(),
-                        };
-                        (f.path.clone(), made)
-                    })
-                    .collect(),
-            });
-            record
-                .resources
-                .insert(resource.id.clone(), Entry::Process(entry));
-            // a command that cannot run is not "started": systemctl returns before it fails
-            not_running = self.paths.system.settled(&spec.unit).err();
-            // it runs; whether it serves is what its probe says
-            if not_running.is_none()
-                && let Some(ready) = &spec.ready
-            {
-                not_running = super::ready::wait(ready).err();
-            }
-        } else if !running {
-            // started, it would read every change: nothing is owed for them
-            self.started_by_process(&spec.unit, record);
-        } else if cost > Cost::None {
-            self.restarted_by_process(&spec.unit, record);
-        }
-        let what = if first {
-            self.said("created, enabled and started", "create, enable and start")
-        } else {
-            let mut did = Vec::new();
-            if changed {
-                did.push(self.said("rewrote", "rewrite"));
-            }
-            if !enabled {
-                did.push(self.said("enabled", "enable"));
-            }
-            match (running, cost) {
-                (true, Cost::Restart | Cost::Reload) => did.push(self.said("restarted", "restart")),
-                // what the files it reads owe is said on its unit's line
-                (true, Cost::None) if changed && owed.is_none() => {
-                    did.push(self.said(
-                        "left running (only what it reads on every use moved)",
-                        "leave running (only what it reads on every use moved)",
-                    ));
-                }
-                (false, _) => did.push(self.said("started", "start")),
-                (true, Cost::None) => {}
-            }
-            did.join(" and ")
-        };
-        let drifted = if drift.is_empty() {
-            String::new()
-        } else {
-            format!(" (changed on the machine: {})", drift.what.join("; "))
-        };
-        let (state, failure) = match &not_running {
-            Some(e) => (State::Failed, format!(", but {e}")),
-            None if first => (State::Created, String::new()),
-            None => (State::Changed, String::new()),
-        };
-        let mut done = outcome(
-            &resource.id,
-            state,
-            format!("{what} {}{drifted}{failure}", spec.unit),
-        );
-        if !self.applying() {
-            done.seen = drift.seen;
-        }
-        Ok(done)
-    }
-
-    pub(super) fn give_back_process(&mut self, entry: &ProcessEntry) -> Result<String, String> {
-        if self.applying() {
-            // a unit already stopped or gone is fine: what matters is that nothing is left
-            let _ = self.paths.system.systemctl("stop", &entry.unit);
-            let _ = self.paths.system.systemctl("disable", &entry.unit);
-            self.paths
-                .machine
-                .remove(Path::new(&entry.unit_file))
-                .map_err(|e| format!("{}: cannot remove it: {e}", entry.unit_file))?;
-            self.paths
-                .machine
-                .remove_tree(Path::new(&entry.bundle_dir))
-                .map_err(|e| format!("{}: cannot remove it: {e}", entry.bundle_dir))?;
-            if let Some(env_file) = &entry.env_file {
-                env::remove(Path::new(env_file))?;
-            }
-            self.paths.system.daemon_reload()?;
-            let _ = self.paths.system.systemctl("reset-failed", &entry.unit);
-        }
-        self.gone.extend(
-            [&entry.unit_file, &entry.bundle_dir]
-                .into_iter()
-                .chain(&entry.env_file)
-                .map(std::path::PathBuf::from),
-        );
-        Ok(format!(
-            "{} {}, removed its unit file{} and its bundle {}",
-            self.said("stopped and disabled", "stop and disable"),
-            entry.unit,
-            if entry.env_file.is_some() {
-                ", its environment file"
-            } else {
-                ""
-            },
-            entry.bundle_dir
-        ))
-    }
-}
+mod make;
 
 /// The unit file. Every value is checked (`mesh_wire::unit`: no control character can start a
 /// line of its own) and quoted for systemd (which splits ExecStart= on spaces, expands `$VAR` and
@@ -496,17 +216,14 @@ fn hashed(unit_text: &str, env_text: Option<&str>, spec: &ProcessSpec, contents:
 }
 
 /// Writes the bundle and removes any file in it the declaration no longer names.
-fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), String> {
+fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<(), Failure> {
     root.make_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut wanted = BTreeSet::new();
     for f in &spec.bundle {
         let rel = Path::new(&f.path);
         if f.path.is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(format!(
-                "bundle file {:?} is not a plain relative path",
-                f.path
-            ));
+            return Err(format!("bundle file {:?} is not a plain relative path", f.path).into());
         }
         let at = dir.join(rel);
         if let Some(parent) = at.parent() {
@@ -519,4 +236,5 @@ fn write_bundle(root: &files::Root, dir: &Path, spec: &ProcessSpec) -> Result<()
     }
     root.prune(dir, &wanted)
         .map_err(|e| format!("{}: {e}", dir.display()))
+        .map_err(Failure::from)
 }

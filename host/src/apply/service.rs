@@ -6,8 +6,12 @@
 
 use mesh_wire::{OnRemoval, Outcome, Resource, ServiceSpec, State};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::adopt::Adopt;
 use crate::record::{Entry, Record, ServiceEntry};
+use crate::units::UnitState;
 
 impl Run<'_> {
     /// Records the state a unit is found in, the first time the mesh declares it: before this
@@ -54,7 +58,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &ServiceSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         // not found before this run: its unit file may be one this run just wrote (a timer and
         // its service declared as files), which systemd reads only once told to
         let first = !record.resources.contains_key(&resource.id);
@@ -89,34 +93,7 @@ impl Run<'_> {
                 spec.on_removal.name()
             ));
         }
-        if let Some(enable) = spec.enabled
-            && now.enabled != Some(enable)
-        {
-            let verb = if enable { "enable" } else { "disable" };
-            if self.applying() {
-                self.paths.system.systemctl(verb, &spec.unit)?;
-            }
-            // Only a move away from the found state is the mesh's to undo later.
-            entry.enabled = enable && entry.found_enabled == Some(false);
-            entry.disabled = !enable && entry.found_enabled == Some(true);
-            did.push(self.said(&format!("{verb}d"), verb));
-        }
-        let mut started = false;
-        if let Some(run) = spec.running
-            && now.running != Some(run)
-        {
-            let verb = if run { "start" } else { "stop" };
-            if self.applying() {
-                self.paths.system.systemctl(verb, &spec.unit)?;
-                if run {
-                    self.started.insert(spec.unit.clone());
-                }
-            }
-            started = run;
-            entry.started = run && entry.found_running == Some(false);
-            entry.stopped = !run && entry.found_running == Some(true);
-            did.push(self.said(if run { "started" } else { "stopped" }, verb));
-        }
+        let started = self.put_in_state(spec, &now, &mut entry, &mut did)?;
         if self.applying() {
             record
                 .resources
@@ -149,7 +126,47 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, String> {
+    /// Enables or disables, starts or stops the unit as declared, where `now` it is not; each
+    /// move said in `did`. Whether it started.
+    fn put_in_state(
+        &mut self,
+        spec: &ServiceSpec,
+        now: &UnitState,
+        entry: &mut ServiceEntry,
+        did: &mut Vec<String>,
+    ) -> Result<bool, Failure> {
+        if let Some(enable) = spec.enabled
+            && now.enabled != Some(enable)
+        {
+            let verb = if enable { "enable" } else { "disable" };
+            if self.applying() {
+                self.paths.system.systemctl(verb, &spec.unit)?;
+            }
+            // Only a move away from the found state is the mesh's to undo later.
+            entry.enabled = enable && entry.found_enabled == Some(false);
+            entry.disabled = !enable && entry.found_enabled == Some(true);
+            did.push(self.said(&format!("{verb}d"), verb));
+        }
+        let mut started = false;
+        if let Some(run) = spec.running
+            && now.running != Some(run)
+        {
+            let verb = if run { "start" } else { "stop" };
+            if self.applying() {
+                self.paths.system.systemctl(verb, &spec.unit)?;
+                if run {
+                    self.started.insert(spec.unit.clone());
+                }
+            }
+            started = run;
+            entry.started = run && entry.found_running == Some(false);
+            entry.stopped = !run && entry.found_running == Some(true);
+            did.push(self.said(if run { "started" } else { "stopped" }, verb));
+        }
+        Ok(started)
+    }
+
+    pub(super) fn give_back_service(&mut self, entry: &ServiceEntry) -> Result<String, Failure> {
         let unit = &entry.unit;
         // what the mesh started or enabled stays so; what it found running was never its to stop
         if entry.leave_running && (entry.started || entry.enabled) {
@@ -194,5 +211,59 @@ impl Run<'_> {
             });
         }
         Ok(format!("{unit}: {}", said.join("; ")))
+    }
+}
+
+impl Kind for ServiceSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_service(resource, self, record)
+    }
+
+    fn unit(&self) -> Option<String> {
+        Some(self.unit.clone())
+    }
+
+    fn stopped_unit(&self) -> Option<&str> {
+        (self.running == Some(false)).then_some(self.unit.as_str())
+    }
+
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        let entry = Entry::Service(ServiceEntry {
+            unit: self.unit.clone(),
+            found_running: None,
+            found_enabled: None,
+            started: false,
+            stopped: false,
+            enabled: false,
+            disabled: false,
+            stop_runs: Vec::new(),
+            leave_running: false,
+        });
+        adopt.take(id, entry, format!("{}: taken as it is", self.unit));
+        adopt.lost(format!(
+            "{}: the state the host had it in is lost; undeclaring leaves it as it is",
+            self.unit
+        ));
+    }
+}
+
+impl GiveBack for ServiceEntry {
+    const KIND: &'static str = "service";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_service(self)
     }
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use mesh_wire::{Outcome, Resource, State, SymlinkSpec};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::files::At;
 use crate::record::{Entry, FileEntry, FoundAtLink, Readers, Record, SymlinkEntry};
@@ -16,7 +18,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &SymlinkSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let path = Path::new(&spec.path);
         let at = self
             .paths
@@ -34,7 +36,8 @@ impl Run<'_> {
             return Err(format!(
                 "{what} is there; the mesh replaces only a file or a link with a link: \
                  move it away, or declare the link elsewhere"
-            ));
+            )
+            .into());
         }
         // the first time, what is there is recorded (and a file kept) before it is replaced
         if !matches!(record.resources.get(&resource.id), Some(Entry::Symlink(_))) {
@@ -60,9 +63,7 @@ impl Run<'_> {
                 record
                     .resources
                     .insert(resource.id.clone(), Entry::Symlink(entry));
-                record
-                    .save(self.paths)
-                    .map_err(|e| format!("cannot save the record: {e}"))?;
+                record.save(self.paths).map_err(Failure::Record)?;
             }
         }
         if self.applying() {
@@ -92,7 +93,7 @@ impl Run<'_> {
     }
 
     /// Puts back what was at the link's path: nothing, the link found, or the file kept.
-    pub(super) fn give_back_symlink(&mut self, link: &SymlinkEntry) -> Result<String, String> {
+    pub(super) fn give_back_symlink(&mut self, link: &SymlinkEntry) -> Result<String, Failure> {
         let path = Path::new(&link.path);
         match self
             .paths
@@ -105,7 +106,8 @@ impl Run<'_> {
                 return Err(format!(
                     "{}: left as it is: it is no longer the mesh's link ({other:?})",
                     link.path
-                ));
+                )
+                .into());
             }
         }
         match &link.found {
@@ -143,6 +145,33 @@ impl Run<'_> {
                 parents_made: link.parents_made.clone(),
             }),
         }
+    }
+}
+
+impl Kind for SymlinkSpec {
+    const PHASE: Phase = Phase::Files;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_symlink(resource, self, record)
+    }
+}
+
+impl GiveBack for SymlinkEntry {
+    const KIND: &'static str = "symlink";
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_symlink(self)
     }
 }
 

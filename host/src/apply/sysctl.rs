@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use mesh_wire::{Outcome, Resource, State, SysctlSpec};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::files;
 use crate::record::{Entry, FileEntry, Readers, Record, SysctlEntry};
@@ -43,7 +45,7 @@ fn proc_file(root: &files::Root, name: &str) -> PathBuf {
 }
 
 /// Its value as the kernel prints it, words joined by one space.
-fn read_value(root: &files::Root, name: &str) -> Result<String, String> {
+fn read_value(root: &files::Root, name: &str) -> Result<String, Failure> {
     let at = proc_file(root, name);
     match std::fs::read_to_string(&at) {
         Ok(text) => Ok(SysctlSpec::normal(&text)),
@@ -51,13 +53,14 @@ fn read_value(root: &files::Root, name: &str) -> Result<String, String> {
             "this machine's kernel has no setting {name} ({} is not there): check its name, \
              or the module it needs loaded",
             at.display()
-        )),
-        Err(e) => Err(format!("cannot read {}: {e}", at.display())),
+        )
+        .into()),
+        Err(e) => Err(format!("cannot read {}: {e}", at.display()).into()),
     }
 }
 
 /// Writes `value` into the kernel's setting, at once.
-fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), String> {
+fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), Failure> {
     let at = proc_file(root, name);
     std::fs::write(&at, format!("{value}\n")).map_err(|e| match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => format!(
@@ -67,6 +70,7 @@ fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), String
         ),
         _ => format!("cannot set {name} through {}: {e}", at.display()),
     })
+.map_err(Failure::from)
 }
 
 impl Run<'_> {
@@ -75,7 +79,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &SysctlSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let now = read_value(&self.paths.machine, &spec.name)?;
         let want = SysctlSpec::normal(&spec.value);
         let drop_in = drop_in(spec);
@@ -115,9 +119,7 @@ impl Run<'_> {
                     drop_in_original,
                 }),
             );
-            record
-                .save(self.paths)
-                .map_err(|e| format!("cannot save the record: {e}"))?;
+            record.save(self.paths).map_err(Failure::Record)?;
         }
         // the helper runs as root: the drop-in is root's
         self.paths
@@ -137,7 +139,7 @@ impl Run<'_> {
 
     /// Writes the value found back at once, and removes the drop-in (or puts back the file
     /// found at its path).
-    pub(super) fn give_back_sysctl(&mut self, entry: &SysctlEntry) -> Result<String, String> {
+    pub(super) fn give_back_sysctl(&mut self, entry: &SysctlEntry) -> Result<String, Failure> {
         if self.applying() {
             write_value(&self.paths.machine, &entry.name, &entry.found)?;
         }
@@ -156,6 +158,33 @@ impl Run<'_> {
             entry.name,
             entry.found
         ))
+    }
+}
+
+impl Kind for SysctlSpec {
+    const PHASE: Phase = Phase::Files;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_sysctl(resource, self, record)
+    }
+}
+
+impl GiveBack for SysctlEntry {
+    const KIND: &'static str = "sysctl";
+    const PHASE: Phase = Phase::Files;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_sysctl(self)
     }
 }
 

@@ -4,10 +4,12 @@
 //! starts the timer in the same push (the first one included: there is no found state to
 //! record, the mesh made both units). Undeclared: stopped, disabled, both files removed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mesh_wire::{Outcome, Resource, State, TimerSpec};
 
+use super::Failure;
+use super::kind::{GiveBack, Kind, Phase};
 use super::process::{escape, quote};
 use super::{Run, outcome};
 use crate::files;
@@ -44,7 +46,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &TimerSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         spec.check().map_err(|e| e.to_string())?;
         self.paths.system.check_schedule(&spec.schedule)?;
         let dir = crate::signs::units_dir(self.paths);
@@ -99,33 +101,8 @@ impl Run<'_> {
                 ),
             ));
         }
-        // recorded before anything is written, so a helper killed halfway still removes it
-        record.resources.insert(
-            resource.id.clone(),
-            Entry::Timer(TimerEntry {
-                timer_unit: spec.timer_unit(),
-                timer_file: timer_file.display().to_string(),
-                service_file: service_file.display().to_string(),
-                digest: Some(digest),
-            }),
-        );
-        record
-            .save(self.paths)
-            .map_err(|e| format!("cannot save the record: {e}"))?;
-        for (path, text) in [(&service_file, &service), (&timer_file, &timer)] {
-            self.paths
-                .machine
-                .write_atomically(path, text.as_bytes(), None, 0o644)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        self.paths.system.daemon_reload()?;
-        self.paths.system.systemctl("enable", &spec.timer_unit())?;
-        // a timer reads a new schedule when it is started again; what its files owe is paid
-        // with it, once
-        self.paths
-            .system
-            .systemctl("restart", &spec.timer_unit())
-            .inspect_err(|e| self.not_paid_by_process(&spec.timer_unit(), e, record))?;
+        let files = [(timer_file, timer), (service_file, service)];
+        self.write_timer(resource, spec, record, &files, digest)?;
         if running {
             self.restarted_by_process(&spec.timer_unit(), record);
         } else {
@@ -144,7 +121,45 @@ impl Run<'_> {
         ))
     }
 
-    pub(super) fn give_back_timer(&mut self, entry: &TimerEntry) -> Result<String, String> {
+    /// Writes the timer's two unit files (`files`: the timer's, then the service's), recorded
+    /// first so a helper killed halfway still removes them, enables the timer and starts it
+    /// again: a timer reads a new schedule when it is started again, and what its files owe is
+    /// paid with it, once.
+    fn write_timer(
+        &mut self,
+        resource: &Resource,
+        spec: &TimerSpec,
+        record: &mut Record,
+        files: &[(PathBuf, String); 2],
+        digest: String,
+    ) -> Result<(), Failure> {
+        // recorded before anything is written, so a helper killed halfway still removes it
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Timer(TimerEntry {
+                timer_unit: spec.timer_unit(),
+                timer_file: files[0].0.display().to_string(),
+                service_file: files[1].0.display().to_string(),
+                digest: Some(digest),
+            }),
+        );
+        record.save(self.paths).map_err(Failure::Record)?;
+        for (path, text) in [&files[1], &files[0]] {
+            self.paths
+                .machine
+                .write_atomically(path, text.as_bytes(), None, 0o644)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        self.paths.system.daemon_reload()?;
+        self.paths.system.systemctl("enable", &spec.timer_unit())?;
+        self.paths
+            .system
+            .systemctl("restart", &spec.timer_unit())
+            .inspect_err(|e| self.not_paid_by_process(&spec.timer_unit(), e, record))?;
+        Ok(())
+    }
+
+    pub(super) fn give_back_timer(&mut self, entry: &TimerEntry) -> Result<String, Failure> {
         if self.applying() {
             // a unit already stopped or gone is fine: what matters is that nothing is left
             let _ = self.paths.system.systemctl("stop", &entry.timer_unit);
@@ -167,6 +182,42 @@ impl Run<'_> {
             self.said("stopped and disabled", "stop and disable"),
             entry.timer_unit
         ))
+    }
+}
+
+impl Kind for TimerSpec {
+    const PHASE: Phase = Phase::Units;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_timer(resource, self, record)
+    }
+
+    fn unit(&self) -> Option<String> {
+        Some(self.timer_unit())
+    }
+
+    /// a timer restarts itself when it changes: it pays what its files owe with that
+    fn pays_its_files(&self) -> bool {
+        true
+    }
+}
+
+impl GiveBack for TimerEntry {
+    const KIND: &'static str = "timer";
+    const PHASE: Phase = Phase::Units;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_timer(self)
     }
 }
 

@@ -9,7 +9,9 @@
 
 use mesh_wire::{FIRST_LOGIN_ID, Outcome, Resource, State, UserSpec};
 
+use super::Failure;
 use super::accounts::{self, Passwd};
+use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::owners;
 use crate::record::{Entry, Record, UserEntry};
@@ -23,7 +25,7 @@ impl Run<'_> {
         resource: &Resource,
         spec: &UserSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let entry = match record.resources.get(&resource.id) {
             Some(Entry::User(u)) => Some(u.clone()),
             _ => None,
@@ -60,25 +62,14 @@ impl Run<'_> {
             .iter()
             .map(|(what, from, to)| format!("{what} {from} -> {to}"))
             .collect();
-        if self.applying() && !changes.is_empty() {
-            // what it had is recorded the first time the mesh changes it, before it does
-            if !entry.made {
-                entry.found_shell.get_or_insert_with(|| p.shell.clone());
-                entry.found_groups.get_or_insert_with(|| now_groups.clone());
-            }
-            self.save_user(resource, &entry, record)?;
-            accounts::change(
-                self.paths.system.as_ref(),
-                "usermod",
-                &usermod_args(spec, &changes),
-                &spec.name,
+        if self.applying() {
+            self.change_user(
+                resource,
+                spec,
+                record,
+                &mut entry,
+                (&p, &now_groups, &changes),
             )?;
-        } else if self.applying()
-            && !matches!(record.resources.get(&resource.id),
-                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
-        {
-            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
-            self.save_user(resource, &entry, record)?;
         }
         if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
             said.push(keys);
@@ -103,12 +94,44 @@ impl Run<'_> {
         ))
     }
 
+    /// Changes a user found (`p`, in `now_groups`) by `changes`, what it had recorded the
+    /// first time; or records it as found, with a new `remove-home` kept for the undeclare.
+    fn change_user(
+        &mut self,
+        resource: &Resource,
+        spec: &UserSpec,
+        record: &mut Record,
+        entry: &mut UserEntry,
+        (p, now_groups, changes): (&Passwd, &Vec<String>, &Changes),
+    ) -> Result<(), Failure> {
+        if !changes.is_empty() {
+            // what it had is recorded the first time the mesh changes it, before it does
+            if !entry.made {
+                entry.found_shell.get_or_insert_with(|| p.shell.clone());
+                entry.found_groups.get_or_insert_with(|| now_groups.clone());
+            }
+            self.save_user(resource, entry, record)?;
+            accounts::change(
+                self.paths.system.as_ref(),
+                "usermod",
+                &usermod_args(spec, changes),
+                &spec.name,
+            )?;
+        } else if !matches!(record.resources.get(&resource.id),
+                Some(Entry::User(u)) if u.remove_home == entry.remove_home)
+        {
+            // a user found is recorded as found; a new `remove-home` is kept for the undeclare
+            self.save_user(resource, entry, record)?;
+        }
+        Ok(())
+    }
+
     fn create_user(
         &mut self,
         resource: &Resource,
         spec: &UserSpec,
         record: &mut Record,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, Failure> {
         let home = if spec.system && spec.home.is_none() {
             "no home".to_string()
         } else {
@@ -131,7 +154,8 @@ impl Run<'_> {
                  the new user's own group (and userdel would remove it with the user); name the \
                  user otherwise, or declare the group with the mesh",
                 spec.name
-            ));
+            )
+            .into());
         }
         refuse_home_taken(&self.paths.machine, spec)?;
         let mut entry = UserEntry {
@@ -172,18 +196,16 @@ impl Run<'_> {
         resource: &Resource,
         entry: &UserEntry,
         record: &mut Record,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         record
             .resources
             .insert(resource.id.clone(), Entry::User(entry.clone()));
-        record
-            .save(self.paths)
-            .map_err(|e| format!("cannot save the record: {e}"))
+        record.save(self.paths).map_err(Failure::Record)
     }
 
     /// Removes a user the mesh made (`userdel`, `--remove` if declared so), or gives a user it
     /// found its shell and groups back; then its keys as found.
-    pub(super) fn give_back_user(&mut self, entry: &UserEntry) -> Result<String, String> {
+    pub(super) fn give_back_user(&mut self, entry: &UserEntry) -> Result<String, Failure> {
         // the account first: a failure there (a session still open) leaves the keys and their
         // kept original for the next push to give back
         let mut said = vec![self.give_back_account(entry)?];
@@ -193,7 +215,7 @@ impl Run<'_> {
         Ok(said.join("; "))
     }
 
-    fn give_back_account(&mut self, entry: &UserEntry) -> Result<String, String> {
+    fn give_back_account(&mut self, entry: &UserEntry) -> Result<String, Failure> {
         let found = accounts::passwd(self.paths.system.as_ref(), &entry.name)?;
         if entry.made {
             let Some(p) = found else {
@@ -258,7 +280,7 @@ fn group_made(record: &Record, name: &str) -> bool {
 
 /// Refuses to make a user whose home is already there and belongs to root or a system account
 /// (`/root`, `/etc`): its keys would be written there, over what the machine has.
-fn refuse_home_taken(root: &crate::files::Root, spec: &UserSpec) -> Result<(), String> {
+fn refuse_home_taken(root: &crate::files::Root, spec: &UserSpec) -> Result<(), Failure> {
     use std::os::unix::fs::MetadataExt as _;
     let home = spec.home_or_default();
     match std::fs::symlink_metadata(root.real(std::path::Path::new(&home))) {
@@ -267,32 +289,32 @@ fn refuse_home_taken(root: &crate::files::Root, spec: &UserSpec) -> Result<(), S
              not take a system directory as its home; name another",
             spec.name,
             m.uid()
-        )),
+        )
+        .into()),
         _ => Ok(()),
     }
 }
 
 /// Refuses a user found that the mesh may not manage: root, a system account it did not make,
 /// or one whose uid differs from the declared one.
-fn refuse_found(spec: &UserSpec, p: &Passwd, made: bool) -> Result<(), String> {
+fn refuse_found(spec: &UserSpec, p: &Passwd, made: bool) -> Result<(), Failure> {
     if p.uid == 0 {
-        return Err(format!(
-            "user {} has uid 0: the mesh never manages root",
-            spec.name
-        ));
+        return Err(format!("user {} has uid 0: the mesh never manages root", spec.name).into());
     }
     if p.uid < FIRST_LOGIN_ID && !made {
         return Err(format!(
             "user {} is a system account (uid {}) the mesh did not make: it is left as it is, \
              since the machine's own software runs as it; declare an account of its own",
             spec.name, p.uid
-        ));
+        )
+        .into());
     }
     if let Some(want) = spec.uid.filter(|want| *want != p.uid) {
         return Err(format!(
             "user {} has uid {}, declared {want}: the mesh does not renumber a user",
             spec.name, p.uid
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -366,6 +388,33 @@ fn useradd_args(spec: &UserSpec, own_group: bool) -> Vec<String> {
         args.extend(["--groups".to_string(), groups.join(",")]);
     }
     args
+}
+
+impl Kind for UserSpec {
+    const PHASE: Phase = Phase::Users;
+
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        run.try_user(resource, self, record)
+    }
+}
+
+impl GiveBack for UserEntry {
+    const KIND: &'static str = "user";
+    const PHASE: Phase = Phase::Users;
+
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        _id: &str,
+        _record: &mut Record,
+    ) -> Result<String, Failure> {
+        run.give_back_user(self)
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! The home is the one the machine gives the user, held to the machine path rule, and reached
 //! without following a link (`files`): a user cannot point the helper elsewhere.
 
+use super::Failure;
 use std::path::Path;
 
 use mesh_wire::path::{self, Place};
@@ -17,7 +18,7 @@ use crate::record::{FileEntry, Readers, Record, UserEntry, UserKeys};
 /// Refuses a place a user's keys may not go: a home that fails the path rule, is missing, or
 /// is not a directory the user owns (never root's or a system directory). Asked before anything
 /// of the user changes, so a refusal changes nothing.
-pub(super) fn keys_place(root: &files::Root, spec: &UserSpec, p: &Passwd) -> Result<(), String> {
+pub(super) fn keys_place(root: &files::Root, spec: &UserSpec, p: &Passwd) -> Result<(), Failure> {
     use std::os::unix::fs::MetadataExt as _;
     path::check(&p.home, Place::Machine)
         .map_err(|e| format!("user {}'s home {}: refused: {e}", spec.name, p.home))?;
@@ -29,11 +30,13 @@ pub(super) fn keys_place(root: &files::Root, spec: &UserSpec, p: &Passwd) -> Res
             spec.name,
             p.home,
             m.uid()
-        )),
+        )
+        .into()),
         Err(e) => Err(format!(
             "user {}'s home {}: {e}: its keys have nowhere to go",
             spec.name, p.home
-        )),
+        )
+        .into()),
     }
 }
 
@@ -46,7 +49,7 @@ impl Run<'_> {
         p: &Passwd,
         entry: &mut UserEntry,
         record: &mut Record,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, Failure> {
         let Some(text) = &spec.authorized_keys else {
             // no longer the mesh's: what was there comes back now, not only when undeclared
             let Some(keys) = entry.keys.clone() else {
@@ -108,7 +111,7 @@ impl Run<'_> {
 
     /// Puts back the `authorized_keys` found, or removes the one the mesh made (and its `.ssh`
     /// if the mesh made that and it is empty).
-    pub(super) fn give_back_user_keys(&mut self, keys: &UserKeys) -> Result<String, String> {
+    pub(super) fn give_back_user_keys(&mut self, keys: &UserKeys) -> Result<String, Failure> {
         self.give_back_file(&FileEntry {
             path: keys.path.clone(),
             created: keys.original.is_none(),

@@ -3,6 +3,7 @@
 //! check refuses, every file of that unit written in this run goes back to what it was, the unit
 //! is paid nothing for them, and each file's outcome says why.
 
+use super::Failure;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -39,21 +40,10 @@ impl Run<'_> {
         let written = std::mem::take(&mut self.written);
         let paths = self.paths;
         for group in groups(&written) {
-            let refused: Vec<(&Written, String)> = group
+            let refused: Vec<(&Written, Failure)> = group
                 .iter()
                 .map(|&i| &written[i])
-                .filter_map(|w| {
-                    validate(&w.validate, w.secret, child::CHECK)
-                        .and_then(|()| match &w.effective {
-                            // a secret file's settings are never compared in the clear
-                            Some(e) if !w.secret => {
-                                effective::check(&w.path, e, paths, child::CHECK)
-                            }
-                            _ => Ok(()),
-                        })
-                        .err()
-                        .map(|e| (w, e))
-                })
+                .filter_map(|w| check(w, paths).err().map(|e| (w, e)))
                 .collect();
             if refused.is_empty() {
                 continue;
@@ -141,19 +131,30 @@ fn groups(written: &[Written]) -> Vec<Vec<usize>> {
     groups.into_iter().map(|(_, members)| members).collect()
 }
 
+/// A written file's `validate` command, then whether its settings are in force (a secret
+/// file's settings are never compared in the clear).
+fn check(w: &Written, paths: &crate::record::Paths) -> Result<(), Failure> {
+    validate(&w.validate, w.secret, child::CHECK)?;
+    match &w.effective {
+        Some(e) if !w.secret => effective::check(&w.path, e, paths, child::CHECK),
+        _ => Ok(()),
+    }
+}
+
 /// Puts a written file back as it was before this run.
-fn put_back(root: &crate::files::Root, w: &Written) -> Result<(), String> {
+fn put_back(root: &crate::files::Root, w: &Written) -> Result<(), Failure> {
     let path = Path::new(&w.path);
     match &w.previous {
         Some(f) => root.write_atomically(path, &f.bytes, Some((f.uid, f.gid)), f.mode),
         None => root.remove(path),
     }
     .map_err(|e| e.to_string())
+    .map_err(Failure::from)
 }
 
 /// Runs a file's check command; an empty one checks nothing. The check's own words are passed on,
 /// except for a secret file: a checker may quote the line it refuses.
-fn validate(argv: &[String], secret: bool, deadline: Duration) -> Result<(), String> {
+fn validate(argv: &[String], secret: bool, deadline: Duration) -> Result<(), Failure> {
     let Some((program, args)) = argv.split_first() else {
         return Ok(());
     };
@@ -179,7 +180,8 @@ fn validate(argv: &[String], secret: bool, deadline: Duration) -> Result<(), Str
             } else {
                 format!(": {said}")
             }
-        ))
+        )
+        .into())
     }
 }
 
@@ -213,7 +215,7 @@ mod tests {
         let e = super::validate(&argv, false, std::time::Duration::from_secs(1)).unwrap_err();
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         assert_eq!(
-            e,
+            e.to_string(),
             "the check `sleep 100000` did not finish within its deadline of 1 s and was killed"
         );
     }

@@ -1,0 +1,186 @@
+//! What a resource kind is to the helper: the phase it is made in, how it is made (or, in a dry
+//! run, measured), and how what the record holds of it is given back. Each kind implements
+//! [`Kind`] for its spec and [`GiveBack`] for its record entry, in its own file; the phase order
+//! is [`Phase`]'s, written once and read by the apply loop and the give-back loop alike; `each_spec`
+//! below and the record's `each_entry` are the only places the helper names every kind.
+
+use mesh_wire::{Outcome, Resource, Spec};
+
+use super::{ApplyError, Failure, Run};
+use crate::adopt::Adopt;
+use crate::record::{Entry, Record, each_entry};
+
+/// The phases of an apply; their order is [`Phase::ORDER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// apt's repositories (and one `apt-get update` after them)
+    Repositories,
+    Packages,
+    Groups,
+    /// a directory's, a file's or a process's owner may be one this run makes
+    Users,
+    Directories,
+    Files,
+    /// put in their state once every file is written and paid for
+    Units,
+}
+
+impl Phase {
+    /// The order an apply runs the phases in, written once. What is no longer declared is given
+    /// back in the reverse order: units stopped before the files they read, files before the
+    /// directories that hold them, a user after what runs as it and the files it owns, its
+    /// groups after it.
+    pub(super) const ORDER: [Phase; 7] = [
+        Phase::Repositories,
+        Phase::Packages,
+        Phase::Groups,
+        Phase::Users,
+        Phase::Directories,
+        Phase::Files,
+        Phase::Units,
+    ];
+
+    /// Where the phase is in [`Phase::ORDER`].
+    pub(super) fn rank(self) -> usize {
+        Self::ORDER
+            .iter()
+            .position(|p| *p == self)
+            .unwrap_or(Self::ORDER.len())
+    }
+}
+
+/// A kind of declared resource, implemented by its spec.
+pub(super) trait Kind {
+    /// When it is made.
+    const PHASE: Phase;
+
+    /// Makes it as declared (or only measures, in a dry run) and says what was done.
+    fn apply(
+        &self,
+        run: &mut Run<'_>,
+        resource: &Resource,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure>;
+
+    /// The unit it puts in a state, asked about once, before the run begins.
+    fn unit(&self) -> Option<String> {
+        None
+    }
+
+    /// Its unit pays what its files owe with its own restart or start (`once`).
+    fn pays_its_files(&self) -> bool {
+        false
+    }
+
+    /// Its unit is declared stopped: what its files owe is not paid on its way down.
+    fn stopped_unit(&self) -> Option<&str> {
+        None
+    }
+
+    /// Takes what the machine has of it into `adopt`'s fresh record, saying what is lost; by
+    /// default nothing is taken (it is taken as found at the next push).
+    fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
+        let _ = (adopt, id);
+    }
+}
+
+/// What the record holds of a kind: given back when it is no longer declared.
+pub(super) trait GiveBack {
+    /// Its kind, as the declaration names it.
+    const KIND: &'static str;
+
+    /// When it is given back: the phase it is made in, given back in the reverse order.
+    const PHASE: Phase;
+
+    /// Gives it back (or only measures, in a dry run) and says what was done. Anything it owes
+    /// its readers is owed (durably) before the machine is changed.
+    fn give_back(
+        &self,
+        run: &mut Run<'_>,
+        id: &str,
+        record: &mut Record,
+    ) -> Result<String, Failure>;
+}
+
+/// `$body` with `$s` bound to the spec inside `$spec`, whatever its kind.
+macro_rules! each_spec {
+    ($spec:expr, $s:ident => $body:expr) => {
+        match $spec {
+            Spec::File($s) => $body,
+            Spec::Keys($s) => $body,
+            Spec::Service($s) => $body,
+            Spec::Directory($s) => $body,
+            Spec::Package($s) => $body,
+            Spec::Process($s) => $body,
+            Spec::Container($s) => $body,
+            Spec::Symlink($s) => $body,
+            Spec::Sysctl($s) => $body,
+            Spec::Timer($s) => $body,
+            Spec::Group($s) => $body,
+            Spec::User($s) => $body,
+            Spec::AptRepository($s) => $body,
+        }
+    };
+}
+
+fn phase_of<K: Kind>(_: &K) -> Phase {
+    K::PHASE
+}
+
+fn kind_of<G: GiveBack>(_: &G) -> &'static str {
+    G::KIND
+}
+
+fn give_back_phase_of<G: GiveBack>(_: &G) -> Phase {
+    G::PHASE
+}
+
+/// The phase `spec` is made in.
+pub(super) fn phase(spec: &Spec) -> Phase {
+    each_spec!(spec, s => phase_of(s))
+}
+
+/// The phase what `entry` records is given back in.
+pub(super) fn give_back_phase(entry: &Entry) -> Phase {
+    each_entry!(entry, e => give_back_phase_of(e))
+}
+
+/// Makes `resource` as declared, whatever its kind.
+pub(super) fn apply(
+    run: &mut Run<'_>,
+    resource: &Resource,
+    record: &mut Record,
+) -> Result<Outcome, ApplyError> {
+    each_spec!(&resource.spec, s => s.apply(run, resource, record))
+        .map_err(|e| e.of(&resource.id, resource.spec.kind()))
+}
+
+/// Gives back what `entry` (the record's, for `id`) says the mesh did, whatever its kind.
+pub(super) fn give_back(
+    run: &mut Run<'_>,
+    id: &str,
+    entry: &Entry,
+    record: &mut Record,
+) -> Result<String, ApplyError> {
+    each_entry!(entry, e => e.give_back(run, id, record).map_err(|f| f.of(id, kind_of(e))))
+}
+
+/// Takes what the machine has of `resource` into `adopt`'s fresh record, whatever its kind.
+pub(crate) fn adopt(adopt: &mut Adopt<'_>, resource: &Resource) {
+    each_spec!(&resource.spec, s => s.adopt(adopt, &resource.id))
+}
+
+/// The unit `spec` puts in a state, if any.
+pub(super) fn unit(spec: &Spec) -> Option<String> {
+    each_spec!(spec, s => s.unit())
+}
+
+/// Whether `spec`'s unit pays what its files owe with its own restart or start.
+pub(super) fn pays_its_files(spec: &Spec) -> bool {
+    each_spec!(spec, s => s.pays_its_files())
+}
+
+/// The unit `spec` declares stopped, if any.
+pub(super) fn stopped_unit(spec: &Spec) -> Option<&str> {
+    each_spec!(spec, s => s.stopped_unit())
+}
