@@ -21,8 +21,8 @@ pub mod lab;
 pub mod plan;
 pub mod push;
 pub mod resolve;
-pub mod ssh;
 
+pub use mesh_ssh as ssh;
 pub use mesh_wire as wire;
 
 #[cfg(test)]

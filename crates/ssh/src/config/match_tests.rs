@@ -202,7 +202,7 @@ fn ssh_says(file: &Path, case: &Case) -> Result<String, String> {
 /// `localuser` lines that must or must not match): run as another user they do not hold, so the
 /// test says so and checks nothing.
 fn written_as_this_user() -> bool {
-    let me = crate::ssh::local_user();
+    let me = crate::local_user();
     if me.as_deref() == Some("root") {
         return true;
     }
@@ -220,7 +220,7 @@ fn mesh_says(c: &SshConfig, case: &Case) -> Result<String, ConfigError> {
         .user
         .map(str::to_string)
         .or(h.user)
-        .or_else(crate::ssh::local_user)
+        .or_else(crate::local_user)
         .unwrap_or_default();
     let host = h.host_name.unwrap_or(case.host.to_ascii_lowercase());
     Ok(format!("{} {user} {host}", h.port.unwrap_or(22)))

@@ -204,7 +204,7 @@ pub(super) fn openssh_g(file: &Path, host: &str) -> BTreeMap<String, String> {
 /// The same keywords as mesh reads them, with OpenSSH's defaults where it says nothing.
 pub(super) fn ours(c: &SshConfig, host: &str) -> BTreeMap<String, String> {
     let h = c.lookup(host).unwrap();
-    let local = crate::ssh::local_user().unwrap();
+    let local = crate::local_user().unwrap();
     let mut out = BTreeMap::from([
         ("user".to_string(), h.user.unwrap_or(local)),
         ("port".to_string(), h.port.unwrap_or(22).to_string()),

@@ -82,13 +82,13 @@ pub fn check_jump(owner: &str, chain: &str) -> Result<(), String> {
         if hop
             .user
             .as_deref()
-            .is_some_and(|u| !crate::wire::valid_user(u))
+            .is_some_and(|u| !mesh_wire::valid_user(u))
         {
             return Err(format!(
                 "jump host {spec:?}: the user is not a login name (lower-case letters, digits, '_' and '-')"
             ));
         }
-        if !crate::wire::valid_address(&hop.host) {
+        if !mesh_wire::valid_address(&hop.host) {
             return Err(format!(
                 "jump host {spec:?}: {:?} is not a host name or an IP address",
                 hop.host

@@ -16,7 +16,7 @@ const REFUSED_ATTEMPTS: u32 = 6;
 const REFUSED_PAUSE: Duration = Duration::from_millis(500);
 
 /// A helper may work quietly for a while; keepalives tell a dead machine from a busy one.
-pub(crate) const KEEPALIVE: Duration = Duration::from_secs(15);
+pub const KEEPALIVE: Duration = Duration::from_secs(15);
 
 enum Failure {
     Ssh(russh::Error),

@@ -14,7 +14,7 @@ mod hops;
 mod hostkey;
 mod jump;
 pub mod proxy_jump;
-pub(crate) use jump::KEEPALIVE;
+pub use jump::KEEPALIVE;
 pub mod known_hosts;
 mod local;
 mod output;
