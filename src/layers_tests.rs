@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
 const CRATES: &[(&str, &str, &str)] = &[
     ("wire", "mesh-wire", "wire"),
     ("ssh", "mesh-ssh", "crates/ssh"),
+    ("catalogue", "mesh-catalogue", "crates/catalogue"),
 ];
 
 fn height(layer: &str) -> Option<u8> {

@@ -13,7 +13,6 @@
 //!
 //! [`lab`] boots throwaway machines to push to; [`cli`] is the thin command-line edge.
 
-pub mod catalogue;
 pub mod cli;
 pub mod deploy;
 pub mod inventory;
@@ -22,6 +21,7 @@ pub mod plan;
 pub mod push;
 pub mod resolve;
 
+pub use mesh_catalogue as catalogue;
 pub use mesh_ssh as ssh;
 pub use mesh_wire as wire;
 

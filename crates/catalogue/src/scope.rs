@@ -16,7 +16,7 @@ pub(super) fn fields_of(
     provisions.iter().find(|p| p.name == name).map(|p| {
         let fields = match p.per_consumer {
             // its fields are each consumer's: the provider reads them all at once
-            Some(_) => vec![crate::catalogue::per_consumer::consumers_field()],
+            Some(_) => vec![crate::per_consumer::consumers_field()],
             None => p.fields.iter().map(|f| f.field.clone()).collect(),
         };
         (fields, true)
@@ -34,7 +34,7 @@ pub(super) fn is_secret(requirements: &[Requirement], provisions: &[Provision], 
 /// What a definition may read: its settings, its requirements' fields and its own provisions'
 /// fields. Every `${…}` is checked against it when the module is loaded, and kept in `read`.
 pub(super) struct Scope<'a> {
-    pub(super) settings: &'a [crate::catalogue::Setting],
+    pub(super) settings: &'a [crate::Setting],
     pub(super) requirements: &'a [Requirement],
     pub(super) provisions: &'a [Provision],
     pub(super) read: &'a std::cell::RefCell<std::collections::BTreeSet<String>>,

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::ResourceDef;
 use super::parser::Parser;
-use crate::catalogue::rules;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::{CatalogueError, Template};
-use crate::wire::path::Place;
+use crate::rules;
+use crate::scope::Reading;
+use crate::{CatalogueError, Template};
+use mesh_wire::path::Place;
 
 /// A link at `path` pointing at `target`.
 #[derive(Debug, Clone)]

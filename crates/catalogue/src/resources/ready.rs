@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use crate::catalogue::CatalogueError;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::template::Template;
-use crate::wire::{Probe, READY_TIMEOUT, Ready, local_http};
+use crate::CatalogueError;
+use crate::scope::Reading;
+use crate::template::Template;
+use mesh_wire::{Probe, READY_TIMEOUT, Ready, local_http};
 
 /// The only URLs a probe may ask: the node itself, by number (no name service is asked).
 const LOCAL: &str = "http://127.0.0.1:";

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::{ReadyDef, ResourceDef};
-use crate::catalogue::{CatalogueError, Module};
-use crate::wire::{Probe, Ready};
+use crate::{CatalogueError, Module};
+use mesh_wire::{Probe, Ready};
 
 /// A module `demo` with settings `word` and `port` and this one resource.
 fn parse(resource: &str) -> Result<Module, CatalogueError> {
@@ -17,7 +17,7 @@ fn parse(resource: &str) -> Result<Module, CatalogueError> {
                        {{"name":"port","type":"integer","meaning":"A port.","default":8080,"cost":"restart"}}],
            "resources":[{resource}]}}"#
     );
-    crate::catalogue::module::parse(
+    crate::module::parse(
         "demo/module.json",
         "demo",
         json.as_bytes(),

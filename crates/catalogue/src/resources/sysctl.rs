@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::ResourceDef;
 use super::parser::Parser;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::{CatalogueError, Template};
+use crate::scope::Reading;
+use crate::{CatalogueError, Template};
 
 /// `name` set to `value`.
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ impl Parser<'_> {
             i,
             "name",
             s.name,
-            crate::wire::valid_sysctl,
+            mesh_wire::valid_sysctl,
             "a sysctl name like net.ipv4.ip_forward",
         )?;
         let key = format!("sysctl {name}");

@@ -8,7 +8,7 @@ fn refused(resource: &str) -> String {
            "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi","cost":"restart"}}],
            "resources":[{resource}]}}"#
     );
-    match crate::catalogue::module::parse(
+    match crate::module::parse(
         "demo/module.json",
         "demo",
         json.as_bytes(),
@@ -28,7 +28,7 @@ fn confirm_is_taken_on_files_keys_and_services_and_sshd_asks_for_it() {
         said.contains("resources[0]") && said.contains("confirm"),
         "{said}"
     );
-    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let catalogue = crate::Catalogue::load(&[]).unwrap();
     let sshd = catalogue.module("sshd").unwrap();
     assert!(sshd.resources.iter().all(super::ResourceDef::confirm));
     let motd = catalogue.module("motd").unwrap();
@@ -81,7 +81,7 @@ fn what_would_break_a_unit_file_is_refused_when_loaded_naming_the_field() {
 
 #[test]
 fn module_show_says_the_sshd_drop_in_is_checked_in_force() {
-    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let catalogue = crate::Catalogue::load(&[]).unwrap();
     let sshd = catalogue.module("sshd").unwrap();
     let said: Vec<String> = sshd
         .resources
@@ -101,7 +101,7 @@ fn accepted(resource: &str) -> super::ResourceDef {
            "settings":[{{"name":"word","type":"string","meaning":"A word.","default":"hi"}}],
            "resources":[{resource}]}}"#
     );
-    let module = crate::catalogue::module::parse(
+    let module = crate::module::parse(
         "demo/module.json",
         "demo",
         json.as_bytes(),
@@ -277,7 +277,7 @@ fn a_user_and_a_group_are_named_by_the_account_rule_and_root_is_refused() {
 
 #[test]
 fn the_users_module_is_one_login_account_with_keys_and_sudo() {
-    let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+    let catalogue = crate::Catalogue::load(&[]).unwrap();
     let users = catalogue.module("users").unwrap();
     let [super::ResourceDef::User(user)] = users.resources.as_slice() else {
         panic!("{:?}", users.resources);
@@ -348,8 +348,7 @@ fn an_apt_repository_reads_settings_and_takes_its_key_once_from_module_json_or_a
         "resources":[{"kind":"apt-repository","name":"r","uri":"https://x.example/debian",
                       "suite":"bookworm","components":"main contrib","key-file":"repo.asc"}]}"#;
     let module =
-        crate::catalogue::module::parse("demo/module.json", "demo", json.as_bytes(), &shipped, "t")
-            .unwrap();
+        crate::module::parse("demo/module.json", "demo", json.as_bytes(), &shipped, "t").unwrap();
     assert!(
         module.resources[0]
             .describe()
@@ -389,7 +388,7 @@ fn an_apt_repository_reads_settings_and_takes_its_key_once_from_module_json_or_a
 /// writes first (issue 23) a section each: a kind added and not described fails here.
 #[test]
 fn the_guide_describes_every_resource_kind() {
-    let guide = include_str!("../../../catalogue/README.md");
+    let guide = include_str!("../../../../catalogue/README.md");
     for kind in super::KINDS.split(',').map(str::trim) {
         let row = format!("| `{kind}` | ");
         assert!(

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::ResourceDef;
 use super::parser::Parser;
-use crate::catalogue::CatalogueError;
+use crate::CatalogueError;
 
 /// A package and what the module wants of it.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ impl Parser<'_> {
             i,
             "name",
             p.name,
-            crate::wire::valid_package,
+            mesh_wire::valid_package,
             "a Debian package name",
         )?;
         let absent = match p.state.as_deref() {
@@ -85,7 +85,7 @@ impl Parser<'_> {
                 i,
                 "version",
                 v,
-                crate::wire::valid_package_version,
+                mesh_wire::valid_package_version,
                 "a Debian version like 1.2.3-1",
             )?),
         };

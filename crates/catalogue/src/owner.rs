@@ -76,7 +76,7 @@ pub(super) fn parse(
     let owner = match raw.owner.as_deref() {
         None => None,
         Some(CONSUMER) => Some(Owner::Consumer),
-        Some(u) if crate::wire::valid_user(u) => Some(Owner::User(u.to_string())),
+        Some(u) if mesh_wire::valid_user(u) => Some(Owner::User(u.to_string())),
         Some(u) => {
             return Err((
                 format!("{at}.owner"),

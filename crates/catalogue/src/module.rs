@@ -348,20 +348,20 @@ pub(super) fn parse(
 }
 
 /// Lower-case hex sha256 over the parts, each length-prefixed so no two splits collide.
-pub(crate) fn digest(parts: &[&[u8]]) -> String {
+pub fn digest(parts: &[&[u8]]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p);
     }
-    crate::wire::hex(&h.finalize())
+    mesh_wire::hex(&h.finalize())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Cost;
+    use mesh_wire::Cost;
 
     fn parse_str(json: &str) -> Result<Module, CatalogueError> {
         let mut shipped = BTreeMap::new();

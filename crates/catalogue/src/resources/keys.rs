@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ResourceDef, default_mode, parse_cost, root};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::module::digest;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::setting;
-use crate::catalogue::template::Template;
-use crate::wire::Cost;
+use crate::CatalogueError;
+use crate::module::digest;
+use crate::scope::Reading;
+use crate::setting;
+use crate::template::Template;
+use mesh_wire::Cost;
 
 /// Keys the module owns in a shared JSON file.
 #[derive(Debug, Clone)]

@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ReadyDef, ResourceDef};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::template::Template;
-use crate::wire::path::{self as wire_path, Place};
-use crate::wire::unit;
+use crate::CatalogueError;
+use crate::scope::Reading;
+use crate::template::Template;
+use mesh_wire::path::{self as wire_path, Place};
+use mesh_wire::unit;
 
 /// A container: every string a template, so settings can say the image, the environment and
 /// where its data lives.

@@ -98,13 +98,13 @@ impl Need {
                     plain("address", SettingType::String),
                     plain("nodes", SettingType::List),
                 ];
-                fields.extend(crate::wire::FIELDS.iter().map(|f| {
+                fields.extend(mesh_wire::FIELDS.iter().map(|f| {
                     plain(
                         f.name,
                         match f.kind {
-                            crate::wire::FactKind::Text => SettingType::String,
-                            crate::wire::FactKind::Number => SettingType::Integer,
-                            crate::wire::FactKind::List => SettingType::List,
+                            mesh_wire::FactKind::Text => SettingType::String,
+                            mesh_wire::FactKind::Number => SettingType::Integer,
+                            mesh_wire::FactKind::List => SettingType::List,
                         },
                     )
                 }));
@@ -294,7 +294,7 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
         }
         "host" => match (raw.directory, raw.port, raw.fact) {
             (Some(d), None, None) => Need::Directory {
-                mode: super::rules::parse_mode(&d.mode, crate::wire::path::ModeOf::Directory)
+                mode: super::rules::parse_mode(&d.mode, mesh_wire::path::ModeOf::Directory)
                     .map_err(|m| (at("directory.mode"), m))?,
                 owner: d.owner,
                 group: d.group,

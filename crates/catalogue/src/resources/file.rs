@@ -5,11 +5,11 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ResourceDef, default_mode, parse_cost, root};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::module::digest;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::template::Template;
-use crate::wire::Cost;
+use crate::CatalogueError;
+use crate::module::digest;
+use crate::scope::Reading;
+use crate::template::Template;
+use mesh_wire::Cost;
 
 /// A file resource.
 #[derive(Debug, Clone)]

@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ReadyDef, ResourceDef, default_mode, root};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::module::digest;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::template::Template;
-use crate::wire::path::{self as wire_path, Place};
-use crate::wire::unit;
+use crate::CatalogueError;
+use crate::module::digest;
+use crate::scope::Reading;
+use crate::template::Template;
+use mesh_wire::path::{self as wire_path, Place};
+use mesh_wire::unit;
 
 /// A process: a unit the mesh writes, with the files it runs.
 #[derive(Debug, Clone)]

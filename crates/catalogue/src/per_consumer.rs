@@ -111,7 +111,7 @@ pub(super) fn load(
 mod tests {
     use std::collections::BTreeMap;
 
-    use crate::catalogue::parse_module;
+    use crate::parse_module;
 
     /// A provider whose provision is made per consumer from `file` (`acl` holds `text`), its
     /// login field reading `login`.

@@ -3,7 +3,7 @@
 //! keep the rule before anything is filled in.
 
 use super::template::Template;
-use crate::wire::path::{self, ModeOf, Place};
+use mesh_wire::path::{self, ModeOf, Place};
 
 /// An octal mode as module.json writes it (`"0644"`), refused if the mesh would not set it.
 pub(super) fn parse_mode(text: &str, of: ModeOf) -> Result<u32, String> {

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::ResourceDef;
 use super::parser::Parser;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::{CatalogueError, Template};
+use crate::scope::Reading;
+use crate::{CatalogueError, Template};
 
 /// A repository `name` at `uri` `suite` `components`, signed by `key`.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ impl Parser<'_> {
         )?;
         if name.references().is_empty() {
             let literal = name.source_text();
-            if !crate::wire::valid_apt_repository_name(&literal) {
+            if !mesh_wire::valid_apt_repository_name(&literal) {
                 return Err(self.invalid(
                     &at("name"),
                     format!(

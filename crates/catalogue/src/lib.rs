@@ -22,9 +22,9 @@ pub use folder::{load_dir, load_module};
 pub use module::parse_bytes as parse_module;
 
 pub use module::Module;
-pub(crate) use module::digest;
+pub use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
-pub(crate) use resources::check_account;
+pub use resources::check_account;
 pub use resources::{
     AptRepositoryDef, ContainerDef, FileDef, GroupDef, KeyValue, KeysDef, PackageDef, ProbeDef,
     ProcessDef, ReadyDef, ResourceDef, ServiceDef, SymlinkDef, SysctlDef, TimerDef, UserDef,

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::ResourceDef;
 use super::parser::Parser;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::{CatalogueError, Template, rules};
-use crate::wire::path::Place;
+use crate::scope::Reading;
+use crate::{CatalogueError, Template, rules};
+use mesh_wire::path::Place;
 
 /// A group the module makes (or finds, and leaves as found).
 #[derive(Debug, Clone)]
@@ -144,7 +144,7 @@ impl Parser<'_> {
         }
         let name = self.account_name(i, "user", u.name)?;
         for group in u.groups.iter().flatten() {
-            if !crate::wire::valid_account_name(group) {
+            if !mesh_wire::valid_account_name(group) {
                 return Err(self.invalid(
                     &at("groups"),
                     format!("{group:?} is not an account name ([a-z_][a-z0-9_-]*, ≤ 32)"),
@@ -154,7 +154,7 @@ impl Parser<'_> {
         let shell = match u.shell {
             Some(text) => {
                 let shell = self.template(i, "shell", &text, Reading::Plain)?;
-                if shell.references().is_empty() && !crate::wire::valid_shell(&text) {
+                if shell.references().is_empty() && !mesh_wire::valid_shell(&text) {
                     return Err(
                         self.invalid(&at("shell"), format!("{text:?} is not an absolute path"))
                     );
@@ -190,11 +190,11 @@ impl Parser<'_> {
 }
 
 /// The account name rule, and root refused: the message says which.
-pub(crate) fn check_account(name: &str) -> Result<(), String> {
-    if !crate::wire::valid_account_name(name) {
+pub fn check_account(name: &str) -> Result<(), String> {
+    if !mesh_wire::valid_account_name(name) {
         return Err(format!(
             "{name:?} is not an account name: [a-z_][a-z0-9_-]*, at most {} characters",
-            crate::wire::ACCOUNT_NAME_MAX
+            mesh_wire::ACCOUNT_NAME_MAX
         ));
     }
     if name == "root" {

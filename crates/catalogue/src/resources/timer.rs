@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ResourceDef, root};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::scope::Reading;
-use crate::catalogue::template::Template;
-use crate::wire::unit;
+use crate::CatalogueError;
+use crate::scope::Reading;
+use crate::template::Template;
+use mesh_wire::unit;
 
 /// A command run as `user` at each `schedule`.
 #[derive(Debug, Clone)]

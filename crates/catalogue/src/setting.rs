@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::wire::Cost;
+use mesh_wire::Cost;
 
 /// One setting a module takes.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -7,15 +7,15 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{ResourceDef, valid_unit};
-use crate::catalogue::CatalogueError;
-use crate::catalogue::form::LIST_FORMS;
-use crate::catalogue::rules;
-use crate::catalogue::scope::{Reading, Scope};
-use crate::catalogue::setting;
-use crate::catalogue::setting::SettingType;
-use crate::catalogue::template::Template;
-use crate::wire::path::{ModeOf, Place};
-use crate::wire::unit;
+use crate::CatalogueError;
+use crate::form::LIST_FORMS;
+use crate::rules;
+use crate::scope::{Reading, Scope};
+use crate::setting;
+use crate::setting::SettingType;
+use crate::template::Template;
+use mesh_wire::path::{ModeOf, Place};
+use mesh_wire::unit;
 
 /// A command's words, an environment's variables (every string a template), and the names of the
 /// variables that carry a secret.
@@ -23,22 +23,22 @@ type CommandAndEnvironment = (Vec<Template>, Vec<(String, Template)>, Vec<String
 
 /// Checks the resources of one module, remembering what they claim (paths, units) so that no two
 /// claim the same.
-pub(in crate::catalogue) struct Parser<'a> {
+pub(crate) struct Parser<'a> {
     /// module.json, for messages.
-    pub(in crate::catalogue) file: &'a str,
-    pub(in crate::catalogue) module: &'a str,
-    pub(in crate::catalogue) version: &'a str,
+    pub(crate) file: &'a str,
+    pub(crate) module: &'a str,
+    pub(crate) version: &'a str,
     /// What the module's templates may read.
-    pub(in crate::catalogue) scope: Scope<'a>,
+    pub(crate) scope: Scope<'a>,
     /// The module folder's other files.
-    pub(in crate::catalogue) shipped: &'a BTreeMap<String, Vec<u8>>,
-    pub(in crate::catalogue) paths: Vec<String>,
-    pub(in crate::catalogue) units: Vec<String>,
+    pub(crate) shipped: &'a BTreeMap<String, Vec<u8>>,
+    pub(crate) paths: Vec<String>,
+    pub(crate) units: Vec<String>,
 }
 
 impl Parser<'_> {
     /// Checks `resources[i]`.
-    pub(in crate::catalogue) fn resource(
+    pub(crate) fn resource(
         &mut self,
         i: usize,
         value: Value,

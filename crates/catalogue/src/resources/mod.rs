@@ -21,14 +21,14 @@ mod sysctl;
 mod tests;
 mod timer;
 
-pub(crate) use account::check_account;
+pub use account::check_account;
 pub use account::{GroupDef, UserDef};
 pub use apt_repository::AptRepositoryDef;
 pub use container::ContainerDef;
 pub use file::FileDef;
 pub use keys::{KeyValue, KeysDef};
 pub use package::PackageDef;
-pub(in crate::catalogue) use parser::Parser;
+pub(crate) use parser::Parser;
 pub use process::ProcessDef;
 pub use ready::{ProbeDef, ReadyDef};
 pub use service::ServiceDef;
@@ -36,7 +36,7 @@ pub use symlink::SymlinkDef;
 pub use sysctl::SysctlDef;
 pub use timer::TimerDef;
 
-use crate::wire::Cost;
+use mesh_wire::Cost;
 
 /// A resource as a module defines it (before settings are filled in).
 #[derive(Debug, Clone)]

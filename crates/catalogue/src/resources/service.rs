@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::parser::Parser;
 use super::{ReadyDef, ResourceDef, valid_unit};
-use crate::catalogue::scope::Reading;
-use crate::catalogue::{CatalogueError, Template};
-use crate::wire::OnRemoval;
+use crate::scope::Reading;
+use crate::{CatalogueError, Template};
+use mesh_wire::OnRemoval;
 
 /// A unit the module wants in a state.
 #[derive(Debug, Clone)]
@@ -31,7 +31,7 @@ pub struct ServiceDef {
 
 impl ServiceDef {
     pub(super) fn describe(&self) -> String {
-        let mut want: Vec<String> = crate::wire::wanted_state(self.running, self.enabled)
+        let mut want: Vec<String> = mesh_wire::wanted_state(self.running, self.enabled)
             .into_iter()
             .map(String::from)
             .collect();
