@@ -30,6 +30,7 @@ const CRATES: &[(&str, &str, &str)] = &[
     ("wire", "mesh-wire", "wire"),
     ("ssh", "mesh-ssh", "crates/ssh"),
     ("catalogue", "mesh-catalogue", "crates/catalogue"),
+    ("inventory", "mesh-inventory", "crates/inventory"),
 ];
 
 fn height(layer: &str) -> Option<u8> {

@@ -15,13 +15,13 @@
 
 pub mod cli;
 pub mod deploy;
-pub mod inventory;
 pub mod lab;
 pub mod plan;
 pub mod push;
 pub mod resolve;
 
 pub use mesh_catalogue as catalogue;
+pub use mesh_inventory as inventory;
 pub use mesh_ssh as ssh;
 pub use mesh_wire as wire;
 

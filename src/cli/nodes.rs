@@ -121,7 +121,10 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
                 ..Node::new(&a.name, "")
             };
             check(&node)?;
-            inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
+            inv.add_node_in(
+                &node,
+                &crate::push::route::BySsh(&ssh::config::SshConfig::load()?),
+            )?;
             match &node.local {
                 Some(dir) => ctx.answer(
                     serde_json::json!({"added": node.name, "local": dir}),

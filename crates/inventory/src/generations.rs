@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Declaration, Generation, Known, Mode, Planned, Report};
+use mesh_wire::{Declaration, Generation, Known, Mode, Planned, Report};
 
 const KNOWN: &str = "SELECT number, inventory, pushed_at FROM generations WHERE node = ?1";
 
@@ -197,8 +197,7 @@ pub(super) mod tests {
     fn inventory() -> (tempfile::TempDir, Inventory) {
         let dir = tempfile::tempdir().unwrap();
         let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
-        inv.add_node(&crate::inventory::Node::new("n", "192.0.2.1"))
-            .unwrap();
+        inv.add_node(&crate::Node::new("n", "192.0.2.1")).unwrap();
         (dir, inv)
     }
 
@@ -217,7 +216,7 @@ pub(super) mod tests {
     }
 
     /// A helper's report in `mode` saying the machine is at `generation`.
-    pub(in crate::inventory) fn report(mode: Mode, generation: Generation) -> Report {
+    pub(crate) fn report(mode: Mode, generation: Generation) -> Report {
         Report {
             version: 1,
             mode,

@@ -70,7 +70,7 @@ pub struct NodeEntry {
     /// The generation the node's machine was last seen at: an inventory imported from this
     /// document plans against it, so a push it makes after a newer one is refused as stale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<crate::wire::Generation>,
+    pub generation: Option<mesh_wire::Generation>,
     /// The generation a rollback holds the node at, until `mesh rollback NODE --release`: an
     /// inventory imported from this document leaves the node there too. Absent (as in every
     /// document written before holds were exported): not held.

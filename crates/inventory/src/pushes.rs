@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Declaration, Report};
+use mesh_wire::{Declaration, Report};
 
 /// What one node's push came to, to be recorded.
 #[derive(Debug, Clone)]
@@ -216,7 +216,7 @@ impl Inventory {
                 let rest = r.strip_prefix(PENDING)?;
                 rest.split_whitespace().next().map(str::to_string)
             })
-            .filter(|id| crate::wire::Awaiting::valid_id(id)))
+            .filter(|id| mesh_wire::Awaiting::valid_id(id)))
     }
 
     /// Whether `node`'s last push was sent and never recorded as finished.
@@ -266,7 +266,7 @@ impl Inventory {
 
     /// The helper's report from the last push to `node` that it answered: it says what undoing
     /// each resource would do now, which the plan shows for resources about to be undeclared.
-    pub fn last_report(&self, node: &str) -> Result<Option<crate::wire::Report>, InventoryError> {
+    pub fn last_report(&self, node: &str) -> Result<Option<mesh_wire::Report>, InventoryError> {
         // a reverted push's report tells of changes the machine put back: not what it has
         let text: Option<String> = self
             .conn

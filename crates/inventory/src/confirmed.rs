@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Declaration, Mode, Report, Resource, Seen, Spec, State, VERSION};
+use mesh_wire::{Declaration, Mode, Report, Resource, Seen, Spec, State, VERSION};
 
 /// How the module of a resource the machine has otherwise than declared ends, when the check
 /// could not say how it differs (not a file whose bytes it showed): the plan shows it changed,
@@ -226,8 +226,8 @@ fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{Node, PushRecord};
-    use crate::wire::{Outcome, PackageSpec, Spec};
+    use crate::{Node, PushRecord};
+    use mesh_wire::{Outcome, PackageSpec, Spec};
 
     fn package(name: &str) -> Resource {
         Resource {
@@ -415,7 +415,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("inv.db");
         let conn = rusqlite::Connection::open(&path).unwrap();
-        for (_, sql) in &super::super::MIGRATIONS[..2] {
+        for (_, sql) in &crate::MIGRATIONS[..2] {
             conn.execute_batch(sql).unwrap();
         }
         conn.pragma_update(None, "user_version", 2).unwrap();

@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Facts, Report};
+use mesh_wire::{Facts, Report};
 
 /// What the inventory knows of one node's facts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,12 +85,12 @@ impl Inventory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{Memory, Mode};
+    use mesh_wire::{Memory, Mode};
 
     fn answered(mib: u64) -> Report {
-        let mut r = crate::inventory::generations::tests::report(
+        let mut r = crate::generations::tests::report(
             Mode::DryRun,
-            crate::wire::Generation {
+            mesh_wire::Generation {
                 number: 1,
                 inventory: "a".into(),
                 pushed_at: 1,
@@ -113,8 +113,7 @@ mod tests {
     fn a_push_keeps_the_facts_it_was_rendered_against_and_a_check_only_the_latest() {
         let dir = tempfile::tempdir().unwrap();
         let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
-        inv.add_node(&crate::inventory::Node::new("n", "192.0.2.1"))
-            .unwrap();
+        inv.add_node(&crate::Node::new("n", "192.0.2.1")).unwrap();
         assert_eq!(inv.facts("n").unwrap(), None);
         inv.note_facts("n", &answered(1024)).unwrap();
         let known = inv.facts("n").unwrap().unwrap();

@@ -287,8 +287,8 @@ fn held(
 /// place, is a removal of the pin there is (the machine would be trusted on the file's word).
 fn host_key(c: &mut Changes, node: &str, old: Option<&str>, new: Option<&str>) {
     let shown = |key: &str| {
-        crate::ssh::parse_public_key(key)
-            .map(|k| crate::ssh::fingerprint(&k))
+        mesh_ssh::parse_public_key(key)
+            .map(|k| mesh_ssh::fingerprint(&k))
             .unwrap_or_else(|_| key.to_string())
     };
     match (old.map(shown), new.map(shown)) {

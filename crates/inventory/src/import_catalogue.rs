@@ -9,7 +9,7 @@ use super::catalogued::{
     check_placement, check_provides, check_seat, check_value, node_layer, pinned_provision,
 };
 use super::export::{Document, DocumentError, holder};
-use crate::catalogue::{Catalogue, Module};
+use mesh_catalogue::{Catalogue, Module};
 
 impl Document {
     /// Refuses the first entry the catalogue says a command would refuse.

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{Inventory, InventoryError};
-use crate::wire::{Declaration, Generation};
+use mesh_wire::{Declaration, Generation};
 
 /// One kept generation of a node.
 #[derive(Debug, Clone, Serialize)]
@@ -116,8 +116,8 @@ impl Inventory {
 
 #[cfg(test)]
 mod tests {
-    use crate::inventory::{Inventory, Node, PushRecord};
-    use crate::wire::{Declaration, Generation, Mode};
+    use crate::{Inventory, Node, PushRecord};
+    use mesh_wire::{Declaration, Generation, Mode};
 
     #[test]
     fn a_confirmed_push_keeps_its_generation_as_sent_and_the_history_names_it() {
@@ -141,7 +141,7 @@ mod tests {
             rolled_back_to: None,
             push: None,
         };
-        let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
+        let report = crate::generations::tests::report(Mode::Apply, generation);
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         let record = PushRecord::answered("n", "t0", "d", &report);
         inv.finish_push(id, &record, Some(&sent)).unwrap();
@@ -174,12 +174,12 @@ mod tests {
         let sent = |package: &str| Declaration {
             version: 1,
             node: "n".into(),
-            resources: vec![crate::wire::Resource {
+            resources: vec![mesh_wire::Resource {
                 id: format!("m:package:{package}"),
                 instance: "m".into(),
                 module: "m@1".into(),
                 confirm: false,
-                spec: crate::wire::Spec::Package(crate::wire::PackageSpec {
+                spec: mesh_wire::Spec::Package(mesh_wire::PackageSpec {
                     name: package.into(),
                     version: None,
                     absent: false,
@@ -200,10 +200,10 @@ mod tests {
         };
         for (number, package) in [(1, "one"), (2, "two")] {
             let mut report =
-                crate::inventory::generations::tests::report(Mode::Apply, generation(number, None));
-            report.resources = vec![crate::wire::Outcome {
+                crate::generations::tests::report(Mode::Apply, generation(number, None));
+            report.resources = vec![mesh_wire::Outcome {
                 id: format!("m:package:{package}"),
-                state: crate::wire::State::Created,
+                state: mesh_wire::State::Created,
                 detail: String::new(),
                 undo: None,
                 seen: vec![],
@@ -217,8 +217,7 @@ mod tests {
         let confirmed = |inv: &Inventory| inv.confirmed("n").unwrap().unwrap().resources;
         assert_eq!(confirmed(&inv), sent("two").resources);
 
-        let checked =
-            crate::inventory::generations::tests::report(Mode::DryRun, generation(3, Some(1)));
+        let checked = crate::generations::tests::report(Mode::DryRun, generation(3, Some(1)));
         inv.note_checked("n", None, &checked).unwrap();
         assert_eq!(
             inv.known_generation("n").unwrap().map(|g| g.number),
@@ -230,8 +229,8 @@ mod tests {
 
 #[cfg(test)]
 mod interrupted_tests {
-    use crate::inventory::{Inventory, Node, PushRecord};
-    use crate::wire::{Declaration, Generation, Mode};
+    use crate::{Inventory, Node, PushRecord};
+    use mesh_wire::{Declaration, Generation, Mode};
 
     fn sent() -> Declaration {
         Declaration {
@@ -270,7 +269,7 @@ mod interrupted_tests {
         let cut = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         let generation = made_by(&inv, cut, 1);
         let next = inv.begin_pushes("t1", &[("n", "d")]).unwrap()[0];
-        let said = crate::inventory::generations::tests::report(Mode::Apply, generation);
+        let said = crate::generations::tests::report(Mode::Apply, generation);
         let record = PushRecord::answered("n", "t1", "d", &said);
         inv.finish_push(next, &record, Some(&sent())).unwrap();
         assert_eq!(inv.kept_generation("n", 1).unwrap().unwrap().push, cut);
@@ -285,7 +284,7 @@ mod interrupted_tests {
         let rollback = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         inv.note_rollback_push(rollback, 1).unwrap();
         let found = made_by(&inv, rollback, 4);
-        let checked = crate::inventory::generations::tests::report(Mode::DryRun, found);
+        let checked = crate::generations::tests::report(Mode::DryRun, found);
         inv.note_checked("n", Some(&sent()), &checked).unwrap();
         assert_eq!(inv.kept_generation("n", 4).unwrap().unwrap().push, rollback);
         assert_eq!(generations(&inv), [(rollback, Some(4))]);

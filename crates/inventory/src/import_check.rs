@@ -171,14 +171,14 @@ impl Document {
 /// A node's generations as a document says them: one a push could have made, and a hold at one
 /// (never 0, the generation of no push). Else the field and why.
 fn generations(n: &super::export::NodeEntry) -> Result<(), (&'static str, String)> {
-    let possible = crate::wire::Generation::possible;
+    let possible = mesh_wire::Generation::possible;
     if let Some(g) = n.generation.as_ref().filter(|g| !possible(g.number)) {
         return Err((
             "generation.number",
             format!(
                 "{} is no generation a push makes (at most {})",
                 g.number,
-                crate::wire::MAX_GENERATION
+                mesh_wire::MAX_GENERATION
             ),
         ));
     }
@@ -191,7 +191,7 @@ fn generations(n: &super::export::NodeEntry) -> Result<(), (&'static str, String
             "held-at.generation",
             format!(
                 "{g} is no generation a rollback holds at (at most {})",
-                crate::wire::MAX_GENERATION
+                mesh_wire::MAX_GENERATION
             ),
         )),
         _ => Ok(()),

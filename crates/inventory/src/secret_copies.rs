@@ -6,7 +6,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::wire::Declaration;
+use mesh_wire::Declaration;
 
 use super::{Inventory, InventoryError};
 

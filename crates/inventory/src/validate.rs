@@ -133,7 +133,7 @@ impl Node {
             ));
         }
         if let Some(jump) = &self.jump {
-            crate::ssh::proxy_jump::check_jump(&self.name, jump).map_err(|e| invalid("jump", e))?;
+            mesh_ssh::proxy_jump::check_jump(&self.name, jump).map_err(|e| invalid("jump", e))?;
         }
         if let Some(identity) = &self.identity {
             check_identity(identity).map_err(|e| invalid("identity", e))?;
@@ -143,7 +143,7 @@ impl Node {
             check_local(dir, self.jump.is_some()).map_err(|e| invalid("local", e))?;
         }
         if let Some(key) = &self.host_key {
-            crate::ssh::parse_public_key(key).map_err(|e| {
+            mesh_ssh::parse_public_key(key).map_err(|e| {
                 invalid(
                     "host-key",
                     format!("not an OpenSSH public key ({e}); `mesh node trust` pins one"),
@@ -207,14 +207,14 @@ fn check_root(root: &str) -> Result<(), String> {
 }
 
 /// A directory on a machine, as `mesh place` and a node's root take it.
-pub fn check_place(path: &str) -> Result<(), crate::wire::path::PathError> {
-    crate::wire::path::check(path, crate::wire::path::Place::Machine)
+pub fn check_place(path: &str) -> Result<(), mesh_wire::path::PathError> {
+    mesh_wire::path::check(path, mesh_wire::path::Place::Machine)
 }
 
 /// Whether `name` can name an instance, a module, a requirement, a setting or a seat: lower
 /// case letters, digits and '-', starting with a letter (as a module's own names are).
 pub fn valid_word(name: &str) -> bool {
-    crate::catalogue::setting::valid_name(name)
+    mesh_catalogue::setting::valid_name(name)
 }
 
 /// Checks a name of the kind `what` (`an instance`, `a module`) with [`valid_word`].

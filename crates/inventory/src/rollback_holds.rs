@@ -243,8 +243,8 @@ pub(super) fn imported(
 
 #[cfg(test)]
 mod tests {
-    use crate::inventory::{Inventory, InventoryError, Node, PushRecord};
-    use crate::wire::{Declaration, Generation, Mode};
+    use crate::{Inventory, InventoryError, Node, PushRecord};
+    use mesh_wire::{Declaration, Generation, Mode};
 
     fn sent(node: &str) -> Declaration {
         Declaration {
@@ -271,7 +271,7 @@ mod tests {
                 rolled_back_to: None,
                 push: None,
             };
-            let report = crate::inventory::generations::tests::report(Mode::Apply, generation);
+            let report = crate::generations::tests::report(Mode::Apply, generation);
             let record = PushRecord::answered(node, started, "d", &report);
             inv.finish_push(*id, &record, Some(&sent(node))).unwrap();
         }
@@ -377,28 +377,16 @@ mod tests {
         assert_eq!(inv.release("n").unwrap(), None);
     }
 
-    /// Where a node is reached: as it is written.
-    struct AsWritten;
-
-    impl crate::inventory::Machines for AsWritten {
-        fn machine_of(&self, node: &Node) -> crate::inventory::NodeMachine {
-            crate::inventory::NodeMachine {
-                host: node.address.clone(),
-                port: node.port,
-            }
-        }
-    }
-
     #[test]
     fn a_hold_goes_with_the_export_and_an_export_from_before_holds_still_imports() {
-        use crate::inventory::export::Document;
+        use crate::export::Document;
         let (_d, mut a) = inventory(&["n", "m"]);
         pushed(&mut a, "t1", &["n", "m"], 1);
         a.hold_at("n", 1).unwrap();
         let held = a.held_at("n").unwrap().unwrap();
         let text = a.export().unwrap().to_text();
         assert!(text.contains("\"held-at\""), "{text}");
-        let doc = Document::parse("a.json", &text, &AsWritten).unwrap();
+        let doc = Document::parse("a.json", &text, &crate::AsWritten).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut b = Inventory::init(&dir.path().join("b.db")).unwrap();
         b.import(&doc).unwrap();
@@ -418,7 +406,7 @@ mod tests {
         for n in older["nodes"].as_array_mut().unwrap() {
             n.as_object_mut().unwrap().remove("held-at");
         }
-        let older = Document::parse("old.json", &older.to_string(), &AsWritten).unwrap();
+        let older = Document::parse("old.json", &older.to_string(), &crate::AsWritten).unwrap();
         assert_eq!(older, released);
         b.import(&older).unwrap();
         assert_eq!(b.held_at("n").unwrap(), None);
@@ -443,7 +431,7 @@ mod tests {
 
     #[test]
     fn an_import_refuses_a_hold_or_generation_no_push_makes_naming_the_field() {
-        use crate::inventory::export::Document;
+        use crate::export::Document;
         let (_d, mut a) = inventory(&["n"]);
         pushed(&mut a, "t1", &["n"], 1);
         a.hold_at("n", 1).unwrap();
@@ -459,7 +447,7 @@ mod tests {
                     node["generation"]["number"] = serde_json::from_str(number).unwrap();
                 }
             }
-            Document::parse("a.json", &doc.to_string(), &AsWritten)
+            Document::parse("a.json", &doc.to_string(), &crate::AsWritten)
         };
         assert!(with("held-at", "2").is_ok());
         assert!(with("generation", "9223372036854775807").is_ok());

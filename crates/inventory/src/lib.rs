@@ -44,8 +44,8 @@ pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
 pub use nodes::{
-    DEFAULT_ROOT, Machines, Node, NodeMachine, valid_address, valid_name as nodes_valid_name,
-    valid_user,
+    AsWritten, DEFAULT_ROOT, Machines, Node, NodeMachine, valid_address,
+    valid_name as nodes_valid_name, valid_user,
 };
 pub use pushes::{PushRecord, PushRow};
 pub use rollback_holds::{Hold, PushGeneration};
@@ -53,62 +53,74 @@ pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
 
 /// The schema, in order. A migration is never edited or removed once released: add a new one.
-pub(super) const MIGRATIONS: &[(&str, &str)] = &[
-    ("0001_init.sql", include_str!("../../state/0001_init.sql")),
+pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_init.sql",
+        include_str!("../../../state/0001_init.sql"),
+    ),
     (
         "0002_requirements.sql",
-        include_str!("../../state/0002_requirements.sql"),
+        include_str!("../../../state/0002_requirements.sql"),
     ),
     (
         "0003_confirmed.sql",
-        include_str!("../../state/0003_confirmed.sql"),
+        include_str!("../../../state/0003_confirmed.sql"),
     ),
-    ("0004_tags.sql", include_str!("../../state/0004_tags.sql")),
-    ("0005_jump.sql", include_str!("../../state/0005_jump.sql")),
+    (
+        "0004_tags.sql",
+        include_str!("../../../state/0004_tags.sql"),
+    ),
+    (
+        "0005_jump.sql",
+        include_str!("../../../state/0005_jump.sql"),
+    ),
     (
         "0006_sealed.sql",
-        include_str!("../../state/0006_sealed.sql"),
+        include_str!("../../../state/0006_sealed.sql"),
     ),
     (
         "0007_indexes.sql",
-        include_str!("../../state/0007_indexes.sql"),
+        include_str!("../../../state/0007_indexes.sql"),
     ),
     (
         "0008_providers.sql",
-        include_str!("../../state/0008_providers.sql"),
+        include_str!("../../../state/0008_providers.sql"),
     ),
     (
         "0009_rollouts.sql",
-        include_str!("../../state/0009_rollouts.sql"),
+        include_str!("../../../state/0009_rollouts.sql"),
     ),
     (
         "0010_generations.sql",
-        include_str!("../../state/0010_generations.sql"),
+        include_str!("../../../state/0010_generations.sql"),
     ),
     (
         "0011_generation_history.sql",
-        include_str!("../../state/0011_generation_history.sql"),
+        include_str!("../../../state/0011_generation_history.sql"),
     ),
     (
         "0012_rollback_holds.sql",
-        include_str!("../../state/0012_rollback_holds.sql"),
+        include_str!("../../../state/0012_rollback_holds.sql"),
     ),
-    ("0013_facts.sql", include_str!("../../state/0013_facts.sql")),
+    (
+        "0013_facts.sql",
+        include_str!("../../../state/0013_facts.sql"),
+    ),
     (
         "0014_push_nonces.sql",
-        include_str!("../../state/0014_push_nonces.sql"),
+        include_str!("../../../state/0014_push_nonces.sql"),
     ),
     (
         "0015_push_runs.sql",
-        include_str!("../../state/0015_push_runs.sql"),
+        include_str!("../../../state/0015_push_runs.sql"),
     ),
     (
         "0016_local_nodes.sql",
-        include_str!("../../state/0016_local_nodes.sql"),
+        include_str!("../../../state/0016_local_nodes.sql"),
     ),
     (
         "0017_secret_copies.sql",
-        include_str!("../../state/0017_secret_copies.sql"),
+        include_str!("../../../state/0017_secret_copies.sql"),
     ),
 ];
 
@@ -544,7 +556,7 @@ mod tests {
 
     #[test]
     fn every_file_in_state_is_a_migration_in_order() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("state");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../state");
         let mut files: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

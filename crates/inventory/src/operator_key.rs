@@ -79,7 +79,7 @@ fn loose(path: &Path) -> bool {
 
 /// The key at `path`; `None` when there is none.
 fn read(path: &Path) -> Result<Option<Identity>, InventoryError> {
-    match crate::ssh::files::read_text(path) {
+    match mesh_ssh::files::read_text(path) {
         // as ssh refuses a private key others may read: whoever can read it opens every secret
         Ok(_) if loose(path) => Err(InventoryError::OperatorKey {
             path: path.to_path_buf(),

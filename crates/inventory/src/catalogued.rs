@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::validate::{check_place, system_directory};
-use crate::catalogue::{Module, Need, Setting};
+use mesh_catalogue::{Module, Need, Setting};
 
 /// Whose a node's layer named `name` is, given what runs on `node` (instance, module): the
 /// instance's of that name (its module returned); refused when the module of that name runs there

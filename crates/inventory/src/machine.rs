@@ -9,7 +9,7 @@
 use rusqlite::{OptionalExtension as _, params};
 
 use super::{Inventory, InventoryError, Node};
-use crate::wire::Report;
+use mesh_wire::Report;
 
 /// How `mesh check` records a machine it found new.
 pub(super) const FOUND_NEW: &str = "new";
@@ -124,8 +124,8 @@ impl Inventory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::PushRecord;
-    use crate::wire::{Mode, VERSION};
+    use crate::PushRecord;
+    use mesh_wire::{Mode, VERSION};
 
     fn report(mode: Mode, keys: &[&str], new_machine: bool) -> Report {
         Report {

@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn a_rollout_is_recorded_as_it_goes_and_what_is_left_is_what_was_not_applied() {
         let dir = tempfile::tempdir().unwrap();
-        let mut inv = crate::inventory::Inventory::init(&dir.path().join("i.db")).unwrap();
+        let mut inv = crate::Inventory::init(&dir.path().join("i.db")).unwrap();
         assert!(inv.last_rollout().unwrap().is_none());
         let n = |node: &str, wave| RolloutNode {
             node: node.into(),

@@ -61,7 +61,7 @@ impl Inventory {
     /// without letting anyone who holds only the inventory test a guess against it.
     pub fn secret_digest(&self, content: &[u8]) -> Result<String, InventoryError> {
         let identity = self.identity()?.to_string();
-        Ok(crate::catalogue::digest(&[
+        Ok(mesh_catalogue::digest(&[
             b"mesh: a secret's digest",
             identity.expose_secret().as_bytes(),
             content,
@@ -100,7 +100,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::Inventory;
-    use crate::inventory::{InventoryError, Node};
+    use crate::{InventoryError, Node};
 
     #[test]
     fn a_secret_is_kept_sealed_and_opens_only_with_the_operators_key() {
