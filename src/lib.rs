@@ -12,6 +12,9 @@
 //!   budget, recorded as it goes so that it can be resumed.
 //!
 //! [`lab`] boots throwaway machines to push to; [`cli`] is the thin command-line edge.
+//!
+//! [`wire`], [`ssh`], [`catalogue`] and [`inventory`] are crates of the workspace (`wire/`,
+//! `crates/`), re-exported here under their layers' names; the others are modules of this crate.
 
 pub mod cli;
 pub mod deploy;
