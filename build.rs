@@ -1,4 +1,4 @@
-//! Build step for `mesh`: embeds the built-in catalogue and the helper.
+//! Build step for `mesh`: embeds the helper (the built-in catalogue is `mesh-catalogue`'s).
 //!
 //! The helper (`host/`) is built here in a cargo invocation of its own, statically linked
 //! (`+crt-static` with an explicit `--target`, so the flag reaches neither build scripts nor the
@@ -8,7 +8,6 @@
 //! only when the operator itself has debug assertions.
 
 use std::env;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,43 +19,9 @@ const HELPER_TARGET: &str = "x86_64-unknown-linux-gnu";
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
     let root = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    if let Err(e) = embed_catalogue(&root.join("catalogue"), &out) {
-        println!("cargo::error=cannot embed the catalogue: {e}");
-        return;
-    }
     if let Err(e) = build_helper(&root, &out) {
         println!("cargo::error=cannot build the helper (mesh-host): {e}");
     }
-}
-
-fn embed_catalogue(dir: &Path, out: &Path) -> Result<(), String> {
-    println!("cargo::rerun-if-changed={}", dir.display());
-    let mut files = Vec::new();
-    walk(dir, dir, &mut files).map_err(|e| e.to_string())?;
-    files.sort();
-    let mut code =
-        String::from("/// Every file of the built-in catalogue: (path under catalogue/, bytes).\n");
-    code.push_str("pub(crate) static FILES: &[(&str, &[u8])] = &[\n");
-    for (rel, abs) in &files {
-        let _ = writeln!(code, "    ({rel:?}, include_bytes!({abs:?})),");
-    }
-    code.push_str("];\n");
-    fs::write(out.join("catalogue.rs"), code).map_err(|e| e.to_string())
-}
-
-fn walk(base: &Path, dir: &Path, files: &mut Vec<(String, String)>) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(base, &path, files)?;
-        } else if let Ok(rel) = path.strip_prefix(base) {
-            files.push((
-                rel.to_string_lossy().into_owned(),
-                path.to_string_lossy().into_owned(),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn build_helper(root: &Path, out: &Path) -> Result<(), String> {

@@ -12,17 +12,20 @@
 //!   budget, recorded as it goes so that it can be resumed.
 //!
 //! [`lab`] boots throwaway machines to push to; [`cli`] is the thin command-line edge.
+//!
+//! [`wire`], [`ssh`], [`catalogue`] and [`inventory`] are crates of the workspace (`wire/`,
+//! `crates/`), re-exported here under their layers' names; the others are modules of this crate.
 
-pub mod catalogue;
 pub mod cli;
 pub mod deploy;
-pub mod inventory;
 pub mod lab;
 pub mod plan;
 pub mod push;
 pub mod resolve;
-pub mod ssh;
 
+pub use mesh_catalogue as catalogue;
+pub use mesh_inventory as inventory;
+pub use mesh_ssh as ssh;
 pub use mesh_wire as wire;
 
 #[cfg(test)]

@@ -94,7 +94,11 @@ struct Allow {
 fn import(file: &Path, allow: Allow, dry_run: bool, ctx: &Context) -> Result<u8> {
     let name = file.display().to_string();
     let text = read(file).with_context(|| format!("cannot read {name}"))?;
-    let doc = Document::parse(&name, &text, &crate::ssh::config::SshConfig::load()?)?;
+    let doc = Document::parse(
+        &name,
+        &text,
+        &crate::push::route::BySsh(&crate::ssh::config::SshConfig::load()?),
+    )?;
     let cat = ctx.catalogue()?;
     doc.check_catalogue(&name, &cat)?;
     let path = ctx.inventory_path()?;

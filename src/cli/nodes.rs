@@ -136,7 +136,10 @@ fn add(inv: &Inventory, a: AddArgs, ctx: &Context) -> Result<()> {
         ..Node::new(&a.name, "")
     };
     check(&node)?;
-    inv.add_node_in(&node, &ssh::config::SshConfig::load()?)?;
+    inv.add_node_in(
+        &node,
+        &crate::push::route::BySsh(&ssh::config::SshConfig::load()?),
+    )?;
     let added = NodeAdded {
         added: &node.name,
         local: node.local.as_deref(),

@@ -85,7 +85,10 @@ pub(super) fn set(inv: &Inventory, a: SetArgs, ctx: &Context) -> Result<()> {
             node.name
         );
     }
-    inv.edit_node_in(&node, &crate::ssh::config::SshConfig::load()?)?;
+    inv.edit_node_in(
+        &node,
+        &crate::push::route::BySsh(&crate::ssh::config::SshConfig::load()?),
+    )?;
     if ctx.json {
         print_json(&NodeEdited {
             node: &node,

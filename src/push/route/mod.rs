@@ -45,9 +45,11 @@ pub fn target(node: &Node, nodes: &[Node], config: &SshConfig) -> Result<Target,
     Ok(target)
 }
 
-/// Where a push reaches each node, as its own resolver works it out: what the inventory asks
-/// to refuse two nodes on one machine.
-impl crate::inventory::Machines for SshConfig {
+/// Where a push reaches each node under an ssh configuration, as its own resolver works it out:
+/// what the inventory asks to refuse two nodes on one machine.
+pub struct BySsh<'a>(pub &'a SshConfig);
+
+impl crate::inventory::Machines for BySsh<'_> {
     fn machine_of(&self, node: &Node) -> crate::inventory::NodeMachine {
         // a node on this machine is its root directory: two nodes on one are one machine
         if let Some(dir) = &node.local {
@@ -56,7 +58,7 @@ impl crate::inventory::Machines for SshConfig {
                 port: 0,
             };
         }
-        let (host, port) = match target(node, &[], self) {
+        let (host, port) = match target(node, &[], self.0) {
             Ok(t) => (t.address, t.port),
             Err(_) => (node.address.clone(), node.port),
         };

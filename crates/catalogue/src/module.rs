@@ -1,0 +1,504 @@
+//! A module definition (`catalogue/<module>/module.json` and the files it ships), parsed and
+//! checked so that every error names the file and the field.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::CatalogueError;
+use super::per_consumer;
+use super::requirement::{self, Provision, RawProvision, RawRequirement, Requirement};
+use super::resources::{Parser, ResourceDef, parse_cost};
+use super::scope::{self, Reading, Scope};
+use super::setting::{self, Setting, SettingType};
+
+/// A module: identity, declared settings, and the resources it puts on a machine.
+#[derive(Debug, Clone)]
+pub struct Module {
+    /// Its name, also its folder's name.
+    pub name: String,
+    /// Its version; a new version's changed content costs what its files declare.
+    pub version: String,
+    /// One sentence of what it is for.
+    pub description: String,
+    /// Every setting it takes, in the order declared: the operator's requirements.
+    pub settings: Vec<Setting>,
+    /// What it requires from a module, its host or the mesh.
+    pub requires: Vec<Requirement>,
+    /// What it provides to other modules.
+    pub provides: Vec<Provision>,
+    /// What it puts on a machine.
+    pub resources: Vec<ResourceDef>,
+    /// Where it was loaded from: `built-in` or a folder.
+    pub origin: String,
+    /// Every `${…}` its definition reads anywhere: a value no template reads need not be made.
+    pub reads: BTreeSet<String>,
+    /// How many of its assignments a push may restart at once (`"rollout"`).
+    pub rollout: super::rollout::Rollout,
+}
+
+impl Module {
+    /// The module.json it was read from, for messages.
+    pub fn file(&self) -> String {
+        if self.origin == "built-in" {
+            format!("catalogue/{}/module.json", self.name)
+        } else {
+            format!("{}/module.json", self.origin)
+        }
+    }
+
+    /// The declared setting called `name`.
+    pub fn setting(&self, name: &str) -> Option<&Setting> {
+        self.settings.iter().find(|s| s.name == name)
+    }
+
+    /// Whether `key` (`requirement.field`) names a secret field: it is never shown.
+    pub fn is_secret(&self, key: &str) -> bool {
+        scope::is_secret(&self.requires, &self.provides, key)
+    }
+
+    /// The declared settings' names, for messages.
+    pub fn setting_names(&self) -> String {
+        if self.settings.is_empty() {
+            "it declares none".to_string()
+        } else {
+            self.settings
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModule {
+    name: Option<String>,
+    version: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    settings: Vec<RawSetting>,
+    #[serde(default)]
+    requires: Vec<RawRequirement>,
+    #[serde(default)]
+    provides: Vec<RawProvision>,
+    #[serde(default)]
+    resources: Vec<Value>,
+    rollout: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetting {
+    name: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    meaning: Option<String>,
+    default: Option<Value>,
+    cost: Option<String>,
+    choices: Option<Vec<String>>,
+}
+
+/// Parses one module: `file` names module.json in messages, `dir_name` is its folder's name and
+/// `shipped` the other files of the folder (path relative to it → bytes).
+/// One module from its module.json and the files shipped beside it (by path in its folder), as
+/// the loader reads a folder named `name`; nothing is read from disk. The fuzz target `module`
+/// runs this on anything.
+pub fn parse_bytes(
+    name: &str,
+    json: &[u8],
+    shipped: &BTreeMap<String, Vec<u8>>,
+) -> Result<Module, CatalogueError> {
+    parse(&format!("{name}/module.json"), name, json, shipped, name)
+}
+
+pub(super) fn parse(
+    file: &str,
+    dir_name: &str,
+    json: &[u8],
+    shipped: &BTreeMap<String, Vec<u8>>,
+    origin: &str,
+) -> Result<Module, CatalogueError> {
+    let invalid = |field: &str, message: String| CatalogueError::Invalid {
+        file: file.to_string(),
+        field: field.to_string(),
+        message,
+    };
+    let raw: RawModule = serde_json::from_slice(json).map_err(|source| CatalogueError::Json {
+        file: file.to_string(),
+        source,
+    })?;
+    let name = raw.name.ok_or_else(|| invalid("name", "missing".into()))?;
+    if name != dir_name {
+        return Err(invalid(
+            "name",
+            format!("{name:?} differs from its folder's name {dir_name:?}"),
+        ));
+    }
+    if !setting::valid_name(&name) {
+        return Err(invalid(
+            "name",
+            "must be lower case letters, digits and -".into(),
+        ));
+    }
+    let version = raw
+        .version
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| invalid("version", "missing".into()))?;
+    let description = raw
+        .description
+        .filter(|d| !d.trim().is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "description",
+                "missing: say in one sentence what the module is for".into(),
+            )
+        })?;
+
+    let rollout = super::rollout::rollout(raw.rollout).map_err(|(f, m)| invalid(&f, m))?;
+    let mut settings: Vec<Setting> = Vec::new();
+    for (i, s) in raw.settings.into_iter().enumerate() {
+        let at = |field: &str| match &s.name {
+            Some(n) => format!("settings[{i}] ({n}).{field}"),
+            None => format!("settings[{i}].{field}"),
+        };
+        let sname = s
+            .name
+            .clone()
+            .ok_or_else(|| invalid(&at("name"), "missing".into()))?;
+        if !setting::valid_name(&sname) {
+            return Err(invalid(
+                &at("name"),
+                "must be lower case letters, digits and -".into(),
+            ));
+        }
+        if settings.iter().any(|d| d.name == sname) {
+            return Err(invalid(&at("name"), "declared twice".into()));
+        }
+        let types = SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice";
+        let kind = match &s.kind {
+            None => {
+                return Err(invalid(
+                    &at("type"),
+                    format!("missing: every setting declares its type ({types})"),
+                ));
+            }
+            Some(k) if k == "choice" => SettingType::Choice,
+            Some(k) => SettingType::parse(k).ok_or_else(|| {
+                invalid(
+                    &at("type"),
+                    format!("{k:?} is not a type; use one of {types}"),
+                )
+            })?,
+        };
+        let meaning = s
+            .meaning
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| {
+                invalid(
+                    &at("meaning"),
+                    "missing: every setting says in one sentence what it means".into(),
+                )
+            })?;
+        let choices = super::setting::choices(kind, s.choices.clone())
+            .map_err(|m| invalid(&at("choices"), m))?;
+        let cost = parse_cost(s.cost.as_deref()).map_err(|m| invalid(&at("cost"), m))?;
+        let setting = Setting {
+            name: sname,
+            kind,
+            meaning,
+            default: s.default.clone(),
+            cost,
+            choices,
+        };
+        if let Some(d) = &s.default
+            && !setting.admits(d)
+        {
+            return Err(invalid(
+                &at("default"),
+                format!("{d} is not {}", setting.expected()),
+            ));
+        }
+        settings.push(setting);
+    }
+
+    let mut requires: Vec<Requirement> = Vec::new();
+    for (i, r) in raw.requires.into_iter().enumerate() {
+        let r = requirement::requirement(i, r).map_err(|(f, m)| invalid(&f, m))?;
+        if settings.iter().any(|s| s.name == r.name) || requires.iter().any(|q| q.name == r.name) {
+            return Err(invalid(
+                &format!("requires[{i}].name"),
+                format!("{:?} names a setting or requirement already", r.name),
+            ));
+        }
+        requires.push(r);
+    }
+    let mut provides: Vec<Provision> = Vec::new();
+    let mut per_consumer = Vec::new();
+    for (i, mut p) in raw.provides.into_iter().enumerate() {
+        let made_per_consumer = p.per_consumer.is_some();
+        per_consumer.push(p.per_consumer.take());
+        let mut p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
+        for f in &mut p.fields {
+            f.field.directory = super::owner::provided(
+                &format!("provides[{i}].fields.{}", f.field.name),
+                f.field.directory.take(),
+                f.value.as_ref().and_then(|v| v.lone_reference()),
+                &requires,
+                made_per_consumer,
+            )
+            .map_err(|(f, m)| invalid(&f, m))?;
+        }
+        if settings.iter().any(|s| s.name == p.name)
+            || requires.iter().any(|q| q.name == p.name)
+            || provides.iter().any(|o| o.name == p.name)
+        {
+            return Err(invalid(
+                &format!("provides[{i}].name"),
+                format!(
+                    "{:?} names a setting, requirement or provision already",
+                    p.name
+                ),
+            ));
+        }
+        provides.push(p);
+    }
+    let read = RefCell::new(BTreeSet::new());
+    let scope = Scope {
+        settings: &settings,
+        requirements: &requires,
+        provisions: &provides,
+        read: &read,
+    };
+    let mut templates = Vec::new();
+    for (i, (p, file)) in provides.iter().zip(&per_consumer).enumerate() {
+        for f in &p.fields {
+            if let Some(v) = &f.value {
+                let mut refs = Vec::new();
+                for r in v.references() {
+                    let of_consumer = per_consumer::reads_consumer(r).map_err(|m| {
+                        invalid(&format!("provides[{i}].fields.{}", f.field.name), m)
+                    })?;
+                    if of_consumer && file.is_none() {
+                        return Err(invalid(
+                            &format!("provides[{i}].fields.{}", f.field.name),
+                            format!(
+                                "reads ${{{r}}}: only a provision made per consumer \
+                                 (\"per-consumer\": \"FILE\") knows its consumer"
+                            ),
+                        ));
+                    }
+                    if !of_consumer {
+                        refs.push(r);
+                    }
+                }
+                scope.check(refs, Reading::ProvisionValue).map_err(|m| {
+                    invalid(
+                        &format!("provides[{i}].fields.{}", f.field.name),
+                        format!("{} {m}", v.source_text()),
+                    )
+                })?;
+            }
+        }
+        templates.push(
+            file.as_deref()
+                .map(|name| per_consumer::load(i, &p.name, &p.fields, name, shipped, &scope))
+                .transpose()
+                .map_err(|(f, m)| invalid(&f, m))?,
+        );
+    }
+    for (p, t) in provides.iter_mut().zip(templates) {
+        p.per_consumer = t;
+    }
+    let scope = Scope {
+        settings: &settings,
+        requirements: &requires,
+        provisions: &provides,
+        read: &read,
+    };
+    let mut parser = Parser {
+        file,
+        module: &name,
+        version: &version,
+        scope,
+        shipped,
+        paths: Vec::new(),
+        units: Vec::new(),
+    };
+    let mut resources = Vec::new();
+    for (i, value) in raw.resources.into_iter().enumerate() {
+        resources.push(parser.resource(i, value)?);
+    }
+    Ok(Module {
+        name,
+        version,
+        description,
+        settings,
+        requires,
+        provides,
+        resources,
+        origin: origin.to_string(),
+        reads: read.into_inner(),
+        rollout,
+    })
+}
+
+/// Lower-case hex sha256 over the parts, each length-prefixed so no two splits collide.
+pub fn digest(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    mesh_wire::hex(&h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mesh_wire::Cost;
+
+    fn parse_str(json: &str) -> Result<Module, CatalogueError> {
+        let mut shipped = BTreeMap::new();
+        shipped.insert("t.txt".to_string(), b"hello ${greeting}\n".to_vec());
+        parse(
+            "demo/module.json",
+            "demo",
+            json.as_bytes(),
+            &shipped,
+            "test",
+        )
+    }
+
+    fn err(json: &str) -> String {
+        match parse_str(json) {
+            Ok(_) => panic!("accepted: {json}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const GOOD: &str = r#"{"name":"demo","version":"1","description":"A demo.",
+        "settings":[{"name":"greeting","type":"string","meaning":"What to say.","default":"hi","cost":"reload"}],
+        "resources":[{"kind":"file","path":"/etc/demo","template":"t.txt","units":["demo.service"]}]}"#;
+
+    #[test]
+    fn a_good_module_parses() {
+        let m = parse_str(GOOD).unwrap();
+        assert_eq!(m.settings[0].cost, Cost::Reload);
+        assert_eq!(m.resources.len(), 1);
+    }
+
+    #[test]
+    fn a_setting_without_a_type_is_refused_naming_file_and_field() {
+        let e = err(&GOOD.replace(r#""type":"string","#, ""));
+        assert!(
+            e.starts_with("demo/module.json: settings[0] (greeting).type: missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_setting_without_a_meaning_is_refused() {
+        let e = err(&GOOD.replace(r#""meaning":"What to say.","#, ""));
+        assert!(e.contains("settings[0] (greeting).meaning: missing"), "{e}");
+    }
+
+    #[test]
+    fn a_default_of_the_wrong_type_is_refused() {
+        let e = err(&GOOD.replace(r#""default":"hi""#, r#""default":3"#));
+        assert!(e.contains("(greeting).default: 3 is not a string"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_by_name() {
+        let e = err(&GOOD.replace(r#""version":"1","#, r#""version":"1","colour":"red","#));
+        assert!(
+            e.contains("demo/module.json") && e.contains("colour"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_template_reading_an_undeclared_setting_is_refused() {
+        let e = err(&GOOD.replace(r#""name":"greeting""#, r#""name":"salute""#));
+        assert!(
+            e.contains("resources[0].template: t.txt reads ${greeting}"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_paths_modes_kinds_and_costs_are_refused() {
+        assert!(err(&GOOD.replace("/etc/demo", "etc/demo")).contains("resources[0].path"));
+        assert!(err(&GOOD.replace("/etc/demo", "/etc/../x")).contains("resources[0].path"));
+        assert!(
+            err(&GOOD.replace(
+                r#""template":"t.txt""#,
+                r#""template":"t.txt","mode":"999""#
+            ))
+            .contains("resources[0].mode")
+        );
+        assert!(
+            err(&GOOD.replace(r#""kind":"file""#, r#""kind":"hardlink""#))
+                .contains("resources[0].kind")
+        );
+        assert!(
+            err(&GOOD.replace(r#""cost":"reload""#, r#""cost":"reboot""#))
+                .contains("(greeting).cost")
+        );
+        assert!(
+            err(&GOOD.replace(r#""name":"demo""#, r#""name":"other""#))
+                .contains("name: \"other\" differs")
+        );
+    }
+
+    #[test]
+    fn keys_and_services_are_checked_when_loaded() {
+        let with = |resource: &str| {
+            GOOD.replace(
+                r#"{"kind":"file","path":"/etc/demo","template":"t.txt","units":["demo.service"]}"#,
+                resource,
+            )
+        };
+        let keys = parse_str(&with(
+            r#"{"kind":"keys","path":"/etc/d.json","keys":{"a":{"b":"${greeting}","c":1},"d":[]}}"#,
+        ))
+        .unwrap();
+        let ResourceDef::Keys(k) = &keys.resources[0] else {
+            panic!("not keys")
+        };
+        let owned: Vec<String> = k.keys.iter().map(|(p, _)| p.join(".")).collect();
+        assert_eq!(owned, vec!["a.b", "a.c", "d"]);
+        assert!(
+            err(&with(
+                r#"{"kind":"keys","path":"/etc/d.json","keys":{"a":"${nope}"}}"#
+            ))
+            .contains("resources[0].keys: a reads ${nope}, which the module does not declare")
+        );
+        assert!(
+            err(&with(r#"{"kind":"keys","path":"/etc/d.json","keys":{}}"#))
+                .contains("resources[0].keys: missing")
+        );
+        assert!(
+            err(&with(
+                r#"{"kind":"service","unit":"docker.service","state":"paused"}"#
+            ))
+            .contains("resources[0].state: \"paused\" is not a state")
+        );
+        assert!(
+            err(&with(r#"{"kind":"service","unit":"docker"}"#))
+                .contains("resources[0].unit: \"docker\" is not a systemd unit name")
+        );
+    }
+
+    #[test]
+    fn invalid_json_names_the_file() {
+        let e = err("{ not json");
+        assert!(e.starts_with("demo/module.json: not valid JSON"), "{e}");
+    }
+}

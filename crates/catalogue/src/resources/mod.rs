@@ -1,0 +1,181 @@
+//! The resources a module puts on a machine, as module.json defines them: one file per kind
+//! holds its definition, how it is checked when the module is loaded (every error names the file
+//! and the field), and how `mesh module show` describes it. `parser` holds what every kind's check
+//! shares.
+
+mod account;
+mod apt_repository;
+mod container;
+mod file;
+mod keys;
+mod package;
+mod parser;
+mod process;
+mod ready;
+#[cfg(test)]
+mod ready_tests;
+mod service;
+mod symlink;
+mod sysctl;
+#[cfg(test)]
+mod tests;
+mod timer;
+
+pub use account::check_account;
+pub use account::{GroupDef, UserDef};
+pub use apt_repository::AptRepositoryDef;
+pub use container::ContainerDef;
+pub use file::FileDef;
+pub use keys::{KeyValue, KeysDef};
+pub use package::PackageDef;
+pub(crate) use parser::Parser;
+pub use process::ProcessDef;
+pub use ready::{ProbeDef, ReadyDef};
+pub use service::ServiceDef;
+pub use symlink::SymlinkDef;
+pub use sysctl::SysctlDef;
+pub use timer::TimerDef;
+
+use mesh_wire::Cost;
+
+/// A resource as a module defines it (before settings are filled in).
+#[derive(Debug, Clone)]
+pub enum ResourceDef {
+    /// A whole file from a shipped template.
+    File(FileDef),
+    /// Keys merged into a shared JSON file.
+    Keys(KeysDef),
+    /// An existing unit and the state it should be in.
+    Service(ServiceDef),
+    /// A package from the machine's package manager.
+    Package(PackageDef),
+    /// A unit the mesh creates and runs.
+    Process(ProcessDef),
+    /// A container run with the machine's Docker.
+    Container(ContainerDef),
+    /// A symbolic link, what was at its path given back when undeclared.
+    Symlink(SymlinkDef),
+    /// A kernel setting, the value found given back when undeclared.
+    Sysctl(SysctlDef),
+    /// A command run on a schedule: a timer and its service the mesh writes.
+    Timer(TimerDef),
+    /// A group, made if missing.
+    Group(GroupDef),
+    /// A user, made if missing; its shell, groups and keys set.
+    User(UserDef),
+    /// An apt repository and its key, what was at their paths given back when undeclared.
+    AptRepository(AptRepositoryDef),
+}
+
+impl ResourceDef {
+    /// The kind's name as module.json spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ResourceDef::File(_) => "file",
+            ResourceDef::Keys(_) => "keys",
+            ResourceDef::Service(_) => "service",
+            ResourceDef::Package(_) => "package",
+            ResourceDef::Process(_) => "process",
+            ResourceDef::Container(_) => "container",
+            ResourceDef::Symlink(_) => "symlink",
+            ResourceDef::Sysctl(_) => "sysctl",
+            ResourceDef::Timer(_) => "timer",
+            ResourceDef::Group(_) => "group",
+            ResourceDef::User(_) => "user",
+            ResourceDef::AptRepository(_) => "apt-repository",
+        }
+    }
+
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    pub fn confirm(&self) -> bool {
+        match self {
+            ResourceDef::File(f) => f.confirm,
+            ResourceDef::Keys(k) => k.confirm,
+            ResourceDef::Service(sv) => sv.confirm,
+            ResourceDef::Package(_)
+            | ResourceDef::Process(_)
+            | ResourceDef::Container(_)
+            | ResourceDef::Symlink(_)
+            | ResourceDef::Sysctl(_)
+            | ResourceDef::Timer(_)
+            | ResourceDef::Group(_)
+            | ResourceDef::User(_)
+            | ResourceDef::AptRepository(_) => false,
+        }
+    }
+
+    /// One line saying what it puts on a machine, for `mesh module show`.
+    pub fn describe(&self) -> String {
+        let said = match self {
+            ResourceDef::File(f) => f.describe(),
+            ResourceDef::Keys(k) => k.describe(),
+            ResourceDef::Service(sv) => sv.describe(),
+            ResourceDef::Package(p) => p.describe(),
+            ResourceDef::Container(c) => c.describe(),
+            ResourceDef::Process(p) => p.describe(),
+            ResourceDef::Symlink(l) => l.describe(),
+            ResourceDef::Sysctl(s) => s.describe(),
+            ResourceDef::Timer(t) => t.describe(),
+            ResourceDef::Group(g) => g.describe(),
+            ResourceDef::User(u) => u.describe(),
+            ResourceDef::AptRepository(a) => a.describe(),
+        };
+        if self.confirm() {
+            format!("{said}; a change is confirmed over a new connection, else reverted")
+        } else {
+            said
+        }
+    }
+}
+
+/// The resource kinds module.json may name, for messages.
+pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl, timer, group, user, \
+     apt-repository";
+
+/// "; ready when …" for a unit that declares a probe, for `describe`.
+fn ready_when(ready: Option<&ReadyDef>) -> String {
+    ready.map(ReadyDef::describe).unwrap_or_default()
+}
+
+/// ", read by UNIT, UNIT" for a resource some units read, for `describe`.
+fn read_by(units: &[String]) -> String {
+    if units.is_empty() {
+        String::new()
+    } else {
+        format!(", read by {}", units.join(", "))
+    }
+}
+
+/// A cost as module.json spells it; none when not said.
+pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, String> {
+    match cost {
+        None | Some("none") => Ok(Cost::None),
+        Some("reload") => Ok(Cost::Reload),
+        Some("restart") => Ok(Cost::Restart),
+        Some(other) => Err(format!(
+            "{other:?} is not a cost; use none, reload or restart"
+        )),
+    }
+}
+
+/// Whether `unit` is a systemd unit name mesh handles.
+pub fn valid_unit(unit: &str) -> bool {
+    let Some((base, suffix)) = unit.rsplit_once('.') else {
+        return false;
+    };
+    !base.is_empty()
+        && matches!(
+            suffix,
+            "service" | "socket" | "timer" | "path" | "target" | "mount"
+        )
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c))
+}
+
+fn root() -> String {
+    "root".to_string()
+}
+fn default_mode() -> String {
+    "0644".to_string()
+}

@@ -1,0 +1,312 @@
+//! A declared setting: the one definition its type check, its CLI parsing, its docs (`mesh module
+//! show`) and its cost all come from.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use mesh_wire::Cost;
+
+/// One setting a module takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    /// The key, as operators set it: lower case, digits and `-`.
+    pub name: String,
+    /// What values it takes.
+    #[serde(rename = "type")]
+    pub kind: SettingType,
+    /// One sentence of what it means.
+    pub meaning: String,
+    /// Its default: a setting with one is a tunable; one without is the operator's to set.
+    pub default: Option<Value>,
+    /// What a change of its value costs the units that read it.
+    pub cost: Cost,
+    /// A `choice` setting's allowed values; empty for every other type.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+}
+
+impl Setting {
+    /// Whether a layer may hold `value` for it: [`SettingType::check`], and for a `choice` one of
+    /// its choices. Refused: what a value looks like.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        self.kind.check(value)?;
+        if self.admits(value) {
+            Ok(())
+        } else {
+            Err(self.expected())
+        }
+    }
+
+    /// Whether `value` is of its type (and among its choices).
+    pub fn admits(&self, value: &Value) -> bool {
+        self.kind.admits(value)
+            && (self.kind != SettingType::Choice
+                || value
+                    .as_str()
+                    .is_some_and(|v| self.choices.iter().any(|c| c == v)))
+    }
+
+    /// What a value looks like, for refusals.
+    pub fn expected(&self) -> String {
+        match self.kind {
+            SettingType::Choice => format!("one of {}", self.choices.join(", ")),
+            kind => kind.expected(),
+        }
+    }
+
+    /// A value typed on a command line, checked.
+    pub fn parse_value(&self, text: &str) -> Result<Value, String> {
+        let value = self.kind.parse_value(text)?;
+        self.check(&value)?;
+        Ok(value)
+    }
+
+    /// Its type as `module show` says it: `choice (a, b)` for a choice.
+    pub fn type_text(&self) -> String {
+        match self.kind {
+            SettingType::Choice => format!("choice ({})", self.choices.join(", ")),
+            kind => kind.as_str().to_string(),
+        }
+    }
+}
+
+/// The types a setting can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettingType {
+    /// Any text.
+    String,
+    /// A whole number.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON list; a later layer replaces it whole.
+    List,
+    /// A JSON object; layers merge it key by key.
+    Object,
+    /// `yes` or `no`, as sshd and many daemons spell a switch in their files.
+    #[serde(rename = "yes-no")]
+    YesNo,
+    /// One line of text: a value a configuration file reads up to the end of its line, where a
+    /// newline would start a directive of its own.
+    Line,
+    /// One of the values the setting lists in `choices` (a module's setting only).
+    Choice,
+}
+
+impl SettingType {
+    /// Every type, for messages that list them.
+    pub const ALL: [SettingType; 7] = [
+        SettingType::String,
+        SettingType::Integer,
+        SettingType::Boolean,
+        SettingType::List,
+        SettingType::Object,
+        SettingType::YesNo,
+        SettingType::Line,
+    ];
+
+    /// The type's name as module.json spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettingType::String => "string",
+            SettingType::Integer => "integer",
+            SettingType::Boolean => "boolean",
+            SettingType::List => "list",
+            SettingType::Object => "object",
+            SettingType::YesNo => "yes-no",
+            SettingType::Line => "line",
+            SettingType::Choice => "choice",
+        }
+    }
+
+    /// The type module.json names, if it is one.
+    pub fn parse(name: &str) -> Option<SettingType> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Whether `value` is of this type.
+    pub fn admits(self, value: &Value) -> bool {
+        match self {
+            SettingType::String => value.is_string(),
+            SettingType::Integer => value.is_i64() || value.is_u64(),
+            SettingType::Boolean => value.is_boolean(),
+            SettingType::List => value.is_array(),
+            SettingType::Object => value.is_object(),
+            SettingType::YesNo => matches!(value.as_str(), Some("yes" | "no")),
+            SettingType::Line => value.as_str().is_some_and(|s| !s.contains('\n')),
+            SettingType::Choice => value.is_string(),
+        }
+    }
+
+    /// Reads a value typed on a command line: a string as it is, anything else as JSON, then
+    /// [`SettingType::check`]s it.
+    pub fn parse_value(self, text: &str) -> Result<Value, String> {
+        let value = match self {
+            SettingType::String | SettingType::YesNo | SettingType::Line | SettingType::Choice => {
+                Value::String(text.to_string())
+            }
+            _ => serde_json::from_str(text).map_err(|_| self.expected())?,
+        };
+        self.check(&value)?;
+        Ok(value)
+    }
+
+    /// Whether a layer may hold `value` for a setting of this type, however it came (typed on a
+    /// command line, or read from an imported document): of this type, and with no control
+    /// character (other than tab and newline) wherever it is in the value, since a value ends up
+    /// in files, unit files and terminals, where a NUL truncates and an escape sequence speaks to
+    /// whoever reads it. Refused: what a value of this type looks like.
+    pub fn check(self, value: &Value) -> Result<(), String> {
+        if let Some(c) = control_character(value) {
+            return Err(format!(
+                "text without control characters (it holds {c:?}; tab and newline are the only ones allowed)"
+            ));
+        }
+        if self.admits(value) {
+            Ok(())
+        } else {
+            Err(self.expected())
+        }
+    }
+
+    /// What a value of this type looks like, for refusals.
+    pub fn expected(self) -> String {
+        match self {
+            SettingType::String => "a string".into(),
+            SettingType::Integer => "an integer, e.g. 3".into(),
+            SettingType::Boolean => "true or false".into(),
+            SettingType::List => "a JSON list, e.g. [\"a\",\"b\"]".into(),
+            SettingType::Object => "a JSON object, e.g. {\"k\":\"v\"}".into(),
+            SettingType::YesNo => "yes or no".into(),
+            SettingType::Line => "one line of text (no newline)".into(),
+            SettingType::Choice => "one of the setting's choices".into(),
+        }
+    }
+}
+
+/// The first control character other than tab and newline in any string of `value` (keys of
+/// objects too).
+pub fn control_character(value: &Value) -> Option<char> {
+    let bad = |s: &str| {
+        s.chars()
+            .find(|c| c.is_control() && *c != '\t' && *c != '\n')
+    };
+    match value {
+        Value::String(s) => bad(s),
+        Value::Array(items) => items.iter().find_map(control_character),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| bad(k).or_else(|| control_character(v))),
+        _ => None,
+    }
+}
+
+/// Whether `name` is a well-formed setting name.
+/// A setting's `choices` as module.json gives them: required, and only, for a `choice` setting;
+/// each a distinct line of text, at least two.
+pub(crate) fn choices(
+    kind: SettingType,
+    given: Option<Vec<String>>,
+) -> Result<Vec<String>, String> {
+    match (kind, given) {
+        (SettingType::Choice, None) => Err("missing: a choice setting lists its choices".into()),
+        (SettingType::Choice, Some(c)) => {
+            if c.len() < 2 {
+                return Err("a choice needs at least two choices".into());
+            }
+            if let Some(bad) = c
+                .iter()
+                .find(|v| v.is_empty() || v.chars().any(char::is_control))
+            {
+                return Err(format!(
+                    "{bad:?} cannot be a choice (empty, or a control character)"
+                ));
+            }
+            if let Some((i, v)) = c.iter().enumerate().find(|(i, v)| c[..*i].contains(v)) {
+                return Err(format!("{v:?} is listed twice (at {i})"));
+            }
+            Ok(c)
+        }
+        (_, Some(_)) => Err(format!(
+            "only a choice setting lists choices (this one is a {})",
+            kind.as_str()
+        )),
+        (_, None) => Ok(Vec::new()),
+    }
+}
+
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// A value as it reads in a text file: strings bare, everything else as compact JSON.
+pub fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_from_the_command_line_are_read_by_type() {
+        assert_eq!(SettingType::String.parse_value("50m"), Ok(json!("50m")));
+        assert_eq!(SettingType::Integer.parse_value("3"), Ok(json!(3)));
+        assert_eq!(SettingType::Boolean.parse_value("false"), Ok(json!(false)));
+        assert_eq!(SettingType::List.parse_value(r#"["a"]"#), Ok(json!(["a"])));
+        assert!(SettingType::Integer.parse_value("three").is_err());
+        assert!(SettingType::Integer.parse_value("3.5").is_err());
+        assert!(SettingType::List.parse_value("{}").is_err());
+        assert_eq!(SettingType::YesNo.parse_value("no"), Ok(json!("no")));
+        assert!(SettingType::YesNo.parse_value("false").is_err());
+        assert_eq!(
+            SettingType::Line.parse_value("ops admin"),
+            Ok(json!("ops admin"))
+        );
+        let said = SettingType::Line
+            .parse_value("ops\nPermitRootLogin yes")
+            .unwrap_err();
+        assert!(said.contains("one line"), "{said}");
+    }
+
+    #[test]
+    fn a_value_with_a_control_character_is_refused_wherever_it_is() {
+        assert!(SettingType::String.parse_value("a\u{0}b").is_err());
+        assert!(SettingType::String.parse_value("\u{1b}[2J").is_err());
+        assert!(
+            SettingType::List
+                .parse_value(r#"["ok", "a\u0000b"]"#)
+                .is_err()
+        );
+        assert!(
+            SettingType::Object
+                .parse_value(r#"{"k\u0007": 1}"#)
+                .is_err()
+        );
+        assert!(
+            SettingType::Object
+                .parse_value(r#"{"k": {"deep": "\u001b"}}"#)
+                .is_err()
+        );
+        // a tab or a line break is text
+        assert_eq!(
+            SettingType::String.parse_value("a\tb\nc"),
+            Ok(json!("a\tb\nc"))
+        );
+    }
+
+    #[test]
+    fn names_are_lower_case_words() {
+        assert!(valid_name("log-max-size"));
+        assert!(!valid_name("Log"));
+        assert!(!valid_name("-x"));
+        assert!(!valid_name(""));
+    }
+}

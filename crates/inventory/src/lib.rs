@@ -1,0 +1,608 @@
+//! The inventory: one SQLite file holding nodes, assignments, settings layers with their history,
+//! pinned host keys, every push as it happens, and what each node's helper confirmed it has.
+//!
+//! Its schema is the numbered SQL files in `state/`, embedded here and applied in order; the
+//! number reached is kept in `PRAGMA user_version`. A file written by a newer mesh is refused
+//! rather than misread. Write transactions are IMMEDIATE, so two writers never deadlock on the
+//! upgrade from reader to writer.
+
+pub mod allocate;
+mod answers;
+mod assignments;
+pub mod catalogued;
+mod confirmed;
+pub mod export;
+mod facts;
+mod generation_history;
+mod generations;
+pub mod import;
+mod import_catalogue;
+mod import_check;
+mod layers;
+mod machine;
+mod nodes;
+mod operator_key;
+mod pushes;
+mod rollback_holds;
+pub mod rollouts;
+mod sealed;
+mod secret_copies;
+mod secrets;
+mod select;
+mod tags;
+pub mod validate;
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+pub use allocate::Unallocated;
+pub use answers::{PORTS, Seat};
+pub use assignments::Assignment;
+pub use confirmed::DIFFERS;
+pub use facts::KnownFacts;
+pub use generation_history::Kept;
+pub use layers::{HistoryEntry, Layer, LayerOf};
+pub use nodes::{
+    AsWritten, DEFAULT_ROOT, Machines, Node, NodeMachine, valid_address,
+    valid_name as nodes_valid_name, valid_user,
+};
+pub use pushes::{PushRecord, PushRow};
+pub use rollback_holds::{Hold, PushGeneration};
+pub use secrets::consumer_key;
+pub use select::{Scope, glob_match};
+
+/// The schema, in order. A migration is never edited or removed once released: add a new one.
+pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_init.sql",
+        include_str!("../../../state/0001_init.sql"),
+    ),
+    (
+        "0002_requirements.sql",
+        include_str!("../../../state/0002_requirements.sql"),
+    ),
+    (
+        "0003_confirmed.sql",
+        include_str!("../../../state/0003_confirmed.sql"),
+    ),
+    (
+        "0004_tags.sql",
+        include_str!("../../../state/0004_tags.sql"),
+    ),
+    (
+        "0005_jump.sql",
+        include_str!("../../../state/0005_jump.sql"),
+    ),
+    (
+        "0006_sealed.sql",
+        include_str!("../../../state/0006_sealed.sql"),
+    ),
+    (
+        "0007_indexes.sql",
+        include_str!("../../../state/0007_indexes.sql"),
+    ),
+    (
+        "0008_providers.sql",
+        include_str!("../../../state/0008_providers.sql"),
+    ),
+    (
+        "0009_rollouts.sql",
+        include_str!("../../../state/0009_rollouts.sql"),
+    ),
+    (
+        "0010_generations.sql",
+        include_str!("../../../state/0010_generations.sql"),
+    ),
+    (
+        "0011_generation_history.sql",
+        include_str!("../../../state/0011_generation_history.sql"),
+    ),
+    (
+        "0012_rollback_holds.sql",
+        include_str!("../../../state/0012_rollback_holds.sql"),
+    ),
+    (
+        "0013_facts.sql",
+        include_str!("../../../state/0013_facts.sql"),
+    ),
+    (
+        "0014_push_nonces.sql",
+        include_str!("../../../state/0014_push_nonces.sql"),
+    ),
+    (
+        "0015_push_runs.sql",
+        include_str!("../../../state/0015_push_runs.sql"),
+    ),
+    (
+        "0016_local_nodes.sql",
+        include_str!("../../../state/0016_local_nodes.sql"),
+    ),
+    (
+        "0017_secret_copies.sql",
+        include_str!("../../../state/0017_secret_copies.sql"),
+    ),
+];
+
+/// What can go wrong with the inventory.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    #[error("no inventory at {}: run `mesh init` first (or point --inventory / MESH_INVENTORY at one)", path.display())]
+    Missing { path: PathBuf },
+    #[error("an inventory already exists at {}; it was left as it is", path.display())]
+    Exists { path: PathBuf },
+    #[error("{} was written by a newer mesh (schema {found}; this mesh knows {known}): use that mesh", path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("cannot create {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("inventory: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("the inventory holds something this mesh cannot read: {0}")]
+    Corrupt(String),
+    #[error("no node called {name:?} in the inventory (nodes: {known})")]
+    NoNode { name: String, known: String },
+    #[error(
+        "the inventory keeps no generation {number} of {node} (it keeps: {known}); `mesh history {node}` lists them"
+    )]
+    NoGeneration {
+        node: String,
+        number: u64,
+        known: String,
+    },
+    #[error("there is no push #{id} in the inventory: `mesh history` lists them")]
+    NoPush { id: i64 },
+    #[error(
+        "a node called {name:?} is already in the inventory; `mesh node remove {name}` first to replace it"
+    )]
+    NodeExists { name: String },
+    #[error(
+        "{instance:?} is already assigned to {node} (module {module}); use --as to run it twice under another name"
+    )]
+    AlreadyAssigned {
+        node: String,
+        instance: String,
+        module: String,
+    },
+    #[error("nothing is assigned to {node} as {instance:?} (assigned there: {known})")]
+    NotAssigned {
+        node: String,
+        instance: String,
+        known: String,
+    },
+    #[error(
+        "{name} would reach {address}:{port}, which the node {other} already reaches; one machine is one node (`mesh node set {other}` edits it); nothing was stored"
+    )]
+    SameAddress {
+        name: String,
+        other: String,
+        address: String,
+        port: u16,
+    },
+    #[error(
+        "{other} has this host key: one machine is one node (`mesh node set {other}` edits it); {name} was not pinned"
+    )]
+    SameHostKey { name: String, other: String },
+    #[error(
+        "{tag:?} cannot be a tag: use letters, digits, '-', '_' and '.', starting with a letter"
+    )]
+    BadTag { tag: String },
+    #[error("{selector:?} selects no node ({known}){}", if *exclude { "; an --exclude that spares nothing is taken for a typo" } else { "" })]
+    NoMatch {
+        selector: String,
+        known: String,
+        exclude: bool,
+    },
+    #[error("{selectors} leave no node once {excluded} are excluded; nothing was done")]
+    NoneLeft { selectors: String, excluded: String },
+    #[error(
+        "cannot open the inventory's secrets with the operator's key {}: {why}; put the key back \
+         (or point MESH_OPERATOR_KEY at it); nothing secret was read or sent",
+        path.display()
+    )]
+    OperatorKey { path: PathBuf, why: String },
+    #[error("another mesh push is running against the inventory {} (it holds the file's lock); try again when it is done", path.display())]
+    Busy { path: PathBuf },
+}
+
+/// Makes the folder `path` goes in, the operator's alone (0700), if it is missing.
+fn private_parent(path: &Path) -> Result<(), InventoryError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| InventoryError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+/// An open inventory.
+pub struct Inventory {
+    conn: Connection,
+    path: PathBuf,
+    operator: operator_key::OperatorKey,
+    /// Every node's name, read once per [`Inventory::batch`]: the host's facts answer with it
+    /// each module that reads it.
+    names: std::cell::RefCell<Option<std::rc::Rc<Vec<String>>>>,
+    /// Each sealed value opened so far, by its sealed text (which only ever opens to the one
+    /// value): a plan opens a provider's secret for each consumer's section and for the consumer
+    /// again, and X25519 is the dearest step of a plan.
+    opened: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// Each secret content sealed to a machine in this command, by its keyed digest: a confirmed
+    /// push keeps a copy sealed to the operator (`secret_copies`), so a rollback can seal it again.
+    rendered: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// This command's run id, random, written with every row it adds to `pushes`: the nodes of
+    /// one push are its rows, not every row begun in the same second.
+    run: String,
+    /// The file, open for [`Inventory::lock_pushes`] from the start to the end. SQLite locks
+    /// with `fcntl`, which `flock` does not touch, but closing any descriptor of the file drops
+    /// all of the process's `fcntl` locks on it: so this one is opened once and closed only
+    /// after the connection (fields drop in order).
+    file: File,
+    /// Whether this command holds the push lock ([`Inventory::lock_pushes`]).
+    locked: std::cell::Cell<bool>,
+}
+
+impl Inventory {
+    /// The default location: `$XDG_STATE_HOME/mesh/inventory.db`, else
+    /// `~/.local/state/mesh/inventory.db`.
+    pub fn default_path() -> Option<PathBuf> {
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+        Some(state.join("mesh").join("inventory.db"))
+    }
+
+    /// Creates a new inventory file (mode 0600) with the current schema.
+    pub fn init(path: &Path) -> Result<Inventory, InventoryError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let io = |source| InventoryError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        private_parent(path)?;
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(InventoryError::Exists {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io(e)),
+        }
+        Self::connect(path)
+    }
+
+    /// Opens an existing inventory, bringing its schema up to date.
+    pub fn open(path: &Path) -> Result<Inventory, InventoryError> {
+        if !path.is_file() {
+            return Err(InventoryError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::connect(path)
+    }
+
+    fn connect(path: &Path) -> Result<Inventory, InventoryError> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        // a fleet-wide plan runs the same few dozen statements once per node
+        conn.set_prepared_statement_cache_capacity(64);
+        // one plan per statement whatever is bound: without it a statement whose parameter meets
+        // an index is compiled again each time it is bound, which a fleet-wide plan does per node
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        // SQLite's default page cache (2 MB) holds a few thousand nodes' rows: a plan of a larger
+        // fleet would read its pages again for every node. 32 MB holds 10,000 nodes' inventory
+        conn.pragma_update(None, "cache_size", -32_000)?;
+        conn.set_transaction_behavior(TransactionBehavior::Immediate);
+        migrate(&mut conn, path)?;
+        let file = File::open(path).map_err(|source| InventoryError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let run = conn.query_row("SELECT lower(hex(randomblob(8)))", [], |r| r.get(0))?;
+        Ok(Inventory {
+            run,
+            conn,
+            path: path.to_path_buf(),
+            operator: operator_key::OperatorKey::of(path),
+            names: std::cell::RefCell::new(None),
+            opened: std::cell::RefCell::default(),
+            rendered: std::cell::RefCell::default(),
+            file,
+            locked: std::cell::Cell::new(false),
+        })
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version (the number of migrations applied).
+    pub fn schema_version(&self) -> Result<i64, InventoryError> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    /// Takes the push lock: one push at a time per inventory, held until this inventory is
+    /// dropped.
+    ///
+    /// The lock is on the inventory file itself (`flock`), not on a name beside it: the same file
+    /// reached through a symlink, a hard link, `./inv.db` or its absolute path is one lock, and
+    /// two inventories never share one.
+    pub fn lock_pushes(&self) -> Result<(), InventoryError> {
+        match self.file.try_lock() {
+            Ok(()) => {
+                self.locked.set(true);
+                Ok(())
+            }
+            Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy {
+                path: self.path.clone(),
+            }),
+            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Whether another command holds the push lock now (a push or rollback running): a push of
+    /// it in flight is then running, not interrupted. The lock is tried on the one descriptor
+    /// this inventory has (closing another would drop SQLite's locks) and let go at once.
+    pub fn pushing_elsewhere(&self) -> Result<bool, InventoryError> {
+        if self.locked.get() {
+            return Ok(false);
+        }
+        match self.file.try_lock() {
+            Ok(()) => {
+                self.file.unlock().map_err(|source| InventoryError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+                Ok(false)
+            }
+            Err(fs::TryLockError::WouldBlock) => Ok(true),
+            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Runs `work` in one transaction: a command that reads (and allocates) for every node of the
+    /// fleet takes the file's lock once rather than once per statement. What `work` wrote is kept
+    /// when it returns, an error included (a port it allocated stays allocated, as it would have
+    /// outside a transaction); only a failure of the inventory itself rolls it back.
+    pub fn batch<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.transaction(TransactionBehavior::Immediate, true, work)
+    }
+
+    /// Runs `work` in one transaction that is always rolled back: a question whose answer
+    /// resolves (and so would allocate ports or generate secrets) asked by a command that may
+    /// still refuse, leaving the file byte for byte as it was.
+    pub fn trial<T, E: From<InventoryError>>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.transaction(TransactionBehavior::Deferred, false, work)
+    }
+
+    /// `work` in one transaction, kept or rolled back whatever it returns.
+    fn transaction<T, E: From<InventoryError>>(
+        &self,
+        behavior: TransactionBehavior,
+        keep: bool,
+        work: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, behavior)
+            .map_err(InventoryError::from)?;
+        let out = work(self);
+        self.names.replace(None);
+        if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
+        out
+    }
+
+    /// The current time as the inventory writes it (UTC, ISO 8601).
+    pub fn now(&self) -> Result<String, InventoryError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")?
+            .query_row([], |r| r.get(0))?)
+    }
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if found > known {
+        return Err(InventoryError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known,
+        });
+    }
+    if found == known {
+        // nothing to migrate: a command that only reads, or is refused, leaves the file as it was
+        return Ok(());
+    }
+    for (_, sql) in &MIGRATIONS[found as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan of the whole fleet makes these reads once per node: each must find the node's rows
+    /// through an index, never by reading every node's (a plan of N nodes would cost N^2).
+    #[test]
+    fn what_a_plan_reads_per_node_it_finds_through_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        let per_node = [
+            ("assignments", assignments::NODE_ASSIGNMENTS),
+            ("answered", confirmed::ANSWERED),
+            ("confirmed", confirmed::CONFIRMED),
+            ("last_report", pushes::LAST_REPORT),
+            ("last_outcome", pushes::LAST_OUTCOME),
+        ];
+        for (name, sql) in per_node {
+            let mut stmt = inv
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let steps: Vec<String> = stmt
+                .query_map(["node1"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                // `SCAN CONSTANT ROW` is the one row of `SELECT EXISTS (…)`
+                steps
+                    .iter()
+                    .all(|s| !s.starts_with("SCAN") || s == "SCAN CONSTANT ROW"),
+                "{name} reads every node's rows: {steps:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fresh_inventory_gets_every_migration_and_mode_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/inv.db");
+        let inv = Inventory::init(&path).unwrap();
+        assert_eq!(inv.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn an_already_migrated_inventory_opens_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        let inv = Inventory::init(&path).unwrap();
+        inv.add_node(&Node::new("a", "127.0.0.1")).unwrap();
+        drop(inv);
+        let again = Inventory::open(&path).unwrap();
+        assert_eq!(again.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(again.nodes().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn init_refuses_an_existing_file_and_open_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        Inventory::init(&path).unwrap();
+        assert!(matches!(
+            Inventory::init(&path),
+            Err(InventoryError::Exists { .. })
+        ));
+        let missing = dir.path().join("none.db");
+        let e = Inventory::open(&missing).err().unwrap().to_string();
+        assert!(e.contains("mesh init"), "{e}");
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.db");
+        drop(Inventory::init(&path).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        assert!(matches!(
+            Inventory::open(&path),
+            Err(InventoryError::TooNew { found: 99, .. })
+        ));
+    }
+
+    #[test]
+    fn every_file_in_state_is_a_migration_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../state");
+        let mut files: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let names: Vec<&str> = MIGRATIONS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(files, names);
+        for (i, n) in names.iter().enumerate() {
+            assert!(
+                n.starts_with(&format!("{:04}_", i + 1)),
+                "{n} is out of order"
+            );
+        }
+    }
+
+    #[test]
+    fn the_push_lock_is_the_files_whatever_name_reaches_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("inv.db");
+        Inventory::init(&real).unwrap();
+        let linked = dir.path().join("link.db");
+        std::os::unix::fs::symlink(&real, &linked).unwrap();
+        let hard = dir.path().join("hard.sqlite");
+        fs::hard_link(&real, &hard).unwrap();
+        let roundabout = dir.path().join("sub/../inv.db");
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let held = Inventory::open(&real).unwrap();
+        // bound, so a lock that lives in what it returns stays held
+        let lock = held.lock_pushes();
+        assert!(lock.is_ok());
+        for name in [&linked, &hard, &roundabout] {
+            let other = Inventory::open(name).unwrap();
+            match other.lock_pushes() {
+                Err(InventoryError::Busy { .. }) => {}
+                Err(e) => panic!("{}: {e}", name.display()),
+                Ok(_) => panic!("{} took a second push lock", name.display()),
+            }
+        }
+        // another inventory beside it is not held: inv.sqlite is not inv.db
+        let beside = dir.path().join("inv.sqlite");
+        assert!(Inventory::init(&beside).unwrap().lock_pushes().is_ok());
+        drop(lock);
+        drop(held);
+        assert!(Inventory::open(&linked).unwrap().lock_pushes().is_ok());
+    }
+}

@@ -1,0 +1,154 @@
+//! The operator's own key, and the secrets the inventory keeps sealed with it.
+//!
+//! No secret is ever in the inventory in clear: each is sealed (age, X25519) to the operator's
+//! key, which lives outside the inventory file (beside it, mode 0600, or `MESH_OPERATOR_KEY`;
+//! see `operator_key`), so a copy of the inventory alone, or an export of it in git, gives
+//! nothing away. mesh opens a secret only to render it, and the rendered file is sealed again to
+//! the host key of the machine that receives it (resolution's `sealed`).
+
+use std::io::Write;
+use std::path::Path;
+
+use age::secrecy::ExposeSecret;
+use age::x25519::Identity;
+
+use super::{Inventory, InventoryError};
+
+/// How a sealed value begins: anything else in the secrets table was written by an older mesh.
+pub(super) const ARMOR: &str = "-----BEGIN AGE ENCRYPTED FILE-----";
+
+impl Inventory {
+    /// Whether any secret is sealed (to the operator's key).
+    pub(super) fn holds_secrets(&self) -> Result<bool, InventoryError> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM secrets WHERE substr(value, 1, ?1) = ?2)",
+            rusqlite::params![ARMOR.len() as i64, ARMOR],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// `value` sealed to the operator's key, as the inventory keeps it.
+    pub(super) fn seal(&self, value: &str) -> Result<String, InventoryError> {
+        let recipient = self.identity()?.to_public();
+        age::encrypt_and_armor(&recipient, value.as_bytes())
+            .map_err(|e| InventoryError::Corrupt(format!("cannot seal a secret: {e}")))
+    }
+
+    /// A value the inventory keeps, opened with the operator's key.
+    pub(super) fn unseal(&self, sealed: &str) -> Result<String, InventoryError> {
+        if let Some(value) = self.opened.borrow().get(sealed) {
+            return Ok(value.clone());
+        }
+        let identity = self.identity()?;
+        let cannot = |why: String| InventoryError::OperatorKey {
+            path: self.operator_key_path(),
+            why: format!("a secret sealed to another key cannot be opened with it ({why})"),
+        };
+        let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
+        let value = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))?;
+        self.opened
+            .borrow_mut()
+            .insert(sealed.to_string(), value.clone());
+        Ok(value)
+    }
+
+    /// Whether a kept value is sealed (an older mesh kept them in clear).
+    pub(super) fn is_sealed(value: &str) -> bool {
+        value.trim_start().starts_with(ARMOR)
+    }
+
+    /// A digest of secret content keyed by the operator's key: it tells whether a secret changed
+    /// without letting anyone who holds only the inventory test a guess against it.
+    pub fn secret_digest(&self, content: &[u8]) -> Result<String, InventoryError> {
+        let identity = self.identity()?.to_string();
+        Ok(mesh_catalogue::digest(&[
+            b"mesh: a secret's digest",
+            identity.expose_secret().as_bytes(),
+            content,
+        ]))
+    }
+}
+
+/// Makes a new key at `path`.
+pub(super) fn make_key(path: &Path) -> Result<Identity, InventoryError> {
+    let made = Identity::generate();
+    write_key(path, made.to_string().expose_secret())?;
+    Ok(made)
+}
+
+/// Writes the key, 0600 from its first byte, in a folder of mode 0700 made if missing.
+fn write_key(path: &Path, text: &str) -> Result<(), InventoryError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| InventoryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    super::private_parent(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    file.write_all(format!("{text}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::Inventory;
+    use crate::{InventoryError, Node};
+
+    #[test]
+    fn a_secret_is_kept_sealed_and_opens_only_with_the_operators_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        let key = dir.path().join("keys/operator.key");
+        inv.use_operator_key(&key);
+        inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
+        let wanted = [crate::inventory::Unallocated::secret(
+            "n", "kv", "kv", "password",
+        )];
+        inv.allocate(&wanted).unwrap();
+        let value = inv
+            .kept_secret("n", "kv", "kv", "password")
+            .unwrap()
+            .unwrap();
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let kept: String = inv
+            .conn
+            .query_row("SELECT value FROM secrets", [], |r| r.get(0))
+            .unwrap();
+        assert!(Inventory::is_sealed(&kept) && !kept.contains(&value));
+        assert_eq!(
+            inv.kept_secret("n", "kv", "kv", "password").unwrap(),
+            Some(value.clone())
+        );
+
+        // a key others may read is refused, as ssh refuses such a private key
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        inv.use_operator_key(&key);
+        let said = inv
+            .kept_secret("n", "kv", "kv", "password")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            said.contains("chmod 600") && !said.contains(&value),
+            "{said}"
+        );
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+        // the same inventory without its key reveals nothing, and says which key and why
+        std::fs::remove_file(&key).unwrap();
+        inv.use_operator_key(&key);
+        let refused = inv.kept_secret("n", "kv", "kv", "password").unwrap_err();
+        assert!(matches!(refused, InventoryError::OperatorKey { .. }));
+        let said = refused.to_string();
+        assert!(said.contains(&key.display().to_string()) && !said.contains(&value));
+        assert!(!key.exists(), "no new key is made over sealed secrets");
+    }
+}
