@@ -109,9 +109,7 @@ mod tests {
         let key = dir.path().join("keys/operator.key");
         inv.use_operator_key(&key);
         inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
-        let wanted = [crate::inventory::Unallocated::secret(
-            "n", "kv", "kv", "password",
-        )];
+        let wanted = [crate::Unallocated::secret("n", "kv", "kv", "password")];
         inv.allocate(&wanted).unwrap();
         let value = inv
             .kept_secret("n", "kv", "kv", "password")
