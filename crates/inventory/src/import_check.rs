@@ -9,6 +9,9 @@ use super::nodes::valid_name;
 use super::validate::{Invalid, check_place, check_port, check_word};
 use super::{Node, NodeMachine};
 
+/// Makes the refusal of one entry's field, naming the file.
+type Refuse<'a> = dyn Fn(String, String) -> DocumentError + 'a;
+
 impl Document {
     /// Refuses the first entry a command would refuse, or two nodes on one machine.
     pub(super) fn check(
@@ -21,6 +24,19 @@ impl Document {
             what,
             reason,
         };
+        let names = self.check_nodes(config, &invalid)?;
+        self.check_assignments(&names, &invalid)?;
+        self.check_layers(&names, &invalid)?;
+        self.check_seats(&names, &invalid)
+    }
+
+    /// Each node as `mesh node add` would take it, each named, reaching a machine and keyed
+    /// once; the names of the file's nodes.
+    fn check_nodes(
+        &self,
+        config: &dyn super::Machines,
+        invalid: &Refuse<'_>,
+    ) -> Result<BTreeSet<&str>, DocumentError> {
         let mut names = BTreeSet::new();
         let mut machines: BTreeMap<NodeMachine, &str> = BTreeMap::new();
         let mut keys: BTreeMap<String, &str> = BTreeMap::new();
@@ -59,27 +75,17 @@ impl Document {
                 ));
             }
             generations(n).map_err(|(field, reason)| invalid(at(field), reason))?;
-            // the host gives each port of a node once (two services would fight over it)
-            let mut given: BTreeMap<u16, &str> = BTreeMap::new();
-            for (key, port) in &n.ports {
-                if let Some(other) = given.insert(*port, key) {
-                    return Err(invalid(
-                        at("ports"),
-                        format!(
-                            "{port} is given to both {other} and {key}: the host gives a port once"
-                        ),
-                    ));
-                }
-                let ok = port_key(key)
-                    .ok_or_else(|| format!("{key:?} is not INSTANCE.NAME"))
-                    .and_then(|(instance, name)| {
-                        check_word("an instance", instance)?;
-                        check_word("a requirement", name)
-                    })
-                    .and_then(|()| check_port(*port));
-                ok.map_err(|e| invalid(at("ports"), e))?;
-            }
+            ports(n).map_err(|reason| invalid(at("ports"), reason))?;
         }
+        Ok(names)
+    }
+
+    /// Each assignment on a node of the file, once, with its pins and placements well formed.
+    fn check_assignments(
+        &self,
+        names: &BTreeSet<&str>,
+        invalid: &Refuse<'_>,
+    ) -> Result<(), DocumentError> {
         let mut assigned = BTreeSet::new();
         for (i, a) in self.assignments.iter().enumerate() {
             let at = |field: &str| format!("assignments[{i}].{field}");
@@ -115,6 +121,16 @@ impl Document {
                 ok.map_err(|e| invalid(at("placements"), e))?;
             }
         }
+        Ok(())
+    }
+
+    /// Each layer a module's or an instance's, a node's of the file or a tag's (not both),
+    /// naming settings by words.
+    fn check_layers(
+        &self,
+        names: &BTreeSet<&str>,
+        invalid: &Refuse<'_>,
+    ) -> Result<(), DocumentError> {
         for (i, l) in self.layers.iter().enumerate() {
             let at = |field: &str| format!("layers[{i}].{field}");
             let what = if l.node.is_some() {
@@ -153,6 +169,15 @@ impl Document {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Each seat named by a word, held by an instance on a node of the file.
+    fn check_seats(
+        &self,
+        names: &BTreeSet<&str>,
+        invalid: &Refuse<'_>,
+    ) -> Result<(), DocumentError> {
         for (i, s) in self.seats.iter().enumerate() {
             let at = |field: &str| format!("seats[{i}].{field}");
             check_word("a seat", &s.seat).map_err(|e| invalid(at("seat"), e))?;
@@ -166,6 +191,27 @@ impl Document {
         }
         Ok(())
     }
+}
+
+/// A node's ports as a document says them: each key INSTANCE.NAME, each port one the host can
+/// give, and each given once (two services would fight over it). Else why.
+fn ports(n: &super::export::NodeEntry) -> Result<(), String> {
+    let mut given: BTreeMap<u16, &str> = BTreeMap::new();
+    for (key, port) in &n.ports {
+        if let Some(other) = given.insert(*port, key) {
+            return Err(format!(
+                "{port} is given to both {other} and {key}: the host gives a port once"
+            ));
+        }
+        port_key(key)
+            .ok_or_else(|| format!("{key:?} is not INSTANCE.NAME"))
+            .and_then(|(instance, name)| {
+                check_word("an instance", instance)?;
+                check_word("a requirement", name)
+            })
+            .and_then(|()| check_port(*port))?;
+    }
+    Ok(())
 }
 
 /// A node's generations as a document says them: one a push could have made, and a hold at one
