@@ -20,102 +20,10 @@ impl Inventory {
     /// Makes this inventory what `doc` says, removals included (the caller asks first).
     pub fn import(&mut self, doc: &Document) -> Result<(), InventoryError> {
         let now = self.export()?;
-        // every lookup below is through a set, never a scan of the document: an import is linear
-        // in its size
-        let names: HashSet<&str> = doc.nodes.iter().map(|n| n.name.as_str()).collect();
-        let assigned: HashSet<(&str, &str)> = doc
-            .assignments
-            .iter()
-            .map(|a| (a.node.as_str(), a.instance.as_str()))
-            .collect();
         let tx = self.conn.transaction()?;
-        for old in now
-            .nodes
-            .iter()
-            .filter(|o| !names.contains(o.name.as_str()))
-        {
-            tx.execute("DELETE FROM layers WHERE node = ?1", [&old.name])?;
-            tx.execute("DELETE FROM nodes WHERE name = ?1", [&old.name])?;
-        }
-        for entry in &doc.nodes {
-            put_node(&tx, entry)?;
-        }
-        for old in &now.assignments {
-            if !assigned.contains(&(old.node.as_str(), old.instance.as_str())) {
-                tx.execute(
-                    "DELETE FROM assignments WHERE node = ?1 AND instance = ?2",
-                    params![old.node, old.instance],
-                )?;
-            }
-        }
-        for a in &doc.assignments {
-            let key = params![a.node, a.instance];
-            tx.execute(
-                "INSERT INTO assignments (node, instance, module) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (node, instance) DO UPDATE SET module = ?3",
-                params![a.node, a.instance, a.module],
-            )?;
-            tx.execute("DELETE FROM pins WHERE node = ?1 AND instance = ?2", key)?;
-            tx.execute(
-                "DELETE FROM placements WHERE node = ?1 AND instance = ?2",
-                key,
-            )?;
-            for (requirement, holder) in &a.pins {
-                let (instance, node) = export::holder(holder).unwrap_or((holder, ""));
-                tx.execute(
-                    "INSERT INTO pins (node, instance, requirement, provider_instance, provider_node)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![a.node, a.instance, requirement, instance, node],
-                )?;
-            }
-            for (name, path) in &a.placements {
-                tx.execute(
-                    "INSERT INTO placements (node, instance, name, path) VALUES (?1, ?2, ?3, ?4)",
-                    params![a.node, a.instance, name, path],
-                )?;
-            }
-        }
-        // a layer's change keeps the layer it replaced, as `settings set` and `clear` do
-        let by_key = |layers: &'_ [LayerEntry]| -> HashMap<(String, String), String> {
-            layers
-                .iter()
-                .map(|l| ((l.module.clone(), column(l)), body(&l.values)))
-                .collect()
-        };
-        let (was, will) = (by_key(&now.layers), by_key(&doc.layers));
-        let key = |l: &LayerEntry| (l.module.clone(), column(l));
-        for old in &now.layers {
-            if !will.contains_key(&key(old)) {
-                let node = column(old);
-                tx.execute(
-                    "INSERT INTO layer_history (module, node, replaced, action)
-                     VALUES (?1, ?2, ?3, 'clear')",
-                    params![old.module, node, body(&old.values)],
-                )?;
-                tx.execute(
-                    "DELETE FROM layers WHERE module = ?1 AND node = ?2",
-                    params![old.module, node],
-                )?;
-            }
-        }
-        for l in &doc.layers {
-            let before = was.get(&key(l)).cloned();
-            let new = body(&l.values);
-            if before.as_ref() == Some(&new) {
-                continue;
-            }
-            let node = column(l);
-            tx.execute(
-                "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'set')",
-                params![l.module, node, before],
-            )?;
-            tx.execute(
-                "INSERT INTO layers (module, node, body) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (module, node) DO UPDATE SET body = ?3,
-                     set_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
-                params![l.module, node, new],
-            )?;
-        }
+        put_nodes(&tx, &now, doc)?;
+        put_assignments(&tx, &now, doc)?;
+        put_layers(&tx, &now, doc)?;
         tx.execute("DELETE FROM seats", [])?;
         for s in &doc.seats {
             tx.execute(
@@ -128,6 +36,130 @@ impl Inventory {
     }
 }
 
+// every lookup below is through a set, never a scan of the document: an import is linear in its
+// size
+
+/// Removes the nodes `doc` does not have (with their layers), and puts each it has.
+fn put_nodes(
+    tx: &rusqlite::Transaction<'_>,
+    now: &Document,
+    doc: &Document,
+) -> Result<(), InventoryError> {
+    let names: HashSet<&str> = doc.nodes.iter().map(|n| n.name.as_str()).collect();
+    for old in now
+        .nodes
+        .iter()
+        .filter(|o| !names.contains(o.name.as_str()))
+    {
+        tx.execute("DELETE FROM layers WHERE node = ?1", [&old.name])?;
+        tx.execute("DELETE FROM nodes WHERE name = ?1", [&old.name])?;
+    }
+    for entry in &doc.nodes {
+        put_node(tx, entry)?;
+    }
+    Ok(())
+}
+
+/// Removes the assignments `doc` does not have, and puts each it has with its pins and
+/// placements as the document says.
+fn put_assignments(
+    tx: &rusqlite::Transaction<'_>,
+    now: &Document,
+    doc: &Document,
+) -> Result<(), InventoryError> {
+    let assigned: HashSet<(&str, &str)> = doc
+        .assignments
+        .iter()
+        .map(|a| (a.node.as_str(), a.instance.as_str()))
+        .collect();
+    for old in &now.assignments {
+        if !assigned.contains(&(old.node.as_str(), old.instance.as_str())) {
+            tx.execute(
+                "DELETE FROM assignments WHERE node = ?1 AND instance = ?2",
+                params![old.node, old.instance],
+            )?;
+        }
+    }
+    for a in &doc.assignments {
+        let key = params![a.node, a.instance];
+        tx.execute(
+            "INSERT INTO assignments (node, instance, module) VALUES (?1, ?2, ?3)
+             ON CONFLICT (node, instance) DO UPDATE SET module = ?3",
+            params![a.node, a.instance, a.module],
+        )?;
+        tx.execute("DELETE FROM pins WHERE node = ?1 AND instance = ?2", key)?;
+        tx.execute(
+            "DELETE FROM placements WHERE node = ?1 AND instance = ?2",
+            key,
+        )?;
+        for (requirement, holder) in &a.pins {
+            let (instance, node) = export::holder(holder).unwrap_or((holder, ""));
+            tx.execute(
+                "INSERT INTO pins (node, instance, requirement, provider_instance, provider_node)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![a.node, a.instance, requirement, instance, node],
+            )?;
+        }
+        for (name, path) in &a.placements {
+            tx.execute(
+                "INSERT INTO placements (node, instance, name, path) VALUES (?1, ?2, ?3, ?4)",
+                params![a.node, a.instance, name, path],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Clears the layers `doc` does not have and sets each it changes; a layer's change keeps the
+/// layer it replaced, as `settings set` and `clear` do.
+fn put_layers(
+    tx: &rusqlite::Transaction<'_>,
+    now: &Document,
+    doc: &Document,
+) -> Result<(), InventoryError> {
+    let by_key = |layers: &'_ [LayerEntry]| -> HashMap<(String, String), String> {
+        layers
+            .iter()
+            .map(|l| ((l.module.clone(), column(l)), body(&l.values)))
+            .collect()
+    };
+    let (was, will) = (by_key(&now.layers), by_key(&doc.layers));
+    let key = |l: &LayerEntry| (l.module.clone(), column(l));
+    for old in &now.layers {
+        if !will.contains_key(&key(old)) {
+            let node = column(old);
+            tx.execute(
+                "INSERT INTO layer_history (module, node, replaced, action)
+                 VALUES (?1, ?2, ?3, 'clear')",
+                params![old.module, node, body(&old.values)],
+            )?;
+            tx.execute(
+                "DELETE FROM layers WHERE module = ?1 AND node = ?2",
+                params![old.module, node],
+            )?;
+        }
+    }
+    for l in &doc.layers {
+        let before = was.get(&key(l)).cloned();
+        let new = body(&l.values);
+        if before.as_ref() == Some(&new) {
+            continue;
+        }
+        let node = column(l);
+        tx.execute(
+            "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'set')",
+            params![l.module, node, before],
+        )?;
+        tx.execute(
+            "INSERT INTO layers (module, node, body) VALUES (?1, ?2, ?3)
+             ON CONFLICT (module, node) DO UPDATE SET body = ?3,
+                 set_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+            params![l.module, node, new],
+        )?;
+    }
+    Ok(())
+}
+
 /// What making `now` into `doc` adds, changes and removes. Whatever goes from a value to
 /// nothing is a removal (`-`), as a node or an assignment is: a pinned host key, a tag, a port the
 /// host gave out, a pin, a placement, a setting; so is a pinned host key the file replaces with
@@ -135,7 +167,29 @@ impl Inventory {
 /// `--replace`, so the inventory is always exactly the file or left as it was.
 pub fn changes(now: &Document, doc: &Document) -> Changes {
     let mut c = Changes::default();
-    // a node's own fields are compared whole; what it holds, one by one below
+    node_changes(&mut c, now, doc);
+    assignment_changes(&mut c, now, doc);
+    compare(&mut c, &now.layers, &doc.layers, layer_name);
+    for new in &doc.layers {
+        if let Some(old) = now
+            .layers
+            .iter()
+            .find(|o| o.module == new.module && o.node == new.node)
+        {
+            for key in old.values.keys().filter(|k| !new.values.contains_key(*k)) {
+                c.removed.push(format!("{}: key {key}", layer_name(new)));
+            }
+        }
+    }
+    compare(&mut c, &now.seats, &doc.seats, |s| {
+        format!("seat {}", s.seat)
+    });
+    c
+}
+
+/// The nodes' changes: each node's own fields whole, then what it holds one by one (tags,
+/// ports, its pinned host key, a rollback's hold).
+fn node_changes(c: &mut Changes, now: &Document, doc: &Document) {
     let bare = |nodes: &[NodeEntry]| -> Vec<NodeEntry> {
         nodes
             .iter()
@@ -150,7 +204,7 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
             })
             .collect()
     };
-    compare(&mut c, &bare(&now.nodes), &bare(&doc.nodes), |n| {
+    compare(c, &bare(&now.nodes), &bare(&doc.nodes), |n| {
         format!("node {}", n.name)
     });
     let old_nodes: HashMap<&str, &NodeEntry> =
@@ -158,34 +212,32 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
     for new in &doc.nodes {
         let Some(old) = old_nodes.get(new.name.as_str()) else {
             // a node new here comes with its hold: an operator's decision, listed as any
-            hold(&mut c, &new.name, None, new.held_at.as_ref());
+            hold(c, &new.name, None, new.held_at.as_ref());
             continue;
         };
         let of = format!("of node {}", new.name);
         let tags = |n: &NodeEntry| n.tags.iter().map(|t| (t.clone(), String::new())).collect();
-        held(&mut c, &tags(old), &tags(new), &|t| format!("tag {t} {of}"));
+        held(c, &tags(old), &tags(new), &|t| format!("tag {t} {of}"));
         let ports = |n: &NodeEntry| {
             n.ports
                 .iter()
                 .map(|(k, p)| (k.clone(), p.to_string()))
                 .collect()
         };
-        held(&mut c, &ports(old), &ports(new), &|k| {
-            format!("port {k} {of}")
-        });
+        held(c, &ports(old), &ports(new), &|k| format!("port {k} {of}"));
         host_key(
-            &mut c,
+            c,
             &new.name,
             old.host_key.as_deref(),
             new.host_key.as_deref(),
         );
-        hold(
-            &mut c,
-            &new.name,
-            old.held_at.as_ref(),
-            new.held_at.as_ref(),
-        );
+        hold(c, &new.name, old.held_at.as_ref(), new.held_at.as_ref());
     }
+}
+
+/// The assignments' changes: another module under an instance's name first, then each
+/// assignment whole, then its pins and placements one by one.
+fn assignment_changes(c: &mut Changes, now: &Document, doc: &Document) {
     let old_assignments: HashMap<(&str, &str), &AssignmentEntry> = now
         .assignments
         .iter()
@@ -219,12 +271,9 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
             })
             .collect()
     };
-    compare(
-        &mut c,
-        &bare(&now.assignments),
-        &bare(&doc.assignments),
-        |a| format!("assignment {} on {}", a.instance, a.node),
-    );
+    compare(c, &bare(&now.assignments), &bare(&doc.assignments), |a| {
+        format!("assignment {} on {}", a.instance, a.node)
+    });
     for new in &doc.assignments {
         let Some(old) = old_assignments.get(&(new.node.as_str(), new.instance.as_str())) else {
             continue;
@@ -233,27 +282,11 @@ pub fn changes(now: &Document, doc: &Document) -> Changes {
             continue;
         }
         let of = format!("of assignment {} on {}", new.instance, new.node);
-        held(&mut c, &old.pins, &new.pins, &|r| format!("pin {r} {of}"));
-        held(&mut c, &old.placements, &new.placements, &|d| {
+        held(c, &old.pins, &new.pins, &|r| format!("pin {r} {of}"));
+        held(c, &old.placements, &new.placements, &|d| {
             format!("placement {d} {of}")
         });
     }
-    compare(&mut c, &now.layers, &doc.layers, layer_name);
-    for new in &doc.layers {
-        if let Some(old) = now
-            .layers
-            .iter()
-            .find(|o| o.module == new.module && o.node == new.node)
-        {
-            for key in old.values.keys().filter(|k| !new.values.contains_key(*k)) {
-                c.removed.push(format!("{}: key {key}", layer_name(new)));
-            }
-        }
-    }
-    compare(&mut c, &now.seats, &doc.seats, |s| {
-        format!("seat {}", s.seat)
-    });
-    c
 }
 
 /// What a node or assignment holds, one entry at a time: new ones added, changed ones changed,
