@@ -274,6 +274,31 @@ impl From<&NodeEntry> for Node {
 impl Inventory {
     /// The inventory as a document.
     pub fn export(&self) -> Result<Document, InventoryError> {
+        let nodes = self.node_entries()?;
+        let assignments = self.assignment_entries()?;
+        let layers = self.layer_entries()?;
+        let seats = self
+            .seats()?
+            .into_iter()
+            .map(|s| SeatEntry {
+                seat: s.seat,
+                instance: s.instance,
+                node: s.node,
+            })
+            .collect();
+        let mut doc = Document {
+            nodes,
+            assignments,
+            layers,
+            seats,
+            ..Document::empty()
+        };
+        doc.sort();
+        Ok(doc)
+    }
+
+    /// Each node as the document says it, with its tags, ports, generation and hold.
+    fn node_entries(&self) -> Result<Vec<NodeEntry>, InventoryError> {
         let tags = self.tags()?;
         let mut ports: BTreeMap<String, BTreeMap<String, u16>> = BTreeMap::new();
         let rows: Vec<(String, String, String, u16)> = self
@@ -288,7 +313,7 @@ impl Inventory {
         }
         let mut generations = self.generations()?;
         let mut holds = self.holds()?;
-        let nodes = self
+        Ok(self
             .nodes()?
             .into_iter()
             .map(|n| NodeEntry {
@@ -311,7 +336,11 @@ impl Inventory {
                 host_key: n.host_key,
                 local: n.local,
             })
-            .collect();
+            .collect())
+    }
+
+    /// Each assignment with its pins and placements.
+    fn assignment_entries(&self) -> Result<Vec<AssignmentEntry>, InventoryError> {
         let mut assignments = Vec::new();
         for a in self.assignments(None)? {
             let key = params![a.node, a.instance];
@@ -332,6 +361,11 @@ impl Inventory {
                 placements,
             });
         }
+        Ok(assignments)
+    }
+
+    /// Each settings layer, a node's, a tag's or mesh-wide.
+    fn layer_entries(&self) -> Result<Vec<LayerEntry>, InventoryError> {
         let mut layers = Vec::new();
         for (module, node, body) in self.rows("SELECT module, node, body FROM layers", |r| {
             Ok((r.get(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
@@ -347,24 +381,7 @@ impl Inventory {
                 values,
             });
         }
-        let seats = self
-            .seats()?
-            .into_iter()
-            .map(|s| SeatEntry {
-                seat: s.seat,
-                instance: s.instance,
-                node: s.node,
-            })
-            .collect();
-        let mut doc = Document {
-            nodes,
-            assignments,
-            layers,
-            seats,
-            ..Document::empty()
-        };
-        doc.sort();
-        Ok(doc)
+        Ok(layers)
     }
 
     fn rows<T>(
