@@ -1,6 +1,8 @@
 //! Selectors: which nodes a command is about. A selector is a node's name, a glob over names
 //! (`web*`, `node?`, `db[12]`, `[!x]*`) or `@tag`; `--exclude` takes the same forms.
 
+use std::collections::BTreeMap;
+
 use super::{Inventory, InventoryError, Node};
 
 /// The nodes a command starts from, before exclusions.
@@ -50,24 +52,9 @@ impl Inventory {
                         exclude: false,
                     }));
             }
-            let known = if selector.starts_with('@') {
-                let mut all: Vec<&str> = tags.values().flatten().map(String::as_str).collect();
-                all.sort_unstable();
-                all.dedup();
-                if all.is_empty() {
-                    "no node has a tag yet; `mesh node tag NODE TAG`".to_string()
-                } else {
-                    format!("tags: {}", all.join(", "))
-                }
-            } else if nodes.is_empty() {
-                "no nodes yet; `mesh node add`".to_string()
-            } else {
-                let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-                format!("nodes: {}", names.join(", "))
-            };
             Err(InventoryError::NoMatch {
                 selector: selector.to_string(),
-                known,
+                known: known(selector, &nodes, &tags),
                 exclude: is_exclude,
             })
         };
@@ -99,6 +86,26 @@ impl Inventory {
             });
         }
         Ok(chosen.into_iter().cloned().collect())
+    }
+}
+
+/// What there is to select from, said when a selector matches nothing: the tags for `@tag`, the
+/// nodes' names for a name or glob.
+fn known(selector: &str, nodes: &[Node], tags: &BTreeMap<String, Vec<String>>) -> String {
+    if selector.starts_with('@') {
+        let mut all: Vec<&str> = tags.values().flatten().map(String::as_str).collect();
+        all.sort_unstable();
+        all.dedup();
+        if all.is_empty() {
+            "no node has a tag yet; `mesh node tag NODE TAG`".to_string()
+        } else {
+            format!("tags: {}", all.join(", "))
+        }
+    } else if nodes.is_empty() {
+        "no nodes yet; `mesh node add`".to_string()
+    } else {
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        format!("nodes: {}", names.join(", "))
     }
 }
 
