@@ -415,7 +415,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("inv.db");
         let conn = rusqlite::Connection::open(&path).unwrap();
-        for (_, sql) in &crate::MIGRATIONS[..2] {
+        for (_, sql) in &crate::schema::MIGRATIONS[..2] {
             conn.execute_batch(sql).unwrap();
         }
         conn.pragma_update(None, "user_version", 2).unwrap();

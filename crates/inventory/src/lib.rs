@@ -1,8 +1,8 @@
 //! The inventory: one SQLite file holding nodes, assignments, settings layers with their history,
 //! pinned host keys, every push as it happens, and what each node's helper confirmed it has.
 //!
-//! Its schema is the numbered SQL files in `state/`, embedded here and applied in order; the
-//! number reached is kept in `PRAGMA user_version`. A file written by a newer mesh is refused
+//! Its schema is the numbered SQL files in `state/`, embedded and applied in order by `schema`;
+//! the number reached is kept in `PRAGMA user_version`. A file written by a newer mesh is refused
 //! rather than misread. Write transactions are IMMEDIATE, so two writers never deadlock on the
 //! upgrade from reader to writer.
 
@@ -25,6 +25,7 @@ mod operator_key;
 mod pushes;
 mod rollback_holds;
 pub mod rollouts;
+mod schema;
 mod sealed;
 mod secret_copies;
 mod secrets;
@@ -53,78 +54,6 @@ pub use pushes::{PushRecord, PushRow};
 pub use rollback_holds::{Hold, PushGeneration};
 pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
-
-/// The schema, in order. A migration is never edited or removed once released: add a new one.
-pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
-    (
-        "0001_init.sql",
-        include_str!("../../../state/0001_init.sql"),
-    ),
-    (
-        "0002_requirements.sql",
-        include_str!("../../../state/0002_requirements.sql"),
-    ),
-    (
-        "0003_confirmed.sql",
-        include_str!("../../../state/0003_confirmed.sql"),
-    ),
-    (
-        "0004_tags.sql",
-        include_str!("../../../state/0004_tags.sql"),
-    ),
-    (
-        "0005_jump.sql",
-        include_str!("../../../state/0005_jump.sql"),
-    ),
-    (
-        "0006_sealed.sql",
-        include_str!("../../../state/0006_sealed.sql"),
-    ),
-    (
-        "0007_indexes.sql",
-        include_str!("../../../state/0007_indexes.sql"),
-    ),
-    (
-        "0008_providers.sql",
-        include_str!("../../../state/0008_providers.sql"),
-    ),
-    (
-        "0009_rollouts.sql",
-        include_str!("../../../state/0009_rollouts.sql"),
-    ),
-    (
-        "0010_generations.sql",
-        include_str!("../../../state/0010_generations.sql"),
-    ),
-    (
-        "0011_generation_history.sql",
-        include_str!("../../../state/0011_generation_history.sql"),
-    ),
-    (
-        "0012_rollback_holds.sql",
-        include_str!("../../../state/0012_rollback_holds.sql"),
-    ),
-    (
-        "0013_facts.sql",
-        include_str!("../../../state/0013_facts.sql"),
-    ),
-    (
-        "0014_push_nonces.sql",
-        include_str!("../../../state/0014_push_nonces.sql"),
-    ),
-    (
-        "0015_push_runs.sql",
-        include_str!("../../../state/0015_push_runs.sql"),
-    ),
-    (
-        "0016_local_nodes.sql",
-        include_str!("../../../state/0016_local_nodes.sql"),
-    ),
-    (
-        "0017_secret_copies.sql",
-        include_str!("../../../state/0017_secret_copies.sql"),
-    ),
-];
 
 /// What can go wrong with the inventory.
 #[derive(Debug, thiserror::Error)]
@@ -321,7 +250,7 @@ impl Inventory {
         // fleet would read its pages again for every node. 32 MB holds 10,000 nodes' inventory
         conn.pragma_update(None, "cache_size", -32_000)?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
-        migrate(&mut conn, path)?;
+        schema::migrate(&mut conn, path)?;
         let file = File::open(path).map_err(|source| InventoryError::Io {
             path: path.to_path_buf(),
             source,
@@ -442,29 +371,6 @@ impl Inventory {
     }
 }
 
-fn migrate(conn: &mut Connection, path: &Path) -> Result<(), InventoryError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
-    let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let known = MIGRATIONS.len() as i64;
-    if found > known {
-        return Err(InventoryError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            known,
-        });
-    }
-    if found == known {
-        // nothing to migrate: a command that only reads, or is refused, leaves the file as it was
-        return Ok(());
-    }
-    for (_, sql) in &MIGRATIONS[found as usize..] {
-        tx.execute_batch(sql)?;
-    }
-    tx.pragma_update(None, "user_version", known)?;
-    tx.commit()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,23 +414,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/inv.db");
         let inv = Inventory::init(&path).unwrap();
-        assert_eq!(inv.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(
+            inv.schema_version().unwrap(),
+            schema::MIGRATIONS.len() as i64
+        );
         assert_eq!(
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
         );
-    }
-
-    #[test]
-    fn an_already_migrated_inventory_opens_unchanged() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
-        let inv = Inventory::init(&path).unwrap();
-        inv.add_node(&Node::new("a", "127.0.0.1")).unwrap();
-        drop(inv);
-        let again = Inventory::open(&path).unwrap();
-        assert_eq!(again.schema_version().unwrap(), MIGRATIONS.len() as i64);
-        assert_eq!(again.nodes().unwrap().len(), 1);
     }
 
     #[test]
@@ -539,40 +436,6 @@ mod tests {
         let missing = dir.path().join("none.db");
         let e = Inventory::open(&missing).err().unwrap().to_string();
         assert!(e.contains("mesh init"), "{e}");
-    }
-
-    #[test]
-    fn a_newer_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
-        drop(Inventory::init(&path).unwrap());
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 99)
-            .unwrap();
-        assert!(matches!(
-            Inventory::open(&path),
-            Err(InventoryError::TooNew { found: 99, .. })
-        ));
-    }
-
-    #[test]
-    fn every_file_in_state_is_a_migration_in_order() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../state");
-        let mut files: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sql"))
-            .collect();
-        files.sort();
-        let names: Vec<&str> = MIGRATIONS.iter().map(|(n, _)| *n).collect();
-        assert_eq!(files, names);
-        for (i, n) in names.iter().enumerate() {
-            assert!(
-                n.starts_with(&format!("{:04}_", i + 1)),
-                "{n} is out of order"
-            );
-        }
     }
 
     #[test]
