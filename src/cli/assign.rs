@@ -104,23 +104,7 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         );
     }
     // every pin is checked before anything is stored
-    let mut pins = Vec::new();
-    for pin in &a.pins {
-        let Some((req, provider)) = pin.split_once('=') else {
-            bail!("{pin:?} is not REQ=INSTANCE@NODE; nothing was assigned");
-        };
-        let provision = catalogued::pinned_provision(&module, req)
-            .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
-        let (pi, pn) = at(provider)?;
-        let provider_module = module_of(&inv, pi, pn)?;
-        catalogued::check_provides(
-            provider,
-            ctx.catalogue()?.module(&provider_module)?,
-            provision,
-        )
-        .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
-        pins.push((req.to_string(), pi.to_string(), pn.to_string()));
-    }
+    let pins = checked_pins(&a.pins, &module, &inv, ctx)?;
     let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
     for node in nodes.iter().map(|n| &n.name) {
         // pins given to an assignment that exists already re-pin it; nothing else changes
@@ -179,6 +163,34 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
         crate::resolve::allocation::nodes(inv, &cat, &nodes)
     })?;
     Ok(exit::OK)
+}
+
+/// Each `REQ=INSTANCE@NODE` as (requirement, instance, node), once its requirement is one of
+/// `module`'s and its provider provides what it needs; else a refusal, before anything is stored.
+fn checked_pins(
+    given: &[String],
+    module: &crate::catalogue::Module,
+    inv: &Inventory,
+    ctx: &Context,
+) -> Result<Vec<(String, String, String)>> {
+    let mut pins = Vec::new();
+    for pin in given {
+        let Some((req, provider)) = pin.split_once('=') else {
+            bail!("{pin:?} is not REQ=INSTANCE@NODE; nothing was assigned");
+        };
+        let provision = catalogued::pinned_provision(module, req)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
+        let (pi, pn) = at(provider)?;
+        let provider_module = module_of(inv, pi, pn)?;
+        catalogued::check_provides(
+            provider,
+            ctx.catalogue()?.module(&provider_module)?,
+            provision,
+        )
+        .map_err(|e| anyhow::anyhow!("{e}; nothing was assigned"))?;
+        pins.push((req.to_string(), pi.to_string(), pn.to_string()));
+    }
+    Ok(pins)
 }
 
 pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
