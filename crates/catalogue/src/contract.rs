@@ -24,7 +24,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::requirement::Field;
+use super::requirement::{Field, Provision};
 use super::setting::SettingType;
 use super::{CatalogueError, Module, Need};
 
@@ -156,122 +156,137 @@ pub fn check(
     file: &str,
     contracts: &BTreeMap<String, Contract>,
 ) -> Result<(), CatalogueError> {
-    let invalid = |field: String, message: String| CatalogueError::Invalid {
+    let invalid = |(field, message): (String, String)| CatalogueError::Invalid {
         file: file.to_string(),
         field,
         message,
     };
     for (i, p) in module.provides.iter().enumerate() {
-        let Some(c) = contracts.get(&p.name) else {
-            continue;
-        };
-        for (name, want) in &c.fields {
-            let at = format!("provides[{i}].fields.{name}");
-            let Some(given) = p.fields.iter().find(|f| &f.field.name == name) else {
-                return Err(invalid(
-                    format!("provides[{i}].fields"),
-                    format!(
-                        "misses {name:?}, which the contract {} ({}) promises",
-                        c.name, c.file
-                    ),
-                ));
-            };
-            if (given.field.kind, given.field.secret) != (want.kind, want.secret) {
-                return Err(invalid(
-                    at,
-                    format!(
-                        "{}, the contract {} ({}) says {}",
-                        shape(&given.field),
-                        c.name,
-                        c.file,
-                        shape(want)
-                    ),
-                ));
-            }
-            if let Err(m) =
-                super::owner::honours(given.field.directory.as_ref(), want.directory.as_ref())
-            {
-                return Err(invalid(
-                    format!("{at}.directory"),
-                    format!("{m} (the contract {}, {})", c.name, c.file),
-                ));
-            }
-            if given.value.is_none()
-                && let Some(n) = want.min_length
-                && n > GENERATED_LENGTH
-            {
-                return Err(invalid(
-                    at,
-                    format!(
-                        "is generated with {GENERATED_LENGTH} characters, the contract {} ({}) promises at least {n}",
-                        c.name, c.file
-                    ),
-                ));
-            }
-        }
-        if let Some(extra) = p
-            .fields
-            .iter()
-            .find(|f| !c.fields.contains_key(&f.field.name))
-        {
-            return Err(invalid(
-                format!("provides[{i}].fields.{}", extra.field.name),
-                format!(
-                    "is not in the contract {} ({}); add it there, so every provider answers it",
-                    c.name, c.file
-                ),
-            ));
+        if let Some(c) = contracts.get(&p.name) {
+            provider_keeps(i, p, c).map_err(invalid)?;
         }
     }
     for (i, r) in module.requires.iter().enumerate() {
         let Need::Module { provision, fields } = &r.need else {
             continue;
         };
-        let Some(c) = contracts.get(provision) else {
-            continue;
+        if let Some(c) = contracts.get(provision) {
+            consumer_keeps(i, fields, c).map_err(invalid)?;
+        }
+    }
+    Ok(())
+}
+
+/// A refusal: the field of module.json and what is wrong there.
+type Refusal = (String, String);
+
+/// `provides[i]` answers every field of its contract `c`, with its type, secrecy and directory
+/// owner, a generated one as long as promised, and nothing beyond.
+fn provider_keeps(i: usize, p: &Provision, c: &Contract) -> Result<(), Refusal> {
+    for (name, want) in &c.fields {
+        let at = format!("provides[{i}].fields.{name}");
+        let Some(given) = p.fields.iter().find(|f| &f.field.name == name) else {
+            return Err((
+                format!("provides[{i}].fields"),
+                format!(
+                    "misses {name:?}, which the contract {} ({}) promises",
+                    c.name, c.file
+                ),
+            ));
         };
-        for f in fields {
-            let at = format!("requires[{i}].fields.{}", f.name);
-            let Some(want) = c.fields.get(&f.name) else {
-                return Err(invalid(
-                    at,
-                    format!(
-                        "widens the contract {} ({}), which has no such field (its fields: {})",
-                        c.name,
-                        c.file,
-                        c.fields.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            };
-            if (f.kind, f.secret) != (want.kind, want.secret) {
-                return Err(invalid(
-                    at,
-                    format!(
-                        "{}, the contract {} ({}) says {}",
-                        shape(f),
-                        c.name,
-                        c.file,
-                        shape(want)
-                    ),
-                ));
-            }
-            if let Err(m) = super::owner::narrows(f.directory.as_ref(), want.directory.as_ref()) {
-                return Err(invalid(
-                    format!("{at}.directory"),
-                    format!("{m} (the contract {}, {})", c.name, c.file),
-                ));
-            }
-            if let (Some(asked), Some(promised)) = (f.min_length, want.min_length)
-                && asked < promised
-            {
-                return Err(invalid(
-                    format!("{at}.min-length"),
-                    format!(
-                        "{asked} widens the contract {} ({}), which promises at least {promised}; a consumer may only ask for more",
-                        c.name, c.file
-                    ),
-                ));
-            }
+        if (given.field.kind, given.field.secret) != (want.kind, want.secret) {
+            return Err((
+                at,
+                format!(
+                    "{}, the contract {} ({}) says {}",
+                    shape(&given.field),
+                    c.name,
+                    c.file,
+                    shape(want)
+                ),
+            ));
+        }
+        if let Err(m) =
+            super::owner::honours(given.field.directory.as_ref(), want.directory.as_ref())
+        {
+            return Err((
+                format!("{at}.directory"),
+                format!("{m} (the contract {}, {})", c.name, c.file),
+            ));
+        }
+        if given.value.is_none()
+            && let Some(n) = want.min_length
+            && n > GENERATED_LENGTH
+        {
+            return Err((
+                at,
+                format!(
+                    "is generated with {GENERATED_LENGTH} characters, the contract {} ({}) promises at least {n}",
+                    c.name, c.file
+                ),
+            ));
+        }
+    }
+    if let Some(extra) = p
+        .fields
+        .iter()
+        .find(|f| !c.fields.contains_key(&f.field.name))
+    {
+        return Err((
+            format!("provides[{i}].fields.{}", extra.field.name),
+            format!(
+                "is not in the contract {} ({}); add it there, so every provider answers it",
+                c.name, c.file
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `requires[i]` reads only fields of its contract `c`, with their type, secrecy and directory
+/// owner, and asks for no shorter a string than promised.
+fn consumer_keeps(i: usize, fields: &[Field], c: &Contract) -> Result<(), Refusal> {
+    for f in fields {
+        let at = format!("requires[{i}].fields.{}", f.name);
+        let Some(want) = c.fields.get(&f.name) else {
+            return Err((
+                at,
+                format!(
+                    "widens the contract {} ({}), which has no such field (its fields: {})",
+                    c.name,
+                    c.file,
+                    c.fields.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        };
+        if (f.kind, f.secret) != (want.kind, want.secret) {
+            return Err((
+                at,
+                format!(
+                    "{}, the contract {} ({}) says {}",
+                    shape(f),
+                    c.name,
+                    c.file,
+                    shape(want)
+                ),
+            ));
+        }
+        if let Err(m) = super::owner::narrows(f.directory.as_ref(), want.directory.as_ref()) {
+            return Err((
+                format!("{at}.directory"),
+                format!("{m} (the contract {}, {})", c.name, c.file),
+            ));
+        }
+        if let (Some(asked), Some(promised)) = (f.min_length, want.min_length)
+            && asked < promised
+        {
+            return Err((
+                format!("{at}.min-length"),
+                format!(
+                    "{asked} widens the contract {} ({}), which promises at least {promised}; a consumer may only ask for more",
+                    c.name, c.file
+                ),
+            ));
         }
     }
     Ok(())

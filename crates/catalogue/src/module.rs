@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::CatalogueError;
 use super::per_consumer;
 use super::requirement::{self, Provision, RawProvision, RawRequirement, Requirement};
-use super::resources::{Parser, ResourceDef, parse_cost};
+use super::resources::{Parser, ResourceDef};
 use super::scope::{self, Reading, Scope};
-use super::setting::{self, Setting, SettingType};
+use super::setting::{self, RawSetting, Setting};
 
 /// A module: identity, declared settings, and the resources it puts on a machine.
 #[derive(Debug, Clone)]
@@ -90,18 +90,6 @@ struct RawModule {
     rollout: Option<Value>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSetting {
-    name: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    meaning: Option<String>,
-    default: Option<Value>,
-    cost: Option<String>,
-    choices: Option<Vec<String>>,
-}
-
 /// Parses one module: `file` names module.json in messages, `dir_name` is its folder's name and
 /// `shipped` the other files of the folder (path relative to it → bytes).
 /// One module from its module.json and the files shipped beside it (by path in its folder), as
@@ -114,6 +102,9 @@ pub fn parse_bytes(
 ) -> Result<Module, CatalogueError> {
     parse(&format!("{name}/module.json"), name, json, shipped, name)
 }
+
+/// What names a field of module.json in a refusal.
+type Invalid<'a> = dyn Fn(&str, String) -> CatalogueError + 'a;
 
 pub(super) fn parse(
     file: &str,
@@ -131,142 +122,15 @@ pub(super) fn parse(
         file: file.to_string(),
         source,
     })?;
-    let name = raw.name.ok_or_else(|| invalid("name", "missing".into()))?;
-    if name != dir_name {
-        return Err(invalid(
-            "name",
-            format!("{name:?} differs from its folder's name {dir_name:?}"),
-        ));
-    }
-    if !setting::valid_name(&name) {
-        return Err(invalid(
-            "name",
-            "must be lower case letters, digits and -".into(),
-        ));
-    }
-    let version = raw
-        .version
-        .filter(|v| !v.trim().is_empty())
-        .ok_or_else(|| invalid("version", "missing".into()))?;
-    let description = raw
-        .description
-        .filter(|d| !d.trim().is_empty())
-        .ok_or_else(|| {
-            invalid(
-                "description",
-                "missing: say in one sentence what the module is for".into(),
-            )
-        })?;
-
+    let (name, version, description) = identity(&raw, dir_name, &invalid)?;
     let rollout = super::rollout::rollout(raw.rollout).map_err(|(f, m)| invalid(&f, m))?;
     let mut settings: Vec<Setting> = Vec::new();
     for (i, s) in raw.settings.into_iter().enumerate() {
-        let at = |field: &str| match &s.name {
-            Some(n) => format!("settings[{i}] ({n}).{field}"),
-            None => format!("settings[{i}].{field}"),
-        };
-        let sname = s
-            .name
-            .clone()
-            .ok_or_else(|| invalid(&at("name"), "missing".into()))?;
-        if !setting::valid_name(&sname) {
-            return Err(invalid(
-                &at("name"),
-                "must be lower case letters, digits and -".into(),
-            ));
-        }
-        if settings.iter().any(|d| d.name == sname) {
-            return Err(invalid(&at("name"), "declared twice".into()));
-        }
-        let types = SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice";
-        let kind = match &s.kind {
-            None => {
-                return Err(invalid(
-                    &at("type"),
-                    format!("missing: every setting declares its type ({types})"),
-                ));
-            }
-            Some(k) if k == "choice" => SettingType::Choice,
-            Some(k) => SettingType::parse(k).ok_or_else(|| {
-                invalid(
-                    &at("type"),
-                    format!("{k:?} is not a type; use one of {types}"),
-                )
-            })?,
-        };
-        let meaning = s
-            .meaning
-            .clone()
-            .filter(|m| !m.trim().is_empty())
-            .ok_or_else(|| {
-                invalid(
-                    &at("meaning"),
-                    "missing: every setting says in one sentence what it means".into(),
-                )
-            })?;
-        let choices = super::setting::choices(kind, s.choices.clone())
-            .map_err(|m| invalid(&at("choices"), m))?;
-        let cost = parse_cost(s.cost.as_deref()).map_err(|m| invalid(&at("cost"), m))?;
-        let setting = Setting {
-            name: sname,
-            kind,
-            meaning,
-            default: s.default.clone(),
-            cost,
-            choices,
-        };
-        if let Some(d) = &s.default
-            && !setting.admits(d)
-        {
-            return Err(invalid(
-                &at("default"),
-                format!("{d} is not {}", setting.expected()),
-            ));
-        }
+        let setting = setting::declared(i, s, &settings).map_err(|(f, m)| invalid(&f, m))?;
         settings.push(setting);
     }
-
-    let mut requires: Vec<Requirement> = Vec::new();
-    for (i, r) in raw.requires.into_iter().enumerate() {
-        let r = requirement::requirement(i, r).map_err(|(f, m)| invalid(&f, m))?;
-        if settings.iter().any(|s| s.name == r.name) || requires.iter().any(|q| q.name == r.name) {
-            return Err(invalid(
-                &format!("requires[{i}].name"),
-                format!("{:?} names a setting or requirement already", r.name),
-            ));
-        }
-        requires.push(r);
-    }
-    let mut provides: Vec<Provision> = Vec::new();
-    let mut per_consumer = Vec::new();
-    for (i, mut p) in raw.provides.into_iter().enumerate() {
-        let made_per_consumer = p.per_consumer.is_some();
-        per_consumer.push(p.per_consumer.take());
-        let mut p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
-        for f in &mut p.fields {
-            f.field.directory = super::owner::provided(
-                &format!("provides[{i}].fields.{}", f.field.name),
-                f.field.directory.take(),
-                f.value.as_ref().and_then(|v| v.lone_reference()),
-                &requires,
-                made_per_consumer,
-            )
-            .map_err(|(f, m)| invalid(&f, m))?;
-        }
-        if settings.iter().any(|s| s.name == p.name)
-            || requires.iter().any(|q| q.name == p.name)
-            || provides.iter().any(|o| o.name == p.name)
-        {
-            return Err(invalid(
-                &format!("provides[{i}].name"),
-                format!(
-                    "{:?} names a setting, requirement or provision already",
-                    p.name
-                ),
-            ));
-        }
-        provides.push(p);
-    }
+    let requires = requirements(raw.requires, &settings, &invalid)?;
+    let (mut provides, per_consumer) = provisions(raw.provides, &settings, &requires, &invalid)?;
     let read = RefCell::new(BTreeSet::new());
     let scope = Scope {
         settings: &settings,
@@ -274,43 +138,7 @@ pub(super) fn parse(
         provisions: &provides,
         read: &read,
     };
-    let mut templates = Vec::new();
-    for (i, (p, file)) in provides.iter().zip(&per_consumer).enumerate() {
-        for f in &p.fields {
-            if let Some(v) = &f.value {
-                let mut refs = Vec::new();
-                for r in v.references() {
-                    let of_consumer = per_consumer::reads_consumer(r).map_err(|m| {
-                        invalid(&format!("provides[{i}].fields.{}", f.field.name), m)
-                    })?;
-                    if of_consumer && file.is_none() {
-                        return Err(invalid(
-                            &format!("provides[{i}].fields.{}", f.field.name),
-                            format!(
-                                "reads ${{{r}}}: only a provision made per consumer \
-                                 (\"per-consumer\": \"FILE\") knows its consumer"
-                            ),
-                        ));
-                    }
-                    if !of_consumer {
-                        refs.push(r);
-                    }
-                }
-                scope.check(refs, Reading::ProvisionValue).map_err(|m| {
-                    invalid(
-                        &format!("provides[{i}].fields.{}", f.field.name),
-                        format!("{} {m}", v.source_text()),
-                    )
-                })?;
-            }
-        }
-        templates.push(
-            file.as_deref()
-                .map(|name| per_consumer::load(i, &p.name, &p.fields, name, shipped, &scope))
-                .transpose()
-                .map_err(|(f, m)| invalid(&f, m))?,
-        );
-    }
+    let templates = per_consumer_templates(&provides, &per_consumer, shipped, &scope, &invalid)?;
     for (p, t) in provides.iter_mut().zip(templates) {
         p.per_consumer = t;
     }
@@ -345,6 +173,153 @@ pub(super) fn parse(
         reads: read.into_inner(),
         rollout,
     })
+}
+
+/// The module's name (its folder's), version and description.
+fn identity(
+    raw: &RawModule,
+    dir_name: &str,
+    invalid: &Invalid,
+) -> Result<(String, String, String), CatalogueError> {
+    let name = raw
+        .name
+        .clone()
+        .ok_or_else(|| invalid("name", "missing".into()))?;
+    if name != dir_name {
+        return Err(invalid(
+            "name",
+            format!("{name:?} differs from its folder's name {dir_name:?}"),
+        ));
+    }
+    if !setting::valid_name(&name) {
+        return Err(invalid(
+            "name",
+            "must be lower case letters, digits and -".into(),
+        ));
+    }
+    let version = raw
+        .version
+        .clone()
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| invalid("version", "missing".into()))?;
+    let description = raw
+        .description
+        .clone()
+        .filter(|d| !d.trim().is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "description",
+                "missing: say in one sentence what the module is for".into(),
+            )
+        })?;
+    Ok((name, version, description))
+}
+
+/// `requires`, each named apart from the settings and the other requirements.
+fn requirements(
+    raw: Vec<RawRequirement>,
+    settings: &[Setting],
+    invalid: &Invalid,
+) -> Result<Vec<Requirement>, CatalogueError> {
+    let mut requires: Vec<Requirement> = Vec::new();
+    for (i, r) in raw.into_iter().enumerate() {
+        let r = requirement::requirement(i, r).map_err(|(f, m)| invalid(&f, m))?;
+        if settings.iter().any(|s| s.name == r.name) || requires.iter().any(|q| q.name == r.name) {
+            return Err(invalid(
+                &format!("requires[{i}].name"),
+                format!("{:?} names a setting or requirement already", r.name),
+            ));
+        }
+        requires.push(r);
+    }
+    Ok(requires)
+}
+
+/// `provides`, each named apart from the settings, requirements and other provisions, its
+/// directories' owners checked; with the file each made per consumer is written from.
+fn provisions(
+    raw: Vec<RawProvision>,
+    settings: &[Setting],
+    requires: &[Requirement],
+    invalid: &Invalid,
+) -> Result<(Vec<Provision>, Vec<Option<String>>), CatalogueError> {
+    let mut provides: Vec<Provision> = Vec::new();
+    let mut per_consumer = Vec::new();
+    for (i, mut p) in raw.into_iter().enumerate() {
+        let made_per_consumer = p.per_consumer.is_some();
+        per_consumer.push(p.per_consumer.take());
+        let mut p = requirement::provision(i, p).map_err(|(f, m)| invalid(&f, m))?;
+        for f in &mut p.fields {
+            f.field.directory = super::owner::provided(
+                &format!("provides[{i}].fields.{}", f.field.name),
+                f.field.directory.take(),
+                f.value.as_ref().and_then(|v| v.lone_reference()),
+                requires,
+                made_per_consumer,
+            )
+            .map_err(|(f, m)| invalid(&f, m))?;
+        }
+        if settings.iter().any(|s| s.name == p.name)
+            || requires.iter().any(|q| q.name == p.name)
+            || provides.iter().any(|o| o.name == p.name)
+        {
+            return Err(invalid(
+                &format!("provides[{i}].name"),
+                format!(
+                    "{:?} names a setting, requirement or provision already",
+                    p.name
+                ),
+            ));
+        }
+        provides.push(p);
+    }
+    Ok((provides, per_consumer))
+}
+
+/// Each provision's values checked against what the module declares (only one made per consumer
+/// may read its consumer), and the template it is made from per consumer, if it is.
+fn per_consumer_templates(
+    provides: &[Provision],
+    per_consumer: &[Option<String>],
+    shipped: &BTreeMap<String, Vec<u8>>,
+    scope: &Scope,
+    invalid: &Invalid,
+) -> Result<Vec<Option<per_consumer::PerConsumer>>, CatalogueError> {
+    let mut templates = Vec::new();
+    for (i, (p, file)) in provides.iter().zip(per_consumer).enumerate() {
+        for f in &p.fields {
+            if let Some(v) = &f.value {
+                let at = format!("provides[{i}].fields.{}", f.field.name);
+                let mut refs = Vec::new();
+                for r in v.references() {
+                    let of_consumer =
+                        per_consumer::reads_consumer(r).map_err(|m| invalid(&at, m))?;
+                    if of_consumer && file.is_none() {
+                        return Err(invalid(
+                            &at,
+                            format!(
+                                "reads ${{{r}}}: only a provision made per consumer \
+                                 (\"per-consumer\": \"FILE\") knows its consumer"
+                            ),
+                        ));
+                    }
+                    if !of_consumer {
+                        refs.push(r);
+                    }
+                }
+                scope
+                    .check(refs, Reading::ProvisionValue)
+                    .map_err(|m| invalid(&at, format!("{} {m}", v.source_text())))?;
+            }
+        }
+        templates.push(
+            file.as_deref()
+                .map(|name| per_consumer::load(i, &p.name, &p.fields, name, shipped, scope))
+                .transpose()
+                .map_err(|(f, m)| invalid(&f, m))?,
+        );
+    }
+    Ok(templates)
 }
 
 /// Lower-case hex sha256 over the parts, each length-prefixed so no two splits collide.

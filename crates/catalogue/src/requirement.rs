@@ -253,81 +253,10 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
     let name = named(raw.name, at("name"))?;
     let kind = raw.kind.unwrap_or_default();
     let need = match kind.as_str() {
-        "module" => {
-            let provision = raw.provision.ok_or_else(|| {
-                (
-                    at("provision"),
-                    "missing: name the provision it needs".to_string(),
-                )
-            })?;
-            if raw.fields.is_empty() {
-                return Err((
-                    at("fields"),
-                    "missing: the contract's fields the module reads".into(),
-                ));
-            }
-            let mut fields = Vec::new();
-            for (f, rf) in &raw.fields {
-                let here = at(&format!("fields.{f}"));
-                if rf.value.is_some() || rf.generate {
-                    return Err((
-                        here,
-                        "a consumer's field has no value: the provider answers it".into(),
-                    ));
-                }
-                let kind = field_type(&here, rf)?;
-                if rf.min_length.is_some() && kind != SettingType::String {
-                    return Err((
-                        format!("{here}.min-length"),
-                        "only a string has a length".into(),
-                    ));
-                }
-                fields.push(Field {
-                    name: f.clone(),
-                    kind,
-                    secret: rf.secret,
-                    min_length: rf.min_length,
-                    directory: super::owner::parse(&here, kind, rf.directory.as_ref())?,
-                });
-            }
-            Need::Module { provision, fields }
-        }
-        "host" => match (raw.directory, raw.port, raw.fact) {
-            (Some(d), None, None) => Need::Directory {
-                mode: super::rules::parse_mode(&d.mode, mesh_wire::path::ModeOf::Directory)
-                    .map_err(|m| (at("directory.mode"), m))?,
-                owner: d.owner,
-                group: d.group,
-            },
-            (None, Some(_), None) => Need::Port,
-            (None, None, Some(_)) => Need::Fact,
-            _ => {
-                return Err((
-                    at("kind"),
-                    "a host requirement is exactly one of \"directory\", \"port\" or \"fact\""
-                        .into(),
-                ));
-            }
-        },
+        "module" => module_need(&at, raw.provision, &raw.fields)?,
+        "host" => host_need(&at, raw.directory, raw.port, raw.fact)?,
         "mesh" => Need::Mesh,
-        "operator" => match raw.access.as_deref() {
-            Some("read") => Need::Access { write: false },
-            Some("read-write") => Need::Access { write: true },
-            Some(other) => {
-                return Err((
-                    at("access"),
-                    format!("{other:?} is not an access: \"read\" or \"read-write\""),
-                ));
-            }
-            None => {
-                return Err((
-                    at("kind"),
-                    "an operator requirement is a setting (declare it under \"settings\") or \
-                     access to the operator's data (\"access\": \"read\" or \"read-write\")"
-                        .into(),
-                ));
-            }
-        },
+        "operator" => operator_need(&at, raw.access.as_deref())?,
         "" => {
             return Err((
                 at("kind"),
@@ -344,6 +273,94 @@ pub(super) fn requirement(i: usize, raw: RawRequirement) -> Result<Requirement, 
         }
     };
     Ok(Requirement { name, need })
+}
+
+/// A module requirement: the provision it needs and the contract's fields it reads (each with
+/// no value, the provider answers it).
+fn module_need(
+    at: &dyn Fn(&str) -> String,
+    provision: Option<String>,
+    raw_fields: &BTreeMap<String, RawField>,
+) -> Result<Need, Refusal> {
+    let provision = provision.ok_or_else(|| {
+        (
+            at("provision"),
+            "missing: name the provision it needs".to_string(),
+        )
+    })?;
+    if raw_fields.is_empty() {
+        return Err((
+            at("fields"),
+            "missing: the contract's fields the module reads".into(),
+        ));
+    }
+    let mut fields = Vec::new();
+    for (f, rf) in raw_fields {
+        let here = at(&format!("fields.{f}"));
+        if rf.value.is_some() || rf.generate {
+            return Err((
+                here,
+                "a consumer's field has no value: the provider answers it".into(),
+            ));
+        }
+        let kind = field_type(&here, rf)?;
+        if rf.min_length.is_some() && kind != SettingType::String {
+            return Err((
+                format!("{here}.min-length"),
+                "only a string has a length".into(),
+            ));
+        }
+        fields.push(Field {
+            name: f.clone(),
+            kind,
+            secret: rf.secret,
+            min_length: rf.min_length,
+            directory: super::owner::parse(&here, kind, rf.directory.as_ref())?,
+        });
+    }
+    Ok(Need::Module { provision, fields })
+}
+
+/// A host requirement: exactly one of a directory, a port or a fact.
+fn host_need(
+    at: &dyn Fn(&str) -> String,
+    directory: Option<RawDirectory>,
+    port: Option<serde_json::Map<String, Value>>,
+    fact: Option<serde_json::Map<String, Value>>,
+) -> Result<Need, Refusal> {
+    match (directory, port, fact) {
+        (Some(d), None, None) => Ok(Need::Directory {
+            mode: super::rules::parse_mode(&d.mode, mesh_wire::path::ModeOf::Directory)
+                .map_err(|m| (at("directory.mode"), m))?,
+            owner: d.owner,
+            group: d.group,
+        }),
+        (None, Some(_), None) => Ok(Need::Port),
+        (None, None, Some(_)) => Ok(Need::Fact),
+        _ => Err((
+            at("kind"),
+            "a host requirement is exactly one of \"directory\", \"port\" or \"fact\"".into(),
+        )),
+    }
+}
+
+/// An operator requirement: access to the operator's data, read or read-write (a setting is
+/// declared under "settings" instead).
+fn operator_need(at: &dyn Fn(&str) -> String, access: Option<&str>) -> Result<Need, Refusal> {
+    match access {
+        Some("read") => Ok(Need::Access { write: false }),
+        Some("read-write") => Ok(Need::Access { write: true }),
+        Some(other) => Err((
+            at("access"),
+            format!("{other:?} is not an access: \"read\" or \"read-write\""),
+        )),
+        None => Err((
+            at("kind"),
+            "an operator requirement is a setting (declare it under \"settings\") or \
+             access to the operator's data (\"access\": \"read\" or \"read-write\")"
+                .into(),
+        )),
+    }
 }
 
 /// Whether a provided field is the operator's secret (`"from": "operator"`): a secret string,
@@ -430,91 +447,4 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn req(json: &str) -> Result<Requirement, Refusal> {
-        requirement(0, serde_json::from_str(json).unwrap())
-    }
-
-    #[test]
-    fn every_requirement_has_one_of_the_four_provider_kinds() {
-        assert_eq!(
-            req(r#"{"name":"me","kind":"mesh"}"#).unwrap().need.kind(),
-            "mesh"
-        );
-        assert_eq!(
-            req(r#"{"name":"data","kind":"host","directory":{}}"#)
-                .unwrap()
-                .need
-                .kind(),
-            "host"
-        );
-        let (field, why) = req(r#"{"name":"x","kind":"vault"}"#).err().unwrap();
-        assert_eq!(field, "requires[0].kind");
-        assert!(why.contains("\"vault\" is not a provider"), "{why}");
-        let (_, why) = req(r#"{"name":"x","kind":"operator"}"#).err().unwrap();
-        assert!(why.contains("declare it under \"settings\""), "{why}");
-        let (_, why) = req(r#"{"name":"x","kind":"host","port":{},"fact":{}}"#)
-            .err()
-            .unwrap();
-        assert!(why.contains("exactly one of"), "{why}");
-    }
-
-    #[test]
-    fn a_module_requirement_names_its_contract_and_only_providers_give_values() {
-        let r = req(r#"{"name":"store","kind":"module","provision":"kv",
-                "fields":{"host":{"type":"string"},"password":{"type":"string","secret":true}}}"#)
-        .unwrap();
-        assert_eq!(r.need.fields().len(), 2);
-        assert!(
-            r.need
-                .fields()
-                .iter()
-                .any(|f| f.name == "password" && f.secret)
-        );
-        assert!(
-            req(r#"{"name":"s","kind":"module","provision":"kv","fields":{"h":{"type":"string","value":"x"}}}"#)
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn the_operators_data_is_read_or_read_write_access() {
-        let r = req(r#"{"name":"media","kind":"operator","access":"read"}"#).unwrap();
-        assert!(matches!(r.need, Need::Access { write: false }));
-        assert_eq!(r.need.kind(), "operator");
-        assert_eq!(r.need.fields()[0].name, "path");
-        let r = req(r#"{"name":"up","kind":"operator","access":"read-write"}"#).unwrap();
-        assert!(matches!(r.need, Need::Access { write: true }));
-        let (field, why) = req(r#"{"name":"m","kind":"operator","access":"rw"}"#)
-            .err()
-            .unwrap();
-        assert_eq!(field, "requires[0].access");
-        assert!(why.contains("\"read\" or \"read-write\""), "{why}");
-    }
-
-    #[test]
-    fn an_operator_secret_is_a_secret_string_with_no_value() {
-        let parse = |field: &str| {
-            let raw = format!(r#"{{"name":"api","fields":{{"token":{field}}}}}"#);
-            provision(0, serde_json::from_str(&raw).unwrap())
-        };
-        let p = parse(r#"{"type":"string","secret":true,"from":"operator"}"#).unwrap();
-        assert!(p.fields[0].from_operator && p.fields[0].value.is_none());
-        for wrong in [
-            r#"{"type":"string","from":"operator"}"#,
-            r#"{"type":"integer","secret":true,"from":"operator"}"#,
-            r#"{"type":"string","secret":true,"from":"operator","generate":true}"#,
-            r#"{"type":"string","secret":true,"from":"operator","value":"x"}"#,
-        ] {
-            let (field, why) = parse(wrong).err().unwrap();
-            assert_eq!(field, "provides[0].fields.token", "{wrong}");
-            assert!(why.contains("`mesh secret set`"), "{wrong}: {why}");
-        }
-        let (_, why) = parse(r#"{"type":"string","secret":true,"from":"vault"}"#)
-            .err()
-            .unwrap();
-        assert!(why.contains("the only one is \"operator\""), "{why}");
-    }
-}
+mod tests;

@@ -1,9 +1,10 @@
 //! A declared setting: the one definition its type check, its CLI parsing, its docs (`mesh module
 //! show`) and its cost all come from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::resources::parse_cost;
 use mesh_wire::Cost;
 
 /// One setting a module takes.
@@ -233,6 +234,90 @@ pub(crate) fn choices(
             kind.as_str()
         )),
         (_, None) => Ok(Vec::new()),
+    }
+}
+
+/// A setting as module.json declares it, before it is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSetting {
+    name: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    meaning: Option<String>,
+    default: Option<Value>,
+    cost: Option<String>,
+    choices: Option<Vec<String>>,
+}
+
+/// `settings[i]` checked, its name not one of those declared `before` it. Refused: the field
+/// (`settings[i] (name).field`) and what is wrong there.
+pub(crate) fn declared(
+    i: usize,
+    s: RawSetting,
+    before: &[Setting],
+) -> Result<Setting, (String, String)> {
+    let at = |field: &str| match &s.name {
+        Some(n) => format!("settings[{i}] ({n}).{field}"),
+        None => format!("settings[{i}].{field}"),
+    };
+    let refused = |field: &str, message: String| (at(field), message);
+    let sname = s
+        .name
+        .clone()
+        .ok_or_else(|| refused("name", "missing".into()))?;
+    if !valid_name(&sname) {
+        return Err(refused(
+            "name",
+            "must be lower case letters, digits and -".into(),
+        ));
+    }
+    if before.iter().any(|d| d.name == sname) {
+        return Err(refused("name", "declared twice".into()));
+    }
+    let kind = declared_type(s.kind.as_deref()).map_err(|m| refused("type", m))?;
+    let meaning = s
+        .meaning
+        .clone()
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| {
+            refused(
+                "meaning",
+                "missing: every setting says in one sentence what it means".into(),
+            )
+        })?;
+    let choices = choices(kind, s.choices.clone()).map_err(|m| refused("choices", m))?;
+    let cost = parse_cost(s.cost.as_deref()).map_err(|m| refused("cost", m))?;
+    let setting = Setting {
+        name: sname,
+        kind,
+        meaning,
+        default: s.default.clone(),
+        cost,
+        choices,
+    };
+    if let Some(d) = &s.default
+        && !setting.admits(d)
+    {
+        return Err(refused(
+            "default",
+            format!("{d} is not {}", setting.expected()),
+        ));
+    }
+    Ok(setting)
+}
+
+/// A setting's `type` as module.json gives it: required, one of the types or `choice`.
+fn declared_type(kind: Option<&str>) -> Result<SettingType, String> {
+    let types = SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice";
+    match kind {
+        None => Err(format!(
+            "missing: every setting declares its type ({types})"
+        )),
+        Some("choice") => Ok(SettingType::Choice),
+        Some(k) => {
+            SettingType::parse(k).ok_or_else(|| format!("{k:?} is not a type; use one of {types}"))
+        }
     }
 }
 

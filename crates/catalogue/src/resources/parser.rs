@@ -120,8 +120,7 @@ impl Parser<'_> {
             return Err(self.invalid(
                 &format!("resources[{i}].{field}"),
                 format!(
-                    "{text:?} holds `${{`, but {field} is sent as written, not rendered: say it \
-                     without settings or requirements"
+                    "{text:?} holds `${{`, but {field} is sent as written, not rendered: say it without settings or requirements"
                 ),
             ));
         }
@@ -283,8 +282,7 @@ impl Parser<'_> {
             return Err(self.invalid(
                 &format!("resources[{i}].{field}"),
                 format!(
-                    "{text:?}: a definition names no host path; require a directory \
-                     ({{\"name\": \"data\", \"kind\": \"host\", \"directory\": {{}}}}) and use \"${{data.path}}\""
+                    "{text:?}: a definition names no host path; require a directory ({{\"name\": \"data\", \"kind\": \"host\", \"directory\": {{}}}}) and use \"${{data.path}}\""
                 ),
             ));
         }
