@@ -203,20 +203,8 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
             costs.push((node, cost));
             if ctx.json {
                 plans.push(p);
-            } else if !ctx.quiet
-                || !p.changes.is_empty()
-                || p.unconfirmed
-                || p.rekeyed
-                || !p.held.is_empty()
-                || !p.facts_moved.is_empty()
-            {
-                // -q: only the nodes a push would change, or that hold something back
-                let mut text = render::plan(&p, a.diff, ctx.color());
-                for h in &p.held {
-                    text.push_str(&crate::plan::visible(&h.line(&p.node)));
-                    text.push('\n');
-                }
-                out_raw!("{text}");
+            } else {
+                print_plan(&p, a.diff, ctx);
             }
             Ok(())
         })
@@ -245,6 +233,26 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     } else {
         exit::OK
     })
+}
+
+/// One node's plan in text, as it is made; with `-q`, only a node a push would change or that
+/// holds something back.
+fn print_plan(p: &crate::plan::Plan, diff: bool, ctx: &Context) {
+    if ctx.quiet
+        && p.changes.is_empty()
+        && !p.unconfirmed
+        && !p.rekeyed
+        && p.held.is_empty()
+        && p.facts_moved.is_empty()
+    {
+        return;
+    }
+    let mut text = render::plan(p, diff, ctx.color());
+    for h in &p.held {
+        text.push_str(&crate::plan::visible(&h.line(&p.node)));
+        text.push('\n');
+    }
+    out_raw!("{text}");
 }
 
 /// One node's plan, against what its machine last confirmed (and how sure that is), and what a
