@@ -11,7 +11,7 @@ use clap::Subcommand;
 pub(crate) enum LabCommand {
     /// Boot N machines (node1..nodeN) and add them to the inventory; running ones are kept.
     Up {
-        /// How many machines.
+        /// How many machines: 1 to 240 (their addresses share the lab's /24 network).
         n: u32,
     },
     /// Stop and delete every lab machine (they stay in the inventory until `node remove`).

@@ -245,7 +245,8 @@ print_node() {
 
 cmd_up() {
     local n=${1:-} i name
-    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 100 ] || fail "usage: lab up N (1..100)"
+    # a machine's address is $SUBNET.(10 + i) in the bridge's /24: 240 is the last that fits
+    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 240 ] || fail "usage: lab up N (1..240)"
     build_image
     host_setup
     mkdir -p "$NODES"
