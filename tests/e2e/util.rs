@@ -174,6 +174,10 @@ fn lab_unavailable() -> Option<String> {
     (!found).then(|| "no systemd-nspawn (apt-get install systemd-container)".into())
 }
 
+/// How many lab tests this run has skipped: each skip says the count so far, so the last line
+/// says how many were skipped in all (the harness has no hook at its end).
+static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Says on the terminal that this test was skipped and why. Written to stderr itself, not
 /// through `eprintln!`, which the test harness captures and shows only for a failure.
 fn skipped(why: &str) {
@@ -182,9 +186,10 @@ fn skipped(why: &str) {
         .name()
         .unwrap_or("a lab test")
         .to_string();
+    let n = SKIPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
     let _ = writeln!(
         std::io::stderr(),
-        "skipped lab test {test}: {why}; MESH_LAB=require makes this a failure"
+        "skipped lab test {test} ({n} skipped so far): {why}; MESH_LAB=require makes this a failure"
     );
 }
 
