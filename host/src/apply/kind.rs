@@ -1,10 +1,11 @@
 //! What a resource kind is to the helper: the phase it is made in, how it is made (or, in a dry
 //! run, measured), and how what the record holds of it is given back. Each kind implements
 //! [`Kind`] for its spec and [`GiveBack`] for its record entry, in its own file; the phase order
-//! is [`Phase`]'s, written once and read by the apply loop and the give-back loop alike; `each_spec`
-//! below and the record's `each_entry` are the only places the helper names every kind.
+//! is [`Phase`]'s, written once and read by the apply loop and the give-back loop alike; the wire's
+//! `each_spec` (its list of kinds) and the record's `each_entry` are the only places the helper
+//! names every kind.
 
-use mesh_wire::{Outcome, Resource, Spec};
+use mesh_wire::{Outcome, Resource, Spec, each_spec};
 
 use super::{ApplyError, Failure, Run};
 use crate::adopt::Adopt;
@@ -100,27 +101,6 @@ pub(super) trait GiveBack {
         id: &str,
         record: &mut Record,
     ) -> Result<String, Failure>;
-}
-
-/// `$body` with `$s` bound to the spec inside `$spec`, whatever its kind.
-macro_rules! each_spec {
-    ($spec:expr, $s:ident => $body:expr) => {
-        match $spec {
-            Spec::File($s) => $body,
-            Spec::Keys($s) => $body,
-            Spec::Service($s) => $body,
-            Spec::Directory($s) => $body,
-            Spec::Package($s) => $body,
-            Spec::Process($s) => $body,
-            Spec::Container($s) => $body,
-            Spec::Symlink($s) => $body,
-            Spec::Sysctl($s) => $body,
-            Spec::Timer($s) => $body,
-            Spec::Group($s) => $body,
-            Spec::User($s) => $body,
-            Spec::AptRepository($s) => $body,
-        }
-    };
 }
 
 fn phase_of<K: Kind>(_: &K) -> Phase {
