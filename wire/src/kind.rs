@@ -166,14 +166,12 @@ macro_rules! kinds {
                 fn of(spec: &Spec) -> Option<&Self> {
                     match spec {
                         Spec::$variant(s) => Some(s),
-                        #[allow(unreachable_patterns)]
                         _ => None,
                     }
                 }
                 fn of_mut(spec: &mut Spec) -> Option<&mut Self> {
                     match spec {
                         Spec::$variant(s) => Some(s),
-                        #[allow(unreachable_patterns)]
                         _ => None,
                     }
                 }
