@@ -29,4 +29,6 @@ pub use mesh_ssh as ssh;
 pub use mesh_wire as wire;
 
 #[cfg(test)]
+mod kinds_tests;
+#[cfg(test)]
 mod layers_tests;

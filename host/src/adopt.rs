@@ -237,7 +237,7 @@ impl Adopt<'_> {
         if let Some(o) = &original {
             self.used.insert(o.blob.clone());
         }
-        let entry = Entry::File(FileEntry {
+        let entry = Entry::from(FileEntry {
             path: path.to_string(),
             created: false,
             original_lost: original.is_none(),
@@ -283,7 +283,7 @@ impl Adopt<'_> {
                 continue;
             }
             let stem = unit.strip_suffix(".service").unwrap_or(&unit);
-            let entry = Entry::Process(ProcessEntry {
+            let entry = Entry::from(ProcessEntry {
                 unit: unit.clone(),
                 unit_file: dir.join(&unit).display().to_string(),
                 bundle_dir: signs::bundles_dir(self.paths)
@@ -307,7 +307,7 @@ impl Adopt<'_> {
         let declared = declared(declaration, "container");
         for name in signs::mesh_containers(self.paths) {
             if !declared.contains(name.as_str()) {
-                let entry = Entry::Container(ContainerEntry {
+                let entry = Entry::from(ContainerEntry {
                     name: name.clone(),
                     spec: None,
                 });

@@ -28,6 +28,7 @@ use crate::apply::{self, Error};
 use crate::files;
 use crate::record::Paths;
 use kept::Kept;
+pub(crate) use kept::Touches;
 use ledger::Fate;
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a

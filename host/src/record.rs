@@ -5,29 +5,6 @@
 //! machine is changed, so a helper killed at any point leaves a record from which the next run
 //! converges, and no kept original is ever lost.
 
-/// `$body` with `$e` bound to the entry inside `$entry`, whatever its kind: with
-/// `apply::kind`'s list of specs, the only places the helper names every kind.
-macro_rules! each_entry {
-    ($entry:expr, $e:ident => $body:expr) => {
-        match $entry {
-            $crate::record::Entry::File($e) => $body,
-            $crate::record::Entry::Keys($e) => $body,
-            $crate::record::Entry::Service($e) => $body,
-            $crate::record::Entry::Directory($e) => $body,
-            $crate::record::Entry::Package($e) => $body,
-            $crate::record::Entry::Process($e) => $body,
-            $crate::record::Entry::Container($e) => $body,
-            $crate::record::Entry::Symlink($e) => $body,
-            $crate::record::Entry::Sysctl($e) => $body,
-            $crate::record::Entry::Timer($e) => $body,
-            $crate::record::Entry::Group($e) => $body,
-            $crate::record::Entry::User($e) => $body,
-            $crate::record::Entry::AptRepository($e) => $body,
-        }
-    };
-}
-pub(crate) use each_entry;
-
 mod files;
 mod kinds;
 mod units;
@@ -129,10 +106,39 @@ pub(crate) struct Record {
     pub(crate) generation: Option<mesh_wire::Generation>,
 }
 
-/// One applied resource.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub(crate) enum Entry {
+/// Makes [`Entry`] from the list of kinds, `each_entry!` over it and each entry's `From`; `$d`
+/// is a `$`, for the dispatch macro's own variables.
+macro_rules! entries {
+    ($d:tt $($(#[$attr:meta])* $variant:ident($entry:ident),)*) => {
+        /// One applied resource.
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        #[serde(tag = "kind", rename_all = "lowercase")]
+        pub(crate) enum Entry {
+            $($(#[$attr])* $variant($entry),)*
+        }
+
+        /// `$body` with `$e` bound to the entry inside `$entry`, whatever its kind: with the
+        /// wire's `each_spec`, the only place the helper names every kind.
+        macro_rules! each_entry {
+            ($d entry:expr, $d e:ident => $d body:expr) => {
+                match $d entry {
+                    $($crate::record::Entry::$variant($d e) => $d body,)*
+                }
+            };
+        }
+        pub(crate) use each_entry;
+
+        $(
+            impl From<$entry> for Entry {
+                fn from(e: $entry) -> Entry {
+                    Entry::$variant(e)
+                }
+            }
+        )*
+    };
+}
+
+entries! { $
     File(FileEntry),
     Keys(KeysEntry),
     Service(ServiceEntry),

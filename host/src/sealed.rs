@@ -6,7 +6,7 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use mesh_wire::{Declaration, Sealed, Spec};
+use mesh_wire::{Declaration, Sealed};
 
 /// The private half of the host key every secret is sealed to.
 pub(crate) const HOST_KEY: &str = "/etc/ssh/ssh_host_ed25519_key";
@@ -41,11 +41,10 @@ pub(crate) fn open_environments(
     root: &crate::files::Root,
 ) -> Result<(), String> {
     for r in &mut declaration.resources {
-        let (environment, sealed) = match &mut r.spec {
-            Spec::Process(p) => (&mut p.environment, &mut p.sealed_environment),
-            Spec::Container(c) => (&mut c.environment, &mut c.sealed_environment),
-            _ => continue,
+        let Some(env) = r.spec.environment_mut() else {
+            continue;
         };
+        let (environment, sealed) = (env.values, env.sealed);
         for (name, s) in std::mem::take(sealed) {
             let value = open(root, &s).map_err(|e| format!("{}: {name}: {e}", r.id))?;
             environment.insert(name, value);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::plan::{Action, Plan, content, visible};
 use crate::push::{self, NodeResult};
-use crate::wire::{Mode, Spec, State};
+use crate::wire::{ContainerSpec, FileSpec, Mode, PackageSpec, State};
 
 /// One node's plan as text; an unchanged node is one line saying so.
 pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
@@ -27,7 +27,7 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
     for c in &p.changes {
         let _ = writeln!(out, "{}", visible(&change_line(p, c)));
         // a check is a command the helper runs as root: a new or changed one is shown, always
-        if let Some(Spec::File(f)) = c.new.as_ref().map(|r| &r.spec)
+        if let Some(f) = c.new.as_ref().and_then(|r| r.spec.get::<FileSpec>())
             && !f.validate.is_empty()
             && (c.action == Action::Added || c.fields.iter().any(|x| x == "validate"))
         {
@@ -71,8 +71,8 @@ pub(crate) fn plan(p: &Plan, diff: bool, color: bool) -> String {
 fn change_line(p: &Plan, c: &crate::plan::Change) -> String {
     let fields = match (c.fields.is_empty(), c.settings.is_empty()) {
         // a package added absent or at a version says so: `+ m:package:telnet (absent)`
-        (true, _) => match c.new.as_ref().map(|r| &r.spec) {
-            Some(Spec::Package(p)) if c.action == Action::Added && p.wanted() != "present" => {
+        (true, _) => match c.new.as_ref().and_then(|r| r.spec.get::<PackageSpec>()) {
+            Some(p) if c.action == Action::Added && p.wanted() != "present" => {
                 format!(" ({})", p.wanted())
             }
             _ => String::new(),
@@ -86,7 +86,11 @@ fn change_line(p: &Plan, c: &crate::plan::Change) -> String {
     };
     let what = match c.action {
         Action::Removed => removal(c),
-        Action::Changed if matches!(c.new.as_ref().map(|r| &r.spec), Some(Spec::Container(_))) => {
+        Action::Changed
+            if c.new
+                .as_ref()
+                .is_some_and(|r| r.spec.get::<ContainerSpec>().is_some()) =>
+        {
             " — the container will be recreated".to_string()
         }
         // never asked: the machine may already have it, and the push then takes it over
@@ -239,67 +243,10 @@ fn removal(c: &crate::plan::Change) -> String {
         }
         return format!(" — {}", said.join("; "));
     }
-    let general = match c.old.as_ref().map(|r| &r.spec) {
-        Some(Spec::File(f)) => format!(
-            "{}: removed if the mesh made it, else its original restored",
-            f.path
-        ),
-        Some(Spec::Keys(k)) => format!(
-            "{}: its keys given back (previous values restored, absent ones removed)",
-            k.path
-        ),
-        Some(Spec::Service(sv)) => format!(
-            "{}: returned to the state the mesh found it in (stopped if the mesh started it)",
-            sv.unit
-        ),
-        Some(Spec::Directory(d)) => {
-            format!("{}: removed if the mesh made it and it is empty", d.path)
-        }
-        Some(Spec::Package(p)) if p.absent || p.version.is_some() => format!(
-            "{}: given back at the version found (reinstalled if the mesh removed it; left \
-             installed if the mesh installed it)",
-            p.name
-        ),
-        Some(Spec::Package(p)) => format!("{}: left installed", p.name),
-        Some(Spec::Timer(t)) => format!(
-            "{}: stopped, disabled, its timer and service unit files removed",
-            t.timer_unit()
-        ),
-        Some(Spec::Group(g)) => format!("group {}: removed if the mesh made it", g.name),
-        Some(Spec::User(u)) => format!(
-            "user {}: removed if the mesh made it ({}), else its shell, groups and keys given \
-             back as found",
-            u.name,
-            if u.remove_home {
-                "with its home"
-            } else {
-                "its home kept"
-            }
-        ),
-        Some(Spec::AptRepository(a)) => format!(
-            "repository {}: its sources file and key removed (or what the mesh found there put \
-             back), then apt's lists updated",
-            a.name
-        ),
-        Some(Spec::Sysctl(s)) => format!(
-            "{}: set back to the value the mesh found, its drop-in removed",
-            s.name
-        ),
-        Some(Spec::Symlink(l)) => format!(
-            "{}: removed, and what the mesh found there (a file or a link) put back",
-            l.path
-        ),
-        Some(Spec::Container(c)) => format!(
-            "container {}: stopped and removed, its host directories kept",
-            c.name
-        ),
-        Some(Spec::Process(p)) => format!(
-            "{}: stopped, disabled, its unit file and bundle removed",
-            p.unit
-        ),
-        None => return String::new(),
-    };
-    format!(" — {general}")
+    match &c.old {
+        Some(old) => format!(" — {}", old.spec.removal()),
+        None => String::new(),
+    }
 }
 
 /// One node's result as text: a line, then each resource and unit that moved; with `diff`

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::wire::Cost;
-use crate::wire::{ProcessSpec, Report, Resource, SettingUse, Spec, change_cost};
+use crate::wire::{FileSpec, ProcessSpec, Report, Resource, ServiceSpec, SettingUse, change_cost};
 
 use super::fields::differing_fields;
 use super::owed::Owed;
@@ -36,11 +36,15 @@ pub(super) fn added(r: &Resource, owed: &mut Owed) -> Change {
             owed.owe(u, change_cost(None, c, false), &r.id);
         }
     }
-    match &r.spec {
-        Spec::Service(sv) if sv.running == Some(false) => owed.stop(&sv.unit, &r.id),
-        Spec::Service(sv) if sv.running == Some(true) => owed.start(&sv.unit, &r.id),
-        Spec::Process(p) => owed.create(&p.unit, &r.id),
-        _ => {}
+    if let Some(sv) = r.spec.get::<ServiceSpec>() {
+        match sv.running {
+            Some(false) => owed.stop(&sv.unit, &r.id),
+            Some(true) => owed.start(&sv.unit, &r.id),
+            None => {}
+        }
+    }
+    if let Some(p) = r.spec.get::<ProcessSpec>() {
+        owed.create(&p.unit, &r.id);
     }
     change
 }
@@ -77,9 +81,9 @@ pub(super) fn changed(old: &Resource, r: &Resource, owed: &mut Owed) -> Option<C
     // compared as sent, not as shown: a secret file's shown content never differs, and a sealed
     // one is compared by its digest
     if let (Some(was), Some(now)) = (old.spec.costing(), r.spec.costing())
-        && match (&old.spec, &r.spec) {
-            (Spec::File(a), Spec::File(b)) => a.content != b.content || a.sealed != b.sealed,
-            (a, b) => content(a) != content(b),
+        && match old.spec.both::<FileSpec>(&r.spec) {
+            Some((a, b)) => a.content != b.content || a.sealed != b.sealed,
+            None => content(&old.spec) != content(&r.spec),
         }
     {
         let cost = change_cost(Some((was.source.as_str(), &was.settings)), now, false);
@@ -87,19 +91,19 @@ pub(super) fn changed(old: &Resource, r: &Resource, owed: &mut Owed) -> Option<C
             owed.owe(u, cost, &because);
         }
     }
-    match (&old.spec, &r.spec) {
-        (Spec::Service(was), Spec::Service(now))
-            if now.running == Some(false) && was.running != Some(false) =>
-        {
-            owed.stop(&now.unit, &r.id);
-        }
-        // its unit or bundle changed: the process pays what moved (a bundle file that only a
-        // `none` setting moved leaves it running; a new module version alone changes neither,
-        // and the helper restarts nothing for it)
-        (Spec::Process(was), Spec::Process(now)) if fields.iter().any(|f| f != "source") => {
-            owed.owe(&now.unit, now.change_cost(was), &because);
-        }
-        _ => {}
+    if let Some((was, now)) = old.spec.both::<ServiceSpec>(&r.spec)
+        && now.running == Some(false)
+        && was.running != Some(false)
+    {
+        owed.stop(&now.unit, &r.id);
+    }
+    // its unit or bundle changed: the process pays what moved (a bundle file that only a
+    // `none` setting moved leaves it running; a new module version alone changes neither,
+    // and the helper restarts nothing for it)
+    if let Some((was, now)) = old.spec.both::<ProcessSpec>(&r.spec)
+        && fields.iter().any(|f| f != "source")
+    {
+        owed.owe(&now.unit, now.change_cost(was), &because);
     }
     Some(Change {
         fields,
@@ -152,9 +156,9 @@ pub(super) fn removed(
 
 /// The settings whose values moved between `old` and `r`: in a process, those of its bundle.
 fn moved_by(old: &Resource, r: &Resource) -> Vec<String> {
-    match (&old.spec, &r.spec) {
-        (Spec::Process(was), Spec::Process(now)) => moved_in_bundle(was, now),
-        _ => match (old.spec.costing(), r.spec.costing()) {
+    match old.spec.both::<ProcessSpec>(&r.spec) {
+        Some((was, now)) => moved_in_bundle(was, now),
+        None => match (old.spec.costing(), r.spec.costing()) {
             (Some(was), Some(now)) => moved_settings(&was.settings, &now.settings),
             _ => Vec::new(),
         },

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::wire::{Declaration, Spec};
+use crate::wire::{ContainerSpec, Declaration};
 
 /// One mount whose directory on the machine would change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,14 +33,12 @@ pub fn moves(next: &Declaration, last: Option<&Declaration>) -> Vec<Move> {
     let before: BTreeMap<&str, _> = last
         .resources
         .iter()
-        .filter_map(|r| match &r.spec {
-            Spec::Container(c) => Some((r.id.as_str(), c)),
-            _ => None,
-        })
+        .filter_map(|r| Some((r.id.as_str(), r.spec.get::<ContainerSpec>()?)))
         .collect();
     let mut out = Vec::new();
     for r in &next.resources {
-        let (Spec::Container(now), Some(was)) = (&r.spec, before.get(r.id.as_str())) else {
+        let (Some(now), Some(was)) = (r.spec.get::<ContainerSpec>(), before.get(r.id.as_str()))
+        else {
             continue;
         };
         for m in &now.mounts {

@@ -4,7 +4,7 @@
 //! a file's diff is from the machine's bytes to what the push writes.
 
 use super::{Action, Change, Plan, UnitChange};
-use crate::wire::{Declaration, Outcome, Report, Resource, Spec, State};
+use crate::wire::{Declaration, FileSpec, Outcome, Report, State};
 
 /// `p`, planned from `next` against what the machine confirmed (`confirmed`), made what the
 /// machine's own dry run of `next` (`checked`) found: what it has as `next` says is no change;
@@ -83,11 +83,7 @@ pub fn against_machine(
 /// Whether the machine's bytes of a changed file are not what the inventory confirmed it has
 /// (an edit by hand since), where the machine sent them (a file of text, holding no secret).
 fn found_differs(c: &Change) -> bool {
-    let Some(Resource {
-        spec: Spec::File(old),
-        ..
-    }) = &c.old
-    else {
+    let Some(old) = c.old.as_ref().and_then(|r| r.spec.get::<FileSpec>()) else {
         return false;
     };
     !old.secret

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::{Declaration, Resource, Spec};
+use crate::wire::{Declaration, Resource};
 
 /// What must stay single on a machine: two instances may not write one file, run one unit or one
 /// container, or own one directory.
@@ -11,14 +11,9 @@ pub(super) fn collisions(resources: &[Resource]) -> Vec<String> {
     let mut seen: BTreeMap<(&str, &str), &str> = BTreeMap::new();
     let mut out = Vec::new();
     for r in resources {
-        let kind = match &r.spec {
-            // a package is installed once, whoever asks for it, and never removed
-            Spec::Package(_) => continue,
-            // a process is a unit too: it may not be another's service
-            Spec::Process(_) => "service",
-            // its service is a unit too
-            Spec::Timer(_) => "service",
-            other => other.kind(),
+        // a package is installed once, whoever asks for it; a process or a timer is a unit too
+        let Some(kind) = r.spec.single_as() else {
+            continue;
         };
         if let Some(first) = seen.insert((kind, r.spec.target()), &r.instance)
             && first != r.instance
@@ -42,22 +37,7 @@ fn shared_paths(resources: &[Resource]) -> Vec<String> {
     let mut seen: BTreeMap<String, (&str, &str)> = BTreeMap::new();
     let mut out = Vec::new();
     let written = resources.iter().flat_map(|r| {
-        let paths = match &r.spec {
-            Spec::File(f) => vec![(f.path.clone(), "file")],
-            Spec::Keys(k) => vec![(k.path.clone(), "keys")],
-            Spec::Directory(d) => vec![(d.path.clone(), "directory")],
-            Spec::Symlink(l) => vec![(l.path.clone(), "symlink")],
-            Spec::Sysctl(s) => vec![(s.drop_in(), "sysctl drop-in")],
-            Spec::AptRepository(a) => vec![
-                (a.sources_path(), "apt-repository sources file"),
-                (a.key_path(), "apt-repository key"),
-            ],
-            Spec::Process(p) => vec![(
-                format!("/etc/systemd/system/{}", p.unit),
-                "process unit file",
-            )],
-            _ => Vec::new(),
-        };
+        let paths = r.spec.claims();
         paths.into_iter().map(move |(path, kind)| (r, path, kind))
     });
     for (r, path, kind) in written {
@@ -92,20 +72,14 @@ pub(super) fn operators_data(
                 .map(|c| c.resources.as_slice())
                 .unwrap_or_default(),
         )
-        .filter_map(|r| match &r.spec {
-            Spec::Directory(d) => Some((d.path.as_str(), "directory", r.instance.as_str())),
-            Spec::File(f) => Some((f.path.as_str(), "file", r.instance.as_str())),
-            Spec::Keys(k) => Some((k.path.as_str(), "keys file", r.instance.as_str())),
-            _ => None,
+        .filter_map(|r| {
+            let (path, kind) = r.spec.made()?;
+            Some((path, kind, r.instance.as_str()))
         })
         .collect();
     let mut out = Vec::new();
     for r in resources {
-        let access = match &r.spec {
-            Spec::Process(p) => &p.access,
-            Spec::Container(c) => &c.access,
-            _ => continue,
-        };
+        let access = r.spec.access();
         for a in access {
             let data = a.path.trim_end_matches('/');
             // what is only below or above it is left alone: a directory the mesh made is

@@ -211,7 +211,7 @@ fn directories(
     g: &mut Gathered,
 ) {
     for (name, d) in std::mem::take(&mut answers.directories) {
-        let spec = Spec::Directory(d);
+        let spec = Spec::from(d);
         if let Err(e) = spec.check() {
             g.problems.push(
                 Problem::of(
@@ -281,10 +281,8 @@ fn rendered(module: &Module, a: &Assignment, answers: &Answers, g: &mut Gathered
 /// A process or container reaches every path of the operator's data its module requires
 /// access to.
 fn with_access<'r>(r: &'r mut Resource, access: &[wire::Access]) -> &'r Spec {
-    match &mut r.spec {
-        Spec::Process(p) => p.access = access.to_vec(),
-        Spec::Container(c) => c.access = access.to_vec(),
-        _ => {}
+    if let Some(reached) = r.spec.access_mut() {
+        *reached = access.to_vec();
     }
     &r.spec
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::catalogue::per_consumer::{CONSUMER, CONSUMERS};
 use crate::catalogue::{Catalogue, Module, Need, Provision};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node, Unallocated, consumer_key};
-use crate::wire::Spec;
+use crate::wire::{FileSpec, Spec};
 
 use super::ResolveError;
 use super::consumers::consumers_of;
@@ -257,14 +257,14 @@ pub(super) fn waiting_for(
         )?;
         // a secret file is confirmed sealed: its lines are asked for by their keyed digests
         let mine_lines = super::sealed::line_digests(inventory, &mine)?;
-        let ready = theirs.iter().any(|s| match s {
-            Spec::File(f) => match &f.sealed {
+        let ready = theirs.iter().any(|s| match s.get::<FileSpec>() {
+            Some(f) => match &f.sealed {
                 Some(sealed) => {
                     !mine_lines.is_empty() && mine_lines.iter().all(|d| sealed.lines.contains(d))
                 }
                 None => f.content.contains(&mine),
             },
-            _ => false,
+            None => false,
         });
         if !ready {
             return Ok(Some(named.clone()));

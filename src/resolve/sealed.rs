@@ -8,7 +8,7 @@
 use std::str::FromStr;
 
 use crate::inventory::{Inventory, InventoryError, Node};
-use crate::wire::{Resource, Sealed, Spec};
+use crate::wire::{FileSpec, Resource, Sealed};
 
 /// Seals every secret file of `resources` to `node`'s host key. A node with no `ssh-ed25519`
 /// key pinned gets only the digest, which is enough to plan: a push refuses to send it
@@ -45,36 +45,27 @@ pub(super) fn seal(
         })
     };
     for r in resources.iter_mut() {
-        let (secret_environment, environment, sealed) = match &mut r.spec {
-            Spec::File(f) => {
-                if !f.secret || f.sealed.is_some() {
-                    continue;
-                }
-                let mut sealed = seal_text(&r.id, &f.content)?;
-                sealed.lines = line_digests(inventory, &f.content)?;
-                f.sealed = Some(sealed);
-                f.content.clear();
-                // what the file reads is compared by digest; a secret's plain digest could be
-                // tested against guesses, a keyed one cannot
-                for used in f.costing.settings.values_mut() {
-                    used.digest = inventory.secret_digest(used.digest.as_bytes())?;
-                }
+        if let Some(f) = r.spec.get_mut::<FileSpec>() {
+            if !f.secret || f.sealed.is_some() {
                 continue;
             }
-            Spec::Process(p) => (
-                &p.secret_environment,
-                &mut p.environment,
-                &mut p.sealed_environment,
-            ),
-            Spec::Container(c) => (
-                &c.secret_environment,
-                &mut c.environment,
-                &mut c.sealed_environment,
-            ),
-            _ => continue,
+            let mut sealed = seal_text(&r.id, &f.content)?;
+            sealed.lines = line_digests(inventory, &f.content)?;
+            f.sealed = Some(sealed);
+            f.content.clear();
+            // what the file reads is compared by digest; a secret's plain digest could be
+            // tested against guesses, a keyed one cannot
+            for used in f.costing.settings.values_mut() {
+                used.digest = inventory.secret_digest(used.digest.as_bytes())?;
+            }
+            continue;
+        }
+        let Some(env) = r.spec.environment_mut() else {
+            continue;
         };
+        let (environment, sealed) = (env.values, env.sealed);
         // a secret variable's value travels sealed; its place in the environment stays, empty
-        for var in secret_environment {
+        for var in env.secret {
             if let Some(value) = environment.get_mut(var)
                 && !sealed.contains_key(var)
             {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::path::Refusal;
+use crate::path::{Place, Refusal};
 
 /// The longest account name: what `useradd` takes on Debian, and what `utmp` keeps.
 pub const ACCOUNT_NAME_MAX: usize = 32;
@@ -138,6 +138,107 @@ impl UserSpec {
     }
 }
 
+impl crate::SpecKind for GroupSpec {
+    const KIND: &'static str = "group";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    fn check_fields(&self) -> Result<(), Refusal> {
+        self.check()
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[
+            ("system", old.system != self.system),
+            ("gid", old.gid != self.gid),
+        ])
+    }
+
+    fn plan_text(&self) -> String {
+        format!(
+            "group {}{}\n",
+            self.name,
+            self.gid.map(|id| format!(" gid {id}")).unwrap_or_default()
+        )
+    }
+
+    fn removal(&self) -> String {
+        format!("group {}: removed if the mesh made it", self.name)
+    }
+}
+
+impl crate::SpecKind for UserSpec {
+    const KIND: &'static str = "user";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        self.home
+            .iter()
+            .map(|h| ("home".into(), h.as_str(), Place::Machine))
+            .collect()
+    }
+
+    fn check_fields(&self) -> Result<(), Refusal> {
+        self.check()
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[
+            ("shell", old.shell != self.shell),
+            ("groups", old.groups != self.groups),
+            ("home", old.home != self.home),
+            (
+                "authorized-keys",
+                old.authorized_keys != self.authorized_keys,
+            ),
+            ("remove-home", old.remove_home != self.remove_home),
+            ("uid", old.uid != self.uid),
+        ])
+    }
+
+    // one field a line, so that a diff names what moves
+    fn plan_text(&self) -> String {
+        let mut out = format!(
+            "user {}{}\n",
+            self.name,
+            if self.system { " (system)" } else { "" }
+        );
+        if let Some(uid) = self.uid {
+            out.push_str(&format!("uid: {uid}\n"));
+        }
+        out.push_str(&format!("home: {}\n", self.home_or_default()));
+        if let Some(shell) = &self.shell {
+            out.push_str(&format!("shell: {shell}\n"));
+        }
+        if let Some(groups) = &self.groups {
+            out.push_str(&format!("groups: {}\n", groups.join(",")));
+        }
+        if let Some(keys) = &self.authorized_keys {
+            out.push_str("authorized_keys:\n");
+            out.extend(keys.lines().map(|k| format!("  {k}\n")));
+        }
+        out
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "user {}: removed if the mesh made it ({}), else its shell, groups and keys given \
+             back as found",
+            self.name,
+            if self.remove_home {
+                "with its home"
+            } else {
+                "its home kept"
+            }
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +303,7 @@ mod tests {
     fn a_user_home_is_held_to_the_machine_path_rule() {
         let mut u = user("alice");
         u.home = Some("/var/lib/mesh/alice".into());
-        assert_eq!(Spec::User(u).check().unwrap_err().field, "home");
+        assert_eq!(Spec::from(u).check().unwrap_err().field, "home");
         assert_eq!(user("alice").home_or_default(), "/home/alice");
     }
 }

@@ -136,6 +136,54 @@ impl AptRepositorySpec {
     }
 }
 
+impl crate::SpecKind for AptRepositorySpec {
+    const KIND: &'static str = "apt-repository";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    // its two files are made from its checked name
+    fn check_fields(&self) -> Result<(), Refusal> {
+        self.check()
+    }
+
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![
+            (self.sources_path(), "apt-repository sources file"),
+            (self.key_path(), "apt-repository key"),
+        ]
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[
+            ("uri", old.uri != self.uri),
+            ("suite", old.suite != self.suite),
+            ("components", old.components != self.components),
+            ("key", old.key.trim() != self.key.trim()),
+        ])
+    }
+
+    // both files, as the helper writes them: a moved uri or a new key shows line by line
+    fn plan_text(&self) -> String {
+        format!(
+            "{}:\n{}\n{}:\n{}",
+            self.sources_path(),
+            self.sources_text(),
+            self.key_path(),
+            self.key_text()
+        )
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "repository {}: its sources file and key removed (or what the mesh found there put \
+             back), then apt's lists updated",
+            self.name
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

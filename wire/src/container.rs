@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::path::Place;
+use crate::process::unsealed_variable;
+use crate::unit::{UnitError, environment_text};
 use crate::*;
 
 /// A container the mesh runs. It carries the labels `mesh.instance` and `mesh.spec` (a digest of
@@ -93,4 +96,107 @@ pub struct Port {
     pub container: u16,
     /// `tcp` or `udp`.
     pub protocol: String,
+}
+
+impl SpecKind for ContainerSpec {
+    const KIND: &'static str = "container";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        let mounts = self.mounts.iter().enumerate().flat_map(|(m, mount)| {
+            [
+                (
+                    format!("mounts[{m}].source"),
+                    mount.source.as_str(),
+                    Place::Machine,
+                ),
+                (
+                    format!("mounts[{m}].target"),
+                    mount.target.as_str(),
+                    Place::Container,
+                ),
+            ]
+        });
+        let access = self.access.iter().flat_map(|a| {
+            [
+                (a.name.clone(), a.path.as_str(), Place::Machine),
+                (a.name.clone(), a.path.as_str(), Place::Container),
+            ]
+        });
+        mounts.chain(access).collect()
+    }
+
+    fn check_unit(&self) -> Result<(), UnitError> {
+        self.check()
+    }
+
+    fn access(&self) -> &[Access] {
+        &self.access
+    }
+
+    fn access_mut(&mut self) -> Option<&mut Vec<Access>> {
+        Some(&mut self.access)
+    }
+
+    fn environment_mut(&mut self) -> Option<Environment<'_>> {
+        Some(Environment {
+            secret: &self.secret_environment,
+            values: &mut self.environment,
+            sealed: &mut self.sealed_environment,
+        })
+    }
+
+    fn sealed(&self) -> Vec<&Sealed> {
+        self.sealed_environment.values().collect()
+    }
+
+    fn sealed_mut(&mut self) -> Vec<&mut Sealed> {
+        self.sealed_environment.values_mut().collect()
+    }
+
+    fn unsealed_secret(&self) -> bool {
+        unsealed_variable(&self.secret_environment, &self.sealed_environment)
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        self.differing(old).into_iter().map(String::from).collect()
+    }
+
+    // its image, command, environment, mounts and ports
+    fn plan_text(&self) -> String {
+        let mut out = format!("image: {}\nrestart: {}\n", self.image, self.restart);
+        if !self.command.is_empty() {
+            out.push_str(&format!(
+                "command: {}\n",
+                serde_json::to_string(&self.command).unwrap_or_default()
+            ));
+        }
+        out.push_str(&environment_text(
+            &self.environment,
+            &self.secret_environment,
+        ));
+        // the operator's data it reaches, too: a `mesh place` elsewhere shows as a mount
+        for m in &self.binds() {
+            out.push_str(&format!(
+                "mount {} -> {}{}\n",
+                m.source,
+                m.target,
+                if m.read_only { " (read-only)" } else { "" }
+            ));
+        }
+        for p in &self.ports {
+            out.push_str(&format!("port {}:{}/{}\n", p.host, p.container, p.protocol));
+        }
+        out
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "container {}: stopped and removed, its host directories kept",
+            self.name
+        )
+    }
 }

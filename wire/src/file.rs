@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::path::{ModeOf, Place};
 use crate::*;
 
 /// What a file or keys resource is made from, and what a change to it costs the units that read it.
@@ -104,4 +105,78 @@ pub struct SettingUse {
     pub digest: String,
     /// What a change of this setting costs the units that read the file.
     pub cost: Cost,
+}
+
+impl SpecKind for FileSpec {
+    const KIND: &'static str = "file";
+
+    fn at(&self) -> &str {
+        &self.path
+    }
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        vec![("path".into(), self.path.as_str(), Place::Machine)]
+    }
+
+    fn modes(&self) -> Vec<(String, u32, ModeOf)> {
+        vec![("mode".into(), self.mode, ModeOf::File)]
+    }
+
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![(self.path.clone(), "file")]
+    }
+
+    fn made(&self) -> Option<(&str, &'static str)> {
+        Some((&self.path, "file"))
+    }
+
+    fn costing(&self) -> Option<&Costing> {
+        Some(&self.costing)
+    }
+
+    fn sealed(&self) -> Vec<&Sealed> {
+        self.sealed.iter().collect()
+    }
+
+    fn sealed_mut(&mut self) -> Vec<&mut Sealed> {
+        self.sealed.iter_mut().collect()
+    }
+
+    fn unsealed_secret(&self) -> bool {
+        self.secret && self.sealed.as_ref().is_none_or(|s| s.age.is_empty())
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        named(&[
+            (
+                "content",
+                old.content != self.content || old.sealed != self.sealed,
+            ),
+            ("owner", old.owner != self.owner || old.group != self.group),
+            ("mode", old.mode != self.mode),
+            ("validate", old.validate != self.validate),
+        ])
+    }
+
+    fn plan_text(&self) -> String {
+        if !self.secret {
+            return self.content.clone();
+        }
+        // a secret never reaches a plan: only that it changes
+        match &self.sealed {
+            // the keyed digest, so that a changed secret shows as changed, and nothing of it
+            Some(s) => format!(
+                "(secret: content not shown)\n(sealed; its digest {})\n",
+                s.digest.get(..12).unwrap_or(&s.digest)
+            ),
+            None => "(secret: content not shown)\n".to_string(),
+        }
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: removed if the mesh made it, else its original restored",
+            self.path
+        )
+    }
 }

@@ -1,8 +1,11 @@
 //! Keys merged into a shared JSON file, and the units a change to them costs.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::path::{ModeOf, Place};
 use crate::*;
 
 /// Keys merged into a shared JSON file. Keys the mesh does not own are left as they are; the
@@ -37,75 +40,65 @@ impl Key {
     }
 }
 
-/// An existing systemd unit and the state the mesh wants it in. What is not said is left alone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServiceSpec {
-    /// The unit, e.g. `docker.service`.
-    pub unit: String,
-    /// `Some(true)` running, `Some(false)` stopped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<bool>,
-    /// Enabled at boot or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// What undeclaring it does to a unit the mesh started.
-    #[serde(default, skip_serializing_if = "OnRemoval::is_give_back")]
-    pub on_removal: OnRemoval,
-    /// What says it serves, probed after every start, restart or reload the helper made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<Ready>,
-}
+impl SpecKind for KeysSpec {
+    const KIND: &'static str = "keys";
 
-/// A service's wanted state in words: `running`/`stopped`, then `enabled`/`disabled`; what is not
-/// said is left as it is.
-pub fn wanted_state(running: Option<bool>, enabled: Option<bool>) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if let Some(r) = running {
-        out.push(if r { "running" } else { "stopped" });
+    fn at(&self) -> &str {
+        &self.path
     }
-    if let Some(e) = enabled {
-        out.push(if e { "enabled" } else { "disabled" });
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        vec![("path".into(), self.path.as_str(), Place::Machine)]
     }
-    out
-}
 
-/// What undeclaring a service does to a unit the mesh moved (module.json's `"on-removal"`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnRemoval {
-    /// Put back as the mesh found it: stopped again if the mesh started it, disabled again if
-    /// the mesh enabled it. A unit's stop runs its `ExecStop=`, which may undo more than the
-    /// mesh did (Debian's nftables flushes every rule), so the plan shows what it runs.
-    #[default]
-    GiveBack,
-    /// Left as it is, running (and enabled) as the mesh left it: for a unit others come to
-    /// depend on (a firewall whose stop would flush rules other software made).
-    LeaveRunning,
-}
+    fn modes(&self) -> Vec<(String, u32, ModeOf)> {
+        vec![("mode".into(), self.mode, ModeOf::File)]
+    }
 
-impl OnRemoval {
-    /// Every value, as module.json spells it.
-    pub const NAMES: &'static str = "give-back, leave-running";
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![(self.path.clone(), "keys")]
+    }
 
-    /// The value module.json names, if it is one.
-    pub fn parse(name: &str) -> Option<OnRemoval> {
-        match name {
-            "give-back" => Some(OnRemoval::GiveBack),
-            "leave-running" => Some(OnRemoval::LeaveRunning),
-            _ => None,
+    fn made(&self) -> Option<(&str, &'static str)> {
+        Some((&self.path, "keys file"))
+    }
+
+    fn costing(&self) -> Option<&Costing> {
+        Some(&self.costing)
+    }
+
+    /// Each key whose value moved, and each given back, by its dotted path.
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        let before: BTreeMap<String, &Value> =
+            old.keys.iter().map(|k| (k.dotted(), &k.value)).collect();
+        let after: BTreeMap<String, &Value> =
+            self.keys.iter().map(|k| (k.dotted(), &k.value)).collect();
+        let mut out = Vec::new();
+        for (k, v) in &after {
+            if before.get(k) != Some(v) {
+                out.push(k.clone());
+            }
         }
-    }
-
-    /// As module.json spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            OnRemoval::GiveBack => "give-back",
-            OnRemoval::LeaveRunning => "leave-running",
+        for k in before.keys() {
+            if !after.contains_key(k) {
+                out.push(format!("{k} (given back)"));
+            }
         }
+        out
     }
 
-    /// The default: serialized as nothing, so a declaration without it reads as before.
-    pub fn is_give_back(&self) -> bool {
-        *self == OnRemoval::GiveBack
+    // the keys it owns, `key = value`, one a line
+    fn plan_text(&self) -> String {
+        self.keys
+            .iter()
+            .map(|key| format!("{} = {}\n", key.dotted(), key.value))
+            .collect()
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: its keys given back (previous values restored, absent ones removed)",
+            self.path
+        )
     }
 }

@@ -229,89 +229,6 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 impl Spec {
-    /// Every path the resource names, with its field (as module.json spells it) and its place.
-    pub fn paths(&self) -> Vec<(String, &str, Place)> {
-        match self {
-            Spec::File(f) => vec![("path".into(), f.path.as_str(), Place::Machine)],
-            Spec::Keys(k) => vec![("path".into(), k.path.as_str(), Place::Machine)],
-            Spec::Directory(d) => vec![("path".into(), d.path.as_str(), Place::Machine)],
-            Spec::Symlink(l) => vec![
-                ("path".into(), l.path.as_str(), Place::Machine),
-                ("target".into(), l.target.as_str(), Place::Machine),
-            ],
-            Spec::Process(p) => {
-                let mut out = vec![("bundle-dir".into(), p.bundle_dir.as_str(), Place::Bundle)];
-                if let Some(dir) = &p.working_directory {
-                    out.push(("working-directory".into(), dir.as_str(), Place::Machine));
-                }
-                for (b, file) in p.bundle.iter().enumerate() {
-                    out.push((
-                        format!("bundle[{b}].path"),
-                        file.path.as_str(),
-                        Place::InBundle,
-                    ));
-                }
-                for a in &p.access {
-                    out.push((a.name.clone(), a.path.as_str(), Place::Machine));
-                }
-                out
-            }
-            Spec::Container(c) => c
-                .mounts
-                .iter()
-                .enumerate()
-                .flat_map(|(m, mount)| {
-                    [
-                        (
-                            format!("mounts[{m}].source"),
-                            mount.source.as_str(),
-                            Place::Machine,
-                        ),
-                        (
-                            format!("mounts[{m}].target"),
-                            mount.target.as_str(),
-                            Place::Container,
-                        ),
-                    ]
-                })
-                .chain(c.access.iter().flat_map(|a| {
-                    [
-                        (a.name.clone(), a.path.as_str(), Place::Machine),
-                        (a.name.clone(), a.path.as_str(), Place::Container),
-                    ]
-                }))
-                .collect(),
-            Spec::User(u) => u
-                .home
-                .iter()
-                .map(|h| ("home".into(), h.as_str(), Place::Machine))
-                .collect(),
-            // a sysctl's drop-in and a repository's two files are made from its checked name
-            Spec::Service(_)
-            | Spec::Package(_)
-            | Spec::Sysctl(_)
-            | Spec::AptRepository(_)
-            | Spec::Timer(_)
-            | Spec::Group(_) => Vec::new(),
-        }
-    }
-
-    /// Every mode the resource sets, with its field and what it is for.
-    pub fn modes(&self) -> Vec<(String, u32, ModeOf)> {
-        match self {
-            Spec::File(f) => vec![("mode".into(), f.mode, ModeOf::File)],
-            Spec::Keys(k) => vec![("mode".into(), k.mode, ModeOf::File)],
-            Spec::Directory(d) => vec![("mode".into(), d.mode, ModeOf::Directory)],
-            Spec::Process(p) => p
-                .bundle
-                .iter()
-                .enumerate()
-                .map(|(b, file)| (format!("bundle[{b}].mode"), file.mode, ModeOf::File))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
     /// Every path and mode of the resource checked; the first that breaks the rule is refused.
     pub fn check(&self) -> Result<(), Refusal> {
         for (field, path, place) in self.paths() {
@@ -328,15 +245,7 @@ impl Spec {
                 reason: e.to_string(),
             })?;
         }
-        match self {
-            Spec::Sysctl(sysctl) => sysctl.check()?,
-            Spec::AptRepository(repository) => repository.check()?,
-            Spec::Package(package) => package.check()?,
-            Spec::Group(group) => group.check()?,
-            Spec::User(user) => user.check()?,
-            _ => {}
-        }
-        Ok(())
+        self.check_fields()
     }
 }
 

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::path::{ModeOf, Place};
+use crate::unit::{UnitError, environment_text};
 use crate::*;
 
 /// A service unit the mesh writes, enables and starts; restarted when its unit or bundle changes;
@@ -111,4 +113,148 @@ impl ProcessSpec {
             .max()
             .unwrap_or(Cost::None)
     }
+}
+
+impl SpecKind for ProcessSpec {
+    const KIND: &'static str = "process";
+
+    fn at(&self) -> &str {
+        &self.unit
+    }
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        let mut out = vec![("bundle-dir".into(), self.bundle_dir.as_str(), Place::Bundle)];
+        if let Some(dir) = &self.working_directory {
+            out.push(("working-directory".into(), dir.as_str(), Place::Machine));
+        }
+        for (b, file) in self.bundle.iter().enumerate() {
+            out.push((
+                format!("bundle[{b}].path"),
+                file.path.as_str(),
+                Place::InBundle,
+            ));
+        }
+        for a in &self.access {
+            out.push((a.name.clone(), a.path.as_str(), Place::Machine));
+        }
+        out
+    }
+
+    fn modes(&self) -> Vec<(String, u32, ModeOf)> {
+        self.bundle
+            .iter()
+            .enumerate()
+            .map(|(b, file)| (format!("bundle[{b}].mode"), file.mode, ModeOf::File))
+            .collect()
+    }
+
+    fn check_unit(&self) -> Result<(), UnitError> {
+        self.check()
+    }
+
+    // a process is a unit too: it may not be another's service
+    fn single_as(&self) -> Option<&'static str> {
+        Some("service")
+    }
+
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![(
+            format!("/etc/systemd/system/{}", self.unit),
+            "process unit file",
+        )]
+    }
+
+    fn access(&self) -> &[Access] {
+        &self.access
+    }
+
+    fn access_mut(&mut self) -> Option<&mut Vec<Access>> {
+        Some(&mut self.access)
+    }
+
+    fn environment_mut(&mut self) -> Option<Environment<'_>> {
+        Some(Environment {
+            secret: &self.secret_environment,
+            values: &mut self.environment,
+            sealed: &mut self.sealed_environment,
+        })
+    }
+
+    fn sealed(&self) -> Vec<&Sealed> {
+        self.sealed_environment.values().collect()
+    }
+
+    fn sealed_mut(&mut self) -> Vec<&mut Sealed> {
+        self.sealed_environment.values_mut().collect()
+    }
+
+    fn unsealed_secret(&self) -> bool {
+        unsealed_variable(&self.secret_environment, &self.sealed_environment)
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        let bundle_moved = !old
+            .bundle
+            .iter()
+            .map(|f| (&f.path, &f.content, f.mode))
+            .eq(self.bundle.iter().map(|f| (&f.path, &f.content, f.mode)));
+        named(&[
+            ("command", old.command != self.command),
+            ("user", old.user != self.user),
+            (
+                "environment",
+                old.environment != self.environment
+                    || old.sealed_environment != self.sealed_environment,
+            ),
+            (
+                "working directory",
+                old.working_directory != self.working_directory,
+            ),
+            ("restart", old.restart != self.restart),
+            ("access", old.access != self.access),
+            ("bundle", bundle_moved),
+            ("description", old.description != self.description),
+        ])
+    }
+
+    // its command, user, environment and bundle files
+    fn plan_text(&self) -> String {
+        let mut out = format!(
+            "command: {}\nuser: {}\nrestart: {}\n",
+            serde_json::to_string(&self.command).unwrap_or_default(),
+            self.user,
+            self.restart
+        );
+        if let Some(d) = &self.working_directory {
+            out.push_str(&format!("working directory: {d}\n"));
+        }
+        out.push_str(&environment_text(
+            &self.environment,
+            &self.secret_environment,
+        ));
+        for f in &self.bundle {
+            out.push_str(&format!(
+                "--- bundle {} ({:04o})\n{}",
+                f.path, f.mode, f.content
+            ));
+            if !f.content.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: stopped, disabled, its unit file and bundle removed",
+            self.unit
+        )
+    }
+}
+
+/// A secret variable without its sealed value: such a declaration is never sent.
+pub(crate) fn unsealed_variable(names: &[String], sealed: &BTreeMap<String, Sealed>) -> bool {
+    names
+        .iter()
+        .any(|n| sealed.get(n).is_none_or(|s| s.age.is_empty()))
 }

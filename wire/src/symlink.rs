@@ -1,5 +1,6 @@
 //! A symbolic link the mesh makes: where it is and what it points at.
 
+use crate::path::Place;
 use serde::{Deserialize, Serialize};
 
 /// A link at `path` pointing at `target`. Both are checked as machine paths
@@ -11,12 +12,46 @@ pub struct SymlinkSpec {
     pub target: String,
 }
 
+impl crate::SpecKind for SymlinkSpec {
+    const KIND: &'static str = "symlink";
+
+    fn at(&self) -> &str {
+        &self.path
+    }
+
+    fn paths(&self) -> Vec<(String, &str, Place)> {
+        vec![
+            ("path".into(), self.path.as_str(), Place::Machine),
+            ("target".into(), self.target.as_str(), Place::Machine),
+        ]
+    }
+
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![(self.path.clone(), "symlink")]
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[("target", old.target != self.target)])
+    }
+
+    fn plan_text(&self) -> String {
+        format!("link -> {}\n", self.target)
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: removed, and what the mesh found there (a file or a link) put back",
+            self.path
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Spec, SymlinkSpec};
 
     fn link(path: &str, target: &str) -> Spec {
-        Spec::Symlink(SymlinkSpec {
+        Spec::from(SymlinkSpec {
             path: path.into(),
             target: target.into(),
         })

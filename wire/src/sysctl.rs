@@ -64,6 +64,38 @@ impl SysctlSpec {
     }
 }
 
+impl crate::SpecKind for SysctlSpec {
+    const KIND: &'static str = "sysctl";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    // its drop-in is made from its checked name
+    fn check_fields(&self) -> Result<(), Refusal> {
+        self.check()
+    }
+
+    fn claims(&self) -> Vec<(String, &'static str)> {
+        vec![(self.drop_in(), "sysctl drop-in")]
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[("value", old.value != self.value)])
+    }
+
+    fn plan_text(&self) -> String {
+        format!("{} = {}\n", self.name, self.value)
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: set back to the value the mesh found, its drop-in removed",
+            self.name
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,48 @@ impl TimerSpec {
     }
 }
 
+impl crate::SpecKind for TimerSpec {
+    const KIND: &'static str = "timer";
+
+    fn at(&self) -> &str {
+        &self.name
+    }
+
+    fn check_unit(&self) -> Result<(), UnitError> {
+        self.check()
+    }
+
+    // its service is a unit too
+    fn single_as(&self) -> Option<&'static str> {
+        Some("service")
+    }
+
+    fn fields_differing(&self, old: &Self) -> Vec<String> {
+        crate::named(&[
+            ("command", old.command != self.command),
+            ("user", old.user != self.user),
+            ("schedule", old.schedule != self.schedule),
+            ("description", old.description != self.description),
+        ])
+    }
+
+    fn plan_text(&self) -> String {
+        format!(
+            "command: {}\nuser: {}\nschedule: {}\n",
+            serde_json::to_string(&self.command).unwrap_or_default(),
+            self.user,
+            self.schedule
+        )
+    }
+
+    fn removal(&self) -> String {
+        format!(
+            "{}: stopped, disabled, its timer and service unit files removed",
+            self.timer_unit()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,10 @@
 //! another setting: they are refused, never escaped. Errors name the field and never print the
 //! value (an environment value may be a secret).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::{ContainerSpec, ProcessSpec, Spec};
+use crate::{ContainerSpec, ProcessSpec};
 
 /// systemd's `Restart=` policies a process may ask for.
 pub const PROCESS_RESTARTS: [&str; 3] = ["no", "on-failure", "always"];
@@ -274,16 +275,18 @@ impl ContainerSpec {
     }
 }
 
-impl Spec {
-    /// A process's or container's values checked; other kinds write nothing into a unit.
-    pub fn check_unit_values(&self) -> Result<(), UnitError> {
-        match self {
-            Spec::Process(p) => p.check(),
-            Spec::Container(c) => c.check(),
-            Spec::Timer(t) => t.check(),
-            _ => Ok(()),
-        }
-    }
+/// Environment variables as a plan shows them: a secret's value never.
+pub(crate) fn environment_text(vars: &BTreeMap<String, String>, secret: &[String]) -> String {
+    vars.iter()
+        .map(|(k, v)| {
+            if secret.contains(k) {
+                // that it changed still shows: the change names the field "environment"
+                format!("environment {k}=(secret: not shown)\n")
+            } else {
+                format!("environment {k}={v}\n")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

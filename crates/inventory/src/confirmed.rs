@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Transaction, params};
 
 use super::{Inventory, InventoryError};
-use mesh_wire::{Declaration, Mode, Report, Resource, Seen, Spec, State, VERSION};
+use mesh_wire::{Declaration, FileSpec, Mode, Report, Resource, Seen, State, VERSION};
 
 /// How the module of a resource the machine has otherwise than declared ends, when the check
 /// could not say how it differs (not a file whose bytes it showed): the plan shows it changed,
@@ -197,7 +197,7 @@ pub(crate) fn found(previous: Vec<Resource>, sent: &Declaration, report: &Report
 
 /// `declared` as the machine has it otherwise (see [`found`]).
 fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Resource {
-    if let Spec::File(f) = &declared.spec
+    if let Some(f) = declared.spec.get::<FileSpec>()
         && let Some(bytes) = seen
             .iter()
             .find(|s| s.path == f.path)
@@ -207,9 +207,9 @@ fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Re
         // what it was confirmed with before, where known: its settings' digests are then what
         // the machine read, so the plan names the settings that move and the units they cost
         let mut machine = before
-            .filter(|b| matches!(b.spec, Spec::File(_)))
+            .filter(|b| b.spec.get::<FileSpec>().is_some())
             .unwrap_or_else(|| declared.clone());
-        if let Spec::File(m) = &mut machine.spec {
+        if let Some(m) = machine.spec.get_mut::<FileSpec>() {
             m.content.clone_from(bytes);
             m.sealed = None;
         }

@@ -435,6 +435,8 @@ impl GiveBack for ContainerEntry {
     ) -> Result<String, Failure> {
         run.give_back_container(self)
     }
+
+    const REVERTED: bool = false;
 }
 
 #[cfg(test)]

@@ -4,13 +4,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mesh_wire::{DirectorySpec, Outcome, Resource, Spec, State};
+use mesh_wire::{DirectorySpec, FileSpec, KeysSpec, Outcome, Resource, Spec, State};
 
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::adopt::Adopt;
-use crate::record::{DirectoryEntry, Entry, Record, owner_mode};
+use crate::confirm::Touches;
+use crate::record::{DirectoryEntry, Entry, Paths, Record, owner_mode};
 
 impl Run<'_> {
     pub(super) fn try_directory(
@@ -191,9 +192,9 @@ impl Run<'_> {
     /// writes: what would go in a directory the helper would not make its own (one it did not
     /// make, at `/etc/ssh`) is not written either.
     pub(super) fn refused_directory_above(&self, spec: &Spec) -> Option<String> {
-        let target = match spec {
-            Spec::File(f) => &f.path,
-            Spec::Keys(k) => &k.path,
+        let target = match (spec.get::<FileSpec>(), spec.get::<KeysSpec>()) {
+            (Some(f), _) => &f.path,
+            (_, Some(k)) => &k.path,
             _ => return None,
         };
         self.outcomes
@@ -309,6 +310,13 @@ impl Kind for DirectorySpec {
             self.path
         ));
     }
+
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches {
+            dirs: vec![self.path.clone()],
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for DirectoryEntry {
@@ -322,6 +330,18 @@ impl GiveBack for DirectoryEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_directory(self)
+    }
+
+    fn touches(&self) -> Touches {
+        Touches {
+            dirs: vec![self.path.clone()],
+            ..Touches::default()
+        }
+    }
+
+    fn parents_made(&mut self) -> Option<(&str, &mut Vec<String>)> {
+        self.created
+            .then_some((self.path.as_str(), &mut self.parents_made))
     }
 }
 

@@ -6,14 +6,15 @@
 use std::io;
 use std::path::Path;
 
-use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
+use mesh_wire::{Cost, FileSpec, Outcome, Resource, State, change_cost};
 
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::adopt::Adopt;
+use crate::confirm::Touches;
 use crate::files;
-use crate::record::{Entry, FileEntry, Original, Readers, Record, Written};
+use crate::record::{Entry, FileEntry, Original, Paths, Readers, Record, Written};
 
 impl Run<'_> {
     pub(super) fn try_file(
@@ -355,6 +356,19 @@ impl Kind for FileSpec {
     fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
         adopt.file(id, &self.path);
     }
+
+    /// the file, and the directories writing it would make
+    fn touches(&self, paths: &Paths) -> Touches {
+        let c = &self.costing;
+        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
+        Touches {
+            files: vec![(self.path.clone(), c.units.clone(), cost)],
+            dirs: paths
+                .machine
+                .missing_ancestors(std::path::Path::new(&self.path)),
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for FileEntry {
@@ -373,6 +387,25 @@ impl GiveBack for FileEntry {
             run.owe_durably(record, &self.readers.units, self.readers.cost, id)?;
         }
         run.give_back_file(self)
+    }
+
+    /// the file, the directories the mesh made for it and the original a give-back deletes
+    fn touches(&self) -> Touches {
+        Touches {
+            files: vec![(
+                self.path.clone(),
+                self.readers.units.clone(),
+                self.readers.cost,
+            )],
+            dirs: self.parents_made.clone(),
+            originals: self.original.iter().map(|o| o.blob.clone()).collect(),
+            ..Touches::default()
+        }
+    }
+
+    fn parents_made(&mut self) -> Option<(&str, &mut Vec<String>)> {
+        (self.created && self.original.is_none() && !self.original_lost)
+            .then_some((self.path.as_str(), &mut self.parents_made))
     }
 }
 

@@ -119,6 +119,14 @@ impl Kind for GroupSpec {
     }
 }
 
+/// Whether the record says the mesh made a group called `name` (a group resource of the run).
+pub(super) fn group_made(record: &Record, name: &str) -> bool {
+    record
+        .resources
+        .values()
+        .any(|e| matches!(e, Entry::Group(g) if g.name == name && g.made))
+}
+
 impl GiveBack for GroupEntry {
     const KIND: &'static str = "group";
     const PHASE: Phase = Phase::Groups;

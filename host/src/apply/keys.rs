@@ -13,9 +13,10 @@ use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, on_disk, outcome};
 use crate::adopt::Adopt;
+use crate::confirm::Touches;
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Readers, Record};
+use crate::record::{Entry, KeysEntry, MadeFrom, OwnedKey, Paths, Readers, Record};
 
 mod doc;
 
@@ -405,6 +406,19 @@ impl Kind for KeysSpec {
             self.path
         ));
     }
+
+    /// the keys file, and the directories writing it would make
+    fn touches(&self, paths: &Paths) -> Touches {
+        let c = &self.costing;
+        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
+        Touches {
+            files: vec![(self.path.clone(), c.units.clone(), cost)],
+            dirs: paths
+                .machine
+                .missing_ancestors(std::path::Path::new(&self.path)),
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for KeysEntry {
@@ -421,6 +435,17 @@ impl GiveBack for KeysEntry {
             run.owe_durably(record, &self.readers.units, self.readers.cost, id)?;
         }
         run.give_back_keys(self)
+    }
+
+    fn touches(&self) -> Touches {
+        Touches {
+            files: vec![(
+                self.path.clone(),
+                self.readers.units.clone(),
+                self.readers.cost,
+            )],
+            ..Touches::default()
+        }
     }
 }
 

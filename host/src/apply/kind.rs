@@ -1,14 +1,16 @@
 //! What a resource kind is to the helper: the phase it is made in, how it is made (or, in a dry
 //! run, measured), and how what the record holds of it is given back. Each kind implements
 //! [`Kind`] for its spec and [`GiveBack`] for its record entry, in its own file; the phase order
-//! is [`Phase`]'s, written once and read by the apply loop and the give-back loop alike; `each_spec`
-//! below and the record's `each_entry` are the only places the helper names every kind.
+//! is [`Phase`]'s, written once and read by the apply loop and the give-back loop alike; the wire's
+//! `each_spec` (its list of kinds) and the record's `each_entry` are the only places the helper
+//! names every kind.
 
-use mesh_wire::{Outcome, Resource, Spec};
+use mesh_wire::{Outcome, Resource, Spec, each_spec};
 
 use super::{ApplyError, Failure, Run};
 use crate::adopt::Adopt;
-use crate::record::{Entry, Record, each_entry};
+use crate::confirm::Touches;
+use crate::record::{Entry, Paths, Record, each_entry};
 
 /// The phases of an apply; their order is [`Phase::ORDER`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +84,13 @@ pub(super) trait Kind {
     fn adopt(&self, adopt: &mut Adopt<'_>, id: &str) {
         let _ = (adopt, id);
     }
+
+    /// What applying it may touch, kept before a push that awaits confirmation; by default
+    /// nothing a revert puts back (containers, packages and accounts stay as the push made them).
+    fn touches(&self, paths: &Paths) -> Touches {
+        let _ = paths;
+        Touches::default()
+    }
 }
 
 /// What the record holds of a kind: given back when it is no longer declared.
@@ -100,27 +109,22 @@ pub(super) trait GiveBack {
         id: &str,
         record: &mut Record,
     ) -> Result<String, Failure>;
-}
 
-/// `$body` with `$s` bound to the spec inside `$spec`, whatever its kind.
-macro_rules! each_spec {
-    ($spec:expr, $s:ident => $body:expr) => {
-        match $spec {
-            Spec::File($s) => $body,
-            Spec::Keys($s) => $body,
-            Spec::Service($s) => $body,
-            Spec::Directory($s) => $body,
-            Spec::Package($s) => $body,
-            Spec::Process($s) => $body,
-            Spec::Container($s) => $body,
-            Spec::Symlink($s) => $body,
-            Spec::Sysctl($s) => $body,
-            Spec::Timer($s) => $body,
-            Spec::Group($s) => $body,
-            Spec::User($s) => $body,
-            Spec::AptRepository($s) => $body,
-        }
-    };
+    /// A revert after an unconfirmed push puts it back as the record kept it; containers and
+    /// packages are left as the push made them (docs/guide.md says so).
+    const REVERTED: bool = true;
+
+    /// Where it is and the folders the mesh made for it, if giving it back removes it (a file,
+    /// directory or link the mesh made): a folder it still lies in goes, once empty, with it.
+    fn parents_made(&mut self) -> Option<(&str, &mut Vec<String>)> {
+        None
+    }
+
+    /// What giving it back (or changing it) may touch, kept before a push that awaits
+    /// confirmation; by default nothing a revert puts back.
+    fn touches(&self) -> Touches {
+        Touches::default()
+    }
 }
 
 fn phase_of<K: Kind>(_: &K) -> Phase {
@@ -168,6 +172,31 @@ pub(super) fn give_back(
 /// Takes what the machine has of `resource` into `adopt`'s fresh record, whatever its kind.
 pub(crate) fn adopt(adopt: &mut Adopt<'_>, resource: &Resource) {
     each_spec!(&resource.spec, s => s.adopt(adopt, &resource.id))
+}
+
+/// What applying `spec` may touch, whatever its kind.
+pub(crate) fn touches(spec: &Spec, paths: &Paths) -> Touches {
+    each_spec!(spec, s => s.touches(paths))
+}
+
+/// What giving back (or changing) what `entry` records may touch, whatever its kind.
+pub(crate) fn touches_recorded(entry: &Entry) -> Touches {
+    each_entry!(entry, e => e.touches())
+}
+
+fn reverted_of<G: GiveBack>(_: &G) -> bool {
+    G::REVERTED
+}
+
+/// Whether a revert puts what `entry` records back as the record kept it.
+pub(crate) fn reverted(entry: &Entry) -> bool {
+    each_entry!(entry, e => reverted_of(e))
+}
+
+/// Where what `entry` records is and the folders the mesh made for it, if giving it back
+/// removes it.
+pub(crate) fn parents_made(entry: &mut Entry) -> Option<(&str, &mut Vec<String>)> {
+    each_entry!(entry, e => e.parents_made())
 }
 
 /// The unit `spec` puts in a state, if any.

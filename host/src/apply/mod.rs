@@ -55,14 +55,15 @@ mod validate;
 pub(crate) use container::INSTANCE_LABEL;
 pub(crate) use error::{ApplyError, Error, Failure, refuse_stale};
 pub(crate) use held::{Held, lock};
-pub(crate) use kind::adopt;
+pub(crate) use kind::{adopt, parents_made, reverted, touches, touches_recorded};
 pub(crate) use process::{env_file_there, files_of};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use mesh_wire::{
-    Cost, Declaration, Mode, Outcome, Report, Resource, Spec, State, Undo, UnitOutcome, VERSION,
+    Cost, Declaration, Mode, Outcome, Report, Resource, ServiceSpec, State, Undo, UnitOutcome,
+    VERSION,
 };
 
 use crate::files;
@@ -119,7 +120,7 @@ fn measure_or_apply(
         .collect();
     // A unit's found state is taken before anything of this run can touch it.
     for resource in &declaration.resources {
-        if let Spec::Service(service) = &resource.spec {
+        if let Some(service) = resource.spec.get::<ServiceSpec>() {
             run.find_service(resource, service, &mut record)?;
         }
     }

@@ -149,4 +149,6 @@ impl GiveBack for PackageEntry {
     ) -> Result<String, Failure> {
         run.give_back_package(self)
     }
+
+    const REVERTED: bool = false;
 }

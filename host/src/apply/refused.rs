@@ -82,7 +82,7 @@ fn the_helpers_state_and_powerful_modes_are_refused() {
 #[test]
 fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
     let process = |bundle_dir: &str, working: Option<&str>, bundle_path: &str| {
-        resource(Spec::Process(ProcessSpec {
+        resource(Spec::from(ProcessSpec {
             unit: "t.service".into(),
             description: "t".into(),
             command: vec!["/bin/true".into()],
@@ -104,7 +104,7 @@ fn a_bundle_a_working_directory_and_a_mount_are_checked_before_anything_runs() {
             ready: None,
         }))
     };
-    let container = resource(Spec::Container(ContainerSpec {
+    let container = resource(Spec::from(ContainerSpec {
         name: "t".into(),
         image: "busybox".into(),
         command: vec![],

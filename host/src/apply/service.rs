@@ -10,7 +10,8 @@ use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::adopt::Adopt;
-use crate::record::{Entry, Record, ServiceEntry};
+use crate::confirm::Touches;
+use crate::record::{Entry, Paths, Record, ServiceEntry};
 use crate::units::UnitState;
 
 impl Run<'_> {
@@ -251,6 +252,13 @@ impl Kind for ServiceSpec {
             "{}: the state the host had it in is lost; undeclaring leaves it as it is",
             self.unit
         ));
+    }
+
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches {
+            units: vec![self.unit.clone()],
+            ..Touches::default()
+        }
     }
 }
 

@@ -173,6 +173,11 @@ impl GiveBack for SymlinkEntry {
     ) -> Result<String, Failure> {
         run.give_back_symlink(self)
     }
+
+    fn parents_made(&mut self) -> Option<(&str, &mut Vec<String>)> {
+        matches!(self.found, FoundAtLink::Nothing)
+            .then_some((self.path.as_str(), &mut self.parents_made))
+    }
 }
 
 #[cfg(test)]

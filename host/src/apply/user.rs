@@ -11,6 +11,7 @@ use mesh_wire::{FIRST_LOGIN_ID, Outcome, Resource, State, UserSpec};
 
 use super::Failure;
 use super::accounts::{self, Passwd};
+use super::group::group_made;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
 use crate::owners;
@@ -268,14 +269,6 @@ impl Run<'_> {
             entry.name
         ))
     }
-}
-
-/// Whether the record says the mesh made a group called `name` (a group resource of the run).
-fn group_made(record: &Record, name: &str) -> bool {
-    record
-        .resources
-        .values()
-        .any(|e| matches!(e, Entry::Group(g) if g.name == name && g.made))
 }
 
 /// Refuses to make a user whose home is already there and belongs to root or a system account

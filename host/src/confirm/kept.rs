@@ -128,80 +128,39 @@ impl Kept {
         Ok(kept)
     }
 
-    /// Notes what a declared resource of `spec` may touch: the files it writes and the units
-    /// that read them, the directories it makes or sets, the unit it puts in a state (kept now).
+    /// Notes what a declared resource of `spec` may touch, as its kind says: the files it
+    /// writes and the units that read them, the directories it makes or sets, the unit it puts
+    /// in a state (kept now).
     fn touch_declared(
         &mut self,
         spec: &Spec,
         paths: &Paths,
         touched: &mut Touched,
     ) -> io::Result<()> {
-        match spec {
-            Spec::File(_) | Spec::Keys(_) => {
-                // directories writing it would make
-                touched
-                    .dirs
-                    .extend(paths.machine.missing_ancestors(Path::new(spec.target())));
-                if let Some(c) = spec.costing() {
-                    let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
-                    touched.add(spec.target(), &c.units, cost);
-                }
-            }
-            Spec::Directory(d) => touched.dirs.push(d.path.clone()),
-            Spec::Service(s) => self.keep_unit(paths.system.as_ref(), &s.unit)?,
-            Spec::Process(p) => {
-                self.keep_unit(paths.system.as_ref(), &p.unit)?;
-                for path in apply::files_of(paths, p) {
-                    touched.dirs.extend(paths.machine.missing_ancestors(&path));
-                    let path = path.display().to_string();
-                    touched.add(&path, std::slice::from_ref(&p.unit), Cost::Restart);
-                }
-            }
-            Spec::Package(_)
-            | Spec::Container(_)
-            | Spec::Symlink(_)
-            | Spec::Sysctl(_)
-            | Spec::Timer(_)
-            | Spec::Group(_)
-            | Spec::User(_)
-            | Spec::AptRepository(_) => {}
+        let said = apply::touches(spec, paths);
+        for unit in &said.units {
+            self.keep_unit(paths.system.as_ref(), unit)?;
         }
+        touched.take(said);
         Ok(())
     }
 
-    /// Notes what giving back (or changing) a resource the record holds may touch, and the
-    /// kept originals a give-back deletes.
+    /// Notes what giving back (or changing) a resource the record holds may touch, as its kind
+    /// says, and the kept originals a give-back deletes.
     fn touch_recorded(
         &mut self,
         entry: &Entry,
         paths: &Paths,
         touched: &mut Touched,
     ) -> io::Result<()> {
-        match entry {
-            Entry::File(f) => {
-                touched.add(&f.path, &f.readers.units, f.readers.cost);
-                touched.dirs.extend(f.parents_made.iter().cloned());
-                self.originals
-                    .extend(f.original.iter().map(|o| o.blob.clone()));
+        let said = apply::touches_recorded(entry);
+        for unit in &said.units {
+            if !self.units.iter().any(|u| &u.unit == unit) {
+                self.keep_unit(paths.system.as_ref(), unit)?;
             }
-            Entry::Keys(k) => touched.add(&k.path, &k.readers.units, k.readers.cost),
-            Entry::Directory(d) => touched.dirs.push(d.path.clone()),
-            Entry::Process(p) => {
-                if !self.units.iter().any(|u| u.unit == p.unit) {
-                    self.keep_unit(paths.system.as_ref(), &p.unit)?;
-                }
-                let bundle = Path::new(&p.bundle_dir);
-                let made = p.made_from.iter().flat_map(|m| m.bundle.keys());
-                let written = [p.unit_file.clone()]
-                    .into_iter()
-                    .chain(p.env_file.iter().cloned())
-                    .chain(made.map(|f| bundle.join(f).display().to_string()));
-                for path in written {
-                    touched.add(&path, std::slice::from_ref(&p.unit), Cost::Restart);
-                }
-            }
-            _ => {}
         }
+        self.originals.extend(said.originals.iter().cloned());
+        touched.take(said);
         Ok(())
     }
 
@@ -265,7 +224,26 @@ struct Touched {
     dirs: Vec<String>,
 }
 
+/// What applying or giving back one resource may touch, as its kind says (`Kind::touches`,
+/// `GiveBack::touches`): the files it writes with the units that read each and what a change
+/// costs them, the directories it may make or set, the units it puts in a state, and the kept
+/// originals its give-back deletes.
+#[derive(Default)]
+pub(crate) struct Touches {
+    pub(crate) files: Vec<(String, Vec<String>, Cost)>,
+    pub(crate) dirs: Vec<String>,
+    pub(crate) units: Vec<String>,
+    pub(crate) originals: Vec<String>,
+}
+
 impl Touched {
+    fn take(&mut self, said: Touches) {
+        for (path, readers, cost) in &said.files {
+            self.add(path, readers, *cost);
+        }
+        self.dirs.extend(said.dirs);
+    }
+
     fn add(&mut self, path: &str, readers: &[String], cost: Cost) {
         let (units, owed) = self.files.entry(path.to_string()).or_default();
         units.extend(readers.iter().cloned());

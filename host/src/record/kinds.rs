@@ -83,20 +83,10 @@ impl super::Entry {
     /// as one of its own parents made, if giving this back removes it (a file, directory or
     /// link the mesh made): the folder then goes, once empty, with the last of them.
     pub(crate) fn take_parent(&mut self, dir: &str) {
-        let (path, parents) = match self {
-            super::Entry::File(f) if f.created && f.original.is_none() && !f.original_lost => {
-                (&f.path, &mut f.parents_made)
-            }
-            super::Entry::Directory(d) if d.created => (&d.path, &mut d.parents_made),
-            super::Entry::Symlink(l) if matches!(l.found, FoundAtLink::Nothing) => {
-                (&l.path, &mut l.parents_made)
-            }
-            _ => return,
+        let Some((path, parents)) = crate::apply::parents_made(self) else {
+            return;
         };
-        let (path, dir_path) = (
-            std::path::Path::new(path.as_str()),
-            std::path::Path::new(dir),
-        );
+        let (path, dir_path) = (std::path::Path::new(path), std::path::Path::new(dir));
         if path == dir_path || !path.starts_with(dir_path) || parents.iter().any(|p| p == dir) {
             return;
         }

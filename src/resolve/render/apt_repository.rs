@@ -3,23 +3,26 @@
 use crate::catalogue::AptRepositoryDef;
 use crate::wire::{AptRepositorySpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(a: &AptRepositoryDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let name = fill.text(&a.name);
-    Ok((
-        format!("{}:apt-repository:{name}", fill.instance),
-        Spec::AptRepository(AptRepositorySpec {
-            name,
-            uri: fill.text(&a.uri),
-            suite: fill.text(&a.suite),
-            components: fill
-                .text(&a.components)
-                .split_whitespace()
-                .map(String::from)
-                .collect(),
-            key: fill.text(&a.key),
-        }),
-    ))
+impl Render for AptRepositoryDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let a = self;
+        let name = fill.text(&a.name);
+        Ok((
+            format!("{}:apt-repository:{name}", fill.instance),
+            Spec::from(AptRepositorySpec {
+                name,
+                uri: fill.text(&a.uri),
+                suite: fill.text(&a.suite),
+                components: fill
+                    .text(&a.components)
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect(),
+                key: fill.text(&a.key),
+            }),
+        ))
+    }
 }

@@ -3,45 +3,48 @@
 use crate::catalogue::{ContainerDef, Template};
 use crate::wire::{ContainerSpec, Mount, Port, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(c: &ContainerDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let instance = fill.instance;
-    let name = match &c.name {
-        Some(n) => format!("{instance}-{n}"),
-        None => instance.to_string(),
-    };
-    let text = |t: &Template| fill.text(t);
-    Ok((
-        format!("{instance}:container:{name}"),
-        Spec::Container(ContainerSpec {
-            name,
-            image: text(&c.image),
-            command: c.command.iter().map(text).collect(),
-            environment: c
-                .environment
-                .iter()
-                .map(|(k, v)| (k.clone(), text(v)))
-                .collect(),
-            secret_environment: c.secret_environment.clone(),
-            sealed_environment: Default::default(),
-            mounts: c
-                .mounts
-                .iter()
-                .map(|(source, target, read_only)| Mount {
-                    source: text(source),
-                    target: target.clone(),
-                    read_only: *read_only,
-                })
-                .collect(),
-            ports: ports(c, fill)?,
-            restart: c.restart.clone(),
-            // the operator's data it reaches is added once answered (`with_access`)
-            access: Vec::new(),
-            ready: fill.ready(c.ready.as_ref())?,
-        }),
-    ))
+impl Render for ContainerDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let c = self;
+        let instance = fill.instance;
+        let name = match &c.name {
+            Some(n) => format!("{instance}-{n}"),
+            None => instance.to_string(),
+        };
+        let text = |t: &Template| fill.text(t);
+        Ok((
+            format!("{instance}:container:{name}"),
+            Spec::from(ContainerSpec {
+                name,
+                image: text(&c.image),
+                command: c.command.iter().map(text).collect(),
+                environment: c
+                    .environment
+                    .iter()
+                    .map(|(k, v)| (k.clone(), text(v)))
+                    .collect(),
+                secret_environment: c.secret_environment.clone(),
+                sealed_environment: Default::default(),
+                mounts: c
+                    .mounts
+                    .iter()
+                    .map(|(source, target, read_only)| Mount {
+                        source: text(source),
+                        target: target.clone(),
+                        read_only: *read_only,
+                    })
+                    .collect(),
+                ports: ports(c, fill)?,
+                restart: c.restart.clone(),
+                // the operator's data it reaches is added once answered (`with_access`)
+                access: Vec::new(),
+                ready: fill.ready(c.ready.as_ref())?,
+            }),
+        ))
+    }
 }
 
 /// The container's published ports, each host port as its settings fill it in.

@@ -3,35 +3,38 @@
 use crate::catalogue::FileDef;
 use crate::wire::{Costing, FileSpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(f: &FileDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let content = fill.text(&f.template);
-    let path = fill.text(&f.path);
-    let refs = f
-        .template
-        .references()
-        .into_iter()
-        .chain(f.path.references());
-    Ok((
-        format!("{}:file:{path}", fill.instance),
-        Spec::File(FileSpec {
-            path,
-            secret: f.secret,
-            sealed: None,
-            effective: f.effective.clone(),
-            owner: f.owner.clone(),
-            group: f.group.clone(),
-            mode: f.mode,
-            content,
-            validate: f.validate.clone(),
-            costing: Costing {
-                source: f.source.clone(),
-                settings: fill.used(refs.collect(), f.cost),
-                cost: f.cost,
-                units: fill.units(&f.units)?,
-            },
-        }),
-    ))
+impl Render for FileDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let f = self;
+        let content = fill.text(&f.template);
+        let path = fill.text(&f.path);
+        let refs = f
+            .template
+            .references()
+            .into_iter()
+            .chain(f.path.references());
+        Ok((
+            format!("{}:file:{path}", fill.instance),
+            Spec::from(FileSpec {
+                path,
+                secret: f.secret,
+                sealed: None,
+                effective: f.effective.clone(),
+                owner: f.owner.clone(),
+                group: f.group.clone(),
+                mode: f.mode,
+                content,
+                validate: f.validate.clone(),
+                costing: Costing {
+                    source: f.source.clone(),
+                    settings: fill.used(refs.collect(), f.cost),
+                    cost: f.cost,
+                    units: fill.units(&f.units)?,
+                },
+            }),
+        ))
+    }
 }

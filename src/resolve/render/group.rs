@@ -3,17 +3,20 @@
 use crate::catalogue::GroupDef;
 use crate::wire::{GroupSpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(g: &GroupDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let name = fill.account(&fill.text(&g.name))?;
-    Ok((
-        format!("{}:group:{name}", fill.instance),
-        Spec::Group(GroupSpec {
-            name,
-            system: g.system,
-            gid: g.gid,
-        }),
-    ))
+impl Render for GroupDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let g = self;
+        let name = fill.account(&fill.text(&g.name))?;
+        Ok((
+            format!("{}:group:{name}", fill.instance),
+            Spec::from(GroupSpec {
+                name,
+                system: g.system,
+                gid: g.gid,
+            }),
+        ))
+    }
 }

@@ -3,34 +3,37 @@
 use crate::catalogue::KeysDef;
 use crate::wire::{Costing, Key, KeysSpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(k: &KeysDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let lookup = |name: &str| fill.values.get(name).cloned();
-    let keys = k
-        .keys
-        .iter()
-        .map(|(path, value)| Key {
-            path: path.clone(),
-            value: value.render(&lookup),
-        })
-        .collect();
-    let refs = k.keys.iter().flat_map(|(_, v)| v.references()).collect();
-    Ok((
-        format!("{}:keys:{}", fill.instance, k.path),
-        Spec::Keys(KeysSpec {
-            path: k.path.clone(),
-            owner: k.owner.clone(),
-            group: k.group.clone(),
-            mode: k.mode,
-            keys,
-            costing: Costing {
-                source: k.source.clone(),
-                settings: fill.used(refs, k.cost),
-                cost: k.cost,
-                units: fill.units(&k.units)?,
-            },
-        }),
-    ))
+impl Render for KeysDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let k = self;
+        let lookup = |name: &str| fill.values.get(name).cloned();
+        let keys = k
+            .keys
+            .iter()
+            .map(|(path, value)| Key {
+                path: path.clone(),
+                value: value.render(&lookup),
+            })
+            .collect();
+        let refs = k.keys.iter().flat_map(|(_, v)| v.references()).collect();
+        Ok((
+            format!("{}:keys:{}", fill.instance, k.path),
+            Spec::from(KeysSpec {
+                path: k.path.clone(),
+                owner: k.owner.clone(),
+                group: k.group.clone(),
+                mode: k.mode,
+                keys,
+                costing: Costing {
+                    source: k.source.clone(),
+                    settings: fill.used(refs, k.cost),
+                    cost: k.cost,
+                    units: fill.units(&k.units)?,
+                },
+            }),
+        ))
+    }
 }

@@ -1,7 +1,7 @@
 //! One resource definition of a module made into the resource a node is sent: every template
 //! filled with the assignment's answers, and what each setting it reads costs. Each kind renders
-//! in its own file here (`file.rs`, `process.rs`, ...): a new kind adds one file and one arm of
-//! [`resource`]; what every kind shares (filling a template, a probe, unit names, the settings
+//! in its own file here (`file.rs`, `process.rs`, ...): a new kind adds one file (its
+//! [`Render`]), dispatched by the catalogue's `each_def!`; what every kind shares (filling a template, a probe, unit names, the settings
 //! read and their costs, an account's name) is [`Filling`].
 
 mod apt_repository;
@@ -32,6 +32,13 @@ pub(super) struct Filling<'a> {
     values: &'a BTreeMap<String, Value>,
 }
 
+/// What a kind's definition is made into, implemented in the kind's own file here.
+trait Render {
+    /// The resource's id and what the node is sent.
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, wire::Spec), String>;
+}
+
+/// `def` of `instance` made into the resource its node is sent, `values` filled in.
 pub(super) fn resource(
     instance: &str,
     module: &Module,
@@ -43,20 +50,7 @@ pub(super) fn resource(
         module,
         values,
     };
-    let (id, spec) = match def {
-        ResourceDef::File(f) => file::render(f, &fill)?,
-        ResourceDef::Keys(k) => keys::render(k, &fill)?,
-        ResourceDef::Package(p) => package::render(p, &fill)?,
-        ResourceDef::Process(p) => process::render(p, &fill)?,
-        ResourceDef::Container(c) => container::render(c, &fill)?,
-        ResourceDef::Symlink(l) => symlink::render(l, &fill)?,
-        ResourceDef::Timer(t) => timer::render(t, &fill)?,
-        ResourceDef::Group(g) => group::render(g, &fill)?,
-        ResourceDef::User(u) => user::render(u, &fill)?,
-        ResourceDef::AptRepository(a) => apt_repository::render(a, &fill)?,
-        ResourceDef::Sysctl(s) => sysctl::render(s, &fill)?,
-        ResourceDef::Service(sv) => service::render(sv, &fill)?,
-    };
+    let (id, spec) = crate::catalogue::each_def!(def, d => d.render(&fill))?;
     // settings filled in may hold what a unit or an environment cannot: refused before anything
     // is sent
     spec.check_unit_values().map_err(|e| {

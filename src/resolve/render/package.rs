@@ -3,16 +3,19 @@
 use crate::catalogue::PackageDef;
 use crate::wire::{PackageSpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(p: &PackageDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    Ok((
-        format!("{}:package:{}", fill.instance, p.name),
-        Spec::Package(PackageSpec {
-            name: p.name.clone(),
-            version: p.version.clone(),
-            absent: p.absent,
-        }),
-    ))
+impl Render for PackageDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let p = self;
+        Ok((
+            format!("{}:package:{}", fill.instance, p.name),
+            Spec::from(PackageSpec {
+                name: p.name.clone(),
+                version: p.version.clone(),
+                absent: p.absent,
+            }),
+        ))
+    }
 }

@@ -3,26 +3,29 @@
 use crate::catalogue::ServiceDef;
 use crate::wire::{ServiceSpec, Spec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(sv: &ServiceDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let unit = fill.text(&sv.unit);
-    if !crate::catalogue::valid_unit(&unit) {
-        return Err(format!(
-            "module {}: service unit {} reads as {unit:?}, which is not a systemd unit name",
-            fill.module.name,
-            sv.unit.source_text()
-        ));
+impl Render for ServiceDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let sv = self;
+        let unit = fill.text(&sv.unit);
+        if !crate::catalogue::valid_unit(&unit) {
+            return Err(format!(
+                "module {}: service unit {} reads as {unit:?}, which is not a systemd unit name",
+                fill.module.name,
+                sv.unit.source_text()
+            ));
+        }
+        Ok((
+            format!("{}:service:{unit}", fill.instance),
+            Spec::from(ServiceSpec {
+                unit,
+                running: sv.running,
+                enabled: sv.enabled,
+                on_removal: sv.on_removal,
+                ready: fill.ready(sv.ready.as_ref())?,
+            }),
+        ))
     }
-    Ok((
-        format!("{}:service:{unit}", fill.instance),
-        Spec::Service(ServiceSpec {
-            unit,
-            running: sv.running,
-            enabled: sv.enabled,
-            on_removal: sv.on_removal,
-            ready: fill.ready(sv.ready.as_ref())?,
-        }),
-    ))
 }

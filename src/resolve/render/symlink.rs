@@ -3,16 +3,19 @@
 use crate::catalogue::SymlinkDef;
 use crate::wire::{Spec, SymlinkSpec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(l: &SymlinkDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let path = fill.text(&l.path);
-    Ok((
-        format!("{}:symlink:{path}", fill.instance),
-        Spec::Symlink(SymlinkSpec {
-            path,
-            target: fill.text(&l.target),
-        }),
-    ))
+impl Render for SymlinkDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let l = self;
+        let path = fill.text(&l.path);
+        Ok((
+            format!("{}:symlink:{path}", fill.instance),
+            Spec::from(SymlinkSpec {
+                path,
+                target: fill.text(&l.target),
+            }),
+        ))
+    }
 }

@@ -3,15 +3,18 @@
 use crate::catalogue::SysctlDef;
 use crate::wire::{Spec, SysctlSpec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(s: &SysctlDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    Ok((
-        format!("{}:sysctl:{}", fill.instance, s.name),
-        Spec::Sysctl(SysctlSpec {
-            name: s.name.clone(),
-            value: fill.text(&s.value),
-        }),
-    ))
+impl Render for SysctlDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let s = self;
+        Ok((
+            format!("{}:sysctl:{}", fill.instance, s.name),
+            Spec::from(SysctlSpec {
+                name: s.name.clone(),
+                value: fill.text(&s.value),
+            }),
+        ))
+    }
 }

@@ -3,23 +3,26 @@
 use crate::catalogue::TimerDef;
 use crate::wire::{Spec, TimerSpec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(t: &TimerDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let instance = fill.instance;
-    let name = match &t.name {
-        Some(n) => format!("{instance}-{n}"),
-        None => instance.to_string(),
-    };
-    Ok((
-        format!("{instance}:timer:{name}.timer"),
-        Spec::Timer(TimerSpec {
-            name,
-            description: format!("{} ({instance}, by mesh)", t.description),
-            command: t.command.iter().map(|c| fill.text(c)).collect(),
-            user: t.user.clone(),
-            schedule: fill.text(&t.schedule),
-        }),
-    ))
+impl Render for TimerDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let t = self;
+        let instance = fill.instance;
+        let name = match &t.name {
+            Some(n) => format!("{instance}-{n}"),
+            None => instance.to_string(),
+        };
+        Ok((
+            format!("{instance}:timer:{name}.timer"),
+            Spec::from(TimerSpec {
+                name,
+                description: format!("{} ({instance}, by mesh)", t.description),
+                command: t.command.iter().map(|c| fill.text(c)).collect(),
+                user: t.user.clone(),
+                schedule: fill.text(&t.schedule),
+            }),
+        ))
+    }
 }

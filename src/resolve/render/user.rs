@@ -3,28 +3,31 @@
 use crate::catalogue::{Template, UserDef};
 use crate::wire::{Spec, UserSpec};
 
-use super::Filling;
+use super::{Filling, Render};
 
 /// The resource's id and what the node is sent.
-pub(super) fn render(u: &UserDef, fill: &Filling<'_>) -> Result<(String, Spec), String> {
-    let name = fill.account(&fill.text(&u.name))?;
-    let mut groups = u.groups.clone();
-    if let Some(g) = groups.as_mut() {
-        g.sort();
-        g.dedup();
+impl Render for UserDef {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+        let u = self;
+        let name = fill.account(&fill.text(&u.name))?;
+        let mut groups = u.groups.clone();
+        if let Some(g) = groups.as_mut() {
+            g.sort();
+            g.dedup();
+        }
+        let text = |t: &Template| fill.text(t);
+        Ok((
+            format!("{}:user:{name}", fill.instance),
+            Spec::from(UserSpec {
+                name,
+                system: u.system,
+                uid: u.uid,
+                home: u.home.as_ref().map(text),
+                shell: u.shell.as_ref().map(text),
+                groups,
+                authorized_keys: u.authorized_keys.as_ref().map(text),
+                remove_home: u.remove_home,
+            }),
+        ))
     }
-    let text = |t: &Template| fill.text(t);
-    Ok((
-        format!("{}:user:{name}", fill.instance),
-        Spec::User(UserSpec {
-            name,
-            system: u.system,
-            uid: u.uid,
-            home: u.home.as_ref().map(text),
-            shell: u.shell.as_ref().map(text),
-            groups,
-            authorized_keys: u.authorized_keys.as_ref().map(text),
-            remove_home: u.remove_home,
-        }),
-    ))
 }

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{Definition, ResourceDef};
 use crate::scope::Reading;
 use crate::{CatalogueError, Template, rules};
 use mesh_wire::path::Place;
@@ -34,8 +34,18 @@ pub struct UserDef {
     pub remove_home: bool,
 }
 
-impl GroupDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for GroupDef {
+    const KIND: &'static str = "group";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.group(i, value)
+    }
+
+    fn describe(&self) -> String {
         format!(
             "group {}{}: made if missing and then removed when undeclared; one found is left",
             self.name.source_text(),
@@ -44,8 +54,18 @@ impl GroupDef {
     }
 }
 
-impl UserDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for UserDef {
+    const KIND: &'static str = "user";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.user(i, value)
+    }
+
+    fn describe(&self) -> String {
         let mut said = vec![format!(
             "user {}{}",
             self.name.source_text(),
@@ -129,7 +149,7 @@ impl Parser<'_> {
             return Err(self.invalid(&format!("resources[{i}].gid"), "0 is root's".into()));
         }
         let name = self.account_name(i, "group", g.name)?;
-        Ok(ResourceDef::Group(GroupDef {
+        Ok(ResourceDef::from(GroupDef {
             name,
             system: g.system,
             gid: g.gid,
@@ -176,7 +196,7 @@ impl Parser<'_> {
             Some(text) => Some(self.template(i, "authorized-keys", &text, Reading::Plain)?),
             None => None,
         };
-        Ok(ResourceDef::User(UserDef {
+        Ok(ResourceDef::from(UserDef {
             name,
             system: u.system,
             uid: u.uid,

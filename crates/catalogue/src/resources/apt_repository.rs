@@ -7,8 +7,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{Definition, ResourceDef};
 use crate::scope::Reading;
 use crate::{CatalogueError, Template};
 
@@ -26,8 +26,18 @@ pub struct AptRepositoryDef {
     pub key_file: Option<String>,
 }
 
-impl AptRepositoryDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for AptRepositoryDef {
+    const KIND: &'static str = "apt-repository";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.apt_repository(i, value)
+    }
+
+    fn describe(&self) -> String {
         let components = self.components.source_text();
         let key = match &self.key_file {
             Some(file) => format!("the key in {file}"),
@@ -129,7 +139,7 @@ impl Parser<'_> {
             ));
         }
         self.units.push(claim);
-        Ok(ResourceDef::AptRepository(AptRepositoryDef {
+        Ok(ResourceDef::from(AptRepositoryDef {
             name,
             uri,
             suite,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ReadyDef, ResourceDef};
+use super::{Definition, ReadyDef, ResourceDef};
 use crate::CatalogueError;
 use crate::scope::Reading;
 use crate::template::Template;
@@ -33,8 +33,18 @@ pub struct ContainerDef {
     pub ready: Option<ReadyDef>,
 }
 
-impl ContainerDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for ContainerDef {
+    const KIND: &'static str = "container";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.container(i, value)
+    }
+
+    fn describe(&self) -> String {
         let mounts: Vec<String> = self
             .mounts
             .iter()
@@ -171,7 +181,7 @@ impl Parser<'_> {
             unit::check_restart(&c.restart, &unit::CONTAINER_RESTARTS),
         )?;
         let ready = self.ready(i, c.ready)?;
-        Ok(ResourceDef::Container(ContainerDef {
+        Ok(ResourceDef::from(ContainerDef {
             name: c.name,
             image,
             command,

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ResourceDef, default_mode, parse_cost, root};
+use super::{Definition, ResourceDef, default_mode, parse_cost, root};
 use crate::CatalogueError;
 use crate::module::digest;
 use crate::scope::Reading;
@@ -43,8 +43,22 @@ pub struct FileDef {
     pub confirm: bool,
 }
 
-impl FileDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for FileDef {
+    const KIND: &'static str = "file";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.file(i, value)
+    }
+
+    fn confirm(&self) -> bool {
+        self.confirm
+    }
+
+    fn describe(&self) -> String {
         let mut check = if self.validate.is_empty() {
             String::new()
         } else {
@@ -160,7 +174,7 @@ impl Parser<'_> {
         }
         let cost = parse_cost(f.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
         let source = digest(&[self.module.as_bytes(), self.version.as_bytes(), bytes]);
-        Ok(ResourceDef::File(FileDef {
+        Ok(ResourceDef::from(FileDef {
             path,
             owner: f.owner,
             group: f.group,

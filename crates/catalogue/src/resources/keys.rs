@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ResourceDef, default_mode, parse_cost, root};
+use super::{Definition, ResourceDef, default_mode, parse_cost, root};
 use crate::CatalogueError;
 use crate::module::digest;
 use crate::scope::Reading;
@@ -35,8 +35,22 @@ pub struct KeysDef {
     pub confirm: bool,
 }
 
-impl KeysDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for KeysDef {
+    const KIND: &'static str = "keys";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.keys(i, value)
+    }
+
+    fn confirm(&self) -> bool {
+        self.confirm
+    }
+
+    fn describe(&self) -> String {
         let keys: Vec<String> = self.keys.iter().map(|(p, _)| p.join(".")).collect();
         format!(
             "{} in {} (a shared file: other keys are left alone), costs {}{}",
@@ -183,7 +197,7 @@ impl Parser<'_> {
             self.version.as_bytes(),
             canonical.as_bytes(),
         ]);
-        Ok(ResourceDef::Keys(KeysDef {
+        Ok(ResourceDef::from(KeysDef {
             path,
             owner: k.owner,
             group: k.group,

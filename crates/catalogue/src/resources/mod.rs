@@ -37,10 +37,85 @@ pub use sysctl::SysctlDef;
 pub use timer::TimerDef;
 
 use mesh_wire::Cost;
+use serde_json::Value;
 
-/// A resource as a module defines it (before settings are filled in).
-#[derive(Debug, Clone)]
-pub enum ResourceDef {
+use crate::CatalogueError;
+
+/// What a resource kind is to a module, implemented by its definition in its own file.
+pub(crate) trait Definition: Sized {
+    /// The kind's name as module.json spells it.
+    const KIND: &'static str;
+
+    /// Reads the definition of `resources[i]`, checked; every error names the file and field.
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError>;
+
+    /// A change to it is reverted unless the operator confirms it over a new connection.
+    fn confirm(&self) -> bool {
+        false
+    }
+
+    /// One line saying what it puts on a machine, for `mesh module show`.
+    fn describe(&self) -> String;
+}
+
+/// Makes [`ResourceDef`] from the list of kinds, [`each_def!`] over it, each definition's `From`,
+/// the parse by kind name and the names for messages; `$d` is a `$`, for the dispatch macro's
+/// own variables.
+macro_rules! definitions {
+    ($d:tt $($(#[$attr:meta])* $variant:ident($def:ident),)*) => {
+        /// A resource as a module defines it (before settings are filled in).
+        #[derive(Debug, Clone)]
+        pub enum ResourceDef {
+            $($(#[$attr])* $variant($def),)*
+        }
+
+        /// `$body` with `$r` bound to the definition inside `$def` (a `ResourceDef` or a
+        /// reference to one), whatever its kind: the one dispatch over the kinds, for every
+        /// layer.
+        #[macro_export]
+        macro_rules! each_def {
+            ($d def:expr, $d r:ident => $d body:expr) => {
+                match $d def {
+                    $($crate::ResourceDef::$variant($d r) => $d body,)*
+                }
+            };
+        }
+
+        $(
+            impl From<$def> for ResourceDef {
+                fn from(r: $def) -> ResourceDef {
+                    ResourceDef::$variant(r)
+                }
+            }
+        )*
+
+        /// Reads `resources[i]` as the definition of `kind`; `None`: no kind is named so.
+        fn parse_kind(
+            parser: &mut Parser<'_>,
+            kind: &str,
+            i: usize,
+            value: Value,
+        ) -> Option<Result<ResourceDef, CatalogueError>> {
+            $(
+                if kind == <$def as Definition>::KIND {
+                    return Some(<$def as Definition>::parse(parser, i, value));
+                }
+            )*
+            None
+        }
+
+        /// The resource kinds module.json may name, for messages.
+        pub(crate) fn kinds() -> String {
+            [$(<$def as Definition>::KIND),*].join(", ")
+        }
+    };
+}
+
+definitions! { $
     /// A whole file from a shipped template.
     File(FileDef),
     /// Keys merged into a shared JSON file.
@@ -67,59 +142,24 @@ pub enum ResourceDef {
     AptRepository(AptRepositoryDef),
 }
 
+fn kind_of<D: Definition>(_: &D) -> &'static str {
+    D::KIND
+}
+
 impl ResourceDef {
     /// The kind's name as module.json spells it.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ResourceDef::File(_) => "file",
-            ResourceDef::Keys(_) => "keys",
-            ResourceDef::Service(_) => "service",
-            ResourceDef::Package(_) => "package",
-            ResourceDef::Process(_) => "process",
-            ResourceDef::Container(_) => "container",
-            ResourceDef::Symlink(_) => "symlink",
-            ResourceDef::Sysctl(_) => "sysctl",
-            ResourceDef::Timer(_) => "timer",
-            ResourceDef::Group(_) => "group",
-            ResourceDef::User(_) => "user",
-            ResourceDef::AptRepository(_) => "apt-repository",
-        }
+        each_def!(self, r => kind_of(r))
     }
 
     /// A change to it is reverted unless the operator confirms it over a new connection.
     pub fn confirm(&self) -> bool {
-        match self {
-            ResourceDef::File(f) => f.confirm,
-            ResourceDef::Keys(k) => k.confirm,
-            ResourceDef::Service(sv) => sv.confirm,
-            ResourceDef::Package(_)
-            | ResourceDef::Process(_)
-            | ResourceDef::Container(_)
-            | ResourceDef::Symlink(_)
-            | ResourceDef::Sysctl(_)
-            | ResourceDef::Timer(_)
-            | ResourceDef::Group(_)
-            | ResourceDef::User(_)
-            | ResourceDef::AptRepository(_) => false,
-        }
+        each_def!(self, r => r.confirm())
     }
 
     /// One line saying what it puts on a machine, for `mesh module show`.
     pub fn describe(&self) -> String {
-        let said = match self {
-            ResourceDef::File(f) => f.describe(),
-            ResourceDef::Keys(k) => k.describe(),
-            ResourceDef::Service(sv) => sv.describe(),
-            ResourceDef::Package(p) => p.describe(),
-            ResourceDef::Container(c) => c.describe(),
-            ResourceDef::Process(p) => p.describe(),
-            ResourceDef::Symlink(l) => l.describe(),
-            ResourceDef::Sysctl(s) => s.describe(),
-            ResourceDef::Timer(t) => t.describe(),
-            ResourceDef::Group(g) => g.describe(),
-            ResourceDef::User(u) => u.describe(),
-            ResourceDef::AptRepository(a) => a.describe(),
-        };
+        let said = each_def!(self, r => r.describe());
         if self.confirm() {
             format!("{said}; a change is confirmed over a new connection, else reverted")
         } else {
@@ -127,10 +167,6 @@ impl ResourceDef {
         }
     }
 }
-
-/// The resource kinds module.json may name, for messages.
-pub(crate) const KINDS: &str = "file, keys, service, package, process, container, symlink, sysctl, timer, group, user, \
-     apt-repository";
 
 /// "; ready when …" for a unit that declares a probe, for `describe`.
 fn ready_when(ready: Option<&ReadyDef>) -> String {

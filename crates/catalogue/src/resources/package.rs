@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{Definition, ResourceDef};
 use crate::CatalogueError;
 
 /// A package and what the module wants of it.
@@ -20,9 +20,19 @@ pub struct PackageDef {
     pub absent: bool,
 }
 
-impl PackageDef {
+impl Definition for PackageDef {
+    const KIND: &'static str = "package";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.package(i, value)
+    }
+
     /// What `mesh module show` says of a package.
-    pub(super) fn describe(&self) -> String {
+    fn describe(&self) -> String {
         match (&self.version, self.absent) {
             (_, true) => format!(
                 "{} absent (removed; reinstalled at the version found when undeclared)",
@@ -89,7 +99,7 @@ impl Parser<'_> {
                 "a Debian version like 1.2.3-1",
             )?),
         };
-        Ok(ResourceDef::Package(PackageDef {
+        Ok(ResourceDef::from(PackageDef {
             name,
             version,
             absent,

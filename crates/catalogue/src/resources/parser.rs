@@ -48,10 +48,10 @@ impl Parser<'_> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
+        if let Some(def) = super::parse_kind(self, &kind, i, value) {
+            return def;
+        }
         match kind.as_str() {
-            "file" => self.file(i, value),
-            "keys" => self.keys(i, value),
-            "service" => self.service(i, value),
             "directory" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
                 "a definition names no host path: a directory is a host requirement \
@@ -59,22 +59,13 @@ impl Parser<'_> {
                  read as ${data.path}"
                     .into(),
             )),
-            "package" => self.package(i, value),
-            "process" => self.process(i, value),
-            "container" => self.container(i, value),
-            "symlink" => self.symlink(i, value),
-            "sysctl" => self.sysctl(i, value),
-            "apt-repository" => self.apt_repository(i, value),
-            "timer" => self.timer(i, value),
-            "group" => self.group(i, value),
-            "user" => self.user(i, value),
             "" => Err(self.invalid(
                 &format!("resources[{i}].kind"),
-                format!("missing: every resource says its kind ({})", super::KINDS),
+                format!("missing: every resource says its kind ({})", super::kinds()),
             )),
             other => Err(self.invalid(
                 &format!("resources[{i}].kind"),
-                format!("{other:?} is not a resource kind this mesh knows ({})", super::KINDS),
+                format!("{other:?} is not a resource kind this mesh knows ({})", super::kinds()),
             )),
         }
     }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ReadyDef, ResourceDef, default_mode, root};
+use super::{Definition, ReadyDef, ResourceDef, default_mode, root};
 use crate::CatalogueError;
 use crate::module::digest;
 use crate::scope::Reading;
@@ -38,8 +38,18 @@ pub struct ProcessDef {
     pub ready: Option<ReadyDef>,
 }
 
-impl ProcessDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for ProcessDef {
+    const KIND: &'static str = "process";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.process(i, value)
+    }
+
+    fn describe(&self) -> String {
         format!(
             "{}: {} as {}, restart {}{}{}",
             self.name.as_deref().unwrap_or("(the instance's own unit)"),
@@ -159,7 +169,7 @@ impl Parser<'_> {
         }
         let source = digest(&shipped_parts);
         let ready = self.ready(i, p.ready)?;
-        Ok(ResourceDef::Process(ProcessDef {
+        Ok(ResourceDef::from(ProcessDef {
             name: p.name,
             description,
             command,

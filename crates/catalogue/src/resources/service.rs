@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ReadyDef, ResourceDef, valid_unit};
+use super::{Definition, ReadyDef, ResourceDef, valid_unit};
 use crate::scope::Reading;
 use crate::{CatalogueError, Template};
 use mesh_wire::OnRemoval;
@@ -29,8 +29,22 @@ pub struct ServiceDef {
     pub ready: Option<ReadyDef>,
 }
 
-impl ServiceDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for ServiceDef {
+    const KIND: &'static str = "service";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.service(i, value)
+    }
+
+    fn confirm(&self) -> bool {
+        self.confirm
+    }
+
+    fn describe(&self) -> String {
         let mut want: Vec<String> = mesh_wire::wanted_state(self.running, self.enabled)
             .into_iter()
             .map(String::from)
@@ -120,7 +134,7 @@ impl Parser<'_> {
             ));
         }
         let ready = self.ready(i, sv.ready)?;
-        Ok(ResourceDef::Service(ServiceDef {
+        Ok(ResourceDef::from(ServiceDef {
             unit,
             running,
             enabled: sv.enabled,

@@ -5,8 +5,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{Definition, ResourceDef};
 use crate::rules;
 use crate::scope::Reading;
 use crate::{CatalogueError, Template};
@@ -19,8 +19,18 @@ pub struct SymlinkDef {
     pub target: Template,
 }
 
-impl SymlinkDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for SymlinkDef {
+    const KIND: &'static str = "symlink";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.symlink(i, value)
+    }
+
+    fn describe(&self) -> String {
         format!(
             "{} -> {} (what was there is given back when undeclared)",
             self.path.source_text(),
@@ -54,6 +64,6 @@ impl Parser<'_> {
         let target = self.template(i, "target", &target_text, Reading::Plain)?;
         rules::literal_path(&target_text, &target, Place::Machine)
             .map_err(|m| self.invalid(&field, m))?;
-        Ok(ResourceDef::Symlink(SymlinkDef { path, target }))
+        Ok(ResourceDef::from(SymlinkDef { path, target }))
     }
 }

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ResourceDef;
 use super::parser::Parser;
+use super::{Definition, ResourceDef};
 use crate::scope::Reading;
 use crate::{CatalogueError, Template};
 
@@ -16,8 +16,18 @@ pub struct SysctlDef {
     pub value: Template,
 }
 
-impl SysctlDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for SysctlDef {
+    const KIND: &'static str = "sysctl";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.sysctl(i, value)
+    }
+
+    fn describe(&self) -> String {
         format!(
             "{} = {} (applied at once and kept in /etc/sysctl.d/; the value found is given back \
              when undeclared)",
@@ -67,6 +77,6 @@ impl Parser<'_> {
             None => return Err(self.invalid(&field, "missing".into())),
         };
         let value = self.template(i, "value", &text, Reading::Plain)?;
-        Ok(ResourceDef::Sysctl(SysctlDef { name, value }))
+        Ok(ResourceDef::from(SysctlDef { name, value }))
     }
 }

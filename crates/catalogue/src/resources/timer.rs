@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::parser::Parser;
-use super::{ResourceDef, root};
+use super::{Definition, ResourceDef, root};
 use crate::CatalogueError;
 use crate::scope::Reading;
 use crate::template::Template;
@@ -26,8 +26,18 @@ pub struct TimerDef {
     pub schedule: Template,
 }
 
-impl TimerDef {
-    pub(super) fn describe(&self) -> String {
+impl Definition for TimerDef {
+    const KIND: &'static str = "timer";
+
+    fn parse(
+        parser: &mut Parser<'_>,
+        i: usize,
+        value: Value,
+    ) -> Result<ResourceDef, CatalogueError> {
+        parser.timer(i, value)
+    }
+
+    fn describe(&self) -> String {
         let unit = match &self.name {
             Some(n) => format!("<instance>-{n}.timer"),
             None => "<instance>.timer".to_string(),
@@ -79,7 +89,7 @@ impl Parser<'_> {
         })?;
         self.unit_rule(i, "schedule", unit::check_line("schedule", &schedule_text))?;
         let schedule = self.template(i, "schedule", &schedule_text, Reading::Plain)?;
-        Ok(ResourceDef::Timer(TimerDef {
+        Ok(ResourceDef::from(TimerDef {
             name: t.name,
             description,
             command,

@@ -13,9 +13,10 @@ use super::{
     write_bundle,
 };
 use crate::adopt::Adopt;
+use crate::confirm::Touches;
 use crate::files;
 use crate::owners;
-use crate::record::{Entry, ProcessEntry, ProcessMade, Record, Written};
+use crate::record::{Entry, Paths, ProcessEntry, ProcessMade, Record, Written};
 use crate::units;
 
 /// What a process is made of this run: its unit file and environment, and their digests.
@@ -449,6 +450,22 @@ impl Kind for ProcessSpec {
             format!("{}: the mesh wrote it; taken", self.unit),
         );
     }
+
+    /// its unit, and every file it writes with the directories they would make
+    fn touches(&self, paths: &Paths) -> Touches {
+        let mut touches = Touches {
+            units: vec![self.unit.clone()],
+            ..Touches::default()
+        };
+        for path in crate::apply::files_of(paths, self) {
+            touches.dirs.extend(paths.machine.missing_ancestors(&path));
+            let path = path.display().to_string();
+            touches
+                .files
+                .push((path, vec![self.unit.clone()], Cost::Restart));
+        }
+        touches
+    }
 }
 
 impl GiveBack for ProcessEntry {
@@ -462,5 +479,22 @@ impl GiveBack for ProcessEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_process(self)
+    }
+
+    /// its unit, and every file the record says it wrote
+    fn touches(&self) -> Touches {
+        let bundle = std::path::Path::new(&self.bundle_dir);
+        let made = self.made_from.iter().flat_map(|m| m.bundle.keys());
+        let written = [self.unit_file.clone()]
+            .into_iter()
+            .chain(self.env_file.iter().cloned())
+            .chain(made.map(|f| bundle.join(f).display().to_string()));
+        Touches {
+            units: vec![self.unit.clone()],
+            files: written
+                .map(|path| (path, vec![self.unit.clone()], Cost::Restart))
+                .collect(),
+            ..Touches::default()
+        }
     }
 }

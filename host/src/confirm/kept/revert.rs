@@ -174,7 +174,7 @@ fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<Str
     let now = Record::load(paths)
         .map_err(unreadable)?
         .unwrap_or_else(Record::new);
-    let not_reverted = |e: &Entry| matches!(e, Entry::Package(_) | Entry::Container(_));
+    let not_reverted = |e: &Entry| !crate::apply::reverted(e);
     let as_json = |e: Option<&Entry>| e.and_then(|e| serde_json::to_value(e).ok());
     let ids: BTreeSet<String> = (before.resources.iter().chain(now.resources.iter()))
         .filter(|(_, e)| not_reverted(e))
