@@ -104,7 +104,14 @@ pub(crate) fn compose_fleet(
     let mut refused = Vec::new();
     compose_each(inv, cat, nodes, |node, c| {
         match c {
-            Ok(c) => out.push((node, c)),
+            // held for the whole fleet at once: what each node confirmed is not kept with it
+            Ok(c) => out.push((
+                node,
+                Composed {
+                    confirmed: None,
+                    ..c
+                },
+            )),
             Err(problems) => refused.push((node.name, problems)),
         }
         Ok(())
@@ -263,7 +270,7 @@ fn node_plan(
     node: &Node,
     c: Composed,
 ) -> Result<(plan::Plan, crate::deploy::NodeCost)> {
-    let confirmed = inv.confirmed(&node.name)?;
+    let confirmed = c.confirmed;
     let report = inv.last_report(&node.name)?;
     let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
     p.unconfirmed = inv.in_flight(&node.name)?;

@@ -117,6 +117,7 @@ fn composed(declaration: crate::wire::Declaration) -> Composed {
         held: Vec::new(),
         kept: Vec::new(),
         withdrawn: Vec::new(),
+        confirmed: None,
     }
 }
 

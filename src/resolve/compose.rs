@@ -21,6 +21,9 @@ pub struct Composed {
     pub kept: Vec<Resource>,
     /// Consumers whose provisions this declaration takes away from the machine.
     pub withdrawn: Vec<provisions::Withdrawn>,
+    /// What the node's helper had confirmed when this was composed (`Inventory::confirmed`):
+    /// a plan compares with it, and reading it again cost a plan of the fleet a twentieth.
+    pub confirmed: Option<Declaration>,
 }
 
 /// What composing a node gathers, assignment by assignment.
@@ -76,12 +79,12 @@ pub fn compose(
             problems: g.problems,
         });
     }
-    Ok(declared(node, g, confirmed.as_ref()))
+    Ok(declared(node, g, confirmed))
 }
 
 /// The declaration of what was gathered, with what it keeps and what taking off needs
 /// confirmed.
-fn declared(node: &Node, g: Gathered, confirmed: Option<&Declaration>) -> Composed {
+fn declared(node: &Node, g: Gathered, confirmed: Option<Declaration>) -> Composed {
     let Gathered {
         resources,
         holds,
@@ -111,6 +114,7 @@ fn declared(node: &Node, g: Gathered, confirmed: Option<&Declaration>) -> Compos
         held: holds,
         kept,
         withdrawn,
+        confirmed,
     }
 }
 

@@ -10,6 +10,10 @@ use super::{Inventory, InventoryError};
 /// A layer's values: setting → value.
 pub type Layer = Map<String, Value>;
 
+/// Layers that are no node's own (mesh-wide and tag layers) as read in one transaction, by
+/// module and column.
+pub(super) type Shared = std::collections::HashMap<(String, String), Option<Layer>>;
+
 /// Whose layer: a module's mesh-wide one, a module's for every node carrying a tag, or an
 /// instance's on one node. Later ones win: mesh, then tags, then the node's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +81,27 @@ fn parse(text: &str) -> Result<Layer, InventoryError> {
 impl Inventory {
     /// A layer: a module's mesh-wide or tag layer, or an instance's node layer.
     pub fn layer(&self, module: &str, scope: LayerOf) -> Result<Option<Layer>, InventoryError> {
+        if matches!(scope, LayerOf::Node(_)) {
+            return self.read_layer(module, scope);
+        }
+        let key = (module.to_string(), scope.column());
+        if let Some(read) = self
+            .shared_layers
+            .borrow()
+            .as_ref()
+            .and_then(|s| s.get(&key))
+        {
+            return Ok(read.clone());
+        }
+        let layer = self.read_layer(module, scope)?;
+        if let Some(shared) = self.shared_layers.borrow_mut().as_mut() {
+            shared.insert(key, layer.clone());
+        }
+        Ok(layer)
+    }
+
+    /// A layer as the file has it.
+    fn read_layer(&self, module: &str, scope: LayerOf) -> Result<Option<Layer>, InventoryError> {
         let text: Option<String> = self
             .conn
             .prepare_cached("SELECT body FROM layers WHERE module = ?1 AND node = ?2")?

@@ -169,6 +169,10 @@ pub struct Inventory {
     /// Every node's name, read once per [`Inventory::batch`]: the host's facts answer with it
     /// each module that reads it.
     names: std::cell::RefCell<Option<std::rc::Rc<Vec<String>>>>,
+    /// The mesh-wide and tag layers read in this transaction, by module and column: they are
+    /// the same for every node, and a plan of the fleet asked for them once per assignment.
+    /// `None` outside a transaction; only `&mut self` writes a layer, so none changes inside one.
+    shared_layers: std::cell::RefCell<Option<layers::Shared>>,
     /// Each sealed value opened so far, by its sealed text (which only ever opens to the one
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
@@ -262,6 +266,7 @@ impl Inventory {
             path: path.to_path_buf(),
             operator: operator_key::OperatorKey::of(path),
             names: std::cell::RefCell::new(None),
+            shared_layers: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
             rendered: std::cell::RefCell::default(),
             file,
@@ -356,8 +361,10 @@ impl Inventory {
     ) -> Result<T, E> {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, behavior)
             .map_err(InventoryError::from)?;
+        self.shared_layers.replace(Some(layers::Shared::default()));
         let out = work(self);
         self.names.replace(None);
+        self.shared_layers.replace(None);
         if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
         out
     }

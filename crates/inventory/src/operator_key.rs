@@ -32,6 +32,9 @@ pub(super) struct OperatorKey {
     /// Where an older mesh kept it.
     older: Option<PathBuf>,
     found: OnceCell<(PathBuf, Identity)>,
+    /// The found key as text, which keys a secret's digest: encoding it (bech32) for every
+    /// secret file was a fiftieth of a plan of the fleet.
+    pub(super) text: OnceCell<age::secrecy::SecretString>,
 }
 
 impl OperatorKey {
@@ -45,6 +48,7 @@ impl OperatorKey {
             older: Inventory::default_path()
                 .and_then(|p| p.parent().map(|d| d.join("operator.key"))),
             found: OnceCell::new(),
+            text: OnceCell::new(),
         }
     }
 
@@ -52,6 +56,7 @@ impl OperatorKey {
     pub(super) fn told(mut self, path: &Path) -> OperatorKey {
         self.told = Some(path.to_path_buf());
         self.found = OnceCell::new();
+        self.text = OnceCell::new();
         self
     }
 

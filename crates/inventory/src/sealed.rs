@@ -60,7 +60,13 @@ impl Inventory {
     /// A digest of secret content keyed by the operator's key: it tells whether a secret changed
     /// without letting anyone who holds only the inventory test a guess against it.
     pub fn secret_digest(&self, content: &[u8]) -> Result<String, InventoryError> {
-        let identity = self.identity()?.to_string();
+        let identity = match self.operator.text.get() {
+            Some(text) => text,
+            None => {
+                let text = self.identity()?.to_string();
+                self.operator.text.get_or_init(|| text)
+            }
+        };
         Ok(mesh_catalogue::digest(&[
             b"mesh: a secret's digest",
             identity.expose_secret().as_bytes(),

@@ -25,14 +25,14 @@ impl Inventory {
         provision: &str,
         field: &str,
     ) -> Result<Option<String>, InventoryError> {
+        // kept compiled: a plan asks this for every provision of every node
         let kept: Option<String> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT value FROM secrets
                  WHERE node = ?1 AND instance = ?2 AND provision = ?3 AND field = ?4",
-                params![node, instance, provision, field],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![node, instance, provision, field], |r| r.get(0))
             .optional()?;
         let Some(v) = kept else {
             return Ok(None);
@@ -100,9 +100,10 @@ impl Inventory {
         instance: &str,
         provision: &str,
     ) -> Result<Vec<String>, InventoryError> {
+        // kept compiled, as `kept_secret`: asked for every provider of the fleet
         let keys: Vec<String> = self
             .conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT DISTINCT provision FROM secrets
                  WHERE node = ?1 AND instance = ?2 AND {PER_CONSUMER} ORDER BY provision"
             ))?
