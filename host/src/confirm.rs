@@ -396,7 +396,10 @@ fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
         "--applier".to_string(),
         std::process::id().to_string(),
     ];
-    paths.system.run_detached(&settings, &argv)
+    paths
+        .system
+        .run_detached(&settings, &argv)
+        .map_err(|e| e.to_string())
 }
 
 /// Takes change `id` to revert it: the one rename `confirm` races with. `None` when it is gone

@@ -12,10 +12,14 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 use crate::child::{self, Bounded as _};
-use crate::system::System;
+use crate::system::{Call, System, SystemError};
 
 /// The uid and gid a resource's owner and group name.
-pub(crate) fn ids(system: &dyn System, owner: &str, group: &str) -> Result<(u32, u32), String> {
+pub(crate) fn ids(
+    system: &dyn System,
+    owner: &str,
+    group: &str,
+) -> Result<(u32, u32), SystemError> {
     Ok((
         id_of(system, "passwd", owner)?,
         id_of(system, "group", group)?,
@@ -24,7 +28,7 @@ pub(crate) fn ids(system: &dyn System, owner: &str, group: &str) -> Result<(u32,
 
 /// The uid of a user a process runs as: a unit for a user the machine does not have would fail
 /// at every start (217/USER), so it is refused before the unit is written.
-pub(crate) fn user(system: &dyn System, name: &str) -> Result<u32, String> {
+pub(crate) fn user(system: &dyn System, name: &str) -> Result<u32, SystemError> {
     id_of(system, "passwd", name)
 }
 
@@ -48,7 +52,7 @@ pub(crate) fn expect(database: &'static str, name: &str) {
 }
 
 /// What this run has asked `getent` already, by database and name.
-type Answers = HashMap<(&'static str, String), Result<u32, String>>;
+type Answers = HashMap<(&'static str, String), Result<u32, SystemError>>;
 
 fn answers() -> &'static Mutex<Answers> {
     static ANSWERS: OnceLock<Mutex<Answers>> = OnceLock::new();
@@ -56,7 +60,7 @@ fn answers() -> &'static Mutex<Answers> {
 }
 
 /// Resolves a user (`passwd`) or group (`group`) name, or a number, to its id.
-fn id_of(system: &dyn System, database: &'static str, name: &str) -> Result<u32, String> {
+fn id_of(system: &dyn System, database: &'static str, name: &str) -> Result<u32, SystemError> {
     if let Ok(id) = name.parse::<u32>() {
         return Ok(id);
     }
@@ -79,27 +83,28 @@ fn id_of(system: &dyn System, database: &'static str, name: &str) -> Result<u32,
 #[cfg(test)]
 static ASKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn ask(system: &dyn System, database: &str, name: &str) -> Result<u32, String> {
+fn ask(system: &dyn System, database: &str, name: &str) -> Result<u32, SystemError> {
     #[cfg(test)]
     if let Ok(mut asked) = ASKED.lock() {
         asked.push(format!("{database} {name}"));
     }
-    let Some(line) = system
-        .getent(database, name)
-        .map_err(|e| format!("cannot look up {database} {name:?}: {e}"))?
-    else {
-        let what = if database == "passwd" {
-            "user"
-        } else {
-            "group"
-        };
-        return Err(format!("no {what} {name:?} on this machine"));
+    let Some(line) = system.getent(database, name)? else {
+        return Err(SystemError::NoAccount {
+            database: database.to_string(),
+            name: name.to_string(),
+        });
     };
     // name:password:id:...
     line.split(':')
         .nth(2)
         .and_then(|id| id.parse().ok())
-        .ok_or_else(|| format!("getent {database} {name} gave an answer this helper cannot read"))
+        .ok_or_else(|| SystemError::Unreadable {
+            call: Call::Getent {
+                database: database.to_string(),
+                key: name.to_string(),
+            },
+            why: format!("no id in {line:?}"),
+        })
 }
 
 /// The name of a user (`passwd`) or group (`group`) id, for messages; the number when the

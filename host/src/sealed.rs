@@ -3,35 +3,77 @@
 //! The same goes for the value of a secret environment variable. So a secret crosses the wire,
 //! and sits in the operator's inventory, only sealed.
 
+use std::fmt;
 use std::io::BufReader;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mesh_wire::{Declaration, Sealed};
 
 /// The private half of the host key every secret is sealed to.
 pub(crate) const HOST_KEY: &str = "/etc/ssh/ssh_host_ed25519_key";
 
-/// Opens `sealed` with the host key of the machine whose `/` is `root`, as UTF-8 text.
-pub(crate) fn open(root: &crate::files::Root, sealed: &Sealed) -> Result<String, String> {
-    open_with(sealed, &root.real(Path::new(HOST_KEY)))
+/// Why a secret did not open: the host key it was tried with, and what went wrong.
+#[derive(Debug)]
+pub(crate) enum UnsealError {
+    /// The host key cannot be read, or is not a key age reads.
+    Key { key: PathBuf, why: String },
+    /// The secret does not open with the key: sealed to another, or damaged.
+    Decrypt { key: PathBuf, why: String },
+    /// It opened, and what it holds is not UTF-8 text.
+    NotText { key: PathBuf },
+    /// A sealed environment value: the resource and the variable it is for.
+    Environment {
+        id: String,
+        name: String,
+        error: Box<UnsealError>,
+    },
 }
 
-/// Opens `sealed` with the OpenSSH private key at `key`.
-pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, String> {
-    let cannot = |why: String| {
-        format!(
+impl fmt::Display for UnsealError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (key, why) = match self {
+            UnsealError::Environment { id, name, error } => {
+                return write!(f, "{id}: {name}: {error}");
+            }
+            UnsealError::Key { key, why } | UnsealError::Decrypt { key, why } => {
+                (key, why.as_str())
+            }
+            UnsealError::NotText { key } => (key, "its content is not UTF-8 text"),
+        };
+        write!(
+            f,
             "cannot open this secret with the host key {}: {why}; it was sealed to the host key \
              pinned in the operator's inventory: if the machine's key changed, `mesh node trust` \
              it again",
             key.display()
         )
+    }
+}
+
+impl std::error::Error for UnsealError {}
+
+/// Opens `sealed` with the host key of the machine whose `/` is `root`, as UTF-8 text.
+pub(crate) fn open(root: &crate::files::Root, sealed: &Sealed) -> Result<String, UnsealError> {
+    open_with(sealed, &root.real(Path::new(HOST_KEY)))
+}
+
+/// Opens `sealed` with the OpenSSH private key at `key`.
+pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, UnsealError> {
+    let unreadable = |why: String| UnsealError::Key {
+        key: key.to_path_buf(),
+        why,
     };
-    let file = std::fs::File::open(key).map_err(|e| cannot(e.to_string()))?;
+    let file = std::fs::File::open(key).map_err(|e| unreadable(e.to_string()))?;
     let identity = age::ssh::Identity::from_buffer(BufReader::new(file), None)
-        .map_err(|e| cannot(e.to_string()))?;
+        .map_err(|e| unreadable(e.to_string()))?;
     let bytes =
-        age::decrypt(&identity, sealed.age.as_bytes()).map_err(|e| cannot(e.to_string()))?;
-    String::from_utf8(bytes).map_err(|_| cannot("its content is not UTF-8 text".into()))
+        age::decrypt(&identity, sealed.age.as_bytes()).map_err(|e| UnsealError::Decrypt {
+            key: key.to_path_buf(),
+            why: e.to_string(),
+        })?;
+    String::from_utf8(bytes).map_err(|_| UnsealError::NotText {
+        key: key.to_path_buf(),
+    })
 }
 
 /// Puts every sealed environment value of `declaration` back in its place, opened with the
@@ -39,14 +81,18 @@ pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, String> {
 pub(crate) fn open_environments(
     declaration: &mut Declaration,
     root: &crate::files::Root,
-) -> Result<(), String> {
+) -> Result<(), UnsealError> {
     for r in &mut declaration.resources {
         let Some(env) = r.spec.environment_mut() else {
             continue;
         };
         let (environment, sealed) = (env.values, env.sealed);
         for (name, s) in std::mem::take(sealed) {
-            let value = open(root, &s).map_err(|e| format!("{}: {name}: {e}", r.id))?;
+            let value = open(root, &s).map_err(|e| UnsealError::Environment {
+                id: r.id.clone(),
+                name: name.clone(),
+                error: Box::new(e),
+            })?;
             environment.insert(name, value);
         }
     }
@@ -85,7 +131,7 @@ mod tests {
         };
         assert!(!sealed.age.contains("s3cret"));
         assert_eq!(open_with(&sealed, &host).unwrap(), "requirepass s3cret\n");
-        let refused = open_with(&sealed, &other).unwrap_err();
+        let refused = open_with(&sealed, &other).unwrap_err().to_string();
         assert!(refused.contains("cannot open this secret"), "{refused}");
         assert!(!refused.contains("s3cret"));
     }

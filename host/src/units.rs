@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use mesh_wire::Cost;
 
 use crate::child::{self, Bounded as _};
+use crate::system::{Call, SystemError};
 
 /// Where systemd reads the units an administrator installs: the mesh's processes and its own.
 pub(crate) const UNIT_DIR: &str = "/etc/systemd/system";
@@ -83,7 +84,7 @@ fn forget_prefetched() {
 }
 
 /// Asks systemd for the unit's state.
-pub(crate) fn state(unit: &str) -> Result<UnitState, String> {
+pub(crate) fn state(unit: &str) -> Result<UnitState, SystemError> {
     let cached = PREFETCHED
         .lock()
         .ok()
@@ -139,7 +140,7 @@ const SETTLE: Duration = Duration::from_millis(1500);
 /// Waits a moment after a unit's start or restart and says why it is not running, if it is not:
 /// failed, in a restart loop (`Restart=` hides a crash as "activating"), or stopped. A unit that
 /// stays active through the wait, and was not restarted by systemd in it, runs.
-pub(crate) fn settled(unit: &str) -> Result<(), String> {
+pub(crate) fn settled(unit: &str) -> Result<(), SystemError> {
     let restarts = |text: &str| show_value(text, "NRestarts").parse::<u64>().unwrap_or(0);
     let started = Instant::now();
     let mut first = None;
@@ -152,11 +153,14 @@ pub(crate) fn settled(unit: &str) -> Result<(), String> {
         if active == "failed" || active == "inactive" || looping {
             let result = show_value(&text, "Result");
             let status = show_value(&text, "ExecMainStatus");
-            return Err(format!(
-                "{unit} is not running: systemd says {active} ({sub}), result {result}, exit \
-                 status {status}{}; see `journalctl -u {unit}`",
-                if looping { ", in its restart loop" } else { "" }
-            ));
+            return Err(SystemError::NotRunning {
+                unit: unit.to_string(),
+                why: format!(
+                    "systemd says {active} ({sub}), result {result}, exit status {status}{}; see \
+                     `journalctl -u {unit}`",
+                    if looping { ", in its restart loop" } else { "" }
+                ),
+            });
         }
         if started.elapsed() >= SETTLE {
             return Ok(());
@@ -166,25 +170,20 @@ pub(crate) fn settled(unit: &str) -> Result<(), String> {
 }
 
 /// `systemctl show` of the named properties.
-fn show(unit: &str, properties: &str) -> Result<String, String> {
+fn show(unit: &str, properties: &str) -> Result<String, SystemError> {
     show_many(&[unit], properties)
 }
 
 /// `systemctl show` of the named properties of each of `units`: a block each, in their order,
 /// separated by an empty line.
-fn show_many(units: &[&str], properties: &str) -> Result<String, String> {
-    let shown = units.join(" ");
+fn show_many(units: &[&str], properties: &str) -> Result<String, SystemError> {
+    let call = Call::systemctl("show", &units.join(" "));
     let out = Command::new("systemctl")
         .args(["show", &format!("--property={properties}"), "--"])
         .args(units)
-        .output_within(child::SYSTEMCTL)
-        .map_err(|e| format!("cannot run systemctl show {shown}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "systemctl show {shown} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+        .output_within(child::SYSTEMCTL);
+    let out = SystemError::ran(&call, out)?;
+    SystemError::check(call, &out)?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -196,35 +195,22 @@ fn show_value<'t>(text: &'t str, key: &str) -> &'t str {
 }
 
 /// Runs `systemctl VERB -- UNIT`.
-pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), String> {
-    run(&[verb, "--", unit])
+pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), SystemError> {
+    run(&[verb, "--", unit], Call::systemctl(verb, unit))
 }
 
 /// Makes systemd read unit files again.
-pub(crate) fn daemon_reload() -> Result<(), String> {
-    run(&["daemon-reload"])
+pub(crate) fn daemon_reload() -> Result<(), SystemError> {
+    run(&["daemon-reload"], Call::DaemonReload)
 }
 
-fn run(args: &[&str]) -> Result<(), String> {
+/// `systemctl ARGS`, which is `call`.
+fn run(args: &[&str], call: Call) -> Result<(), SystemError> {
     forget_prefetched();
-    let shown = args
-        .iter()
-        .filter(|a| **a != "--")
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
     let out = Command::new("systemctl")
         .args(args)
-        .output_within(child::SYSTEMCTL)
-        .map_err(|e| format!("cannot run systemctl {shown}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "systemctl {shown} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+        .output_within(child::SYSTEMCTL);
+    SystemError::check(call.clone(), &SystemError::ran(&call, out)?)
 }
 
 /// What paying a unit that is not running did: nothing, as it reads its files when it starts.
@@ -242,7 +228,7 @@ pub(crate) fn pay(
     unit: &str,
     cost: Cost,
     owed_before: bool,
-) -> Result<&'static str, String> {
+) -> Result<&'static str, SystemError> {
     if cost == Cost::None {
         return Ok("nothing to do");
     }

@@ -3,7 +3,7 @@
 //! and `groupdel`, each asked of the machine's [`System`].
 
 use super::Failure;
-use crate::system::System;
+use crate::system::{Call, System, SystemError};
 
 /// A user as `getent passwd` answers for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,13 +15,19 @@ pub(super) struct Passwd {
 }
 
 /// The user `name`, if the machine has it.
-pub(super) fn passwd(system: &dyn System, name: &str) -> Result<Option<Passwd>, String> {
+pub(super) fn passwd(system: &dyn System, name: &str) -> Result<Option<Passwd>, SystemError> {
     let Some(line) = system.getent("passwd", name)? else {
         return Ok(None);
     };
     // name:password:uid:gid:gecos:home:shell
     let fields: Vec<&str> = line.split(':').collect();
-    let unreadable = || format!("getent passwd {name} gave an answer this helper cannot read");
+    let unreadable = || SystemError::Unreadable {
+        call: Call::Getent {
+            database: "passwd".into(),
+            key: name.to_string(),
+        },
+        why: format!("not name:password:uid:gid:gecos:home:shell: {line:?}"),
+    };
     if fields.len() != 7 {
         return Err(unreadable());
     }
@@ -34,7 +40,7 @@ pub(super) fn passwd(system: &dyn System, name: &str) -> Result<Option<Passwd>, 
 }
 
 /// The gid of the group `name`, if the machine has it.
-pub(super) fn group(system: &dyn System, name: &str) -> Result<Option<u32>, String> {
+pub(super) fn group(system: &dyn System, name: &str) -> Result<Option<u32>, SystemError> {
     let Some(line) = system.getent("group", name)? else {
         return Ok(None);
     };
@@ -42,7 +48,13 @@ pub(super) fn group(system: &dyn System, name: &str) -> Result<Option<u32>, Stri
         .nth(2)
         .and_then(|gid| gid.parse().ok())
         .map(Some)
-        .ok_or_else(|| format!("getent group {name} gave an answer this helper cannot read"))
+        .ok_or_else(|| SystemError::Unreadable {
+            call: Call::Getent {
+                database: "group".into(),
+                key: name.to_string(),
+            },
+            why: format!("no gid in {line:?}"),
+        })
 }
 
 /// Stops the systemd user manager of `uid`, if it runs: logind keeps one for some seconds after

@@ -179,7 +179,7 @@ impl Run<'_> {
         }
         let (ok, said) = match self.paths.system.apt_update() {
             Ok(answer) => answer,
-            Err(e) => (false, vec![e]),
+            Err(e) => (false, vec![e.to_string()]),
         };
         let mut refused: Vec<(&Written, Vec<&String>)> = apt
             .written

@@ -325,7 +325,7 @@ impl Found {
 }
 
 /// The container `name` as Docker has it, `None` when there is none.
-fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, String> {
+fn inspect(paths: &Paths, name: &str) -> Result<Option<Found>, crate::system::SystemError> {
     let Some(inspected) = paths.system.inspect_container(name)? else {
         return Ok(None);
     };

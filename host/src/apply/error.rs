@@ -7,6 +7,8 @@ use std::io;
 use mesh_wire::{RecordRefusal, Stale};
 
 use crate::record::LoadError;
+use crate::sealed::UnsealError;
+use crate::system::SystemError;
 
 /// What stops a run before any resource is looked at.
 #[derive(Debug)]
@@ -116,6 +118,11 @@ pub(crate) enum Failure {
     Record(io::Error),
     /// A path of the machine could not be read, written or removed.
     Path { path: String, error: io::Error },
+    /// What was asked of the machine's systemd, Docker, packages or accounts failed: the error
+    /// names the command, what it was about, and why.
+    System(Box<SystemError>),
+    /// A secret's content did not open with the host key.
+    Sealed(Box<UnsealError>),
     /// Anything else, as the step that failed said it.
     Said(String),
 }
@@ -144,6 +151,8 @@ impl fmt::Display for Failure {
         match self {
             Failure::Record(e) => write!(f, "cannot save the record: {e}"),
             Failure::Path { path, error } => write!(f, "{path}: {error}"),
+            Failure::System(e) => write!(f, "{e}"),
+            Failure::Sealed(e) => write!(f, "{e}"),
             Failure::Said(s) => f.write_str(s),
         }
     }
@@ -152,6 +161,19 @@ impl fmt::Display for Failure {
 impl fmt::Display for ApplyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): {}", self.id, self.kind, self.failure)
+    }
+}
+
+/// Where a failed call to the machine becomes a resource's failure, for every kind.
+impl From<SystemError> for Failure {
+    fn from(e: SystemError) -> Self {
+        Failure::System(Box::new(e))
+    }
+}
+
+impl From<UnsealError> for Failure {
+    fn from(e: UnsealError) -> Self {
+        Failure::Sealed(Box::new(e))
     }
 }
 

@@ -46,6 +46,8 @@ mod stale_tests;
 mod symlink;
 mod sysctl;
 #[cfg(test)]
+mod system_error_tests;
+#[cfg(test)]
 mod system_tests;
 mod timer;
 mod user;

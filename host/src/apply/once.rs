@@ -14,6 +14,7 @@ use mesh_wire::{Cost, UnitOutcome};
 
 use super::Run;
 use crate::record::Record;
+use crate::system::SystemError;
 use crate::units;
 
 /// What a unit's files owe, left to its process to pay.
@@ -33,7 +34,7 @@ enum Settled {
     /// Started by this run: it read every change as it started; nothing to say of it.
     Started,
     /// Its restart or start failed: the cost stays owed for the next run.
-    Failed(String),
+    Failed(SystemError),
 }
 
 impl Run<'_> {
@@ -74,8 +75,13 @@ impl Run<'_> {
     }
 
     /// The process's restart or start of its unit failed: what its files owe stays owed.
-    pub(super) fn not_paid_by_process(&mut self, unit: &str, error: &str, record: &mut Record) {
-        self.settle(unit, Settled::Failed(error.to_string()), record);
+    pub(super) fn not_paid_by_process(
+        &mut self,
+        unit: &str,
+        error: &SystemError,
+        record: &mut Record,
+    ) {
+        self.settle(unit, Settled::Failed(error.clone()), record);
     }
 
     /// The process does not move its unit: what its files owe is paid now, as `pay_units`
@@ -152,7 +158,7 @@ impl Run<'_> {
                     true
                 }
                 Some(Settled::Failed(e)) => {
-                    u.error = Some(e.clone());
+                    u.error = Some(e.to_string());
                     true
                 }
                 None => true,

@@ -104,7 +104,7 @@ impl Run<'_> {
                     }
                     Err(e) => {
                         record.units.entry(unit.clone()).or_default().owed = cost;
-                        (None, Some(e))
+                        (None, Some(e.to_string()))
                     }
                 }
             } else {

@@ -3,9 +3,10 @@
 //! declared status), retried about every [`EVERY`] until the declared timeout. Everything is
 //! numeric and local: no name service is asked, and the command runs under `child`'s deadline.
 
+use std::fmt;
 use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use mesh_wire::{Probe, Ready, local_http};
@@ -25,15 +26,71 @@ impl super::Run<'_> {
     /// dry run moves nothing).
     pub(super) fn not_ready(&self, moved: bool, ready: Option<&Ready>) -> Option<String> {
         match ready {
-            Some(ready) if moved && self.applying() => wait(ready).err(),
+            Some(ready) if moved && self.applying() => wait(ready).err().map(|e| e.to_string()),
             _ => None,
         }
     }
 }
 
-/// Waits for `ready` to pass; the error says the probe and what it last answered, e.g.
-/// `not ready after 5 s: tcp 127.0.0.1:6380: connection refused`.
-pub(super) fn wait(ready: &Ready) -> Result<(), String> {
+/// Why a unit's probe did not pass: the probe, how long it was given, and what it last
+/// answered; said as `not ready after 5 s: tcp 127.0.0.1:6380: connection refused`.
+#[derive(Debug)]
+pub(super) struct NotReady {
+    probe: String,
+    timeout: u64,
+    answer: Answer,
+}
+
+/// What one try of a probe answered when it did not pass.
+#[derive(Debug)]
+enum Answer {
+    /// The probe cannot be tried as declared (no command, not a local URL).
+    Unusable(&'static str),
+    /// Its command could not be run, or ran past the try: the system's reason.
+    NotRun(String),
+    /// Its command exited other than 0, with the last line of its error output.
+    Exited {
+        status: ExitStatus,
+        said: Option<String>,
+    },
+    /// Connecting, writing or reading failed: the system's reason, without "(os error N)".
+    Io(String),
+    /// The HTTP server answered another status than the one declared.
+    Status(u16),
+    /// What came back is not an HTTP status line.
+    NoStatusLine(String),
+}
+
+impl fmt::Display for Answer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Answer::Unusable(why) => f.write_str(why),
+            Answer::NotRun(why) | Answer::Io(why) => f.write_str(why),
+            Answer::Exited {
+                status,
+                said: Some(line),
+            } => write!(f, "{status}: {line}"),
+            Answer::Exited { status, said: None } => write!(f, "{status}"),
+            Answer::Status(status) => write!(f, "answered status {status}"),
+            Answer::NoStatusLine(line) => write!(f, "answered no HTTP status line ({line:?})"),
+        }
+    }
+}
+
+impl fmt::Display for NotReady {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "not ready after {} s: {}: {}",
+            self.timeout, self.probe, self.answer
+        )
+    }
+}
+
+impl std::error::Error for NotReady {}
+
+/// Waits for `ready` to pass; the error says the probe and what it last answered.
+pub(super) fn wait(ready: &Ready) -> Result<(), NotReady> {
     let timeout = Duration::from_secs(ready.timeout);
     let started = Instant::now();
     loop {
@@ -43,48 +100,50 @@ pub(super) fn wait(ready: &Ready) -> Result<(), String> {
             Err(answer) => answer,
         };
         if started.elapsed() + EVERY > timeout {
-            return Err(format!(
-                "not ready after {} s: {}: {answer}",
-                ready.timeout, ready.probe
-            ));
+            return Err(NotReady {
+                probe: ready.probe.to_string(),
+                timeout: ready.timeout,
+                answer,
+            });
         }
         std::thread::sleep(EVERY);
     }
 }
 
 /// One try of `probe`, each step bounded by `within`; the error is what it answered.
-fn once(probe: &Probe, within: Duration) -> Result<(), String> {
+fn once(probe: &Probe, within: Duration) -> Result<(), Answer> {
     match probe {
         Probe::Command(argv) => {
-            let (program, args) = argv.split_first().ok_or("no command")?;
+            let (program, args) = argv.split_first().ok_or(Answer::Unusable("no command"))?;
             let out = Command::new(program)
                 .args(args)
                 .output_within(within.max(Duration::from_secs(1)))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Answer::NotRun(e.to_string()))?;
             if out.status.success() {
                 return Ok(());
             }
             let said = String::from_utf8_lossy(&out.stderr);
             let said = said.trim();
-            Err(match said.lines().last() {
-                Some(line) => format!("{}: {line}", out.status),
-                None => out.status.to_string(),
+            Err(Answer::Exited {
+                status: out.status,
+                said: said.lines().last().map(str::to_string),
             })
         }
         Probe::Tcp(port) => connect(*port, within).map(drop),
         Probe::Http { url, status } => {
-            let (port, path) = local_http(url).ok_or("not a http://127.0.0.1:PORT/PATH URL")?;
+            let (port, path) =
+                local_http(url).ok_or(Answer::Unusable("not a http://127.0.0.1:PORT/PATH URL"))?;
             let answered = http_status(port, path, within)?;
             if answered == *status {
                 Ok(())
             } else {
-                Err(format!("answered status {answered}"))
+                Err(Answer::Status(answered))
             }
         }
     }
 }
 
-fn connect(port: u16, within: Duration) -> Result<TcpStream, String> {
+fn connect(port: u16, within: Duration) -> Result<TcpStream, Answer> {
     let at = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let stream = TcpStream::connect_timeout(&at, within).map_err(|e| plain(&e))?;
     stream
@@ -95,7 +154,7 @@ fn connect(port: u16, within: Duration) -> Result<TcpStream, String> {
 }
 
 /// The status an HTTP/1.0 GET of `path` on the local `port` answers.
-fn http_status(port: u16, path: &str, within: Duration) -> Result<u16, String> {
+fn http_status(port: u16, path: &str, within: Duration) -> Result<u16, Answer> {
     let mut stream = connect(port, within)?;
     // one write: a server that reads the request once and closes must see all of it
     let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
@@ -117,17 +176,17 @@ fn http_status(port: u16, path: &str, within: Duration) -> Result<u16, String> {
     let mut words = line.split_whitespace();
     match (words.next(), words.next().and_then(|s| s.parse().ok())) {
         (Some(v), Some(code)) if v.starts_with("HTTP/") => Ok(code),
-        _ => Err(format!("answered no HTTP status line ({:?})", line.trim())),
+        _ => Err(Answer::NoStatusLine(line.trim().to_string())),
     }
 }
 
 /// An I/O error as the probe's answer, without Rust's "(os error N)".
-fn plain(e: &std::io::Error) -> String {
+fn plain(e: &std::io::Error) -> Answer {
     let text = e.to_string();
-    match text.split_once(" (os error") {
+    Answer::Io(match text.split_once(" (os error") {
         Some((said, _)) => said.to_lowercase(),
         None => text,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -155,7 +214,7 @@ mod tests {
         let port = l.local_addr().unwrap().port();
         wait(&ready(Probe::Tcp(port), 2)).unwrap();
         let port = closed_port();
-        let e = wait(&ready(Probe::Tcp(port), 1)).unwrap_err();
+        let e = wait(&ready(Probe::Tcp(port), 1)).unwrap_err().to_string();
         assert_eq!(
             e,
             format!("not ready after 1 s: tcp 127.0.0.1:{port}: connection refused")
@@ -204,14 +263,18 @@ mod tests {
         .unwrap();
         let port = http_server(503);
         let url = format!("http://127.0.0.1:{port}/");
-        let e = wait(&ready(Probe::Http { url, status: 200 }, 1)).unwrap_err();
+        let e = wait(&ready(Probe::Http { url, status: 200 }, 1))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("not ready after 1 s: http http://127.0.0.1:"),
             "{e}"
         );
         assert!(e.ends_with("answered status 503"), "{e}");
         let url = format!("http://127.0.0.1:{}/", closed_port());
-        let e = wait(&ready(Probe::Http { url, status: 200 }, 1)).unwrap_err();
+        let e = wait(&ready(Probe::Http { url, status: 200 }, 1))
+            .unwrap_err()
+            .to_string();
         assert!(e.ends_with("connection refused"), "{e}");
     }
 
@@ -223,7 +286,8 @@ mod tests {
             Probe::Command(argv(&["sh", "-c", "echo no way >&2; exit 1"])),
             1,
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             e,
             "not ready after 1 s: command sh -c echo no way >&2; exit 1: exit status: 1: no way"

@@ -28,7 +28,7 @@ pub(crate) enum Error {
     /// The kept file of the generation asked for cannot be read.
     Unreadable(super::Unreadable),
     /// A secret of the generation cannot be opened with the host key.
-    Sealed(String),
+    Sealed(crate::sealed::UnsealError),
     /// The apply was refused before it began (lock, record, a change awaiting confirmation).
     Apply(apply::Error),
 }

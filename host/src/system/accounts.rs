@@ -7,7 +7,8 @@ use super::recording::{Model, User};
 /// The first id a login account gets, and the first below it a system one gets.
 const FIRST_LOGIN: u32 = 1000;
 
-/// Changes `model` as `program ARGS -- NAME` would change the machine.
+/// Changes `model` as `program ARGS -- NAME` would change the machine; the error is what the
+/// command would say (the recording machine names the command around it).
 pub(super) fn apply(
     model: &mut Model,
     program: &str,
@@ -15,12 +16,11 @@ pub(super) fn apply(
     name: &str,
 ) -> Result<(), String> {
     let flags = Flags::parse(args);
-    let done = match program {
+    match program {
         "groupadd" | "groupdel" => group(model, program, &flags, name),
         "useradd" | "usermod" | "userdel" => user(model, program, &flags, name),
         _ => Err("not an accounts command the recording machine knows".to_string()),
-    };
-    done.map_err(|why| format!("{program} {name} failed: {why}"))
+    }
 }
 
 /// `groupadd` or `groupdel`.

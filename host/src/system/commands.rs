@@ -5,10 +5,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use super::{Call, SystemError};
 use crate::child::{self, Bounded as _};
 
 /// The schedule checked by the machine's systemd, which is what will read it.
-pub(super) fn check_schedule(schedule: &str) -> Result<(), String> {
+pub(super) fn check_schedule(schedule: &str) -> Result<(), SystemError> {
     let out = match Command::new("systemd-analyze")
         .args(["calendar", "--", schedule])
         .output_within(child::SYSTEMCTL)
@@ -20,68 +21,57 @@ pub(super) fn check_schedule(schedule: &str) -> Result<(), String> {
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "schedule {schedule:?} is not in systemd's calendar syntax (systemd-analyze calendar: \
-             {}): write it as OnCalendar= takes it, e.g. \"daily\" or \"*-*-* 03:00:00\"",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(SystemError::Schedule {
+            schedule: schedule.to_string(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 
-pub(super) fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), String> {
-    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+pub(super) fn docker<S: AsRef<str>>(args: &[S]) -> Result<(), SystemError> {
+    let call = Call::docker(args);
     let out = Command::new("docker")
-        .args(&args)
-        .output_within(child::DOCKER)
-        .map_err(|e| format!("cannot run docker: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "docker {} failed: {}",
-            args.first().copied().unwrap_or_default(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+        .args(args.iter().map(AsRef::as_ref))
+        .output_within(child::DOCKER);
+    SystemError::check(call.clone(), &SystemError::ran(&call, out)?)
 }
 
 /// `getent`'s exit status for a key its database does not have.
 const NOT_FOUND: i32 = 2;
 
 /// The line `getent DATABASE NAME` answers, or `None` when the machine has no such name.
-pub(super) fn getent(database: &str, name: &str) -> Result<Option<String>, String> {
+pub(super) fn getent(database: &str, name: &str) -> Result<Option<String>, SystemError> {
+    let call = Call::Getent {
+        database: database.to_string(),
+        key: name.to_string(),
+    };
     let out = Command::new("getent")
         .arg(database)
         .arg(name)
-        .output_within(child::LOOKUP)
-        .map_err(|e| format!("cannot run getent {database} {name}: {e}"))?;
+        .output_within(child::LOOKUP);
+    let out = SystemError::ran(&call, out)?;
     match out.status.code() {
         Some(0) => Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .next()
             .map(str::to_string)),
         Some(NOT_FOUND) => Ok(None),
-        _ => Err(format!(
-            "getent {database} {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
+        _ => Err(SystemError::exited(call, &out)),
     }
 }
 
 /// The supplementary groups of the user `name`, sorted: `id -Gn` less its first (the primary).
-pub(super) fn supplementary(name: &str) -> Result<Vec<String>, String> {
+pub(super) fn supplementary(name: &str) -> Result<Vec<String>, SystemError> {
+    let call = Call::Groups {
+        user: name.to_string(),
+    };
     let out = Command::new("id")
         .arg("-Gn")
         .arg("--")
         .arg(name)
-        .output_within(child::LOOKUP)
-        .map_err(|e| format!("cannot run id -Gn {name}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "id -Gn {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+        .output_within(child::LOOKUP);
+    let out = SystemError::ran(&call, out)?;
+    SystemError::check(call, &out)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut groups: Vec<String> = text.split_whitespace().skip(1).map(String::from).collect();
     groups.sort();
@@ -91,45 +81,45 @@ pub(super) fn supplementary(name: &str) -> Result<Vec<String>, String> {
 
 /// Runs one of the accounts commands (`useradd` …) with `args`, the account's name last after
 /// `--`; its error output is the failure's reason.
-pub(super) fn change_account(program: &str, args: &[String], name: &str) -> Result<(), String> {
+pub(super) fn change_account(
+    program: &str,
+    args: &[String],
+    name: &str,
+) -> Result<(), SystemError> {
+    let call = Call::Account {
+        program: program.to_string(),
+        args: args.to_vec(),
+        name: name.to_string(),
+    };
     let out = Command::new(program)
         .args(args)
         .arg("--")
         .arg(name)
-        .output_within(child::ACCOUNTS)
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if !out.status.success() {
-        let mut argv = vec![program];
-        argv.extend(args.iter().map(String::as_str));
-        argv.extend(["--", name]);
-        return Err(format!(
-            "{} failed: {}",
-            argv.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+        .output_within(child::ACCOUNTS);
+    SystemError::check(call.clone(), &SystemError::ran(&call, out)?)
 }
 
 /// What `docker container inspect` says of `name`; `None` when Docker has no such container.
-pub(super) fn inspect(name: &str) -> Result<Option<Value>, String> {
+pub(super) fn inspect(name: &str) -> Result<Option<Value>, SystemError> {
+    let call = Call::Docker {
+        verb: "container inspect".into(),
+        container: name.to_string(),
+    };
     let out = Command::new("docker")
         .args(["container", "inspect", "--", name])
-        .output_within(child::LOOKUP)
-        .map_err(|e| {
-            format!(
-                "cannot run docker ({e}); Docker must be installed (the container-runtime module)"
-            )
-        })?;
+        .output_within(child::LOOKUP);
+    let out = SystemError::ran(&call, out)?;
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
         if said.contains("No such container") || said.contains("no such container") {
             return Ok(None);
         }
-        return Err(format!("docker container inspect failed: {}", said.trim()));
+        return Err(SystemError::exited(call, &out));
     }
-    let all: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("docker container inspect answered what is not JSON: {e}"))?;
+    let all: Value = serde_json::from_slice(&out.stdout).map_err(|e| SystemError::Unreadable {
+        call,
+        why: format!("not JSON: {e}"),
+    })?;
     Ok(Some(all.get(0).cloned().unwrap_or(Value::Null)))
 }
 
@@ -163,21 +153,19 @@ fn docker_installed() -> bool {
 }
 
 /// `systemd-run SETTINGS -- ARGV`: a transient unit, detached from this session.
-pub(super) fn run_detached(settings: &[String], argv: &[String]) -> Result<(), String> {
+pub(super) fn run_detached(settings: &[String], argv: &[String]) -> Result<(), SystemError> {
+    let call = Call::SystemdRun {
+        unit: settings
+            .iter()
+            .find_map(|s| s.strip_prefix("--unit="))
+            .map(str::to_string),
+    };
     let out = Command::new("systemd-run")
         .args(settings)
         .arg("--")
         .args(argv)
-        .output()
-        .map_err(|e| format!("cannot run systemd-run: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "systemd-run failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+        .output();
+    SystemError::check(call.clone(), &SystemError::ran(&call, out)?)
 }
 
 #[cfg(test)]
@@ -192,7 +180,9 @@ mod tests {
             return;
         }
         assert!(super::check_schedule("*-*-* 03:00:00").is_ok());
-        let said = super::check_schedule("every tuesday-ish").unwrap_err();
+        let said = super::check_schedule("every tuesday-ish")
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("\"every tuesday-ish\" is not in systemd's calendar syntax"),
             "{said}"

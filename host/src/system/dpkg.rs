@@ -4,6 +4,7 @@
 use std::process::Command;
 use std::sync::Mutex;
 
+use super::{Call, SystemError};
 use crate::child::{self, Bounded as _};
 
 /// dpkg's database of what is installed, as `dpkg-query` reads it.
@@ -14,7 +15,7 @@ static STATUS: Mutex<Option<String>> = Mutex::new(None);
 
 /// The version dpkg says is installed, `None` if it is not: from its database, else (a machine
 /// whose database is not where Debian keeps it) by asking `dpkg-query`.
-pub(super) fn installed(name: &str) -> Result<Option<String>, String> {
+pub(super) fn installed(name: &str) -> Result<Option<String>, SystemError> {
     let mut status = STATUS.lock().unwrap_or_else(|p| p.into_inner());
     if status.is_none() {
         *status = std::fs::read_to_string(DPKG_STATUS).ok();
@@ -42,15 +43,14 @@ fn installed_in(db: &str, name: &str) -> Option<String> {
 
 /// A machine without dpkg has no package manager mesh knows, and is refused rather than
 /// guessed at.
-fn ask_dpkg(name: &str) -> Result<Option<String>, String> {
+fn ask_dpkg(name: &str) -> Result<Option<String>, SystemError> {
+    let call = Call::Dpkg {
+        package: name.to_string(),
+    };
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Status}\t${Version}", "--", name])
-        .output_within(child::LOOKUP)
-        .map_err(|e| {
-            format!(
-                "this machine has no package manager mesh knows (apt-get and dpkg on Debian): {e}"
-            )
-        })?;
+        .output_within(child::LOOKUP);
+    let out = SystemError::ran(&call, out)?;
     let said = String::from_utf8_lossy(&out.stdout);
     Ok(match said.split_once('\t') {
         Some((status, version)) if out.status.success() && status.ends_with(" installed") => {
@@ -62,8 +62,12 @@ fn ask_dpkg(name: &str) -> Result<Option<String>, String> {
 
 /// `apt-get install` (up or down to a version: `--allow-downgrades`) or `apt-get remove` of
 /// one checked argument, data argv, never through a shell.
-pub(super) fn apt(verb: &str, arg: &str) -> Result<(), String> {
+pub(super) fn apt(verb: &str, arg: &str) -> Result<(), SystemError> {
     *STATUS.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    let call = Call::AptGet {
+        verb: verb.to_string(),
+        arg: arg.to_string(),
+    };
     let out = Command::new("apt-get")
         .args([
             verb,
@@ -77,28 +81,23 @@ pub(super) fn apt(verb: &str, arg: &str) -> Result<(), String> {
             arg,
         ])
         .env("DEBIAN_FRONTEND", "noninteractive")
-        .output_within(child::PACKAGES)
-        .map_err(|e| format!("cannot run apt-get {verb} {arg}: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let last: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
-    Err(format!(
-        "apt-get {verb} {arg} failed: {}",
-        last[last.len().saturating_sub(3)..].join(" / ")
-    ))
+        .output_within(child::PACKAGES);
+    SystemError::check(call.clone(), &SystemError::ran(&call, out)?)
 }
 
 /// `apt-get update` run: whether it exited 0, and its lines that warn or err (`W:`, `E:`),
 /// where apt names each repository it refused by its uri.
-pub(super) fn apt_get_update() -> Result<(bool, Vec<String>), String> {
+pub(super) fn apt_get_update() -> Result<(bool, Vec<String>), SystemError> {
+    let call = Call::AptGet {
+        verb: "update".into(),
+        arg: String::new(),
+    };
     let out = Command::new("apt-get")
         .args(["update", "-q"])
         .env("DEBIAN_FRONTEND", "noninteractive")
         .env("LC_ALL", "C")
-        .output_within(child::APT_UPDATE)
-        .map_err(|e| format!("cannot run apt-get update: {e}"))?;
+        .output_within(child::APT_UPDATE);
+    let out = SystemError::ran(&call, out)?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),

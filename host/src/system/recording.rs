@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::System;
+use super::{Call, System, SystemError};
 use crate::files::Root;
 use crate::units::UnitState;
 
@@ -113,17 +113,21 @@ impl Recording {
         self.change(change);
     }
 
-    /// Notes one call; a log that cannot be written fails the call, so no test reads a partial
-    /// one, and so does a call the model says fails.
-    fn record(&self, call: String) -> Result<(), String> {
-        if self.model().failing.contains(&call) {
-            self.append(&format!("{call} (failed)"))?;
-            return Err(format!("{call} failed: the recording machine fails it"));
+    /// Notes one call (`line`, as the log writes it, of `call`); a log that cannot be written
+    /// fails the call, so no test reads a partial one, and so does a call the model says fails.
+    fn record(&self, line: String, call: Call) -> Result<(), SystemError> {
+        if self.model().failing.contains(&line) {
+            self.append(&format!("{line} (failed)"), &call)?;
+            return Err(SystemError::Exit {
+                call,
+                code: Some(1),
+                said: "the recording machine fails it".into(),
+            });
         }
-        self.append(&call)
+        self.append(&line, &call)
     }
 
-    fn append(&self, call: &str) -> Result<(), String> {
+    fn append(&self, line: &str, call: &Call) -> Result<(), SystemError> {
         std::fs::create_dir_all(&self.dir)
             .and_then(|()| {
                 std::fs::OpenOptions::new()
@@ -131,8 +135,11 @@ impl Recording {
                     .append(true)
                     .open(self.dir.join(Self::LOG))
             })
-            .and_then(|mut f| writeln!(f, "{call}"))
-            .map_err(|e| format!("the recording machine cannot note {call:?}: {e}"))
+            .and_then(|mut f| writeln!(f, "{line}"))
+            .map_err(|e| SystemError::Start {
+                call: call.clone(),
+                why: format!("the recording machine cannot note it: {e}"),
+            })
     }
 
     /// Changes the model and keeps it.
@@ -170,8 +177,11 @@ impl Recording {
 impl System for Recording {
     fn prefetch(&self, _: &[&str]) {}
 
-    fn unit_state(&self, unit: &str) -> Result<UnitState, String> {
-        self.record(format!("systemctl show {unit}"))?;
+    fn unit_state(&self, unit: &str) -> Result<UnitState, SystemError> {
+        self.record(
+            format!("systemctl show {unit}"),
+            Call::systemctl("show", unit),
+        )?;
         let model = self.model();
         let exists = self.knows(&model, unit);
         let u = model.units.get(unit).cloned().unwrap_or_default();
@@ -184,18 +194,24 @@ impl System for Recording {
         })
     }
 
-    fn systemctl(&self, verb: &str, unit: &str) -> Result<(), String> {
-        self.record(format!("systemctl {verb} {unit}"))?;
+    fn systemctl(&self, verb: &str, unit: &str) -> Result<(), SystemError> {
+        let call = Call::systemctl(verb, unit);
+        self.record(format!("systemctl {verb} {unit}"), call.clone())?;
         let model = self.model();
+        // systemctl's own exit statuses: 5 for a unit it does not know, 1 for the rest
         if !self.knows(&model, unit) && verb != "stop" && verb != "reset-failed" {
-            return Err(format!(
-                "systemctl {verb} {unit} failed: Unit {unit} not found."
-            ));
+            return Err(SystemError::Exit {
+                call,
+                code: Some(5),
+                said: format!("Unit {unit} not found."),
+            });
         }
         if verb == "reload" && !model.units.get(unit).is_some_and(|u| u.active) {
-            return Err(format!(
-                "systemctl reload {unit} failed: {unit} is not active, cannot reload."
-            ));
+            return Err(SystemError::Exit {
+                call,
+                code: Some(1),
+                said: format!("{unit} is not active, cannot reload."),
+            });
         }
         self.change(|m| {
             let u = m.units.entry(unit.to_string()).or_default();
@@ -214,34 +230,43 @@ impl System for Recording {
         Ok(())
     }
 
-    fn daemon_reload(&self) -> Result<(), String> {
-        self.record("systemctl daemon-reload".into())
+    fn daemon_reload(&self) -> Result<(), SystemError> {
+        self.record("systemctl daemon-reload".into(), Call::DaemonReload)
     }
 
-    fn settled(&self, unit: &str) -> Result<(), String> {
+    fn settled(&self, unit: &str) -> Result<(), SystemError> {
         if self.model().units.get(unit).is_some_and(|u| u.active) {
             Ok(())
         } else {
-            Err(format!(
-                "{unit} is not running: the recording machine says inactive"
-            ))
+            Err(SystemError::NotRunning {
+                unit: unit.to_string(),
+                why: "the recording machine says inactive".into(),
+            })
         }
     }
 
-    fn check_schedule(&self, schedule: &str) -> Result<(), String> {
-        self.record(format!("systemd-analyze calendar {schedule}"))
+    fn check_schedule(&self, schedule: &str) -> Result<(), SystemError> {
+        self.record(
+            format!("systemd-analyze calendar {schedule}"),
+            Call::Calendar {
+                schedule: schedule.to_string(),
+            },
+        )
     }
 
-    fn run_detached(&self, settings: &[String], argv: &[String]) -> Result<(), String> {
-        self.record(format!(
-            "systemd-run {} -- {}",
-            settings.join(" "),
-            argv.join(" ")
-        ))
+    fn run_detached(&self, settings: &[String], argv: &[String]) -> Result<(), SystemError> {
+        let unit = settings
+            .iter()
+            .find_map(|s| s.strip_prefix("--unit="))
+            .map(str::to_string);
+        self.record(
+            format!("systemd-run {} -- {}", settings.join(" "), argv.join(" ")),
+            Call::SystemdRun { unit },
+        )
     }
 
-    fn docker(&self, args: &[&str]) -> Result<(), String> {
-        self.record(format!("docker {}", args.join(" ")))?;
+    fn docker(&self, args: &[&str]) -> Result<(), SystemError> {
+        self.record(format!("docker {}", args.join(" ")), Call::docker(args))?;
         match args {
             ["run", rest @ ..] => {
                 let mut container = Container {
@@ -283,8 +308,14 @@ impl System for Recording {
         Ok(())
     }
 
-    fn inspect_container(&self, name: &str) -> Result<Option<Value>, String> {
-        self.record(format!("docker container inspect {name}"))?;
+    fn inspect_container(&self, name: &str) -> Result<Option<Value>, SystemError> {
+        self.record(
+            format!("docker container inspect {name}"),
+            Call::Docker {
+                verb: "container inspect".into(),
+                container: name.to_string(),
+            },
+        )?;
         Ok(self.model().containers.get(name).map(|c| {
             json!({
                 "Name": format!("/{name}"),
@@ -295,7 +326,13 @@ impl System for Recording {
     }
 
     fn labelled_containers(&self, label: &str) -> Vec<String> {
-        let _ = self.record(format!("docker ps --filter label={label}"));
+        let _ = self.record(
+            format!("docker ps --filter label={label}"),
+            Call::Docker {
+                verb: "ps --filter".into(),
+                container: format!("label={label}"),
+            },
+        );
         self.model()
             .containers
             .iter()
@@ -304,12 +341,18 @@ impl System for Recording {
             .collect()
     }
 
-    fn installed(&self, package: &str) -> Result<Option<String>, String> {
+    fn installed(&self, package: &str) -> Result<Option<String>, SystemError> {
         Ok(self.model().packages.get(package).cloned())
     }
 
-    fn apt_get(&self, verb: &str, arg: &str) -> Result<(), String> {
-        self.record(format!("apt-get {verb} {arg}"))?;
+    fn apt_get(&self, verb: &str, arg: &str) -> Result<(), SystemError> {
+        self.record(
+            format!("apt-get {verb} {arg}"),
+            Call::AptGet {
+                verb: verb.to_string(),
+                arg: arg.to_string(),
+            },
+        )?;
         let (name, version) = arg.split_once('=').unwrap_or((arg, ""));
         self.change(|m| match verb {
             "install" => {
@@ -329,12 +372,18 @@ impl System for Recording {
         Ok(())
     }
 
-    fn apt_update(&self) -> Result<(bool, Vec<String>), String> {
-        self.record("apt-get update".into())?;
+    fn apt_update(&self) -> Result<(bool, Vec<String>), SystemError> {
+        self.record(
+            "apt-get update".into(),
+            Call::AptGet {
+                verb: "update".into(),
+                arg: String::new(),
+            },
+        )?;
         Ok((true, Vec::new()))
     }
 
-    fn getent(&self, database: &str, key: &str) -> Result<Option<String>, String> {
+    fn getent(&self, database: &str, key: &str) -> Result<Option<String>, SystemError> {
         let model = self.model();
         Ok(match database {
             "passwd" if key == "root" => Some("root:x:0:0:root:/root:/bin/sh".into()),
@@ -348,22 +397,44 @@ impl System for Recording {
         })
     }
 
-    fn supplementary(&self, user: &str) -> Result<Vec<String>, String> {
+    fn supplementary(&self, user: &str) -> Result<Vec<String>, SystemError> {
         let model = self.model();
-        let u = model
-            .users
-            .get(user)
-            .ok_or_else(|| format!("id -Gn {user} failed: no such user"))?;
+        let u = model.users.get(user).ok_or_else(|| SystemError::Exit {
+            call: Call::Groups {
+                user: user.to_string(),
+            },
+            code: Some(1),
+            said: format!("id: '{user}': no such user"),
+        })?;
         let mut groups = u.groups.clone();
         groups.sort();
         groups.dedup();
         Ok(groups)
     }
 
-    fn change_account(&self, program: &str, args: &[String], name: &str) -> Result<(), String> {
-        self.record(format!("{program} {} -- {name}", args.join(" ")))?;
+    fn change_account(
+        &self,
+        program: &str,
+        args: &[String],
+        name: &str,
+    ) -> Result<(), SystemError> {
+        let call = Call::Account {
+            program: program.to_string(),
+            args: args.to_vec(),
+            name: name.to_string(),
+        };
+        self.record(
+            format!("{program} {} -- {name}", args.join(" ")),
+            call.clone(),
+        )?;
         let mut model = self.model();
-        super::accounts::apply(&mut model, program, args, name)?;
+        super::accounts::apply(&mut model, program, args, name).map_err(|said| {
+            SystemError::Exit {
+                call,
+                code: Some(1),
+                said,
+            }
+        })?;
         self.change(|m| *m = model);
         Ok(())
     }

@@ -269,12 +269,19 @@ impl Run<'_> {
             .resources
             .insert(resource.id.clone(), Entry::Process(entry.clone()));
         // a command that cannot run is not "started": systemctl returns before it fails
-        let mut not_running = self.paths.system.settled(&spec.unit).err();
+        let mut not_running = self
+            .paths
+            .system
+            .settled(&spec.unit)
+            .err()
+            .map(|e| e.to_string());
         // it runs; whether it serves is what its probe says
         if not_running.is_none()
             && let Some(ready) = &spec.ready
         {
-            not_running = super::super::ready::wait(ready).err();
+            not_running = super::super::ready::wait(ready)
+                .err()
+                .map(|e| e.to_string());
         }
         Ok(not_running)
     }

@@ -60,7 +60,7 @@ pub(crate) fn revert(
             .push(format!("{}: {e}", paths.record().display())),
     }
     if unit_files && let Err(e) = paths.system.daemon_reload() {
-        done.failed.push(e);
+        done.failed.push(e.to_string());
     }
     for unit in kept.units.iter().filter(|u| u.exists) {
         put_back_unit(paths.system.as_ref(), unit, at_boot, &mut done);
@@ -139,7 +139,7 @@ fn run_or_pay(kept: &Kept, paths: &Paths, owed: BTreeMap<String, Cost>, done: &m
     {
         match units::pay(paths.system.as_ref(), &unit, cost, false) {
             Ok(said) => done.restored.push(format!("{unit}: {said}")),
-            Err(e) => done.failed.push(e),
+            Err(e) => done.failed.push(e.to_string()),
         }
     }
 }

@@ -43,7 +43,7 @@ pub(super) fn put_back_made_unit(
 ) {
     let now = match system.unit_state(&unit.unit) {
         Ok(now) => now,
-        Err(e) => return done.failed.push(e),
+        Err(e) => return done.failed.push(e.to_string()),
     };
     let steps = [
         (!at_boot && now.running != Some(false), "stop", "stopped"),
@@ -57,7 +57,7 @@ pub(super) fn put_back_made_unit(
             Ok(()) => done
                 .restored
                 .push(format!("{}: {said} (the push made it)", unit.unit)),
-            Err(e) => done.failed.push(e),
+            Err(e) => done.failed.push(e.to_string()),
         }
     }
 }
@@ -72,13 +72,13 @@ pub(super) fn put_back_unit(
 ) {
     let now = match system.unit_state(&unit.unit) {
         Ok(now) => now,
-        Err(e) => return done.failed.push(e),
+        Err(e) => return done.failed.push(e.to_string()),
     };
     let mut step = |verb: &str, said: &str| match system.systemctl(verb, &unit.unit) {
         Ok(()) => done
             .restored
             .push(format!("{}: {said} again, as it was", unit.unit)),
-        Err(e) => done.failed.push(e),
+        Err(e) => done.failed.push(e.to_string()),
     };
     match (unit.enabled, now.enabled) {
         (Some(true), Some(false)) => step("enable", "enabled"),
@@ -100,7 +100,7 @@ pub(super) fn run_again(system: &dyn System, unit: &KeptUnit, done: &mut Reverte
         Ok(now) if now.running == Some(true) => return false,
         Ok(now) => now,
         Err(e) => {
-            done.failed.push(e);
+            done.failed.push(e.to_string());
             return false;
         }
     };
