@@ -32,3 +32,5 @@ pub use mesh_wire as wire;
 mod kinds_tests;
 #[cfg(test)]
 mod layers_tests;
+#[cfg(test)]
+mod size_tests;

@@ -16,6 +16,7 @@ mod kept;
 mod ledger;
 #[cfg(test)]
 mod tests;
+mod waiter;
 
 use std::collections::BTreeSet;
 use std::io;
@@ -30,6 +31,7 @@ use crate::record::Paths;
 use kept::Kept;
 pub(crate) use kept::Touches;
 use ledger::Fate;
+use waiter::{start_waiter, waiter_unit};
 
 /// Runs the helper on `declaration`, keeping what is needed to revert when the apply changes a
 /// resource that asks for confirmation, and says earlier reverts.
@@ -361,45 +363,6 @@ fn alive(pid: u32) -> bool {
             .and_then(|(_, rest)| rest.split_whitespace().next())
             .is_some_and(|state| state != "Z" && state != "X")
     })
-}
-
-fn waiter_unit(id: &str) -> String {
-    format!("mesh-confirm-{id}.service")
-}
-
-/// Starts the waiter, detached from this session: argv words, no shell.
-fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
-    let helper = std::env::current_exe().map_err(|e| format!("cannot find the helper: {e}"))?;
-    let mut settings = vec![
-        format!("--unit={}", waiter_unit(id)),
-        "--collect".to_string(),
-        "--quiet".to_string(),
-        "--property=Type=exec".to_string(),
-        format!(
-            "--description=mesh: reverts change {id} unless it is confirmed within {deadline} s"
-        ),
-    ];
-    if std::env::var_os("MESH_HOST_STATE").is_some() {
-        settings.push(format!("--setenv=MESH_HOST_STATE={}", paths.root.display()));
-    }
-    // systemd runs this however the waiter ends (a word per argument: a path and a hex id)
-    settings.push(format!(
-        "--property=ExecStopPost={} revert-pending {id}",
-        helper.display()
-    ));
-    let argv = [
-        helper.display().to_string(),
-        "await-confirm".to_string(),
-        id.to_string(),
-        "--deadline".to_string(),
-        deadline.to_string(),
-        "--applier".to_string(),
-        std::process::id().to_string(),
-    ];
-    paths
-        .system
-        .run_detached(&settings, &argv)
-        .map_err(|e| e.to_string())
 }
 
 /// Takes change `id` to revert it: the one rename `confirm` races with. `None` when it is gone

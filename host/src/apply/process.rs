@@ -13,6 +13,7 @@ use crate::files;
 use crate::record::{Paths, ProcessEntry};
 use crate::units;
 
+mod give_back;
 mod make;
 
 /// The unit file. Every value is checked (`mesh_wire::unit`: no control character can start a

@@ -1,12 +1,12 @@
-//! A process made, measured and given back: the helper's side of [`Kind`] and [`GiveBack`]
-//! for a process, its unit file, environment and bundle written by the free functions of
-//! `process`.
+//! A process made and measured: the helper's side of [`Kind`] for a process, its unit file,
+//! environment and bundle written by the free functions of `process` (its record entry is given
+//! back in `give_back.rs`).
 
 use std::path::{Path, PathBuf};
 
 use mesh_wire::{Cost, Outcome, ProcessSpec, Resource, State};
 
-use super::super::kind::{GiveBack, Kind, Phase};
+use super::super::kind::{Kind, Phase};
 use super::super::{Failure, Run, access, env, on_disk, outcome};
 use super::{
     change_cost, digest, env_file_of, frame, on_disk_digest, unit_and_environment, wanted,
@@ -472,36 +472,5 @@ impl Kind for ProcessSpec {
                 .push((path, vec![self.unit.clone()], Cost::Restart));
         }
         touches
-    }
-}
-
-impl GiveBack for ProcessEntry {
-    const KIND: &'static str = "process";
-    const PHASE: Phase = Phase::Units;
-
-    fn give_back(
-        &self,
-        run: &mut Run<'_>,
-        _id: &str,
-        _record: &mut Record,
-    ) -> Result<String, Failure> {
-        run.give_back_process(self)
-    }
-
-    /// its unit, and every file the record says it wrote
-    fn touches(&self) -> Touches {
-        let bundle = std::path::Path::new(&self.bundle_dir);
-        let made = self.made_from.iter().flat_map(|m| m.bundle.keys());
-        let written = [self.unit_file.clone()]
-            .into_iter()
-            .chain(self.env_file.iter().cloned())
-            .chain(made.map(|f| bundle.join(f).display().to_string()));
-        Touches {
-            units: vec![self.unit.clone()],
-            files: written
-                .map(|path| (path, vec![self.unit.clone()], Cost::Restart))
-                .collect(),
-            ..Touches::default()
-        }
     }
 }
