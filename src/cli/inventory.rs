@@ -104,8 +104,12 @@ fn import(file: &Path, allow: Allow, dry_run: bool, ctx: &Context) -> Result<u8>
     let path = ctx.inventory_path()?;
     let mut inv = match Inventory::open(&path) {
         Ok(inv) => inv,
-        Err(InventoryError::Missing { .. }) if !dry_run => Inventory::init(&path)?,
-        Err(InventoryError::Missing { .. }) => {
+        Err(InventoryError::Storage(crate::inventory::StorageError::Missing { .. }))
+            if !dry_run =>
+        {
+            Inventory::init(&path)?
+        }
+        Err(InventoryError::Storage(crate::inventory::StorageError::Missing { .. })) => {
             return show(&changes(&Document::empty(), &doc), true, ctx);
         }
         Err(e) => return Err(e.into()),

@@ -167,8 +167,8 @@ mod tests {
             &[&target],
             |_| Ok(Some(declaration("now"))),
             |_, _| {
-                Err(ResolveError::Inventory(InventoryError::Corrupt(
-                    "the pins cannot be read".into(),
+                Err(ResolveError::Inventory(InventoryError::Storage(
+                    crate::inventory::StorageError::Corrupt("the pins cannot be read".into()),
                 )))
             },
         )

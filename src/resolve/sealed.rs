@@ -32,7 +32,9 @@ pub(super) fn seal(
     let seal_text = |id: &str, text: &str| -> Result<Sealed, InventoryError> {
         let age = match &recipient {
             Some(to) => age::encrypt_and_armor(to, text.as_bytes()).map_err(|e| {
-                InventoryError::Corrupt(format!("{id}: cannot seal a secret to {name}: {e}"))
+                InventoryError::Storage(crate::inventory::StorageError::Corrupt(format!(
+                    "{id}: cannot seal a secret to {name}: {e}"
+                )))
             })?,
             None => String::new(),
         };
@@ -105,7 +107,11 @@ pub fn reseal(
     let to = match recipient(node) {
         None => return Ok(Vec::new()),
         Some(Ok(to)) => to,
-        Some(Err(why)) => return Err(InventoryError::Corrupt(why)),
+        Some(Err(why)) => {
+            return Err(InventoryError::Storage(
+                crate::inventory::StorageError::Corrupt(why),
+            ));
+        }
     };
     let mut without_copy = Vec::new();
     for r in &mut declaration.resources {
@@ -116,7 +122,10 @@ pub fn reseal(
                 continue;
             };
             s.age = age::encrypt_and_armor(&to, content.as_bytes()).map_err(|e| {
-                InventoryError::Corrupt(format!("{id}: cannot seal a secret to {}: {e}", node.name))
+                InventoryError::Storage(crate::inventory::StorageError::Corrupt(format!(
+                    "{id}: cannot seal a secret to {}: {e}",
+                    node.name
+                )))
             })?;
         }
     }

@@ -134,10 +134,11 @@ impl Inventory {
             .prepare_cached("SELECT port FROM ports WHERE node = ?1")?
             .query_map([node], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        let port = PORTS
-            .clone()
-            .find(|p| !taken.contains(p))
-            .ok_or_else(|| InventoryError::Corrupt(format!("{node} has no free port left")))?;
+        let port = PORTS.clone().find(|p| !taken.contains(p)).ok_or_else(|| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "{node} has no free port left"
+            )))
+        })?;
         self.conn
             .prepare_cached(
                 "INSERT INTO ports (node, instance, name, port) VALUES (?1, ?2, ?3, ?4)",

@@ -159,13 +159,18 @@ pub(super) fn generate_password() -> Result<String, InventoryError> {
     use std::io::Read;
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut out = String::new();
-    let mut random = std::fs::File::open("/dev/urandom")
-        .map_err(|e| InventoryError::Corrupt(format!("cannot read /dev/urandom: {e}")))?;
+    let mut random = std::fs::File::open("/dev/urandom").map_err(|e| {
+        InventoryError::Storage(crate::StorageError::Corrupt(format!(
+            "cannot read /dev/urandom: {e}"
+        )))
+    })?;
     while out.len() < 32 {
         let mut byte = [0u8; 1];
-        random
-            .read_exact(&mut byte)
-            .map_err(|e| InventoryError::Corrupt(format!("cannot read /dev/urandom: {e}")))?;
+        random.read_exact(&mut byte).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "cannot read /dev/urandom: {e}"
+            )))
+        })?;
         // 248 = 4 * 62: no bias toward the first letters
         if byte[0] < 248 {
             out.push(char::from(ALPHABET[usize::from(byte[0]) % ALPHABET.len()]));

@@ -28,11 +28,11 @@ impl Inventory {
             .into_iter()
             .find(|a| a.instance == instance)
         {
-            return Err(InventoryError::AlreadyAssigned {
+            return Err(InventoryError::Refused(crate::Refusal::AlreadyAssigned {
                 node: node.to_string(),
                 instance: instance.to_string(),
                 module: a.module,
-            });
+            }));
         }
         self.conn.execute(
             "INSERT INTO assignments (node, instance, module) VALUES (?1, ?2, ?3)",
@@ -47,7 +47,7 @@ impl Inventory {
         let here = self.assignments(Some(node))?;
         let Some(a) = here.iter().find(|a| a.instance == instance).cloned() else {
             let known: Vec<&str> = here.iter().map(|a| a.instance.as_str()).collect();
-            return Err(InventoryError::NotAssigned {
+            return Err(InventoryError::Refused(crate::Refusal::NotAssigned {
                 node: node.to_string(),
                 instance: instance.to_string(),
                 known: if known.is_empty() {
@@ -55,7 +55,7 @@ impl Inventory {
                 } else {
                     known.join(", ")
                 },
-            });
+            }));
         };
         self.conn.execute(
             "DELETE FROM assignments WHERE node = ?1 AND instance = ?2",
@@ -92,8 +92,9 @@ impl Inventory {
         modules: &[&str],
         at_most: usize,
     ) -> Result<usize, InventoryError> {
-        let modules = serde_json::to_string(modules)
-            .map_err(|e| InventoryError::Corrupt(format!("module names: {e}")))?;
+        let modules = serde_json::to_string(modules).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!("module names: {e}")))
+        })?;
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
         let n: i64 = self
             .conn
@@ -114,8 +115,9 @@ impl Inventory {
         node: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<(Assignment, Node)>, InventoryError> {
-        let modules = serde_json::to_string(modules)
-            .map_err(|e| InventoryError::Corrupt(format!("module names: {e}")))?;
+        let modules = serde_json::to_string(modules).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!("module names: {e}")))
+        })?;
         let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
         // two statements rather than `?2 IS NULL OR`, as in `assignments`
         let on_node = if node.is_some() {

@@ -67,9 +67,9 @@ pub(super) fn read(
     let mut out = Vec::new();
     for text in rows {
         out.push(serde_json::from_str(&text?).map_err(|e| {
-            InventoryError::Corrupt(format!(
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
                 "what {node}'s helper confirmed cannot be read: {e}"
-            ))
+            )))
         })?);
     }
     Ok(out)
@@ -106,8 +106,9 @@ pub(super) fn replace(
     for (position, r) in now.iter().enumerate() {
         let mut r = r.clone();
         r.drop_ciphertext();
-        let text = serde_json::to_string(&r)
-            .map_err(|e| InventoryError::Corrupt(format!("{}: {e}", r.id)))?;
+        let text = serde_json::to_string(&r).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!("{}: {e}", r.id)))
+        })?;
         tx.execute(
             "INSERT INTO confirmed (node, id, position, push_id, resource)
              VALUES (?1, ?2, ?3, ?4, ?5)",

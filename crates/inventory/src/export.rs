@@ -371,7 +371,9 @@ impl Inventory {
             Ok((r.get(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
         })? {
             let values = serde_json::from_str(&body).map_err(|e| {
-                InventoryError::Corrupt(format!("the settings layer of {module}: {e}"))
+                InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                    "the settings layer of {module}: {e}"
+                )))
             })?;
             let (node, tag) = super::LayerOf::from_column(&node);
             layers.push(LayerEntry {

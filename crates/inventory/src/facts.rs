@@ -23,12 +23,16 @@ fn now() -> i64 {
 }
 
 fn text(facts: &Facts) -> Result<String, InventoryError> {
-    serde_json::to_string(facts).map_err(|e| InventoryError::Corrupt(format!("facts: {e}")))
+    serde_json::to_string(facts)
+        .map_err(|e| InventoryError::Storage(crate::StorageError::Corrupt(format!("facts: {e}"))))
 }
 
 fn parse(node: &str, text: &str) -> Result<Facts, InventoryError> {
-    serde_json::from_str(text)
-        .map_err(|e| InventoryError::Corrupt(format!("the facts kept of {node}: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        InventoryError::Storage(crate::StorageError::Corrupt(format!(
+            "the facts kept of {node}: {e}"
+        )))
+    })
 }
 
 /// Keeps what a push's answer said of the machine: the facts known before it become what that

@@ -35,8 +35,11 @@ pub(super) fn keep(
     sent: &Declaration,
 ) -> Result<(), InventoryError> {
     let push_id = maker(tx, node, generation)?.unwrap_or(push_id);
-    let text = serde_json::to_string(sent)
-        .map_err(|e| InventoryError::Corrupt(format!("{node}'s declaration: {e}")))?;
+    let text = serde_json::to_string(sent).map_err(|e| {
+        InventoryError::Storage(crate::StorageError::Corrupt(format!(
+            "{node}'s declaration: {e}"
+        )))
+    })?;
     tx.execute(
         // a push that changed nothing answers the generation an earlier push made: that one
         // stays its maker; only a generation made anew under the same number (the machine
@@ -101,7 +104,9 @@ impl Inventory {
             return Ok(None);
         };
         let declaration = serde_json::from_str(&text).map_err(|e| {
-            InventoryError::Corrupt(format!("generation {number} of {node} cannot be read: {e}"))
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "generation {number} of {node} cannot be read: {e}"
+            )))
         })?;
         Ok(Some(Kept {
             node: node.to_string(),

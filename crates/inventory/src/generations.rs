@@ -19,7 +19,11 @@ impl Inventory {
             .prepare_cached("SELECT id FROM inventory_id LIMIT 1")?
             .query_row([], |r| r.get(0))
             .optional()?
-            .ok_or_else(|| InventoryError::Corrupt("the inventory has no id".into()))
+            .ok_or_else(|| {
+                InventoryError::Storage(crate::StorageError::Corrupt(
+                    "the inventory has no id".into(),
+                ))
+            })
     }
 
     /// The generation `node`'s machine was last seen at; `None`: this inventory never heard

@@ -72,8 +72,8 @@ pub struct HistoryEntry {
 fn parse(text: &str) -> Result<Layer, InventoryError> {
     match serde_json::from_str(text) {
         Ok(Value::Object(m)) => Ok(m),
-        _ => Err(InventoryError::Corrupt(format!(
-            "a settings layer is not a JSON object: {text}"
+        _ => Err(InventoryError::Storage(crate::StorageError::Corrupt(
+            format!("a settings layer is not a JSON object: {text}"),
         ))),
     }
 }

@@ -11,6 +11,7 @@ mod answers;
 mod assignments;
 pub mod catalogued;
 mod confirmed;
+mod error;
 pub mod export;
 mod facts;
 mod generation_history;
@@ -43,6 +44,7 @@ pub use allocate::Unallocated;
 pub use answers::{PORTS, Seat};
 pub use assignments::Assignment;
 pub use confirmed::DIFFERS;
+pub use error::{InventoryError, Refusal, StorageError};
 pub use facts::KnownFacts;
 pub use generation_history::Kept;
 pub use layers::{HistoryEntry, Layer, LayerOf};
@@ -55,93 +57,6 @@ pub use rollback_holds::{Hold, PushGeneration};
 pub use secrets::consumer_key;
 pub use select::{Scope, glob_match};
 
-/// What can go wrong with the inventory.
-#[derive(Debug, thiserror::Error)]
-pub enum InventoryError {
-    #[error("no inventory at {}: run `mesh init` first (or point --inventory / MESH_INVENTORY at one)", path.display())]
-    Missing { path: PathBuf },
-    #[error("an inventory already exists at {}; it was left as it is", path.display())]
-    Exists { path: PathBuf },
-    #[error("{} was written by a newer mesh (schema {found}; this mesh knows {known}): use that mesh", path.display())]
-    TooNew {
-        path: PathBuf,
-        found: i64,
-        known: i64,
-    },
-    #[error("cannot create {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("inventory: {0}")]
-    Db(#[from] rusqlite::Error),
-    #[error("the inventory holds something this mesh cannot read: {0}")]
-    Corrupt(String),
-    #[error("no node called {name:?} in the inventory (nodes: {known})")]
-    NoNode { name: String, known: String },
-    #[error(
-        "the inventory keeps no generation {number} of {node} (it keeps: {known}); `mesh history {node}` lists them"
-    )]
-    NoGeneration {
-        node: String,
-        number: u64,
-        known: String,
-    },
-    #[error("there is no push #{id} in the inventory: `mesh history` lists them")]
-    NoPush { id: i64 },
-    #[error(
-        "a node called {name:?} is already in the inventory; `mesh node remove {name}` first to replace it"
-    )]
-    NodeExists { name: String },
-    #[error(
-        "{instance:?} is already assigned to {node} (module {module}); use --as to run it twice under another name"
-    )]
-    AlreadyAssigned {
-        node: String,
-        instance: String,
-        module: String,
-    },
-    #[error("nothing is assigned to {node} as {instance:?} (assigned there: {known})")]
-    NotAssigned {
-        node: String,
-        instance: String,
-        known: String,
-    },
-    #[error(
-        "{name} would reach {address}:{port}, which the node {other} already reaches; one machine is one node (`mesh node set {other}` edits it); nothing was stored"
-    )]
-    SameAddress {
-        name: String,
-        other: String,
-        address: String,
-        port: u16,
-    },
-    #[error(
-        "{other} has this host key: one machine is one node (`mesh node set {other}` edits it); {name} was not pinned"
-    )]
-    SameHostKey { name: String, other: String },
-    #[error(
-        "{tag:?} cannot be a tag: use letters, digits, '-', '_' and '.', starting with a letter"
-    )]
-    BadTag { tag: String },
-    #[error("{selector:?} selects no node ({known}){}", if *exclude { "; an --exclude that spares nothing is taken for a typo" } else { "" })]
-    NoMatch {
-        selector: String,
-        known: String,
-        exclude: bool,
-    },
-    #[error("{selectors} leave no node once {excluded} are excluded; nothing was done")]
-    NoneLeft { selectors: String, excluded: String },
-    #[error(
-        "cannot open the inventory's secrets with the operator's key {}: {why}; put the key back \
-         (or point MESH_OPERATOR_KEY at it); nothing secret was read or sent",
-        path.display()
-    )]
-    OperatorKey { path: PathBuf, why: String },
-    #[error("another mesh push is running against the inventory {} (it holds the file's lock); try again when it is done", path.display())]
-    Busy { path: PathBuf },
-}
-
 /// Makes the folder `path` goes in, the operator's alone (0700), if it is missing.
 fn private_parent(path: &Path) -> Result<(), InventoryError> {
     use std::os::unix::fs::DirBuilderExt;
@@ -153,9 +68,11 @@ fn private_parent(path: &Path) -> Result<(), InventoryError> {
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|source| InventoryError::Io {
-                path: path.to_path_buf(),
-                source,
+            .map_err(|source| {
+                InventoryError::Storage(crate::StorageError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })
             })?;
     }
     Ok(())
@@ -206,9 +123,11 @@ impl Inventory {
     /// Creates a new inventory file (mode 0600) with the current schema.
     pub fn init(path: &Path) -> Result<Inventory, InventoryError> {
         use std::os::unix::fs::OpenOptionsExt;
-        let io = |source| InventoryError::Io {
-            path: path.to_path_buf(),
-            source,
+        let io = |source| {
+            InventoryError::Storage(crate::StorageError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
         };
         private_parent(path)?;
         match fs::OpenOptions::new()
@@ -219,9 +138,9 @@ impl Inventory {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(InventoryError::Exists {
+                return Err(InventoryError::Storage(crate::StorageError::Exists {
                     path: path.to_path_buf(),
-                });
+                }));
             }
             Err(e) => return Err(io(e)),
         }
@@ -231,9 +150,9 @@ impl Inventory {
     /// Opens an existing inventory, bringing its schema up to date.
     pub fn open(path: &Path) -> Result<Inventory, InventoryError> {
         if !path.is_file() {
-            return Err(InventoryError::Missing {
+            return Err(InventoryError::Storage(crate::StorageError::Missing {
                 path: path.to_path_buf(),
-            });
+            }));
         }
         Self::connect(path)
     }
@@ -255,9 +174,11 @@ impl Inventory {
         conn.pragma_update(None, "cache_size", -32_000)?;
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
         schema::migrate(&mut conn, path)?;
-        let file = File::open(path).map_err(|source| InventoryError::Io {
-            path: path.to_path_buf(),
-            source,
+        let file = File::open(path).map_err(|source| {
+            InventoryError::Storage(crate::StorageError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
         })?;
         let run = conn.query_row("SELECT lower(hex(randomblob(8)))", [], |r| r.get(0))?;
         Ok(Inventory {
@@ -298,13 +219,17 @@ impl Inventory {
                 self.locked.set(true);
                 Ok(())
             }
-            Err(fs::TryLockError::WouldBlock) => Err(InventoryError::Busy {
-                path: self.path.clone(),
-            }),
-            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
-                path: self.path.clone(),
-                source,
-            }),
+            Err(fs::TryLockError::WouldBlock) => {
+                Err(InventoryError::Refused(crate::Refusal::Busy {
+                    path: self.path.clone(),
+                }))
+            }
+            Err(fs::TryLockError::Error(source)) => {
+                Err(InventoryError::Storage(crate::StorageError::Io {
+                    path: self.path.clone(),
+                    source,
+                }))
+            }
         }
     }
 
@@ -317,17 +242,21 @@ impl Inventory {
         }
         match self.file.try_lock() {
             Ok(()) => {
-                self.file.unlock().map_err(|source| InventoryError::Io {
-                    path: self.path.clone(),
-                    source,
+                self.file.unlock().map_err(|source| {
+                    InventoryError::Storage(crate::StorageError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
                 })?;
                 Ok(false)
             }
             Err(fs::TryLockError::WouldBlock) => Ok(true),
-            Err(fs::TryLockError::Error(source)) => Err(InventoryError::Io {
-                path: self.path.clone(),
-                source,
-            }),
+            Err(fs::TryLockError::Error(source)) => {
+                Err(InventoryError::Storage(crate::StorageError::Io {
+                    path: self.path.clone(),
+                    source,
+                }))
+            }
         }
     }
 
@@ -438,7 +367,7 @@ mod tests {
         Inventory::init(&path).unwrap();
         assert!(matches!(
             Inventory::init(&path),
-            Err(InventoryError::Exists { .. })
+            Err(InventoryError::Storage(crate::StorageError::Exists { .. }))
         ));
         let missing = dir.path().join("none.db");
         let e = Inventory::open(&missing).err().unwrap().to_string();
@@ -463,7 +392,7 @@ mod tests {
         for name in [&linked, &hard, &roundabout] {
             let other = Inventory::open(name).unwrap();
             match other.lock_pushes() {
-                Err(InventoryError::Busy { .. }) => {}
+                Err(InventoryError::Refused(crate::Refusal::Busy { .. })) => {}
                 Err(e) => panic!("{}: {e}", name.display()),
                 Ok(_) => panic!("{} took a second push lock", name.display()),
             }

@@ -90,8 +90,11 @@ impl Inventory {
         if !report.new_machine || !knew || self.found_new(node)? || self.in_flight(node)? {
             return Ok(());
         }
-        let text = serde_json::to_string(report)
-            .map_err(|e| InventoryError::Corrupt(format!("{node}'s report: {e}")))?;
+        let text = serde_json::to_string(report).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "{node}'s report: {e}"
+            )))
+        })?;
         let run = self.run.clone();
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;

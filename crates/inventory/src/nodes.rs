@@ -157,9 +157,9 @@ impl Inventory {
     /// resolves both (an ssh configuration alias of a node's address is that node).
     pub fn add_node_in(&self, node: &Node, config: &dyn Machines) -> Result<(), InventoryError> {
         if self.node_opt(&node.name)?.is_some() {
-            return Err(InventoryError::NodeExists {
+            return Err(InventoryError::Refused(crate::Refusal::NodeExists {
                 name: node.name.clone(),
-            });
+            }));
         }
         self.refuse_same_machine(node, config)?;
         self.put_node(node)
@@ -186,12 +186,12 @@ impl Inventory {
             .into_iter()
             .find(|o| o.name != node.name && config.machine_of(o) == machine);
         match other {
-            Some(other) => Err(InventoryError::SameAddress {
+            Some(other) => Err(InventoryError::Refused(crate::Refusal::SameAddress {
                 name: node.name.clone(),
                 other: other.name,
                 address: machine.host,
                 port: machine.port,
-            }),
+            })),
             None => Ok(()),
         }
     }
@@ -240,10 +240,10 @@ impl Inventory {
     pub fn node(&self, name: &str) -> Result<Node, InventoryError> {
         match self.node_opt(name)? {
             Some(n) => Ok(n),
-            None => Err(InventoryError::NoNode {
+            None => Err(InventoryError::Refused(crate::Refusal::NoNode {
                 name: name.to_string(),
                 known: self.node_names()?,
-            }),
+            })),
         }
     }
 
@@ -274,10 +274,10 @@ impl Inventory {
             ..self.node(name)?
         };
         if let Some(other) = self.pinned_elsewhere(&node)? {
-            return Err(InventoryError::SameHostKey {
+            return Err(InventoryError::Refused(crate::Refusal::SameHostKey {
                 name: name.to_string(),
                 other,
-            });
+            }));
         }
         self.conn.execute(
             "UPDATE nodes SET host_key = ?2 WHERE name = ?1",
@@ -346,7 +346,7 @@ mod tests {
         inv.tag("web1", &["eu".into()]).unwrap();
         let twin = inv.add_node(&Node::new("web1b", "192.0.2.1")).unwrap_err();
         assert!(
-            matches!(&twin, InventoryError::SameAddress { other, .. } if other == "web1"),
+            matches!(&twin, InventoryError::Refused(crate::Refusal::SameAddress { other, .. }) if other == "web1"),
             "{twin}"
         );
         // another port on the same machine is another sshd
@@ -358,7 +358,10 @@ mod tests {
         let onto_web1 = inv
             .edit_node_in(&Node::new("web2", "192.0.2.1"), &AsWritten)
             .unwrap_err();
-        assert!(matches!(onto_web1, InventoryError::SameAddress { .. }));
+        assert!(matches!(
+            onto_web1,
+            InventoryError::Refused(crate::Refusal::SameAddress { .. })
+        ));
         let moved = Node {
             port: 2200,
             ..inv.node("web1").unwrap()

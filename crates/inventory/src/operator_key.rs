@@ -86,23 +86,21 @@ fn loose(path: &Path) -> bool {
 fn read(path: &Path) -> Result<Option<Identity>, InventoryError> {
     match mesh_ssh::files::read_text(path) {
         // as ssh refuses a private key others may read: whoever can read it opens every secret
-        Ok(_) if loose(path) => Err(InventoryError::OperatorKey {
+        Ok(_) if loose(path) => Err(InventoryError::Storage(crate::StorageError::OperatorKey {
             path: path.to_path_buf(),
             why: "others may read it: make it the operator's alone with `chmod 600`".into(),
+        })),
+        Ok(text) => Identity::from_str(text.trim()).map(Some).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::OperatorKey {
+                path: path.to_path_buf(),
+                why: format!("it is not an age identity ({e})"),
+            })
         }),
-        Ok(text) => {
-            Identity::from_str(text.trim())
-                .map(Some)
-                .map_err(|e| InventoryError::OperatorKey {
-                    path: path.to_path_buf(),
-                    why: format!("it is not an age identity ({e})"),
-                })
-        }
         Err(e) if e.is_missing() => Ok(None),
-        Err(e) => Err(InventoryError::OperatorKey {
+        Err(e) => Err(InventoryError::Storage(crate::StorageError::OperatorKey {
             path: path.to_path_buf(),
             why: e.reason(),
-        }),
+        })),
     }
 }
 
@@ -196,14 +194,14 @@ impl Inventory {
         if others.is_empty() || !self.holds_secrets()? {
             return Ok(None);
         }
-        Err(InventoryError::OperatorKey {
+        Err(InventoryError::Storage(crate::StorageError::OperatorKey {
             path: self.operator.home().to_path_buf(),
             why: format!(
                 "it is missing, and {} another inventory's key, not the one its secrets are \
                  sealed to",
                 others.join(" and ") + if others.len() == 1 { " is" } else { " are" }
             ),
-        })
+        }))
     }
 
     /// Whether `identity` opens a secret the inventory keeps (true when it keeps none).
@@ -234,13 +232,13 @@ impl Inventory {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
-            return Err(InventoryError::OperatorKey {
+            return Err(InventoryError::Storage(crate::StorageError::OperatorKey {
                 path: home,
                 why: format!(
                     "it is missing (looked for in {}), and the inventory's secrets are sealed to it",
                     looked.join(", ")
                 ),
-            });
+            }));
         }
         let made = self.make_key()?;
         eprintln!(

@@ -319,7 +319,11 @@ impl Inventory {
         let report = text
             .map(|t| serde_json::from_str(&t))
             .transpose()
-            .map_err(|e| InventoryError::Corrupt(format!("push #{id}'s report: {e}")))?;
+            .map_err(|e| {
+                InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                    "push #{id}'s report: {e}"
+                )))
+            })?;
         Ok(Some((row, report)))
     }
 }
@@ -329,7 +333,12 @@ fn report_text(r: &PushRecord) -> Result<Option<String>, InventoryError> {
         .as_ref()
         .map(serde_json::to_string)
         .transpose()
-        .map_err(|e| InventoryError::Corrupt(format!("{}'s report: {e}", r.node)))
+        .map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "{}'s report: {e}",
+                r.node
+            )))
+        })
 }
 
 /// Closes `node`'s push left in flight: `by` (a later push, a check) asked the machine since.

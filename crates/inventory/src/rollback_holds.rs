@@ -58,7 +58,7 @@ impl Inventory {
             .iter()
             .map(u64::to_string)
             .collect();
-        Err(InventoryError::NoGeneration {
+        Err(InventoryError::Refused(crate::Refusal::NoGeneration {
             node: node.to_string(),
             number,
             known: if known.is_empty() {
@@ -66,7 +66,7 @@ impl Inventory {
             } else {
                 known.join(", ")
             },
-        })
+        }))
     }
 
     /// Every node of the push that push id `id` is one node's row of (the rows the same command
@@ -78,7 +78,7 @@ impl Inventory {
             .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let Some((started, run)) = found else {
-            return Err(InventoryError::NoPush { id });
+            return Err(InventoryError::Refused(crate::Refusal::NoPush { id }));
         };
         let mut stmt = self.conn.prepare_cached(
             "SELECT p.node, p.id, g.number,
@@ -295,7 +295,10 @@ mod tests {
         pushed(&mut inv, "t2", &["n"], 2);
         assert_eq!(inv.rollback_target("n", 1).unwrap().generation, 1);
         let e = inv.rollback_target("n", 7).unwrap_err();
-        assert!(matches!(e, InventoryError::NoGeneration { number: 7, .. }));
+        assert!(matches!(
+            e,
+            InventoryError::Refused(crate::Refusal::NoGeneration { number: 7, .. })
+        ));
         assert!(
             e.to_string()
                 .contains("keeps no generation 7 of n (it keeps: 1, 2)"),
@@ -336,7 +339,7 @@ mod tests {
         );
         assert!(matches!(
             inv.push_generations(999),
-            Err(InventoryError::NoPush { id: 999 })
+            Err(InventoryError::Refused(crate::Refusal::NoPush { id: 999 }))
         ));
     }
 

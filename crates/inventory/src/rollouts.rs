@@ -44,9 +44,9 @@ macro_rules! named {
             fn parse(text: &str) -> Result<$t, InventoryError> {
                 match text {
                     $($s => Ok(<$t>::$v),)*
-                    other => Err(InventoryError::Corrupt(format!(
+                    other => Err(InventoryError::Storage(crate::StorageError::Corrupt(format!(
                         "a rollout holds {other:?}, which this mesh does not know"
-                    ))),
+                    )))),
                 }
             }
         }

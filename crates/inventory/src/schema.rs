@@ -86,11 +86,11 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), Inventor
     let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let known = MIGRATIONS.len() as i64;
     if found > known {
-        return Err(InventoryError::TooNew {
+        return Err(InventoryError::Storage(crate::StorageError::TooNew {
             path: path.to_path_buf(),
             found,
             known,
-        });
+        }));
     }
     if found == known {
         // nothing to migrate: a command that only reads, or is refused, leaves the file as it was
@@ -134,7 +134,10 @@ mod tests {
             .unwrap();
         assert!(matches!(
             Inventory::open(&path),
-            Err(InventoryError::TooNew { found: 99, .. })
+            Err(InventoryError::Storage(crate::StorageError::TooNew {
+                found: 99,
+                ..
+            }))
         ));
     }
 

@@ -30,8 +30,11 @@ impl Inventory {
     /// `value` sealed to the operator's key, as the inventory keeps it.
     pub(super) fn seal(&self, value: &str) -> Result<String, InventoryError> {
         let recipient = self.identity()?.to_public();
-        age::encrypt_and_armor(&recipient, value.as_bytes())
-            .map_err(|e| InventoryError::Corrupt(format!("cannot seal a secret: {e}")))
+        age::encrypt_and_armor(&recipient, value.as_bytes()).map_err(|e| {
+            InventoryError::Storage(crate::StorageError::Corrupt(format!(
+                "cannot seal a secret: {e}"
+            )))
+        })
     }
 
     /// A value the inventory keeps, opened with the operator's key.
@@ -40,9 +43,11 @@ impl Inventory {
             return Ok(value.clone());
         }
         let identity = self.identity()?;
-        let cannot = |why: String| InventoryError::OperatorKey {
-            path: self.operator_key_path(),
-            why: format!("a secret sealed to another key cannot be opened with it ({why})"),
+        let cannot = |why: String| {
+            InventoryError::Storage(crate::StorageError::OperatorKey {
+                path: self.operator_key_path(),
+                why: format!("a secret sealed to another key cannot be opened with it ({why})"),
+            })
         };
         let bytes = age::decrypt(identity, sealed.as_bytes()).map_err(|e| cannot(e.to_string()))?;
         let value = String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))?;
@@ -85,9 +90,11 @@ pub(super) fn make_key(path: &Path) -> Result<Identity, InventoryError> {
 /// Writes the key, 0600 from its first byte, in a folder of mode 0700 made if missing.
 fn write_key(path: &Path, text: &str) -> Result<(), InventoryError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| InventoryError::Io {
-        path: path.to_path_buf(),
-        source,
+    let io = |source| {
+        InventoryError::Storage(crate::StorageError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     super::private_parent(path)?;
     let mut file = std::fs::OpenOptions::new()
@@ -150,7 +157,10 @@ mod tests {
         std::fs::remove_file(&key).unwrap();
         inv.use_operator_key(&key);
         let refused = inv.kept_secret("n", "kv", "kv", "password").unwrap_err();
-        assert!(matches!(refused, InventoryError::OperatorKey { .. }));
+        assert!(matches!(
+            refused,
+            InventoryError::Storage(crate::StorageError::OperatorKey { .. })
+        ));
         let said = refused.to_string();
         assert!(said.contains(&key.display().to_string()) && !said.contains(&value));
         assert!(!key.exists(), "no new key is made over sealed secrets");

@@ -43,20 +43,19 @@ impl Inventory {
             }
             if !is_exclude && !selector.starts_with('@') && !is_glob(selector) {
                 // a plain name: the same refusal as everywhere else a node is named
-                return Err(self
-                    .node(selector)
-                    .err()
-                    .unwrap_or(InventoryError::NoMatch {
+                return Err(self.node(selector).err().unwrap_or(InventoryError::Refused(
+                    crate::Refusal::NoMatch {
                         selector: selector.to_string(),
                         known: String::new(),
                         exclude: false,
-                    }));
+                    },
+                )));
             }
-            Err(InventoryError::NoMatch {
+            Err(InventoryError::Refused(crate::Refusal::NoMatch {
                 selector: selector.to_string(),
                 known: known(selector, &nodes, &tags),
                 exclude: is_exclude,
-            })
+            }))
         };
         let mut chosen: Vec<&Node> = Vec::new();
         match scope {
@@ -80,10 +79,10 @@ impl Inventory {
             && !exclude.is_empty()
             && let Scope::Only(selectors) = scope
         {
-            return Err(InventoryError::NoneLeft {
+            return Err(InventoryError::Refused(crate::Refusal::NoneLeft {
                 selectors: selectors.join(" "),
                 excluded: exclude.join(" "),
-            });
+            }));
         }
         Ok(chosen.into_iter().cloned().collect())
     }

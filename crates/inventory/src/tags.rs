@@ -68,7 +68,9 @@ impl Inventory {
 /// A tag is spelt like a node name, so `@tag` reads the same wherever a selector is taken.
 fn check(tags: &[String]) -> Result<(), InventoryError> {
     match tags.iter().find(|t| !nodes::valid_name(t)) {
-        Some(tag) => Err(InventoryError::BadTag { tag: tag.clone() }),
+        Some(tag) => Err(InventoryError::Refused(crate::Refusal::BadTag {
+            tag: tag.clone(),
+        })),
         None => Ok(()),
     }
 }
