@@ -6,7 +6,7 @@
 use std::io;
 use std::path::Path;
 
-use mesh_wire::{Cost, FileSpec, Outcome, Resource, State, change_cost};
+use mesh_wire::{FileSpec, Outcome, Resource, State, change_cost};
 
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
@@ -359,15 +359,7 @@ impl Kind for FileSpec {
 
     /// the file, and the directories writing it would make
     fn touches(&self, paths: &Paths) -> Touches {
-        let c = &self.costing;
-        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
-        Touches {
-            files: vec![(self.path.clone(), c.units.clone(), cost)],
-            dirs: paths
-                .machine
-                .missing_ancestors(std::path::Path::new(&self.path)),
-            ..Touches::default()
-        }
+        Touches::written(&self.path, &self.costing, paths)
     }
 }
 
@@ -392,14 +384,9 @@ impl GiveBack for FileEntry {
     /// the file, the directories the mesh made for it and the original a give-back deletes
     fn touches(&self) -> Touches {
         Touches {
-            files: vec![(
-                self.path.clone(),
-                self.readers.units.clone(),
-                self.readers.cost,
-            )],
             dirs: self.parents_made.clone(),
             originals: self.original.iter().map(|o| o.blob.clone()).collect(),
-            ..Touches::default()
+            ..Touches::given_back(&self.path, &self.readers)
         }
     }
 

@@ -409,15 +409,7 @@ impl Kind for KeysSpec {
 
     /// the keys file, and the directories writing it would make
     fn touches(&self, paths: &Paths) -> Touches {
-        let c = &self.costing;
-        let cost = c.settings.values().map(|s| s.cost).fold(c.cost, Cost::max);
-        Touches {
-            files: vec![(self.path.clone(), c.units.clone(), cost)],
-            dirs: paths
-                .machine
-                .missing_ancestors(std::path::Path::new(&self.path)),
-            ..Touches::default()
-        }
+        Touches::written(&self.path, &self.costing, paths)
     }
 }
 
@@ -438,14 +430,7 @@ impl GiveBack for KeysEntry {
     }
 
     fn touches(&self) -> Touches {
-        Touches {
-            files: vec![(
-                self.path.clone(),
-                self.readers.units.clone(),
-                self.readers.cost,
-            )],
-            ..Touches::default()
-        }
+        Touches::given_back(&self.path, &self.readers)
     }
 }
 

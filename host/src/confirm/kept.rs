@@ -236,6 +236,31 @@ pub(crate) struct Touches {
     pub(crate) originals: Vec<String>,
 }
 
+impl Touches {
+    /// A file written as its `costing` says (its readers pay the dearest of its own cost and its
+    /// settings'), and the directories writing it would make.
+    pub(crate) fn written(path: &str, costing: &mesh_wire::Costing, paths: &Paths) -> Touches {
+        let cost = costing
+            .settings
+            .values()
+            .map(|s| s.cost)
+            .fold(costing.cost, Cost::max);
+        Touches {
+            files: vec![(path.to_string(), costing.units.clone(), cost)],
+            dirs: paths.machine.missing_ancestors(Path::new(path)),
+            ..Touches::default()
+        }
+    }
+
+    /// A file given back, which the units that read it pay for as the record says.
+    pub(crate) fn given_back(path: &str, readers: &crate::record::Readers) -> Touches {
+        Touches {
+            files: vec![(path.to_string(), readers.units.clone(), readers.cost)],
+            ..Touches::default()
+        }
+    }
+}
+
 impl Touched {
     fn take(&mut self, said: Touches) {
         for (path, readers, cost) in &said.files {
