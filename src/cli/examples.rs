@@ -151,7 +151,10 @@ const EXAMPLES: &[(&str, &str)] = &[
          mesh completions zsh > ~/.zfunc/_mesh\n\
          mesh completions fish > ~/.config/fish/completions/mesh.fish",
     ),
-    ("man", "mesh man > ~/.local/share/man/man1/mesh.1\nman mesh"),
+    (
+        "man",
+        "mesh man > ~/.local/share/man/man1/mesh.1\nman mesh\nmesh man --markdown > docs/commands.md",
+    ),
 ];
 
 /// `cmd` with every subcommand's examples after its help.

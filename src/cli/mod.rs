@@ -198,7 +198,11 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Print mesh's manual page (roff) on stdout.
-    Man,
+    Man {
+        /// Print the command reference as Markdown instead (docs/commands.md is this)
+        #[arg(long)]
+        markdown: bool,
+    },
     /// The names a completion script offers: `nodes`, `tags` or `modules`, one a line.
     #[command(name = "__complete", hide = true)]
     Complete {
@@ -422,7 +426,11 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
             out_raw!("{}", complete::script(shell, definition()));
             Ok(exit::OK)
         }
-        Command::Man => {
+        Command::Man { markdown: true } => {
+            out_raw!("{}", man::markdown(definition()));
+            Ok(exit::OK)
+        }
+        Command::Man { markdown: false } => {
             out_raw!("{}", man::page(definition())?);
             Ok(exit::OK)
         }
