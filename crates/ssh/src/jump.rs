@@ -37,6 +37,7 @@ pub(super) async fn reach(
         node: target.node.clone(),
         address: format!("{}:{}", target.address, target.port),
         seconds: timeout.as_secs(),
+        via: via.map(|v| v.1.to_string()),
     };
     let seen = Arc::new(Mutex::new(None));
     let handle = tokio::time::timeout(
@@ -134,6 +135,7 @@ pub(super) async fn scan(
             node: target.node.clone(),
             address: format!("{}:{}", target.address, target.port),
             seconds: timeout.as_secs(),
+            via: None,
         }),
         Ok(Err(Failure::Other(e))) => Err(e),
         Ok(Err(Failure::Ssh(source))) => Err(SshError::Protocol {

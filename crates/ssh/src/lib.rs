@@ -48,11 +48,16 @@ pub enum SshError {
         address: String,
         reason: String,
     },
-    #[error("{node}: unreachable: no answer from {address} within {seconds}s")]
+    #[error(
+        "{node}: unreachable: no answer from {address} within {seconds}s{}",
+        via.as_ref().map(|hop| format!(" through jump host {hop}")).unwrap_or_default()
+    )]
     Timeout {
         node: String,
         address: String,
         seconds: u64,
+        /// The jump host it was reached through: the silence may be the hop's.
+        via: Option<String>,
     },
     #[error(
         "{node}: host key {seen} is not pinned and not in known_hosts; check it, then `mesh node trust {node} --fingerprint {seen}`"
@@ -135,6 +140,15 @@ pub enum SshError {
     },
     #[error("{node}: ssh: {source}")]
     Protocol { node: String, source: russh::Error },
+    /// A jump host's connection failed for an earlier node of this run: not tried again until
+    /// the next run, so a dead bastion costs one connect timeout, not one per node behind it.
+    #[error("{message} (for an earlier node of this run; not tried again until the next run)")]
+    Earlier {
+        /// The first failure's kind.
+        kind: &'static str,
+        /// The first failure, as it said.
+        message: String,
+    },
     #[error(
         "{node}: {what} was more than {} on {stream}, the most mesh reads of it; it stopped \
          reading there, and nothing of it was used",
@@ -165,6 +179,7 @@ impl SshError {
             SshError::Auth { .. } | SshError::Identity { .. } => "auth",
             SshError::Config { .. } => "config",
             SshError::Jump { source, .. } => source.kind(),
+            SshError::Earlier { kind, .. } => kind,
             SshError::Protocol { .. } => "ssh",
             // what answered was the helper, or what stands in its place
             SshError::TooMuch { .. } => "helper",
@@ -291,12 +306,22 @@ pub async fn connect_via(
     hops: Option<&Hops>,
     timeout: Duration,
 ) -> Result<Session, SshError> {
-    let hops = hops::through(target, credentials, hops, timeout).await?;
-    let via = hops
+    let chain = hops::through(target, credentials, hops, timeout).await?;
+    let via = chain
         .last()
         .map(|h| &**h)
         .zip(target.jumps.last().map(|hop| hop.node.as_str()));
-    let handle = jump::reach(via, target, credentials, timeout).await?;
+    let handle = match jump::reach(via, target, credentials, timeout).await {
+        Ok(handle) => handle,
+        Err(e @ SshError::Timeout { .. }) => {
+            if let (Some(hops), Some(last)) = (hops, chain.last()) {
+                hops.forget(last).await;
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
+    let hops = chain;
     Ok(Session {
         node: target.node.clone(),
         handle,
