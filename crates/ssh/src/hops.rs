@@ -162,6 +162,9 @@ mod tests {
     const KEY_B: &str =
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJq4R5Ejk666inj6g+SulVD24zs4hUNiNhfJtaJVA9El";
 
+    /// One change to a hop's settings, with what it changes.
+    type Change = fn(&mut Target);
+
     fn bastion() -> Target {
         let mut hop = Target::direct("bastion", "10.0.0.1", 22, "root");
         hop.pinned = PublicKey::from_openssh(KEY_A).ok();
@@ -180,7 +183,7 @@ mod tests {
     /// would have refused (a `@revoked` line in its known_hosts, a key taken off the bastion).
     #[test]
     fn a_hop_reached_with_other_host_key_checks_or_other_keys_is_a_connection_of_its_own() {
-        let changes: Vec<(&str, fn(&mut Target))> = vec![
+        let changes: Vec<(&str, Change)> = vec![
             ("the name it is written as", |h| h.node = "bastbad".into()),
             ("the user", |h| h.user = "deploy".into()),
             ("the port", |h| h.port = 2222),
