@@ -81,7 +81,9 @@ impl Filling<'_> {
         &self,
         def: Option<&crate::catalogue::ReadyDef>,
     ) -> Result<Option<wire::Ready>, String> {
-        def.map(|r| r.render(self.values)).transpose()
+        def.map(|r| r.render(self.values))
+            .transpose()
+            .map_err(|e| e.to_string())
     }
 
     /// A resource's unit names, rendered (`${me.instance}.service`) and checked.
