@@ -116,9 +116,9 @@ impl Routes<'_> {
             .as_deref()
             .map(ssh::parse_public_key)
             .transpose()
-            .map_err(|reason| PushError::PinnedKey {
+            .map_err(|e| PushError::PinnedKey {
                 node: node.name.clone(),
-                reason,
+                reason: e.to_string(),
             })?;
         let port = match (hop.port, node.port_given, cfg.port) {
             (Some(p), _, _) | (None, false, Some(p)) => p,
@@ -205,7 +205,7 @@ impl Routes<'_> {
         if let Some(seen) = self.seen.get(spec) {
             return Ok(seen.clone());
         }
-        let hop = parse_hop(spec).map_err(|reason| unusable(self.owner, reason))?;
+        let hop = parse_hop(spec).map_err(|e| unusable(self.owner, e.to_string()))?;
         let as_node = self.nodes.iter().find(|n| {
             n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
         });
