@@ -36,7 +36,8 @@ pub enum CheckError {
     Value {
         module: String,
         key: String,
-        value: Value,
+        /// Boxed: a JSON value would make every `Result` of these checks large.
+        value: Box<Value>,
         why: ValueError,
     },
     #[error(
@@ -57,17 +58,14 @@ pub enum CheckError {
     },
     #[error(
         "{name}={path:?} cannot be {module}'s directory: {why}, and the push would give it to \
-         {owner}:{group} with mode {mode:04o}; place it where nothing is yet (the host makes \
-         it, e.g. /srv/{module}/{name})"
+         {given}; place it where nothing is yet (the host makes it, e.g. /srv/{module}/{name})"
     )]
     SystemPlace {
         module: String,
         name: String,
         path: String,
         why: SystemDirectory,
-        owner: String,
-        group: String,
-        mode: u32,
+        given: Box<Given>,
     },
     #[error("{module} has no module requirement {requirement:?} to pin")]
     NoPin { module: String, requirement: String },
@@ -85,6 +83,16 @@ pub enum CheckError {
         module: String,
         seat: String,
     },
+}
+
+/// Who a directory the host makes is given to, and its mode (boxed in [`CheckError`]: rarely
+/// made, and it keeps every `Result` of these checks small).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{owner}:{group} with mode {mode:04o}")]
+pub struct Given {
+    pub owner: String,
+    pub group: String,
+    pub mode: u32,
 }
 
 /// Whose a node's layer named `name` is, given what runs on `node` (instance, module): the
@@ -131,7 +139,7 @@ pub fn check_value(m: &Module, key: &str, value: &Value) -> Result<(), CheckErro
         .map_err(|why| CheckError::Value {
             module: m.name.clone(),
             key: key.to_string(),
-            value: value.clone(),
+            value: Box::new(value.clone()),
             why,
         })
 }
@@ -173,9 +181,11 @@ pub fn check_placement(m: &Module, name: &str, path: &str) -> Result<(), CheckEr
             name: name.to_string(),
             path: path.to_string(),
             why,
-            owner: owner.to_string(),
-            group: group.to_string(),
-            mode: *mode,
+            given: Box::new(Given {
+                owner: owner.to_string(),
+                group: group.to_string(),
+                mode: *mode,
+            }),
         });
     }
     Ok(())
