@@ -235,7 +235,7 @@ impl Routes<'_> {
             user: &target.user,
             port: target.port,
         })
-        .map_err(|reason| unusable(self.owner, reason))
+        .map_err(|reason| unusable(self.owner, reason.to_string()))
     }
 
     /// HostKeyAlias and the known_hosts files the configuration names for `target` (`alias`
@@ -255,7 +255,7 @@ impl Routes<'_> {
         };
         let (user, global) = cfg
             .known_hosts_files(tokens)
-            .map_err(|reason| unusable(self.owner, reason))?;
+            .map_err(|reason| unusable(self.owner, reason.to_string()))?;
         let (default_user, default_global) = ssh::known_hosts::default_files();
         let given = user.is_some() || global.is_some();
         let named =

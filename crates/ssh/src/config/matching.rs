@@ -116,7 +116,7 @@ pub(super) fn wants_final(criteria: &[Criterion]) -> bool {
 
 impl Condition {
     /// Whether the line takes `s`; `Err` for a `Match exec` ssh would run here.
-    pub(super) fn holds(&self, s: &Subject<'_>) -> Result<bool, String> {
+    pub(super) fn holds(&self, s: &Subject<'_>) -> Result<bool, ExecRefused> {
         let criteria = match self {
             Condition::Host(patterns) => return Ok(host_matches(patterns, s.host)),
             Condition::Match(criteria) => criteria,
@@ -136,13 +136,10 @@ impl Condition {
                 // ssh skips the command once a criterion before it failed
                 Test::Exec(_) if !result => continue,
                 Test::Exec(command) => {
-                    return Err(format!(
-                        "Match exec \"{command}\": mesh does not run a command to decide which \
-                         settings apply; write the hosts it stands for as a `Match host` or \
-                         `Host` pattern, or put a criterion before it that does not match this \
-                         host (`Match host !{} exec …`)",
-                        s.original
-                    ));
+                    return Err(ExecRefused {
+                        command: command.clone(),
+                        original: s.original.to_string(),
+                    });
                 }
             };
             if matched == c.negate {
@@ -151,6 +148,19 @@ impl Condition {
         }
         Ok(result)
     }
+}
+
+/// A `Match exec` that would decide for the host `original`: ssh would run `command`, mesh does
+/// not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Match exec \"{command}\": mesh does not run a command to decide which settings apply; write \
+     the hosts it stands for as a `Match host` or `Host` pattern, or put a criterion before it \
+     that does not match this host (`Match host !{original} exec …`)"
+)]
+pub(super) struct ExecRefused {
+    command: String,
+    original: String,
 }
 
 /// Whether a pattern list takes `text`: one pattern must match, no `!` pattern may.

@@ -27,6 +27,7 @@ pub use hostkeys::{Files, KnownFiles};
 use matching::Condition;
 use values::split;
 pub(crate) use values::wildcard;
+pub use values::{ExpandError, ValueError};
 
 pub use super::local::Local;
 
@@ -119,7 +120,7 @@ impl HostConfig {
     /// connection: `%h`, `%n`, `%p`, `%r`, `%d` (the passwd entry's home), `%u` (its name), `%i`
     /// (local uid) and `%%`. Another token is refused naming where it is written, as OpenSSH
     /// refuses it.
-    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
+    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, ExpandError> {
         values::expand_paths("IdentityFile", &self.identity_files, tokens, &self.local)
     }
 }
@@ -231,7 +232,7 @@ impl SshConfig {
                 line: Some(line),
                 reason,
             };
-            let Some((keyword, args)) = split(raw).map_err(fail)? else {
+            let Some((keyword, args)) = split(raw).map_err(|e| fail(e.to_string()))? else {
                 continue;
             };
             match keyword.as_str() {

@@ -223,7 +223,12 @@ fn an_identity_file_reads_the_environment_as_openssh_does() {
         "Host *\n  IdentityFile ${MESH_NOT_SET_ANYWHERE}/k\n",
     )
     .unwrap();
-    let e = c.lookup("web").unwrap().identities(tokens).unwrap_err();
+    let e = c
+        .lookup("web")
+        .unwrap()
+        .identities(tokens)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("f:2") && e.contains("MESH_NOT_SET_ANYWHERE"),
         "{e}"
