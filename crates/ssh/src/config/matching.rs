@@ -56,14 +56,26 @@ pub(super) struct Subject<'a> {
     pub final_pass: bool,
 }
 
-/// Why a `Match` line cannot be used: its syntax, as ssh says "Bad Match condition".
-pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
+/// Why a `Match` line's syntax is refused, as ssh says it, naming the word or attribute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum MatchError {
+    #[error("Bad Match condition: '{0}' cannot be combined with other Match attributes")]
+    Combined(String),
+    #[error("Bad Match condition: Missing Match criteria for {0}")]
+    NoCriteria(String),
+    #[error("Bad Match condition: Unsupported Match attribute {0}")]
+    Unsupported(String),
+    #[error("Bad Match condition: One or more attributes required for Match")]
+    NoAttribute,
+}
+
+/// A `Match` line's criteria, or why ssh would refuse its syntax ("Bad Match condition").
+pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, MatchError> {
     // `host=web` is `host web` (ssh's strdelim splits at `=`); a `#` word starts a comment
     let mut words = args
         .iter()
         .take_while(|a| !a.starts_with('#'))
         .flat_map(|a| a.split('=').filter(|w| !w.is_empty()));
-    let bad = |why: String| format!("Bad Match condition: {why}");
     let mut criteria = Vec::new();
     let mut attributes = 0;
     while let Some(word) = words.next() {
@@ -74,9 +86,7 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
         let lower = attribute.to_ascii_lowercase();
         if lower == "all" {
             if attributes > 1 || words.next().is_some() {
-                return Err(bad(format!(
-                    "'{word}' cannot be combined with other Match attributes"
-                )));
+                return Err(MatchError::Combined(word.to_string()));
             }
             criteria.push(Criterion {
                 negate,
@@ -89,7 +99,7 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
             Test::Final(lower == "final")
         } else {
             let Some(arg) = words.next().map(str::to_string) else {
-                return Err(bad(format!("Missing Match criteria for {attribute}")));
+                return Err(MatchError::NoCriteria(attribute.to_string()));
             };
             match lower.as_str() {
                 "host" => Test::Host(arg),
@@ -97,13 +107,13 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
                 "user" => Test::User(arg),
                 "localuser" => Test::LocalUser(arg),
                 "exec" => Test::Exec(arg),
-                _ => return Err(bad(format!("Unsupported Match attribute {attribute}"))),
+                _ => return Err(MatchError::Unsupported(attribute.to_string())),
             }
         };
         criteria.push(Criterion { negate, test });
     }
     if attributes == 0 {
-        return Err(bad("One or more attributes required for Match".into()));
+        return Err(MatchError::NoAttribute);
     }
     Ok(criteria)
 }

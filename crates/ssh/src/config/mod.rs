@@ -245,7 +245,7 @@ impl SshConfig {
                         .push(std::mem::replace(&mut block, start(Some(id))));
                 }
                 "match" => {
-                    let criteria = matching::parse_match(&args).map_err(fail)?;
+                    let criteria = matching::parse_match(&args).map_err(|e| fail(e.to_string()))?;
                     self.final_pass |= matching::wants_final(&criteria);
                     let id = self.condition(path, line, Condition::Match(criteria));
                     self.blocks
