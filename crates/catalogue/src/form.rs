@@ -249,4 +249,24 @@ mod tests {
         assert_eq!(closing("u:join(\"\\\"}\")}"), Some(13));
         assert_eq!(closing("u:join(\"}"), None);
     }
+
+    #[test]
+    fn a_refused_form_says_what_the_strings_said() {
+        use super::{FormError, QuoteError};
+        assert_eq!(
+            Form::split(r#"u:join("\q")"#).err(),
+            Some(FormError::Arguments {
+                form: r#"join("\q")"#.into(),
+                why: QuoteError::Escape
+            })
+        );
+        assert_eq!(
+            QuoteError::Escape.to_string(),
+            r#"only \", \\, \n and \t are escapes"#
+        );
+        assert_eq!(
+            FormError::NoPlace("each(\"x\")".into()).to_string(),
+            "`:each(\"x\")`: an each format says where the item goes with {}"
+        );
+    }
 }
