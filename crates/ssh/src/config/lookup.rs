@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::matching::Subject;
 use super::values::{ValueError, percent, time, yes};
-use super::{Block, ConfigError, HostConfig, KnownFiles, SshConfig, Written};
+use super::{Block, ConfigError, HostConfig, KnownFiles, Reason, SshConfig, Written};
 use super::{READ, hostkeys, keywords, matching, values};
 
 impl SshConfig {
@@ -102,7 +102,7 @@ impl<'a> Lookup<'a> {
                     let holds = condition.holds(&subject).map_err(|e| ConfigError {
                         path: path.clone(),
                         line: Some(*line),
-                        reason: e.to_string(),
+                        reason: Box::new(e.into()),
                     })?;
                     held[id] = Some(holds);
                     holds
@@ -124,10 +124,10 @@ impl<'a> Lookup<'a> {
         args: &[String],
         applies: bool,
     ) -> Result<(), ConfigError> {
-        let fail = |reason: String| ConfigError {
+        let fail = |reason: Reason| ConfigError {
             path: block.path.clone(),
             line: Some(line),
-            reason,
+            reason: Box::new(reason),
         };
         if !keywords::known(keyword) {
             if self
@@ -137,7 +137,7 @@ impl<'a> Lookup<'a> {
             {
                 return Ok(());
             }
-            return Err(fail(format!("Bad configuration option: {keyword}")));
+            return Err(fail(Reason::BadOption(keyword.to_string())));
         }
         if keyword == "ignoreunknown" && applies && self.ignore_unknown.is_none() {
             // matched against the keyword in lower case, as OpenSSH does
@@ -151,7 +151,7 @@ impl<'a> Lookup<'a> {
         if !READ.contains(&keyword) {
             return Ok(());
         }
-        let value = Value::read(keyword, args).map_err(|e| fail(e.to_string()))?;
+        let value = Value::read(keyword, args).map_err(|e| fail(e.into()))?;
         if !applies {
             return Ok(());
         }
@@ -175,7 +175,7 @@ impl<'a> Lookup<'a> {
         if self.seen.insert(slot) {
             found
                 .set(value, self.original, at())
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.into()))?;
             found.at.insert(slot.to_string(), at());
         }
         Ok(())

@@ -58,7 +58,7 @@ pub(super) struct Subject<'a> {
 
 /// Why a `Match` line's syntax is refused, as ssh says it, naming the word or attribute.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum MatchError {
+pub enum MatchError {
     #[error("Bad Match condition: '{0}' cannot be combined with other Match attributes")]
     Combined(String),
     #[error("Bad Match condition: Missing Match criteria for {0}")]
@@ -168,7 +168,7 @@ impl Condition {
      the hosts it stands for as a `Match host` or `Host` pattern, or put a criterion before it \
      that does not match this host (`Match host !{original} exec …`)"
 )]
-pub(super) struct ExecRefused {
+pub struct ExecRefused {
     command: String,
     original: String,
 }
