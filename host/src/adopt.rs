@@ -46,7 +46,7 @@ pub(crate) fn note_original(
     id: &str,
     path: &str,
     original: &Original,
-) -> Result<(), String> {
+) -> Result<(), NoteError> {
     let note = Note {
         id: id.to_string(),
         path: path.to_string(),
@@ -54,11 +54,39 @@ pub(crate) fn note_original(
     };
     let dir = notes_dir(paths);
     let at = dir.join(note_name(id));
-    let bytes = serde_json::to_vec(&note).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&note).map_err(NoteError::Encode)?;
     files::HOST
         .private_dir(&dir, 0o700)
         .and_then(|()| files::HOST.write_atomically(&at, &bytes, None, 0o600))
-        .map_err(|e| format!("cannot note the kept original at {}: {e}", at.display()))
+        .map_err(|error| NoteError::Write { at, error })
+}
+
+/// Why a kept original could not be noted: its note would not encode, or not be written.
+#[derive(Debug)]
+pub(crate) enum NoteError {
+    Encode(serde_json::Error),
+    Write { at: PathBuf, error: std::io::Error },
+}
+
+impl std::fmt::Display for NoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoteError::Encode(e) => write!(f, "{e}"),
+            NoteError::Write { at, error } => write!(
+                f,
+                "cannot note the kept original at {}: {error}",
+                at.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NoteError {}
+
+impl From<NoteError> for apply::Failure {
+    fn from(e: NoteError) -> Self {
+        apply::Failure::Said(e.to_string())
+    }
 }
 
 /// Removes the notes whose kept original is gone (given back). A note of an original nothing

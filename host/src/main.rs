@@ -182,18 +182,39 @@ fn say_as_data(e: &apply::Error) {
 /// The machine this run works on, from a leading `--root DIR` (taken off `args`): a directory
 /// standing for `/`, for tests (every declared path and the helper's state under it); without
 /// it, the machine itself.
-fn machine(args: &mut Vec<String>) -> Result<record::Paths, String> {
+fn machine(args: &mut Vec<String>) -> Result<record::Paths, RootError> {
     if args.first().map(String::as_str) != Some("--root") {
         return Ok(record::Paths::default());
     }
     let Some(dir) = args.get(1).cloned() else {
-        return Err("--root takes a directory".into());
+        return Err(RootError::NoDirectory);
     };
     args.drain(..2);
     // one absolute name, links resolved once: the walk never follows one below it
-    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--root {dir}: {e}"))?;
-    if !dir.is_dir() {
-        return Err(format!("--root {}: not a directory", dir.display()));
+    let resolved = std::fs::canonicalize(&dir).map_err(|error| RootError::Unreadable {
+        dir: dir.clone(),
+        error,
+    })?;
+    if !resolved.is_dir() {
+        return Err(RootError::NotADirectory(resolved));
     }
-    Ok(record::Paths::under(&dir))
+    Ok(record::Paths::under(&resolved))
+}
+
+/// A `--root DIR` that names no directory to work under.
+#[derive(Debug)]
+enum RootError {
+    NoDirectory,
+    Unreadable { dir: String, error: std::io::Error },
+    NotADirectory(std::path::PathBuf),
+}
+
+impl std::fmt::Display for RootError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RootError::NoDirectory => write!(f, "--root takes a directory"),
+            RootError::Unreadable { dir, error } => write!(f, "--root {dir}: {error}"),
+            RootError::NotADirectory(dir) => write!(f, "--root {}: not a directory", dir.display()),
+        }
+    }
 }

@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use crate::resolve::{Effective, Problem};
 
-/// `{"error": {"kind", "message"}}`: how every command that fails says so under `--json`.
+/// `{"error": {"kind", "message"}}` (and `"class"` on an inventory error): how every command that
+/// fails says so under `--json`.
 #[derive(Debug, Serialize)]
 pub(crate) struct ErrorAnswer<'a> {
     pub(crate) error: ErrorBody<'a>,
@@ -28,6 +29,11 @@ pub(crate) struct ErrorAnswer<'a> {
 #[derive(Debug, Serialize)]
 pub(crate) struct ErrorBody<'a> {
     pub(crate) kind: &'a str,
+    /// Only on an `inventory` error: `"refusal"` (the inventory refused what it was asked, the
+    /// thing named) or `"storage"` (the file could not be read or written). `kind` stays
+    /// `inventory` for both, as scripts already read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) class: Option<&'static str>,
     pub(crate) message: &'a str,
 }
 

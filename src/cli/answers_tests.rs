@@ -19,6 +19,7 @@ fn an_error_answer_names_its_kind_and_what_was_done_before_it() {
     let alone = ErrorAnswer {
         error: ErrorBody {
             kind: "refused",
+            class: None,
             message: "no such node: n9",
         },
         done: vec![],
@@ -27,11 +28,25 @@ fn an_error_answer_names_its_kind_and_what_was_done_before_it() {
     let after = ErrorAnswer {
         error: ErrorBody {
             kind: "inventory",
+            class: Some("storage"),
             message: "locked",
         },
         done: vec![json!({"added": "n1"})],
     };
     insta::assert_json_snapshot!("error_after_done", after);
+}
+
+#[test]
+fn an_inventory_error_says_whether_it_is_a_refusal_or_its_storage_failing() {
+    let refused = ErrorAnswer {
+        error: ErrorBody {
+            kind: "inventory",
+            class: Some("refusal"),
+            message: "no node called \"nobody\" in the inventory (nodes: web1)",
+        },
+        done: vec![],
+    };
+    insta::assert_json_snapshot!("error_inventory_refusal", refused);
 }
 
 #[test]

@@ -277,7 +277,7 @@ impl Context {
             // the answer type; it is said in its place rather than dropped
             let value = serde_json::to_value(value).unwrap_or_else(|e| {
                 let said = e.to_string();
-                serde_json::to_value(error_json("internal", &said)).unwrap_or_default()
+                serde_json::to_value(error_json(("internal", None), &said)).unwrap_or_default()
             });
             self.answers.borrow_mut().push(value);
         } else {

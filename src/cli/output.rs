@@ -17,41 +17,61 @@ pub(super) fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
     }
     if json {
         let message = e.render().to_string();
-        let _ = print_json(&error_json("usage", message.trim_end()));
+        let _ = print_json(&error_json(("usage", None), message.trim_end()));
     } else {
         let _ = e.print();
     }
     ExitCode::from(exit::USAGE)
 }
 
-pub(super) fn error_json<'a>(kind: &'a str, message: &'a str) -> answers::ErrorAnswer<'a> {
+/// What kind of error ended a command (`kind`), and for an inventory error its class (`class`).
+pub(super) type Kind<'a> = (&'a str, Option<&'static str>);
+
+pub(super) fn error_json<'a>(
+    (kind, class): Kind<'a>,
+    message: &'a str,
+) -> answers::ErrorAnswer<'a> {
     answers::ErrorAnswer {
-        error: answers::ErrorBody { kind, message },
+        error: answers::ErrorBody {
+            kind,
+            class,
+            message,
+        },
         done: Vec::new(),
     }
 }
 
 /// What kind of error ended a command, for `--json`: from the typed error where there is one;
-/// anything else is mesh refusing what it was asked.
-pub(super) fn error_kind(e: &anyhow::Error) -> &'static str {
+/// anything else is mesh refusing what it was asked. An inventory error also says whether the
+/// inventory refused or its file failed (`class`), which its kind alone does not tell.
+pub(super) fn error_kind(e: &anyhow::Error) -> Kind<'static> {
     for c in e.chain() {
-        if c.is::<crate::inventory::InventoryError>() {
-            return "inventory";
-        } else if c.is::<crate::catalogue::CatalogueError>() {
-            return "catalogue";
-        } else if c.is::<crate::resolve::ResolveError>() {
-            return "resolve";
-        } else if c.is::<crate::ssh::SshError>() {
-            return "ssh";
-        } else if c.is::<crate::push::PushError>() {
-            return "push";
-        } else if c.is::<crate::lab::LabError>() {
-            return "lab";
-        } else if c.is::<std::io::Error>() {
-            return "io";
+        if let Some(inventory) = c.downcast_ref::<crate::inventory::InventoryError>() {
+            let class = if inventory.is_refusal() {
+                "refusal"
+            } else {
+                "storage"
+            };
+            return ("inventory", Some(class));
         }
+        let kind = if c.is::<crate::catalogue::CatalogueError>() {
+            "catalogue"
+        } else if c.is::<crate::resolve::ResolveError>() {
+            "resolve"
+        } else if c.is::<crate::ssh::SshError>() {
+            "ssh"
+        } else if c.is::<crate::push::PushError>() {
+            "push"
+        } else if c.is::<crate::lab::LabError>() {
+            "lab"
+        } else if c.is::<std::io::Error>() {
+            "io"
+        } else {
+            continue;
+        };
+        return (kind, None);
     }
-    "refused"
+    ("refused", None)
 }
 
 /// Set once stdout cannot be written: everything after is dropped.
@@ -103,4 +123,29 @@ pub(super) fn said(e: &anyhow::Error) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{InventoryError, Refusal, StorageError};
+
+    #[test]
+    fn an_inventory_error_keeps_its_kind_and_says_its_class() {
+        let refused = anyhow::Error::from(InventoryError::from(Refusal::NoPush { id: 3 }));
+        assert_eq!(error_kind(&refused), ("inventory", Some("refusal")));
+        let missing = InventoryError::from(StorageError::Missing {
+            path: "/x/inv.db".into(),
+        });
+        let wrapped = anyhow::Error::from(missing).context("cannot list the nodes");
+        assert_eq!(error_kind(&wrapped), ("inventory", Some("storage")));
+        let other = anyhow::anyhow!("nothing typed");
+        assert_eq!(error_kind(&other), ("refused", None));
+        let io = anyhow::Error::from(std::io::Error::other("disk"));
+        assert_eq!(error_kind(&io), ("io", None));
+        let answer = serde_json::to_value(error_json(error_kind(&refused), "m")).unwrap();
+        assert_eq!(answer["error"]["class"], "refusal");
+        let answer = serde_json::to_value(error_json(error_kind(&other), "m")).unwrap();
+        assert!(answer["error"].get("class").is_none(), "{answer}");
+    }
 }

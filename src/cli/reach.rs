@@ -84,7 +84,7 @@ pub(crate) fn resolved(node: &Node, all: &[Node]) -> Result<Vec<(&'static str, R
         .collect();
     let secs = |d: Option<std::time::Duration>| d.map(|d| d.as_secs());
     let keepalive = secs(t.keepalive).unwrap_or(crate::ssh::KEEPALIVE.as_secs());
-    let known_hosts = known_hosts_field(node, &t)?;
+    let known_hosts = known_hosts_field(node, &t).map_err(|e| e.to_string())?;
     Ok(vec![
         ("hostname", field(t.address.clone().into(), hostname)),
         ("port", field(t.port.into(), port)),
@@ -148,16 +148,14 @@ fn identity_fields(node: &Node, cfg: &crate::ssh::config::HostConfig, t: &Target
 }
 
 /// Where the host key is checked against: the inventory's pin, else the known_hosts line.
-fn known_hosts_field(node: &Node, t: &Target) -> Result<Reached, String> {
+fn known_hosts_field(node: &Node, t: &Target) -> Result<Reached, crate::ssh::files::FileError> {
     Ok(match &node.host_key {
         Some(_) => field("pinned in the inventory".into(), "inventory".into()),
         None => {
             let (name, port) = t.key_name();
             let places = match &t.known_hosts {
                 Some(known) => known.places_for(name, port),
-                None => KnownHosts::load()
-                    .map_err(|e| e.to_string())?
-                    .places_for(name, port),
+                None => KnownHosts::load()?.places_for(name, port),
             };
             match places.first() {
                 Some(place) => field(place.clone().into(), "known_hosts".into()),

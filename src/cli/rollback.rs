@@ -87,7 +87,7 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     for p in &mut plans {
         super::push::in_flight_elsewhere(&inv, p)?;
     }
-    let cat = ctx.catalogue().map_err(|e| e.to_string());
+    let cat = ctx.catalogue();
     let secrets = match &cat {
         Ok(cat) => {
             let reached: Vec<&Target> = read.answered.iter().map(|(t, _)| t).collect();
@@ -99,7 +99,11 @@ pub(crate) fn rollback(a: RollbackArgs, ctx: &Context) -> Result<u8> {
     let changes = plans.iter().any(|p| !p.changes.is_empty());
     let targets: Vec<Target> = read.answered.into_iter().map(|(t, _)| t).collect();
     let options = a.rollout.options(crate::deploy::FailureBudget::None);
-    let cat = cat.as_ref().map_err(Clone::clone);
+    // why there is no catalogue, said as it was: waves are then not planned
+    let cat = cat.as_ref().map_err(|e| {
+        let e: &(dyn std::error::Error + 'static) = e.as_ref();
+        e
+    });
     let (waves, unplanned) = rollback::waves(&inv, cat, &targets, &plans, &options);
     if let Some(why) = unplanned.filter(|_| !ctx.json && !ctx.quiet) {
         out!("waves: {why}; every node is sent at once");

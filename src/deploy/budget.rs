@@ -14,10 +14,10 @@ pub enum FailureBudget {
 }
 
 impl FailureBudget {
-    /// Reads `N` or `P%`; the message says why not.
-    pub fn parse(text: &str) -> Result<FailureBudget, String> {
+    /// Reads `N` or `P%`; the error quotes what it could not read.
+    pub fn parse(text: &str) -> Result<FailureBudget, BudgetError> {
         let t = text.trim();
-        let bad = || format!("{text:?} is not a count (1) or a share (10%) of the nodes");
+        let bad = || BudgetError(text.to_string());
         match t.strip_suffix('%') {
             Some(p) => match p.trim().parse::<u8>() {
                 Ok(0) => Ok(FailureBudget::None),
@@ -42,9 +42,14 @@ impl FailureBudget {
     }
 }
 
+/// A `--max-failed` that is neither a count nor a share of 0% to 100%, as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a count (1) or a share (10%) of the nodes")]
+pub struct BudgetError(pub String);
+
 #[cfg(test)]
 mod tests {
-    use super::FailureBudget;
+    use super::{BudgetError, FailureBudget};
 
     #[test]
     fn a_budget_is_a_count_or_a_share_of_the_nodes_rounded_down() {
@@ -54,6 +59,13 @@ mod tests {
         assert_eq!(FailureBudget::parse("10%").unwrap().allowed(5), 0);
         assert!(FailureBudget::parse("-1").is_err());
         assert!(FailureBudget::parse("101%").is_err());
-        assert!(FailureBudget::parse("many").is_err());
+        assert_eq!(
+            FailureBudget::parse("many"),
+            Err(BudgetError("many".into()))
+        );
+        assert_eq!(
+            BudgetError("101%".into()).to_string(),
+            "\"101%\" is not a count (1) or a share (10%) of the nodes"
+        );
     }
 }

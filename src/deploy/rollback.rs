@@ -73,7 +73,7 @@ pub fn applied(r: &NodeResult) -> bool {
 /// changes nothing) is sent too, in a last wave of its own: it is held at its generation after.
 pub fn waves(
     inv: &Inventory,
-    cat: Result<&Catalogue, String>,
+    cat: Result<&Catalogue, &(dyn std::error::Error + 'static)>,
     targets: &[Target],
     plans: &[Plan],
     options: &Options,
@@ -87,7 +87,7 @@ pub fn waves(
         }
         Ok(out)
     };
-    let planned = cat.and_then(|cat| {
+    let planned = cat.map_err(|e| e.to_string()).and_then(|cat| {
         costs()
             .and_then(|costs| super::cost::waves(inv, cat, costs, options))
             .map_err(|e| e.to_string())

@@ -12,25 +12,26 @@ use crate::inventory::{Inventory, InventoryError, Node};
 use crate::wire::{FIELDS, FactValue};
 
 /// Puts each fact of the machine that `module` reads through requirement `requirement` into
-/// `values`. Read facts that the machine never said are answered `Err` with the first one read
-/// (`host.os.id`): the assignment is then held (see [`super::Held::facts`]), never rendered empty.
+/// `values`. Where the machine never said its facts, the first one read (`host.os.id`) is
+/// returned, not an error: the assignment is then held (see [`super::Held::facts`]), never
+/// rendered empty.
 pub(super) fn answer(
     inventory: &Inventory,
     module: &Module,
     node: &Node,
     requirement: &str,
     values: &mut BTreeMap<String, Value>,
-) -> Result<Result<(), String>, InventoryError> {
+) -> Result<Option<String>, InventoryError> {
     let key = |field: &str| format!("{requirement}.{field}");
     let read: Vec<_> = FIELDS
         .iter()
         .filter(|f| module.reads.contains(&key(f.name)))
         .collect();
     let Some(first) = read.first() else {
-        return Ok(Ok(()));
+        return Ok(None);
     };
     let Some(known) = inventory.facts(&node.name)? else {
-        return Ok(Err(key(first.name)));
+        return Ok(Some(key(first.name)));
     };
     for f in read {
         let value = match f.value(&known.facts) {
@@ -40,7 +41,7 @@ pub(super) fn answer(
         };
         values.insert(key(f.name), value);
     }
-    Ok(Ok(()))
+    Ok(None)
 }
 
 /// A fact of the machine that moved since the last push, and the assignments that read it.

@@ -43,7 +43,7 @@ pub(super) fn modules(
         let provider = match choose(inventory, catalogue, &asked)? {
             Ok(c) => c,
             Err(problem) => {
-                problems.push(Problem::of(a, problem).field(r.name.clone()));
+                problems.push(Problem::of(a, problem.to_string()).field(r.name.clone()));
                 continue;
             }
         };

@@ -19,6 +19,65 @@ impl Candidate {
     }
 }
 
+/// Why no provider is chosen for a requirement (`what` names it), with the candidates it could
+/// be; its text is the problem's sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NoProvider {
+    #[error("{what} is pinned to {pinned}, which does not provide it (providers: {providers})")]
+    PinnedElsewhere {
+        what: String,
+        pinned: String,
+        providers: String,
+    },
+    #[error(
+        "{what}: the seat {provision} is held by {holder}, which does not provide it (providers: {providers})"
+    )]
+    SeatElsewhere {
+        what: String,
+        provision: String,
+        holder: String,
+        providers: String,
+    },
+    #[error(
+        "{what}: the seat {provision} that delivers it is unheld; it could be held by: {providers} \
+         (`mesh seat set {provision} INSTANCE@NODE`; {could})"
+    )]
+    SeatUnheld {
+        what: String,
+        provision: String,
+        providers: String,
+        could: String,
+    },
+    #[error("{what}: {} provide it on {node}; {pin}", here.join(" and "))]
+    SeveralHere {
+        what: String,
+        here: Vec<String>,
+        node: String,
+        pin: PinHint,
+    },
+    #[error("{what}: no provider in the mesh; {could}")]
+    NoneInTheMesh { what: String, could: String },
+    #[error("{what}: several providers ({providers}) and none on {node}; {pin}")]
+    NoneHere {
+        what: String,
+        providers: String,
+        node: String,
+        pin: PinHint,
+    },
+}
+
+/// How to pin the requirement where the rule cannot choose.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "pin one with `mesh assign {module} {node} --as {instance} --pin {requirement}=INSTANCE@NODE`"
+)]
+pub(super) struct PinHint {
+    module: String,
+    node: String,
+    instance: String,
+    requirement: String,
+}
+
 /// One module requirement of an assignment, as the choice reads it.
 pub(super) struct Asked<'a> {
     pub(super) module: &'a Module,
@@ -89,7 +148,7 @@ pub(super) fn choose(
     inventory: &Inventory,
     catalogue: &Catalogue,
     asked: &Asked<'_>,
-) -> Result<Result<Candidate, String>, InventoryError> {
+) -> Result<Result<Candidate, NoProvider>, InventoryError> {
     let providers = Providers {
         inventory,
         modules: catalogue
@@ -103,14 +162,14 @@ pub(super) fn choose(
             .iter()
             .any(|p| p.name == asked.provision && p.seat)
     });
-    let what = asked.what;
     if let Some((pi, pn)) = inventory.pin(&asked.node.name, &asked.a.instance, asked.requirement)? {
         return Ok(match providers.on(&pi, &pn)? {
             Some(c) => Ok(c),
-            None => Err(format!(
-                "{what} is pinned to {pi}@{pn}, which does not provide it (providers: {})",
-                providers.names()?
-            )),
+            None => Err(NoProvider::PinnedElsewhere {
+                what: asked.what.to_string(),
+                pinned: format!("{pi}@{pn}"),
+                providers: providers.names()?,
+            }),
         });
     }
     if seat_delivered {
@@ -124,24 +183,24 @@ fn seated(
     inventory: &Inventory,
     providers: &Providers<'_>,
     asked: &Asked<'_>,
-) -> Result<Result<Candidate, String>, InventoryError> {
-    let (what, provision) = (asked.what, asked.provision);
-    Ok(match inventory.seat(provision)? {
+) -> Result<Result<Candidate, NoProvider>, InventoryError> {
+    let (what, provision) = (asked.what.to_string(), asked.provision.to_string());
+    Ok(match inventory.seat(&provision)? {
         Some(s) => match providers.on(&s.instance, &s.node)? {
             Some(c) => Ok(c),
-            None => Err(format!(
-                "{what}: the seat {provision} is held by {}@{}, which does not provide it (providers: {})",
-                s.instance,
-                s.node,
-                providers.names()?
-            )),
+            None => Err(NoProvider::SeatElsewhere {
+                what,
+                provision,
+                holder: format!("{}@{}", s.instance, s.node),
+                providers: providers.names()?,
+            }),
         },
-        None => Err(format!(
-            "{what}: the seat {provision} that delivers it is unheld; it could be held by: {} \
-                 (`mesh seat set {provision} INSTANCE@NODE`; {})",
-            providers.names()?,
-            providers.could()
-        )),
+        None => Err(NoProvider::SeatUnheld {
+            what,
+            provision,
+            providers: providers.names()?,
+            could: providers.could(),
+        }),
     })
 }
 
@@ -149,12 +208,14 @@ fn seated(
 fn by_rule(
     providers: &Providers<'_>,
     asked: &Asked<'_>,
-) -> Result<Result<Candidate, String>, InventoryError> {
-    let (what, node) = (asked.what, &asked.node.name);
-    let pin = format!(
-        "pin one with `mesh assign {} {node} --as {} --pin {}=INSTANCE@NODE`",
-        asked.module.name, asked.a.instance, asked.requirement
-    );
+) -> Result<Result<Candidate, NoProvider>, InventoryError> {
+    let (what, node) = (asked.what.to_string(), &asked.node.name);
+    let pin = || PinHint {
+        module: asked.module.name.clone(),
+        node: node.clone(),
+        instance: asked.a.instance.clone(),
+        requirement: asked.requirement.to_string(),
+    };
     let mut here = providers.assigned(Some(node), None)?;
     // two anywhere are enough to know there is no only one
     let mut anywhere = if here.is_empty() {
@@ -164,21 +225,22 @@ fn by_rule(
     };
     Ok(match (here.len(), anywhere.len()) {
         (1, _) => Ok(here.remove(0)),
-        (2.., _) => Err(format!(
-            "{what}: {} provide it on {node}; {pin}",
-            here.iter()
-                .map(Candidate::named)
-                .collect::<Vec<_>>()
-                .join(" and "),
-        )),
+        (2.., _) => Err(NoProvider::SeveralHere {
+            what,
+            here: here.iter().map(Candidate::named).collect(),
+            node: node.clone(),
+            pin: pin(),
+        }),
         (_, 1) => Ok(anywhere.remove(0)),
-        (_, 0) => Err(format!(
-            "{what}: no provider in the mesh; {}",
-            providers.could()
-        )),
-        _ => Err(format!(
-            "{what}: several providers ({}) and none on {node}; {pin}",
-            providers.names()?,
-        )),
+        (_, 0) => Err(NoProvider::NoneInTheMesh {
+            what,
+            could: providers.could(),
+        }),
+        _ => Err(NoProvider::NoneHere {
+            what,
+            providers: providers.names()?,
+            node: node.clone(),
+            pin: pin(),
+        }),
     })
 }

@@ -177,7 +177,7 @@ fn host(
         Need::Fact => {
             answers.values.insert(key("name"), text(&node.name));
             answers.values.insert(key("address"), text(&node.address));
-            if let Err(fact) =
+            if let Some(fact) =
                 super::facts::answer(inventory, module, node, &r.name, &mut answers.values)?
             {
                 answers.facts_unknown.get_or_insert(fact);

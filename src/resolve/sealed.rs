@@ -25,7 +25,7 @@ pub(super) fn seal(
         None => None,
         Some(Ok(to)) => Some(to),
         Some(Err(e)) => {
-            problems.push(super::Problem::says(e));
+            problems.push(super::Problem::says(e.to_string()));
             return Ok(());
         }
     };
@@ -80,19 +80,27 @@ pub(super) fn seal(
 }
 
 /// The node's pinned `ssh-ed25519` host key as an age recipient; `None`: none is pinned.
-fn recipient(node: &Node) -> Option<Result<age::ssh::Recipient, String>> {
-    let name = &node.name;
+fn recipient(node: &Node) -> Option<Result<age::ssh::Recipient, Unsealable>> {
     node.host_key
         .as_deref()
         .filter(|k| k.starts_with("ssh-ed25519 "))
         .map(|k| {
-            age::ssh::Recipient::from_str(k).map_err(|e| {
-                format!(
-                    "{name}'s pinned host key cannot be sealed to ({e:?}): pin it again with \
-                     `mesh node trust {name}`"
-                )
+            age::ssh::Recipient::from_str(k).map_err(|why| Unsealable {
+                node: node.name.clone(),
+                why,
             })
         })
+}
+
+/// A node's pinned host key that age cannot seal to, and what age said of it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{node}'s pinned host key cannot be sealed to ({why:?}): pin it again with `mesh node trust \
+     {node}`"
+)]
+struct Unsealable {
+    node: String,
+    why: age::ssh::ParseRecipientKeyError,
 }
 
 /// Seals every secret content of a kept generation again, to the host key `node` has now (a
@@ -109,7 +117,7 @@ pub fn reseal(
         Some(Ok(to)) => to,
         Some(Err(why)) => {
             return Err(InventoryError::Storage(
-                crate::inventory::StorageError::Corrupt(why),
+                crate::inventory::StorageError::Corrupt(why.to_string()),
             ));
         }
     };

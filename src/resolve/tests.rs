@@ -163,20 +163,20 @@ fn a_setting_that_would_break_a_unit_or_an_environment_is_refused_before_anythin
     assert_eq!(with("fine"), vec![Ok(()), Ok(())]);
     let nul = with("a\0b");
     assert!(
-        nul[0].as_ref().is_err_and(|e| e.contains(
+        nul[0].as_ref().is_err_and(|e| e.to_string().contains(
             "process svc.service, as its settings fill it in: command[1] holds a control character (\\u{0})"
         )),
         "{nul:?}"
     );
     let lines = with("two\nlines");
     assert!(
-        lines[0]
-            .as_ref()
-            .is_err_and(|e| e.contains("command[1] holds a control character")),
+        lines[0].as_ref().is_err_and(|e| e
+            .to_string()
+            .contains("command[1] holds a control character")),
         "{lines:?}"
     );
     assert!(
-        lines[1].as_ref().is_err_and(|e| e.contains(
+        lines[1].as_ref().is_err_and(|e| e.to_string().contains(
             "container svc, as its settings fill it in: environment.WORD spans several lines"
         )),
         "{lines:?}"
@@ -228,7 +228,7 @@ fn a_service_unit_and_the_new_kinds_strings_read_settings_and_requirements() {
     );
     let broken = with("daily\n[Service]");
     assert!(
-        broken[2].as_ref().is_err_and(|e| e.contains(
+        broken[2].as_ref().is_err_and(|e| e.to_string().contains(
             "timer blog-job, as its settings fill it in: schedule holds a control character"
         )),
         "{broken:?}"

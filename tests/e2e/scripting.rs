@@ -87,22 +87,35 @@ fn every_command_answers_json_errors_included() {
     let removed = json(&mesh, &["node", "remove", "b"], 0);
     assert_eq!(removed["done"][0]["removed"], "b");
 
-    // errors: one document naming the kind, and the status unchanged
-    for (args, status, kind) in [
-        (&["no-such-command"][..], 64, "usage"),
-        (&["push", "--bogus"], 64, "usage"),
-        (&["push"], 1, "refused"),
-        (&["node", "show", "nobody"], 1, "inventory"),
-        (&["module", "show", "nothing"], 1, "catalogue"),
-        (&["history", "show", "999"], 1, "refused"),
+    // errors: one document naming the kind (an inventory error its class too), and the status
+    // unchanged
+    for (args, status, kind, class) in [
+        (&["no-such-command"][..], 64, "usage", None),
+        (&["push", "--bogus"], 64, "usage", None),
+        (&["push"], 1, "refused", None),
+        (&["node", "show", "nobody"], 1, "inventory", Some("refusal")),
+        (&["module", "show", "nothing"], 1, "catalogue", None),
+        (&["history", "show", "999"], 1, "refused", None),
         (
             &["node", "add", "a", "--address", "127.0.0.1"],
             1,
             "inventory",
+            Some("refusal"),
+        ),
+        (
+            &["--inventory", "/nonexistent/inventory.db", "node", "list"],
+            1,
+            "inventory",
+            Some("storage"),
         ),
     ] {
         let error = json(&mesh, args, status);
         assert_eq!(error["error"]["kind"], kind, "{args:?}: {error}");
+        assert_eq!(
+            error["error"].get("class").and_then(|c| c.as_str()),
+            class,
+            "{args:?}: {error}"
+        );
         assert!(
             error["error"]["message"]
                 .as_str()

@@ -26,7 +26,7 @@ pub(crate) const LIST_FORMS: &str =
 
 impl Form {
     /// The name and form inside `${...}`.
-    pub(crate) fn split(inner: &str) -> Result<(&str, Form), String> {
+    pub(crate) fn split(inner: &str) -> Result<(&str, Form), FormError> {
         let Some((name, form)) = inner.split_once(':') else {
             return Ok((inner, Form::Plain));
         };
@@ -43,17 +43,20 @@ impl Form {
                 (Some(Ok(a)), _) if a.len() == 1 => Form::Join(a[0].clone()),
                 (_, Some(Ok(a))) if (1..=2).contains(&a.len()) => {
                     if !a[0].contains("{}") {
-                        return Err(format!(
-                            "`:{form}`: an each format says where the item goes with {{}}"
-                        ));
+                        return Err(FormError::NoPlace(form.to_string()));
                     }
                     Form::Each {
                         format: a[0].clone(),
                         separator: a.get(1).cloned().unwrap_or_else(|| "\n".into()),
                     }
                 }
-                (Some(Err(e)), _) | (_, Some(Err(e))) => return Err(format!("`:{form}`: {e}")),
-                _ => return Err(format!("`:{form}` is no form (forms: :text, {LIST_FORMS})")),
+                (Some(Err(why)), _) | (_, Some(Err(why))) => {
+                    return Err(FormError::Arguments {
+                        form: form.to_string(),
+                        why,
+                    });
+                }
+                _ => return Err(FormError::NoForm(form.to_string())),
             },
         };
         Ok((name, parsed))
@@ -120,25 +123,51 @@ pub(crate) fn closing(tail: &str) -> Option<usize> {
     None
 }
 
+/// Why a form's arguments are not a list of quoted strings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuoteError {
+    #[error("{0:?} is not a quoted string")]
+    NotQuoted(String),
+    #[error("a quoted string is never closed")]
+    Unclosed,
+    #[error("only \\\", \\\\, \\n and \\t are escapes")]
+    Escape,
+    #[error("a comma with no string after it")]
+    TrailingComma,
+    #[error("{0:?} after a string: separate them with commas")]
+    NoComma(String),
+}
+
+/// Why the form after a template's `${name:` is refused, quoting it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormError {
+    #[error("`:{0}`: an each format says where the item goes with {{}}")]
+    NoPlace(String),
+    #[error("`:{form}`: {why}")]
+    Arguments { form: String, why: QuoteError },
+    #[error("`:{0}` is no form (forms: :text, {LIST_FORMS})")]
+    NoForm(String),
+}
+
 /// Comma-separated quoted strings, with `\"`, `\\`, `\n` and `\t` escapes.
-fn strings(text: &str) -> Result<Vec<String>, String> {
+fn strings(text: &str) -> Result<Vec<String>, QuoteError> {
     let mut out = Vec::new();
     let mut rest = text.trim();
     while !rest.is_empty() {
         let Some(body) = rest.strip_prefix('"') else {
-            return Err(format!("{rest:?} is not a quoted string"));
+            return Err(QuoteError::NotQuoted(rest.to_string()));
         };
         let mut s = String::new();
         let mut chars = body.char_indices();
         let end = loop {
             match chars.next() {
-                None => return Err("a quoted string is never closed".into()),
+                None => return Err(QuoteError::Unclosed),
                 Some((at, '"')) => break at,
                 Some((_, '\\')) => match chars.next() {
                     Some((_, 'n')) => s.push('\n'),
                     Some((_, 't')) => s.push('\t'),
                     Some((_, c @ ('"' | '\\'))) => s.push(c),
-                    _ => return Err("only \\\", \\\\, \\n and \\t are escapes".into()),
+                    _ => return Err(QuoteError::Escape),
                 },
                 Some((_, c)) => s.push(c),
             }
@@ -148,12 +177,10 @@ fn strings(text: &str) -> Result<Vec<String>, String> {
         if let Some(next) = rest.strip_prefix(',') {
             rest = next.trim_start();
             if rest.is_empty() {
-                return Err("a comma with no string after it".into());
+                return Err(QuoteError::TrailingComma);
             }
         } else if !rest.is_empty() {
-            return Err(format!(
-                "{rest:?} after a string: separate them with commas"
-            ));
+            return Err(QuoteError::NoComma(rest.to_string()));
         }
     }
     Ok(out)
@@ -208,7 +235,10 @@ mod tests {
             ("u:join(\"open)", "never closed"),
             ("u:join(\"a\", \"b\")", "is no form"),
         ] {
-            let e = Form::split(bad).err().unwrap_or_default();
+            let e = Form::split(bad)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }
@@ -218,5 +248,25 @@ mod tests {
         assert_eq!(closing("u:each(\"A {}\")} rest"), Some(14));
         assert_eq!(closing("u:join(\"\\\"}\")}"), Some(13));
         assert_eq!(closing("u:join(\"}"), None);
+    }
+
+    #[test]
+    fn a_refused_form_says_what_the_strings_said() {
+        use super::{FormError, QuoteError};
+        assert_eq!(
+            Form::split(r#"u:join("\q")"#).err(),
+            Some(FormError::Arguments {
+                form: r#"join("\q")"#.into(),
+                why: QuoteError::Escape
+            })
+        );
+        assert_eq!(
+            QuoteError::Escape.to_string(),
+            r#"only \", \\, \n and \t are escapes"#
+        );
+        assert_eq!(
+            FormError::NoPlace("each(\"x\")".into()).to_string(),
+            "`:each(\"x\")`: an each format says where the item goes with {}"
+        );
     }
 }

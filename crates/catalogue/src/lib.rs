@@ -24,14 +24,14 @@ pub use module::parse_bytes as parse_module;
 pub use module::Module;
 pub use module::digest;
 pub use requirement::{Field, Need, ProvidedField, Provision, Requirement};
-pub use resources::check_account;
+pub use resources::{AccountError, ProbeError, check_account};
 pub use resources::{
     AptRepositoryDef, ContainerDef, FileDef, GroupDef, KeyValue, KeysDef, PackageDef, ProbeDef,
     ProcessDef, ReadyDef, ResourceDef, ServiceDef, SymlinkDef, SysctlDef, TimerDef, UserDef,
     valid_unit,
 };
-pub use setting::{Setting, SettingType};
-pub use template::Template;
+pub use setting::{DeclarationError, Setting, SettingType, ValueError};
+pub use template::{Template, TemplateError};
 
 pub mod contract;
 mod builtin {

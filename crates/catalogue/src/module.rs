@@ -293,7 +293,7 @@ fn per_consumer_templates(
                 let mut refs = Vec::new();
                 for r in v.references() {
                     let of_consumer =
-                        per_consumer::reads_consumer(r).map_err(|m| invalid(&at, m))?;
+                        per_consumer::reads_consumer(r).map_err(|m| invalid(&at, m.to_string()))?;
                     if of_consumer && file.is_none() {
                         return Err(invalid(
                             &at,

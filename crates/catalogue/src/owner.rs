@@ -141,37 +141,37 @@ pub(super) fn provided(
 
 /// A consumer's `asked` against the contract's `promised` (both of one field); `Err` says how it
 /// widens the contract.
-pub fn narrows(asked: Option<&Directory>, promised: Option<&Directory>) -> Result<(), String> {
+pub fn narrows(
+    asked: Option<&Directory>,
+    promised: Option<&Directory>,
+) -> Result<(), DirectoryError> {
     match (asked, promised) {
         (None, _) | (Some(Directory { owner: None }), Some(_)) => Ok(()),
-        (Some(_), None) => Err("names a directory, which the contract's field is not".into()),
+        (Some(_), None) => Err(DirectoryError::NotPromised),
         (Some(Directory { owner: Some(o) }), Some(Directory { owner: Some(p) })) if o != p => {
-            Err(format!(
-                "asks for a directory owned by {}, which widens a contract that promises one \
-                 owned by {}",
-                o.said(),
-                p.said()
-            ))
+            Err(DirectoryError::Widens {
+                asked: o.clone(),
+                promised: p.clone(),
+            })
         }
         (Some(_), Some(_)) => Ok(()),
     }
 }
 
 /// A provider's `answered` against the contract's `promised`; `Err` says how it falls short.
-pub fn honours(answered: Option<&Directory>, promised: Option<&Directory>) -> Result<(), String> {
+pub fn honours(
+    answered: Option<&Directory>,
+    promised: Option<&Directory>,
+) -> Result<(), DirectoryError> {
     match (answered, promised) {
         (_, None | Some(Directory { owner: None })) => Ok(()),
         (Some(Directory { owner: Some(a) }), Some(Directory { owner: Some(p) })) if a == p => {
             Ok(())
         }
-        (answered, Some(Directory { owner: Some(p) })) => Err(format!(
-            "answers with a directory {}, the contract promises one owned by {}",
-            answered.and_then(|d| d.owner.as_ref()).map_or(
-                "of no owner it says".into(),
-                |a| format!("owned by {}", a.said())
-            ),
-            p.said()
-        )),
+        (answered, Some(Directory { owner: Some(p) })) => Err(DirectoryError::FallsShort {
+            answered: answered.and_then(|d| d.owner.clone()),
+            promised: p.clone(),
+        }),
     }
 }
 
@@ -181,21 +181,48 @@ pub fn answers(
     asked: Option<&Directory>,
     answered: Option<&Directory>,
     login: &str,
-) -> Result<(), String> {
+) -> Result<(), DirectoryError> {
     let Some(want) = asked.and_then(|d| d.owner.as_ref()) else {
         return Ok(());
     };
     let want = want.user(login);
     match answered.and_then(|d| d.owner.as_ref()) {
         Some(given) if given.user(login) == want => Ok(()),
-        Some(given) => Err(format!(
-            "a directory owned by {}, not by {want}",
-            given.user(login)
-        )),
-        None => Err(format!(
-            "a directory whose owner it does not say, not one owned by {want}"
-        )),
+        Some(given) => Err(DirectoryError::OwnedByAnother {
+            given: given.user(login).to_string(),
+            wanted: want.to_string(),
+        }),
+        None => Err(DirectoryError::OwnerUnsaid {
+            wanted: want.to_string(),
+        }),
     }
+}
+
+/// How a directory field's owner does not match: a consumer's asking widens the contract, a
+/// provider's answer falls short of it, or gives a consumer a directory of another owner.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DirectoryError {
+    #[error("names a directory, which the contract's field is not")]
+    NotPromised,
+    #[error(
+        "asks for a directory owned by {}, which widens a contract that promises one owned by {}",
+        asked.said(),
+        promised.said()
+    )]
+    Widens { asked: Owner, promised: Owner },
+    #[error(
+        "answers with a directory {}, the contract promises one owned by {}",
+        answered.as_ref().map_or("of no owner it says".into(), |a| format!("owned by {}", a.said())),
+        promised.said()
+    )]
+    FallsShort {
+        answered: Option<Owner>,
+        promised: Owner,
+    },
+    #[error("a directory owned by {given}, not by {wanted}")]
+    OwnedByAnother { given: String, wanted: String },
+    #[error("a directory whose owner it does not say, not one owned by {wanted}")]
+    OwnerUnsaid { wanted: String },
 }
 
 #[cfg(test)]
@@ -239,6 +266,12 @@ mod tests {
         // answered as asked: the consumer's own login, whoever the consumer is
         assert!(answers(own().as_ref(), own().as_ref(), "web_n1").is_ok());
         let none = answers(own().as_ref(), None, "web_n1").unwrap_err();
-        assert!(none.contains("owned by web_n1"), "{none}");
+        assert_eq!(
+            none,
+            DirectoryError::OwnerUnsaid {
+                wanted: "web_n1".into()
+            }
+        );
+        assert!(none.to_string().contains("owned by web_n1"), "{none}");
     }
 }

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::requirement::{Field, ProvidedField, Refusal};
-use super::scope::{Reading, Scope};
+use super::scope::{Reading, ReferenceError, Scope};
 use super::setting::SettingType;
 use super::template::Template;
 
@@ -50,13 +50,13 @@ pub fn consumers_field() -> Field {
 }
 
 /// Whether `reference` reads the consumer's identity; `Err` when it names no such field.
-pub(super) fn reads_consumer(reference: &str) -> Result<bool, String> {
+pub(super) fn reads_consumer(reference: &str) -> Result<bool, ReferenceError> {
     match reference.split_once('.') {
         Some((CONSUMER, field)) if CONSUMER_FIELDS.contains(&field) => Ok(true),
-        Some((CONSUMER, field)) => Err(format!(
-            "reads ${{{reference}}}, but a consumer has no field {field:?} (its fields: {})",
-            CONSUMER_FIELDS.join(", ")
-        )),
+        Some((CONSUMER, field)) => Err(ReferenceError::NoConsumerField {
+            reference: reference.to_string(),
+            field: field.to_string(),
+        }),
         _ => Ok(false),
     }
 }

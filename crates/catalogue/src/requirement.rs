@@ -331,7 +331,7 @@ fn host_need(
     match (directory, port, fact) {
         (Some(d), None, None) => Ok(Need::Directory {
             mode: super::rules::parse_mode(&d.mode, mesh_wire::path::ModeOf::Directory)
-                .map_err(|m| (at("directory.mode"), m))?,
+                .map_err(|m| (at("directory.mode"), m.to_string()))?,
             owner: d.owner,
             group: d.group,
         }),
@@ -404,7 +404,9 @@ pub(super) fn provision(i: usize, raw: RawProvision) -> Result<Provision, Refusa
         let from_operator = operator_field(&here, rf, kind)?;
         let value = match (&rf.value, rf.generate) {
             _ if from_operator => None,
-            (Some(v), false) => Some(Template::parse(v).map_err(|m| (here.clone(), m))?),
+            (Some(v), false) => {
+                Some(Template::parse(v).map_err(|m| (here.clone(), m.to_string()))?)
+            }
             (None, true) if rf.secret && kind == SettingType::String => None,
             (None, true) => {
                 return Err((

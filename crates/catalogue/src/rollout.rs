@@ -5,6 +5,16 @@
 use serde::Serialize;
 use serde_json::Value;
 
+/// Why a `max-unavailable` is refused, quoting it: a share out of 1%..=100%, or not a count of
+/// one or more.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MaxUnavailableError {
+    #[error("{0:?} is not a count (2) or a share (25%) of the assignments; a share is 1% to 100%")]
+    Share(String),
+    #[error("{0:?} is not a count (2) or a share (25%) of the assignments; a count is 1 or more")]
+    Count(String),
+}
+
 /// How many of a module's assignments may be restarting at once: a count, or a share of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -15,16 +25,15 @@ pub enum MaxUnavailable {
 
 impl MaxUnavailable {
     /// Reads `N` or `P%` (what `--max-unavailable` and module.json take); the error says why not.
-    pub fn parse(text: &str) -> Result<MaxUnavailable, String> {
-        let bad = || format!("{text:?} is not a count (2) or a share (25%) of the assignments");
+    pub fn parse(text: &str) -> Result<MaxUnavailable, MaxUnavailableError> {
         match text.trim().strip_suffix('%') {
             Some(p) => match p.trim().parse::<u8>() {
                 Ok(p) if (1..=100).contains(&p) => Ok(MaxUnavailable::Percent(p)),
-                _ => Err(format!("{}; a share is 1% to 100%", bad())),
+                _ => Err(MaxUnavailableError::Share(text.to_string())),
             },
             None => match text.trim().parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(MaxUnavailable::Count(n)),
-                _ => Err(format!("{}; a count is 1 or more", bad())),
+                _ => Err(MaxUnavailableError::Count(text.to_string())),
             },
         }
     }
@@ -84,8 +93,10 @@ pub(super) fn rollout(value: Option<Value>) -> Result<Rollout, (String, String)>
                 ));
             }
         };
-        out.max_unavailable =
-            Some(MaxUnavailable::parse(&text).map_err(|m| ("rollout.max-unavailable".into(), m))?);
+        out.max_unavailable = Some(
+            MaxUnavailable::parse(&text)
+                .map_err(|m| ("rollout.max-unavailable".into(), m.to_string()))?,
+        );
     }
     Ok(out)
 }

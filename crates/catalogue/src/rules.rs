@@ -3,13 +3,29 @@
 //! keep the rule before anything is filled in.
 
 use super::template::Template;
-use mesh_wire::path::{self, ModeOf, Place};
+use mesh_wire::path::{self, ModeError, ModeOf, PathError, Place};
+
+/// Why a mode or a path module.json writes is refused, quoting it as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RuleError {
+    #[error("{0:?} is not an octal mode like \"0644\"")]
+    NotOctal(String),
+    /// The wire's rule refuses the mode (one that hands out power: setuid, every user's, …).
+    #[error("{text:?}: {why}")]
+    Mode { text: String, why: ModeError },
+    /// The wire's rule refuses the path's literal parts (`..`, the helper's state, …).
+    #[error("{text:?}: {why}")]
+    Path { text: String, why: PathError },
+}
 
 /// An octal mode as module.json writes it (`"0644"`), refused if the mesh would not set it.
-pub(super) fn parse_mode(text: &str, of: ModeOf) -> Result<u32, String> {
+pub(super) fn parse_mode(text: &str, of: ModeOf) -> Result<u32, RuleError> {
     let mode = u32::from_str_radix(text.trim_start_matches("0o"), 8)
-        .map_err(|_| format!("{text:?} is not an octal mode like \"0644\""))?;
-    path::check_mode(mode, of).map_err(|e| format!("{text:?}: {e}"))?;
+        .map_err(|_| RuleError::NotOctal(text.to_string()))?;
+    path::check_mode(mode, of).map_err(|why| RuleError::Mode {
+        text: text.to_string(),
+        why,
+    })?;
     Ok(mode)
 }
 
@@ -17,14 +33,17 @@ pub(super) fn parse_mode(text: &str, of: ModeOf) -> Result<u32, String> {
 /// component, and one that starts the path for an absolute path; the rest must keep the rule
 /// for `place` as it is (no `..` anywhere, not the helper's state). The resolver checks the
 /// rendered path again.
-pub(super) fn literal_path(text: &str, template: &Template, place: Place) -> Result<(), String> {
+pub(super) fn literal_path(text: &str, template: &Template, place: Place) -> Result<(), RuleError> {
     let filled = template.render(|_| "_".to_string());
     let shape = if text.starts_with("${") {
         format!("/{filled}")
     } else {
         filled
     };
-    path::check(&shape, place).map_err(|e| format!("{text:?}: {e}"))
+    path::check(&shape, place).map_err(|why| RuleError::Path {
+        text: text.to_string(),
+        why,
+    })
 }
 
 #[cfg(test)]
@@ -33,7 +52,7 @@ mod tests {
 
     fn literal(text: &str) -> Result<(), String> {
         let t = Template::parse(text).map_err(|e| e.to_string())?;
-        literal_path(text, &t, Place::Machine)
+        literal_path(text, &t, Place::Machine).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -70,7 +89,7 @@ mod tests {
             ("0777", ModeOf::Directory, "every user"),
             ("1644", ModeOf::File, "sticky"),
         ] {
-            let e = parse_mode(mode, of).unwrap_err();
+            let e = parse_mode(mode, of).unwrap_err().to_string();
             assert!(e.contains(why), "{mode}: {e}");
         }
     }

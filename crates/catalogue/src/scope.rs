@@ -40,6 +40,43 @@ pub(super) struct Scope<'a> {
     pub(super) read: &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
+/// Why a template's `${…}` is refused, naming what it reads (`reference`, without `${}`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ReferenceError {
+    #[error("reads ${{{reference}}}, which the module does not declare (settings: {settings})")]
+    Undeclared { reference: String, settings: String },
+    #[error(
+        "reads ${{{reference}}}, but the module has no requirement or provision {name:?} (requirements: {requirements})"
+    )]
+    NoRequirement {
+        reference: String,
+        name: String,
+        requirements: String,
+    },
+    #[error("reads ${{{reference}}}, but {name:?} has no field {field:?}")]
+    NoField {
+        reference: String,
+        name: String,
+        field: String,
+    },
+    #[error(
+        "reads ${{{reference}}}: a provision answers from the provider's own settings, host and mesh requirements"
+    )]
+    FromAModule { reference: String },
+    #[error(
+        "reads ${{{reference}}}, a secret field: a secret reaches a process only as a file \
+         (a file resource with \"secret\": true); an environment variable needs \
+         \"secret-environment\": \"<why the software cannot read a file>\" on the resource"
+    )]
+    Secret { reference: String },
+    /// A per-consumer file reads a field a consumer does not have.
+    #[error(
+        "reads ${{{reference}}}, but a consumer has no field {field:?} (its fields: {fields})",
+        fields = crate::per_consumer::CONSUMER_FIELDS.join(", ")
+    )]
+    NoConsumerField { reference: String, field: String },
+}
+
 /// Where a reference is read, which decides whether a secret may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reading {
@@ -55,46 +92,44 @@ pub(super) enum Reading {
 
 impl Scope<'_> {
     /// Checks every reference of a template read as `reading`; the error says which and why.
-    pub(super) fn check(&self, refs: Vec<&str>, reading: Reading) -> Result<(), String> {
+    pub(super) fn check(&self, refs: Vec<&str>, reading: Reading) -> Result<(), ReferenceError> {
         for r in refs {
             self.read.borrow_mut().insert(r.to_string());
+            let reference = r.to_string();
             match r.split_once('.') {
                 None => {
                     if !self.settings.iter().any(|s| s.name == r) {
-                        return Err(format!(
-                            "reads ${{{r}}}, which the module does not declare (settings: {})",
-                            self.names()
-                        ));
+                        return Err(ReferenceError::Undeclared {
+                            reference,
+                            settings: self.names(),
+                        });
                     }
                 }
                 Some((name, field)) => {
                     let Some((fields, from_module)) =
                         fields_of(self.requirements, self.provisions, name)
                     else {
-                        return Err(format!(
-                            "reads ${{{r}}}, but the module has no requirement or provision {name:?} (requirements: {})",
-                            self.requirement_names()
-                        ));
+                        return Err(ReferenceError::NoRequirement {
+                            reference,
+                            name: name.to_string(),
+                            requirements: self.requirement_names(),
+                        });
                     };
                     let found = fields.into_iter().find(|f| f.name == field);
                     let Some(f) = found else {
-                        return Err(format!(
-                            "reads ${{{r}}}, but {name:?} has no field {field:?}"
-                        ));
+                        return Err(ReferenceError::NoField {
+                            reference,
+                            name: name.to_string(),
+                            field: field.to_string(),
+                        });
                     };
                     if reading == Reading::ProvisionValue && from_module {
-                        return Err(format!(
-                            "reads ${{{r}}}: a provision answers from the provider's own settings, host and mesh requirements"
-                        ));
+                        return Err(ReferenceError::FromAModule { reference });
                     }
                     if f.secret
                         && !matches!(reading, Reading::SecretFile | Reading::ExcusedEnvironment)
                     {
-                        return Err(format!(
-                            "reads ${{{r}}}, a secret field: a secret reaches a process only as a file \
-                             (a file resource with \"secret\": true); an environment variable needs \
-                             \"secret-environment\": \"<why the software cannot read a file>\" on the resource"
-                        ));
+                        return Err(ReferenceError::Secret { reference });
                     }
                 }
             }

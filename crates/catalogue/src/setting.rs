@@ -29,12 +29,12 @@ pub struct Setting {
 impl Setting {
     /// Whether a layer may hold `value` for it: [`SettingType::check`], and for a `choice` one of
     /// its choices. Refused: what a value looks like.
-    pub fn check(&self, value: &Value) -> Result<(), String> {
+    pub fn check(&self, value: &Value) -> Result<(), ValueError> {
         self.kind.check(value)?;
         if self.admits(value) {
             Ok(())
         } else {
-            Err(self.expected())
+            Err(self.refusal())
         }
     }
 
@@ -49,14 +49,21 @@ impl Setting {
 
     /// What a value looks like, for refusals.
     pub fn expected(&self) -> String {
+        self.refusal().to_string()
+    }
+
+    /// A value refused for not being what it takes: of its type, or one of its choices.
+    fn refusal(&self) -> ValueError {
         match self.kind {
-            SettingType::Choice => format!("one of {}", self.choices.join(", ")),
-            kind => kind.expected(),
+            SettingType::Choice => ValueError::NotAChoice {
+                choices: self.choices.clone(),
+            },
+            kind => ValueError::NotOfType(kind),
         }
     }
 
     /// A value typed on a command line, checked.
-    pub fn parse_value(&self, text: &str) -> Result<Value, String> {
+    pub fn parse_value(&self, text: &str) -> Result<Value, ValueError> {
         let value = self.kind.parse_value(text)?;
         self.check(&value)?;
         Ok(value)
@@ -142,12 +149,13 @@ impl SettingType {
 
     /// Reads a value typed on a command line: a string as it is, anything else as JSON, then
     /// [`SettingType::check`]s it.
-    pub fn parse_value(self, text: &str) -> Result<Value, String> {
+    pub fn parse_value(self, text: &str) -> Result<Value, ValueError> {
         let value = match self {
             SettingType::String | SettingType::YesNo | SettingType::Line | SettingType::Choice => {
                 Value::String(text.to_string())
             }
-            _ => serde_json::from_str(text).map_err(|_| self.expected())?,
+            // what JSON said is beside the point: the operator is told what the type looks like
+            _ => serde_json::from_str(text).map_err(|_| ValueError::NotOfType(self))?,
         };
         self.check(&value)?;
         Ok(value)
@@ -158,16 +166,14 @@ impl SettingType {
     /// character (other than tab and newline) wherever it is in the value, since a value ends up
     /// in files, unit files and terminals, where a NUL truncates and an escape sequence speaks to
     /// whoever reads it. Refused: what a value of this type looks like.
-    pub fn check(self, value: &Value) -> Result<(), String> {
+    pub fn check(self, value: &Value) -> Result<(), ValueError> {
         if let Some(c) = control_character(value) {
-            return Err(format!(
-                "text without control characters (it holds {c:?}; tab and newline are the only ones allowed)"
-            ));
+            return Err(ValueError::ControlCharacter(c));
         }
         if self.admits(value) {
             Ok(())
         } else {
-            Err(self.expected())
+            Err(ValueError::NotOfType(self))
         }
     }
 
@@ -184,6 +190,49 @@ impl SettingType {
             SettingType::Choice => "one of the setting's choices".into(),
         }
     }
+}
+
+/// Why a value is refused for a setting, said as what it should be (a caller adds the setting and
+/// the value: `kv: port takes an integer, e.g. 3, not "x"`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// A string in it holds a control character other than tab and newline.
+    #[error(
+        "text without control characters (it holds {0:?}; tab and newline are the only ones allowed)"
+    )]
+    ControlCharacter(char),
+    /// It is not of the type.
+    #[error("{}", .0.expected())]
+    NotOfType(SettingType),
+    /// It is not one of a `choice` setting's choices.
+    #[error("one of {}", .choices.join(", "))]
+    NotAChoice { choices: Vec<String> },
+}
+
+/// Why module.json's declaration of a setting's `type`, `choices` or `cost` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeclarationError {
+    #[error("missing: every setting declares its type ({})", type_names())]
+    NoType,
+    #[error("{:?} is not a type; use one of {}", .0, type_names())]
+    NotAType(String),
+    #[error("missing: a choice setting lists its choices")]
+    NoChoices,
+    #[error("a choice needs at least two choices")]
+    OneChoice,
+    #[error("{0:?} cannot be a choice (empty, or a control character)")]
+    BadChoice(String),
+    #[error("{choice:?} is listed twice (at {at})")]
+    ChoiceTwice { choice: String, at: usize },
+    #[error("only a choice setting lists choices (this one is a {})", .0.as_str())]
+    ChoicesOfAnother(SettingType),
+    #[error("{0:?} is not a cost; use none, reload or restart")]
+    NotACost(String),
+}
+
+/// The types module.json may name, for its refusals.
+fn type_names() -> String {
+    SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice"
 }
 
 /// The first control character other than tab and newline in any string of `value` (keys of
@@ -209,30 +258,28 @@ pub fn control_character(value: &Value) -> Option<char> {
 pub(crate) fn choices(
     kind: SettingType,
     given: Option<Vec<String>>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, DeclarationError> {
     match (kind, given) {
-        (SettingType::Choice, None) => Err("missing: a choice setting lists its choices".into()),
+        (SettingType::Choice, None) => Err(DeclarationError::NoChoices),
         (SettingType::Choice, Some(c)) => {
             if c.len() < 2 {
-                return Err("a choice needs at least two choices".into());
+                return Err(DeclarationError::OneChoice);
             }
             if let Some(bad) = c
                 .iter()
                 .find(|v| v.is_empty() || v.chars().any(char::is_control))
             {
-                return Err(format!(
-                    "{bad:?} cannot be a choice (empty, or a control character)"
-                ));
+                return Err(DeclarationError::BadChoice(bad.clone()));
             }
             if let Some((i, v)) = c.iter().enumerate().find(|(i, v)| c[..*i].contains(v)) {
-                return Err(format!("{v:?} is listed twice (at {i})"));
+                return Err(DeclarationError::ChoiceTwice {
+                    choice: v.clone(),
+                    at: i,
+                });
             }
             Ok(c)
         }
-        (_, Some(_)) => Err(format!(
-            "only a choice setting lists choices (this one is a {})",
-            kind.as_str()
-        )),
+        (_, Some(_)) => Err(DeclarationError::ChoicesOfAnother(kind)),
         (_, None) => Ok(Vec::new()),
     }
 }
@@ -275,7 +322,7 @@ pub(crate) fn declared(
     if before.iter().any(|d| d.name == sname) {
         return Err(refused("name", "declared twice".into()));
     }
-    let kind = declared_type(s.kind.as_deref()).map_err(|m| refused("type", m))?;
+    let kind = declared_type(s.kind.as_deref()).map_err(|m| refused("type", m.to_string()))?;
     let meaning = s
         .meaning
         .clone()
@@ -286,8 +333,9 @@ pub(crate) fn declared(
                 "missing: every setting says in one sentence what it means".into(),
             )
         })?;
-    let choices = choices(kind, s.choices.clone()).map_err(|m| refused("choices", m))?;
-    let cost = parse_cost(s.cost.as_deref()).map_err(|m| refused("cost", m))?;
+    let choices =
+        choices(kind, s.choices.clone()).map_err(|m| refused("choices", m.to_string()))?;
+    let cost = parse_cost(s.cost.as_deref()).map_err(|m| refused("cost", m.to_string()))?;
     let setting = Setting {
         name: sname,
         kind,
@@ -308,16 +356,11 @@ pub(crate) fn declared(
 }
 
 /// A setting's `type` as module.json gives it: required, one of the types or `choice`.
-fn declared_type(kind: Option<&str>) -> Result<SettingType, String> {
-    let types = SettingType::ALL.map(SettingType::as_str).join(", ") + ", choice";
+fn declared_type(kind: Option<&str>) -> Result<SettingType, DeclarationError> {
     match kind {
-        None => Err(format!(
-            "missing: every setting declares its type ({types})"
-        )),
+        None => Err(DeclarationError::NoType),
         Some("choice") => Ok(SettingType::Choice),
-        Some(k) => {
-            SettingType::parse(k).ok_or_else(|| format!("{k:?} is not a type; use one of {types}"))
-        }
+        Some(k) => SettingType::parse(k).ok_or_else(|| DeclarationError::NotAType(k.to_string())),
     }
 }
 
@@ -358,7 +401,8 @@ mod tests {
         let said = SettingType::Line
             .parse_value("ops\nPermitRootLogin yes")
             .unwrap_err();
-        assert!(said.contains("one line"), "{said}");
+        assert_eq!(said, ValueError::NotOfType(SettingType::Line));
+        assert!(said.to_string().contains("one line"), "{said}");
     }
 
     #[test]

@@ -17,6 +17,17 @@ pub struct Template {
     parts: Vec<Part>,
 }
 
+/// Why a template does not parse, naming its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("line {line}: `${{` is never closed")]
+    Unclosed { line: usize },
+    #[error("line {line}: {why}")]
+    Form { line: usize, why: form::FormError },
+    #[error("line {line}: `${{{inner}}}` names no setting")]
+    NoName { line: usize, inner: String },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Text(String),
@@ -26,7 +37,7 @@ enum Part {
 
 impl Template {
     /// Parses `text`; an error says the line and what is wrong.
-    pub fn parse(text: &str) -> Result<Template, String> {
+    pub fn parse(text: &str) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut literal = String::new();
         let mut rest = text;
@@ -38,12 +49,15 @@ impl Template {
                 rest = tail;
             } else if let Some(tail) = after.strip_prefix("${") {
                 let line = text[..text.len() - after.len()].matches('\n').count() + 1;
-                let end = form::closing(tail)
-                    .ok_or_else(|| format!("line {line}: `${{` is never closed"))?;
+                let end = form::closing(tail).ok_or(TemplateError::Unclosed { line })?;
                 let inner = tail[..end].trim();
-                let (name, form) = Form::split(inner).map_err(|e| format!("line {line}: {e}"))?;
+                let (name, form) =
+                    Form::split(inner).map_err(|why| TemplateError::Form { line, why })?;
                 if name.is_empty() || name.contains(char::is_whitespace) {
-                    return Err(format!("line {line}: `${{{inner}}}` names no setting"));
+                    return Err(TemplateError::NoName {
+                        line,
+                        inner: inner.to_string(),
+                    });
                 }
                 if !literal.is_empty() {
                     parts.push(Part::Text(std::mem::take(&mut literal)));
@@ -172,7 +186,9 @@ mod tests {
 
     #[test]
     fn an_unclosed_reference_names_its_line() {
-        let err = Template::parse("ok\nno ${x\n").err().unwrap_or_default();
-        assert!(err.starts_with("line 2:"), "{err}");
+        let err = Template::parse("ok\nno ${x\n").err();
+        assert_eq!(err, Some(TemplateError::Unclosed { line: 2 }));
+        let said = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(said.starts_with("line 2:"), "{said}");
     }
 }

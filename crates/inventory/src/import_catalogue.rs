@@ -6,10 +6,25 @@
 use std::collections::HashMap;
 
 use super::catalogued::{
-    check_placement, check_provides, check_seat, check_value, node_layer, pinned_provision,
+    CheckError, check_placement, check_provides, check_seat, check_value, node_layer,
+    pinned_provision,
 };
 use super::export::{Document, DocumentError, holder};
 use mesh_catalogue::{Catalogue, Module};
+
+/// Why an entry of the file is refused: it names a provider the file does not have, or the
+/// catalogue refuses it.
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    #[error("{0:?} is not INSTANCE@NODE")]
+    NotAHolder(String),
+    #[error(
+        "nothing runs on {node} as {instance:?} in the file; a requirement is answered by an assignment"
+    )]
+    NothingRuns { node: String, instance: String },
+    #[error(transparent)]
+    Check(#[from] CheckError),
+}
 
 impl Document {
     /// Refuses the first entry the catalogue says a command would refuse.
@@ -33,23 +48,28 @@ impl Document {
                 .or_default()
                 .push((a.instance.clone(), a.module.clone()));
         }
-        let provider = |text: &str| -> Result<&Module, String> {
+        let provider = |text: &str| -> Result<&Module, EntryError> {
             let (instance, node) =
-                holder(text).ok_or_else(|| format!("{text:?} is not INSTANCE@NODE"))?;
-            runs.get(&(node, instance)).copied().ok_or_else(|| {
-                format!("nothing runs on {node} as {instance:?} in the file; a requirement is answered by an assignment")
-            })
+                holder(text).ok_or_else(|| EntryError::NotAHolder(text.to_string()))?;
+            runs.get(&(node, instance))
+                .copied()
+                .ok_or_else(|| EntryError::NothingRuns {
+                    node: node.to_string(),
+                    instance: instance.to_string(),
+                })
         };
         for (i, a) in self.assignments.iter().enumerate() {
             let at = |field: &str| format!("assignments[{i}].{field}");
             let m = runs[&(a.node.as_str(), a.instance.as_str())];
             for (req, pin) in &a.pins {
                 let ok = pinned_provision(m, req)
-                    .and_then(|provision| check_provides(pin, provider(pin)?, provision));
-                ok.map_err(|e| invalid(at("pins"), e))?;
+                    .map_err(EntryError::from)
+                    .and_then(|provision| Ok(check_provides(pin, provider(pin)?, provision)?));
+                ok.map_err(|e| invalid(at("pins"), e.to_string()))?;
             }
             for (name, path) in &a.placements {
-                check_placement(m, name, path).map_err(|e| invalid(at("placements"), e))?;
+                check_placement(m, name, path)
+                    .map_err(|e| invalid(at("placements"), e.to_string()))?;
             }
         }
         for (i, l) in self.layers.iter().enumerate() {
@@ -62,20 +82,20 @@ impl Document {
                     node,
                     here.get(node.as_str()).map_or(&[], Vec::as_slice),
                 )
-                .map_err(|e| invalid(at("module"), e))?,
+                .map_err(|e| invalid(at("module"), e.to_string()))?,
                 None => None,
             };
             let m = cat
                 .module(module.unwrap_or(&l.module))
                 .map_err(|e| invalid(at("module"), e.to_string()))?;
             for (key, value) in &l.values {
-                check_value(m, key, value).map_err(|e| invalid(at("values"), e))?;
+                check_value(m, key, value).map_err(|e| invalid(at("values"), e.to_string()))?;
             }
         }
         for (i, s) in self.seats.iter().enumerate() {
             let label = format!("{}@{}", s.instance, s.node);
-            let ok = provider(&label).and_then(|m| check_seat(&s.seat, &label, m));
-            ok.map_err(|e| invalid(format!("seats[{i}].instance"), e))?;
+            let ok = provider(&label).and_then(|m| Ok(check_seat(&s.seat, &label, m)?));
+            ok.map_err(|e| invalid(format!("seats[{i}].instance"), e.to_string()))?;
         }
         Ok(())
     }

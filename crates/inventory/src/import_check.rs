@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::export::{Document, DocumentError, holder, port_key};
 use super::nodes::valid_name;
-use super::validate::{Invalid, check_place, check_port, check_word};
+use super::validate::{Invalid, PortError, WordError, check_place, check_port, check_word};
 use super::{Node, NodeMachine};
 
 /// Makes the refusal of one entry's field, naming the file.
@@ -44,7 +44,7 @@ impl Document {
             let at = |field: &str| format!("nodes[{i}].{field}");
             let node = Node::from(n);
             node.validate()
-                .map_err(|Invalid { field, reason }| invalid(at(field), reason))?;
+                .map_err(|Invalid { field, reason }| invalid(at(field), reason.to_string()))?;
             if !names.insert(n.name.as_str()) {
                 return Err(invalid(at("name"), format!("{} is named twice", n.name)));
             }
@@ -75,7 +75,7 @@ impl Document {
                 ));
             }
             generations(n).map_err(|(field, reason)| invalid(at(field), reason))?;
-            ports(n).map_err(|reason| invalid(at("ports"), reason))?;
+            ports(n).map_err(|reason| invalid(at("ports"), reason.to_string()))?;
         }
         Ok(names)
     }
@@ -95,8 +95,9 @@ impl Document {
                     format!("{:?} is not among the file's nodes", a.node),
                 ));
             }
-            check_word("an instance", &a.instance).map_err(|e| invalid(at("instance"), e))?;
-            check_word("a module", &a.module).map_err(|e| invalid(at("module"), e))?;
+            check_word("an instance", &a.instance)
+                .map_err(|e| invalid(at("instance"), e.to_string()))?;
+            check_word("a module", &a.module).map_err(|e| invalid(at("module"), e.to_string()))?;
             if !assigned.insert((a.node.as_str(), a.instance.as_str())) {
                 return Err(invalid(
                     at("instance"),
@@ -104,21 +105,27 @@ impl Document {
                 ));
             }
             for (requirement, pin) in &a.pins {
-                let ok =
-                    check_word("a requirement", requirement).and_then(|()| match holder(pin) {
+                let ok = check_word("a requirement", requirement)
+                    .map_err(Fault::from)
+                    .and_then(|()| match holder(pin) {
                         Some((instance, node)) if valid_name(node) => {
-                            check_word("an instance", instance)
+                            Ok(check_word("an instance", instance)?)
                         }
-                        _ => Err(format!("{pin:?} is not INSTANCE@NODE")),
+                        _ => Err(Fault::NotAHolder(pin.clone())),
                     });
-                ok.map_err(|e| invalid(at("pins"), e))?;
+                ok.map_err(|e| invalid(at("pins"), e.to_string()))?;
             }
             for (name, path) in &a.placements {
-                let ok = check_word("a directory requirement", name).and_then(|()| {
-                    check_place(path)
-                        .map_err(|e| format!("{name}={path:?} cannot be a directory: {e}"))
-                });
-                ok.map_err(|e| invalid(at("placements"), e))?;
+                let ok = check_word("a directory requirement", name)
+                    .map_err(Fault::from)
+                    .and_then(|()| {
+                        check_place(path).map_err(|why| Fault::Place {
+                            name: name.clone(),
+                            path: path.clone(),
+                            why,
+                        })
+                    });
+                ok.map_err(|e| invalid(at("placements"), e.to_string()))?;
             }
         }
         Ok(())
@@ -138,7 +145,7 @@ impl Document {
             } else {
                 "a module"
             };
-            check_word(what, &l.module).map_err(|e| invalid(at("module"), e))?;
+            check_word(what, &l.module).map_err(|e| invalid(at("module"), e.to_string()))?;
             if let Some(tag) = &l.tag {
                 if l.node.is_some() {
                     return Err(invalid(
@@ -180,8 +187,9 @@ impl Document {
     ) -> Result<(), DocumentError> {
         for (i, s) in self.seats.iter().enumerate() {
             let at = |field: &str| format!("seats[{i}].{field}");
-            check_word("a seat", &s.seat).map_err(|e| invalid(at("seat"), e))?;
-            check_word("an instance", &s.instance).map_err(|e| invalid(at("instance"), e))?;
+            check_word("a seat", &s.seat).map_err(|e| invalid(at("seat"), e.to_string()))?;
+            check_word("an instance", &s.instance)
+                .map_err(|e| invalid(at("instance"), e.to_string()))?;
             if !names.contains(s.node.as_str()) {
                 return Err(invalid(
                     at("node"),
@@ -195,23 +203,47 @@ impl Document {
 
 /// A node's ports as a document says them: each key INSTANCE.NAME, each port one the host can
 /// give, and each given once (two services would fight over it). Else why.
-fn ports(n: &super::export::NodeEntry) -> Result<(), String> {
+fn ports(n: &super::export::NodeEntry) -> Result<(), Fault> {
     let mut given: BTreeMap<u16, &str> = BTreeMap::new();
     for (key, port) in &n.ports {
         if let Some(other) = given.insert(*port, key) {
-            return Err(format!(
-                "{port} is given to both {other} and {key}: the host gives a port once"
-            ));
+            return Err(Fault::PortTwice {
+                port: *port,
+                other: other.to_string(),
+                key: key.clone(),
+            });
         }
-        port_key(key)
-            .ok_or_else(|| format!("{key:?} is not INSTANCE.NAME"))
-            .and_then(|(instance, name)| {
-                check_word("an instance", instance)?;
-                check_word("a requirement", name)
-            })
-            .and_then(|()| check_port(*port))?;
+        let (instance, name) = port_key(key).ok_or_else(|| Fault::NotAPortKey(key.clone()))?;
+        check_word("an instance", instance)?;
+        check_word("a requirement", name)?;
+        check_port(*port)?;
     }
     Ok(())
+}
+
+/// Why an entry's pin, placement or port is refused, beside the checks a command makes.
+#[derive(Debug, thiserror::Error)]
+enum Fault {
+    #[error(transparent)]
+    Word(#[from] WordError),
+    #[error(transparent)]
+    Port(#[from] PortError),
+    #[error("{0:?} is not INSTANCE@NODE")]
+    NotAHolder(String),
+    #[error("{name}={path:?} cannot be a directory: {why}")]
+    Place {
+        name: String,
+        path: String,
+        why: mesh_wire::path::PathError,
+    },
+    #[error("{port} is given to both {other} and {key}: the host gives a port once")]
+    PortTwice {
+        port: u16,
+        other: String,
+        key: String,
+    },
+    #[error("{0:?} is not INSTANCE.NAME")]
+    NotAPortKey(String),
 }
 
 /// A node's generations as a document says them: one a push could have made, and a hold at one

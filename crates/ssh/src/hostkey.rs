@@ -232,9 +232,14 @@ pub fn fingerprint(key: &PublicKey) -> String {
 }
 
 /// Reads a public key in OpenSSH form (`ssh-ed25519 AAAA… [comment]`).
-pub fn parse_public_key(text: &str) -> Result<PublicKey, String> {
-    PublicKey::from_openssh(text.trim()).map_err(|e| format!("not an OpenSSH public key: {e}"))
+pub fn parse_public_key(text: &str) -> Result<PublicKey, PublicKeyError> {
+    PublicKey::from_openssh(text.trim()).map_err(PublicKeyError)
 }
+
+/// A text that is not an OpenSSH public key; what the key library said of it.
+#[derive(Debug, thiserror::Error)]
+#[error("not an OpenSSH public key: {0}")]
+pub struct PublicKeyError(russh::keys::ssh_key::Error);
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,7 @@ use russh::keys::PublicKey;
 pub use auth::{Credentials, default_identities, load_identity};
 pub use hops::Hops;
 use hostkey::Checker;
-pub use hostkey::{fingerprint, parse_public_key};
+pub use hostkey::{PublicKeyError, fingerprint, parse_public_key};
 pub use local::{Local, local_home, local_user};
 pub use output::{Bound, Output, size};
 

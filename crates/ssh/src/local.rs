@@ -61,21 +61,16 @@ impl Local {
 
     /// `path` with a leading `~/` or `~user/` replaced by that home (`~` alone too), as
     /// OpenSSH's tilde_expand_filename does; `Err` names the user with no home.
-    pub fn tilde(&self, path: &str) -> Result<String, String> {
+    pub fn tilde(&self, path: &str) -> Result<String, TildeError> {
         let Some(rest) = path.strip_prefix('~') else {
             return Ok(path.to_string());
         };
         let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
         let home = if user.is_empty() {
-            self.home.clone().ok_or_else(|| {
-                format!(
-                    "~ is the passwd entry's home, and uid {} has no passwd entry",
-                    self.uid
-                )
-            })?
+            self.home.clone().ok_or(TildeError::NoEntry(self.uid))?
         } else {
             self.home_of(user)
-                .ok_or_else(|| format!("~{user}: no such user in passwd"))?
+                .ok_or_else(|| TildeError::NoUser(user.to_string()))?
         };
         let home = home.to_string_lossy().trim_end_matches('/').to_string();
         Ok(if tail.is_empty() && !rest.contains('/') {
@@ -84,6 +79,16 @@ impl Local {
             format!("{home}/{tail}")
         })
     }
+}
+
+/// A `~` or `~user` with no home to stand for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TildeError {
+    /// `~`: this uid has no passwd entry.
+    #[error("~ is the passwd entry's home, and uid {0} has no passwd entry")]
+    NoEntry(u32),
+    #[error("~{0}: no such user in passwd")]
+    NoUser(String),
 }
 
 impl Default for Local {

@@ -2,6 +2,27 @@
 //! from the helper's session, that reverts the change at its deadline unless it is confirmed.
 
 use crate::record::Paths;
+use crate::system::SystemError;
+
+/// Why the waiter did not start: this helper's own path is unknown, or systemd-run failed.
+/// (The helper keeps to a few dependencies: its errors' `Display` is written out, as
+/// [`SystemError`]'s.)
+#[derive(Debug)]
+pub(super) enum WaiterError {
+    NoHelper(std::io::Error),
+    Start(SystemError),
+}
+
+impl std::fmt::Display for WaiterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WaiterError::NoHelper(e) => write!(f, "cannot find the helper: {e}"),
+            WaiterError::Start(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WaiterError {}
 
 /// The waiter's unit for change `id`.
 pub(super) fn waiter_unit(id: &str) -> String {
@@ -9,8 +30,8 @@ pub(super) fn waiter_unit(id: &str) -> String {
 }
 
 /// Starts the waiter, detached from this session: argv words, no shell.
-pub(super) fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), String> {
-    let helper = std::env::current_exe().map_err(|e| format!("cannot find the helper: {e}"))?;
+pub(super) fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(), WaiterError> {
+    let helper = std::env::current_exe().map_err(WaiterError::NoHelper)?;
     let mut settings = vec![
         format!("--unit={}", waiter_unit(id)),
         "--collect".to_string(),
@@ -40,5 +61,5 @@ pub(super) fn start_waiter(id: &str, deadline: u64, paths: &Paths) -> Result<(),
     paths
         .system
         .run_detached(&settings, &argv)
-        .map_err(|e| e.to_string())
+        .map_err(WaiterError::Start)
 }

@@ -4,6 +4,37 @@
 
 use super::recording::{Model, User};
 
+/// What the real command would refuse, said as it says it (the recording machine gives it as
+/// the command's output, in a [`super::SystemError`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Refused {
+    UnknownCommand,
+    NoGroup,
+    GroupExists,
+    NoUser,
+    UserExists,
+    /// `--uid` or `--gid` (which) given what is not a number.
+    BadId(&'static str, String),
+    /// `--gid GROUP` naming a group that is not there.
+    NoSuchGroup(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::UnknownCommand => {
+                write!(f, "not an accounts command the recording machine knows")
+            }
+            Refused::NoGroup => write!(f, "group does not exist"),
+            Refused::GroupExists => write!(f, "group already exists"),
+            Refused::NoUser => write!(f, "user does not exist"),
+            Refused::UserExists => write!(f, "user already exists"),
+            Refused::BadId(which, id) => write!(f, "bad {which} {id}"),
+            Refused::NoSuchGroup(g) => write!(f, "group {g} does not exist"),
+        }
+    }
+}
+
 /// The first id a login account gets, and the first below it a system one gets.
 const FIRST_LOGIN: u32 = 1000;
 
@@ -14,28 +45,30 @@ pub(super) fn apply(
     program: &str,
     args: &[String],
     name: &str,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let flags = Flags::parse(args);
     match program {
         "groupadd" | "groupdel" => group(model, program, &flags, name),
         "useradd" | "usermod" | "userdel" => user(model, program, &flags, name),
-        _ => Err("not an accounts command the recording machine knows".to_string()),
+        _ => Err(Refused::UnknownCommand),
     }
 }
 
 /// `groupadd` or `groupdel`.
-fn group(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), String> {
+fn group(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), Refused> {
     if program == "groupdel" {
         return match model.groups.remove(name) {
             Some(_) => Ok(()),
-            None => Err("group does not exist".into()),
+            None => Err(Refused::NoGroup),
         };
     }
     if model.groups.contains_key(name) {
-        return Err("group already exists".into());
+        return Err(Refused::GroupExists);
     }
     let gid = match flags.value("--gid") {
-        Some(gid) => gid.parse().map_err(|_| format!("bad gid {gid}"))?,
+        Some(gid) => gid
+            .parse()
+            .map_err(|_| Refused::BadId("gid", gid.to_string()))?,
         None => free_id(model.groups.values().copied(), flags.has("--system")),
     };
     model.groups.insert(name.to_string(), gid);
@@ -43,10 +76,10 @@ fn group(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<
 }
 
 /// `useradd`, `usermod` or `userdel`.
-fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), String> {
+fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(), Refused> {
     match program {
         "usermod" => {
-            let user = model.users.get_mut(name).ok_or("user does not exist")?;
+            let user = model.users.get_mut(name).ok_or(Refused::NoUser)?;
             if let Some(shell) = flags.value("--shell") {
                 user.shell = shell.to_string();
             }
@@ -55,7 +88,7 @@ fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(
             }
         }
         "userdel" => {
-            let user = model.users.remove(name).ok_or("user does not exist")?;
+            let user = model.users.remove(name).ok_or(Refused::NoUser)?;
             // its own group goes with it (USERGROUPS_ENAB)
             if model.groups.get(name) == Some(&user.gid) {
                 model.groups.remove(name);
@@ -63,10 +96,12 @@ fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(
         }
         _ => {
             if model.users.contains_key(name) {
-                return Err("user already exists".into());
+                return Err(Refused::UserExists);
             }
             let uid = match flags.value("--uid") {
-                Some(uid) => uid.parse().map_err(|_| format!("bad uid {uid}"))?,
+                Some(uid) => uid
+                    .parse()
+                    .map_err(|_| Refused::BadId("uid", uid.to_string()))?,
                 None => free_id(model.users.values().map(|u| u.uid), flags.has("--system")),
             };
             let gid = if flags.has("--user-group") {
@@ -77,7 +112,7 @@ fn user(model: &mut Model, program: &str, flags: &Flags, name: &str) -> Result<(
                     Some(g) => *model
                         .groups
                         .get(g)
-                        .ok_or_else(|| format!("group {g} does not exist"))?,
+                        .ok_or_else(|| Refused::NoSuchGroup(g.to_string()))?,
                     None => 100,
                 }
             };

@@ -428,11 +428,11 @@ impl System for Recording {
             call.clone(),
         )?;
         let mut model = self.model();
-        super::accounts::apply(&mut model, program, args, name).map_err(|said| {
+        super::accounts::apply(&mut model, program, args, name).map_err(|refused| {
             SystemError::Exit {
                 call,
                 code: Some(1),
-                said,
+                said: refused.to_string(),
             }
         })?;
         self.change(|m| *m = model);

@@ -25,6 +25,38 @@ impl Drop for Reaper {
     }
 }
 
+/// Why a run of the local helper gave no answer: it could not be started or waited for, or a
+/// stream of it broke, stayed open or passed its bound.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ChildError {
+    #[error("starting the helper: {0}")]
+    Start(std::io::Error),
+    #[error("the helper's pid: {0}")]
+    Pid(std::num::TryFromIntError),
+    #[error("waiting for the helper: {0}")]
+    Wait(std::io::Error),
+    #[error("waiting for the helper: {0}")]
+    WaitThread(tokio::task::JoinError),
+    #[error("waiting for the helper: it had not exited when told it had")]
+    NotExited,
+    #[error("{what} sent more than {most} bytes on {stream}: refused")]
+    TooMuch {
+        what: &'static str,
+        most: usize,
+        stream: &'static str,
+    },
+    #[error("reading the helper's {stream}: {why}")]
+    Read {
+        stream: &'static str,
+        why: tokio::task::JoinError,
+    },
+    #[error(
+        "the helper's {stream} stayed open {} s after it exited",
+        STREAMS_AFTER_EXIT.as_secs()
+    )]
+    StayedOpen { stream: &'static str },
+}
+
 /// How long a helper's streams may stay open once it has exited (a process it left behind
 /// holding them): then what was read is its answer.
 const STREAMS_AFTER_EXIT: Duration = Duration::from_secs(5);
@@ -34,7 +66,7 @@ pub(super) async fn run_bounded(
     mut command: Command,
     input: Vec<u8>,
     bound: Bound,
-) -> Result<Output, String> {
+) -> Result<Output, ChildError> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -53,17 +85,15 @@ pub(super) async fn run_bounded(
     let status = exited(&child).await?;
     let _ = writer.join();
     let read = |joined: Result<Result<Result<Vec<u8>, usize>, tokio::task::JoinError>, _>,
-                stream: &str| match joined {
+                stream: &'static str| match joined {
         Ok(Ok(Ok(bytes))) => Ok(bytes),
-        Ok(Ok(Err(most))) => Err(format!(
-            "{} sent more than {most} bytes on {stream}: refused",
-            bound.what
-        )),
-        Ok(Err(e)) => Err(format!("reading the helper's {stream}: {e}")),
-        Err(_) => Err(format!(
-            "the helper's {stream} stayed open {} s after it exited",
-            STREAMS_AFTER_EXIT.as_secs()
-        )),
+        Ok(Ok(Err(most))) => Err(ChildError::TooMuch {
+            what: bound.what,
+            most,
+            stream,
+        }),
+        Ok(Err(why)) => Err(ChildError::Read { stream, why }),
+        Err(_) => Err(ChildError::StayedOpen { stream }),
     };
     let stdout = read(
         tokio::time::timeout(STREAMS_AFTER_EXIT, out).await,
@@ -84,9 +114,9 @@ pub(super) async fn run_bounded(
 /// child (`WNOWAIT` leaves it unreaped), so a run dropped meanwhile can still kill it through
 /// [`Reaper`]; the child is reaped only under its lock, so its pid is never another's when
 /// killed.
-async fn exited(child: &Reaper) -> Result<std::process::ExitStatus, String> {
+async fn exited(child: &Reaper) -> Result<std::process::ExitStatus, ChildError> {
     let pid = child.0.lock().unwrap_or_else(|p| p.into_inner()).id();
-    let pid = Pid::from_raw(i32::try_from(pid).map_err(|e| format!("the helper's pid: {e}"))?);
+    let pid = Pid::from_raw(i32::try_from(pid).map_err(ChildError::Pid)?);
     let waited = tokio::task::spawn_blocking(move || {
         loop {
             let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
@@ -98,11 +128,11 @@ async fn exited(child: &Reaper) -> Result<std::process::ExitStatus, String> {
         }
     })
     .await;
-    waited.map_err(|e| format!("waiting for the helper: {e}"))?;
+    waited.map_err(ChildError::WaitThread)?;
     match child.0.lock().unwrap_or_else(|p| p.into_inner()).try_wait() {
         Ok(Some(status)) => Ok(status),
-        Ok(None) => Err("waiting for the helper: it had not exited when told it had".into()),
-        Err(e) => Err(format!("waiting for the helper: {e}")),
+        Ok(None) => Err(ChildError::NotExited),
+        Err(e) => Err(ChildError::Wait(e)),
     }
 }
 
@@ -112,7 +142,7 @@ const BUSY_FOR: Duration = Duration::from_secs(5);
 /// Starts `command`. A helper stored a moment ago can be refused as busy (ETXTBSY) while a
 /// process forked by another thread of this one (another node's helper) still holds the file
 /// open for writing, until it execs: tried again until [`BUSY_FOR`].
-async fn spawn(command: &mut Command) -> Result<Child, String> {
+async fn spawn(command: &mut Command) -> Result<Child, ChildError> {
     let started = tokio::time::Instant::now();
     loop {
         match command.spawn() {
@@ -122,7 +152,7 @@ async fn spawn(command: &mut Command) -> Result<Child, String> {
             {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            spawned => return spawned.map_err(|e| format!("starting the helper: {e}")),
+            spawned => return spawned.map_err(ChildError::Start),
         }
     }
 }

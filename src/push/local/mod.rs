@@ -110,7 +110,8 @@ impl Session for LocalSession {
     ) -> Boxed<'a, Result<Output, PushError>> {
         Box::pin(async move {
             let path = self.helper_path(helper);
-            let found = stored::check(&self.root, &path, helper).map_err(|e| self.error(e))?;
+            let found =
+                stored::check(&self.root, &path, helper).map_err(|e| self.error(e.to_string()))?;
             if found == stored::Found::Missing {
                 return Ok(Output {
                     status: Some(EXIT_HELPER_MISSING),
@@ -121,7 +122,7 @@ impl Session for LocalSession {
             command.arg("--root").arg(&self.root).args(call.args());
             child::run_bounded(command, input.to_vec(), bound)
                 .await
-                .map_err(|e| self.error(e))
+                .map_err(|e| self.error(e.to_string()))
         })
     }
 
@@ -143,7 +144,7 @@ impl Session for LocalSession {
                 },
                 Err(why) => Output {
                     status: Some(1),
-                    stderr: why.into_bytes(),
+                    stderr: why.to_string().into_bytes(),
                     ..Output::default()
                 },
             })

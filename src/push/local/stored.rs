@@ -21,6 +21,55 @@ use sha2::{Digest, Sha256};
 
 use crate::push::Helper;
 
+/// Why the helper under a node's root may not be run or stored: a directory or the file another
+/// user could change, or what failed reading, unpacking or writing it, naming the path.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum StoreError {
+    #[error("{} has no directory", .0.display())]
+    NoDirectory(PathBuf),
+    #[error("{} is not under {}", .dir.display(), .root.display())]
+    NotUnder { dir: PathBuf, root: PathBuf },
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("reading {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} belongs to user {owner}, not to the operator (user {operator}) or root: another user \
+         could change the helper run as the operator; refused",
+        .path.display()
+    )]
+    NotTheOperators {
+        path: PathBuf,
+        owner: u32,
+        operator: u32,
+    },
+    #[error(
+        "{} is writable by its group or by others (mode {mode:o}): another user could change \
+         the helper run as the operator; refused (`chmod go-w` it)",
+        .path.display()
+    )]
+    Writable { path: PathBuf, mode: u32 },
+    #[error("creating {}: {source}", .dir.display())]
+    Create {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("unpacking the helper: {0}")]
+    Unpack(std::io::Error),
+    #[error(
+        "the helper arrived incomplete or changed (its sha256 is not {sha256}): nothing stored"
+    )]
+    Changed { sha256: String },
+    #[error("storing the helper at {}: {source}", .path.display())]
+    Store {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// What a run finds where the helper lives.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Found {
@@ -32,9 +81,13 @@ pub(super) enum Found {
 
 /// Whether the helper at `path` (under `root`) may be run: `Err` names what makes the root
 /// unsafe.
-pub(super) fn check(root: &Path, path: &Path, helper: &Helper) -> Result<Found, String> {
+pub(super) fn check(root: &Path, path: &Path, helper: &Helper) -> Result<Found, StoreError> {
+    let read = |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let Some(dir) = path.parent() else {
-        return Err(format!("{} has no directory", path.display()));
+        return Err(StoreError::NoDirectory(path.to_path_buf()));
     };
     if !guarded(root, dir)? {
         return Ok(Found::Missing);
@@ -42,13 +95,13 @@ pub(super) fn check(root: &Path, path: &Path, helper: &Helper) -> Result<Found, 
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
-        Err(e) => return Err(format!("reading {}: {e}", path.display())),
+        Err(e) => return Err(read(e)),
     };
     if !meta.is_file() {
         return Ok(Found::Missing);
     }
     only_the_operators(path, &meta)?;
-    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(read)?;
     Ok(if sha256(&bytes) == helper.sha256() {
         Found::Ready
     } else {
@@ -58,10 +111,11 @@ pub(super) fn check(root: &Path, path: &Path, helper: &Helper) -> Result<Found, 
 
 /// Whether every directory from `root` down to `dir` is the operator's alone; `false` when one
 /// is not there yet (nothing is stored), `Err` naming the first that another user could change.
-fn guarded(root: &Path, dir: &Path) -> Result<bool, String> {
-    let below = dir
-        .strip_prefix(root)
-        .map_err(|_| format!("{} is not under {}", dir.display(), root.display()))?;
+fn guarded(root: &Path, dir: &Path) -> Result<bool, StoreError> {
+    let below = dir.strip_prefix(root).map_err(|_| StoreError::NotUnder {
+        dir: dir.to_path_buf(),
+        root: root.to_path_buf(),
+    })?;
     let mut at = root.to_path_buf();
     let mut steps = vec![at.clone()];
     for part in below.components() {
@@ -71,9 +125,9 @@ fn guarded(root: &Path, dir: &Path) -> Result<bool, String> {
     for step in steps {
         match std::fs::symlink_metadata(&step) {
             Ok(meta) if meta.is_dir() => only_the_operators(&step, &meta)?,
-            Ok(_) => return Err(format!("{} is not a directory", step.display())),
+            Ok(_) => return Err(StoreError::NotADirectory(step)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(format!("reading {}: {e}", step.display())),
+            Err(source) => return Err(StoreError::Read { path: step, source }),
         }
     }
     Ok(true)
@@ -81,23 +135,20 @@ fn guarded(root: &Path, dir: &Path) -> Result<bool, String> {
 
 /// `Err` when `path` is owned by another user than the operator or root, or is writable by its
 /// group or by others.
-fn only_the_operators(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+fn only_the_operators(path: &Path, meta: &std::fs::Metadata) -> Result<(), StoreError> {
     let operator = nix::unistd::geteuid().as_raw();
     if meta.uid() != operator && meta.uid() != 0 {
-        return Err(format!(
-            "{} belongs to user {}, not to the operator (user {operator}) or root: another user \
-             could change the helper run as the operator; refused",
-            path.display(),
-            meta.uid()
-        ));
+        return Err(StoreError::NotTheOperators {
+            path: path.to_path_buf(),
+            owner: meta.uid(),
+            operator,
+        });
     }
     if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is writable by its group or by others (mode {:o}): another user could change \
-             the helper run as the operator; refused (`chmod go-w` it)",
-            path.display(),
-            meta.mode() & 0o7777
-        ));
+        return Err(StoreError::Writable {
+            path: path.to_path_buf(),
+            mode: meta.mode() & 0o7777,
+        });
     }
     Ok(())
 }
@@ -111,26 +162,28 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// Unpacks the helper, checks its sha256, writes it to a new file beside `path` and only then
 /// gives it its name, in a directory only the operator can change.
-pub(super) fn store(root: &Path, path: &Path, helper: &Helper) -> Result<(), String> {
+pub(super) fn store(root: &Path, path: &Path, helper: &Helper) -> Result<(), StoreError> {
     let dir = path
         .parent()
-        .ok_or_else(|| format!("{} has no directory", path.display()))?;
+        .ok_or_else(|| StoreError::NoDirectory(path.to_path_buf()))?;
     // 0755 whatever the umask allows more of: a group-writable directory is refused
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o755)
         .create(dir)
-        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        .map_err(|source| StoreError::Create {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     guarded(root, dir)?;
     let mut unpacked = Vec::with_capacity(helper.unpacked_len());
     flate2::read::GzDecoder::new(helper.gzipped())
         .read_to_end(&mut unpacked)
-        .map_err(|e| format!("unpacking the helper: {e}"))?;
+        .map_err(StoreError::Unpack)?;
     if sha256(&unpacked) != helper.sha256() {
-        return Err(format!(
-            "the helper arrived incomplete or changed (its sha256 is not {}): nothing stored",
-            helper.sha256()
-        ));
+        return Err(StoreError::Changed {
+            sha256: helper.sha256().to_string(),
+        });
     }
     let part = part_beside(path);
     let _ = std::fs::remove_file(&part);
@@ -142,9 +195,12 @@ pub(super) fn store(root: &Path, path: &Path, helper: &Helper) -> Result<(), Str
         .and_then(|mut f| f.write_all(&unpacked).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755)))
         .and_then(|()| std::fs::rename(&part, path));
-    written.map_err(|e| {
+    written.map_err(|source| {
         let _ = std::fs::remove_file(&part);
-        format!("storing the helper at {}: {e}", path.display())
+        StoreError::Store {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

@@ -116,9 +116,9 @@ impl Routes<'_> {
             .as_deref()
             .map(ssh::parse_public_key)
             .transpose()
-            .map_err(|reason| PushError::PinnedKey {
+            .map_err(|e| PushError::PinnedKey {
                 node: node.name.clone(),
-                reason,
+                reason: e.to_string(),
             })?;
         let port = match (hop.port, node.port_given, cfg.port) {
             (Some(p), _, _) | (None, false, Some(p)) => p,
@@ -205,7 +205,7 @@ impl Routes<'_> {
         if let Some(seen) = self.seen.get(spec) {
             return Ok(seen.clone());
         }
-        let hop = parse_hop(spec).map_err(|reason| unusable(self.owner, reason))?;
+        let hop = parse_hop(spec).map_err(|e| unusable(self.owner, e.to_string()))?;
         let as_node = self.nodes.iter().find(|n| {
             n.name == hop.host || (n.address == hop.host && hop.port.is_none_or(|p| p == n.port))
         });
@@ -235,7 +235,7 @@ impl Routes<'_> {
             user: &target.user,
             port: target.port,
         })
-        .map_err(|reason| unusable(self.owner, reason))
+        .map_err(|reason| unusable(self.owner, reason.to_string()))
     }
 
     /// HostKeyAlias and the known_hosts files the configuration names for `target` (`alias`
@@ -255,7 +255,7 @@ impl Routes<'_> {
         };
         let (user, global) = cfg
             .known_hosts_files(tokens)
-            .map_err(|reason| unusable(self.owner, reason))?;
+            .map_err(|reason| unusable(self.owner, reason.to_string()))?;
         let (default_user, default_global) = ssh::known_hosts::default_files();
         let given = user.is_some() || global.is_some();
         let named =

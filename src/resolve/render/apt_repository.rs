@@ -3,11 +3,11 @@
 use crate::catalogue::AptRepositoryDef;
 use crate::wire::{AptRepositorySpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for AptRepositoryDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let a = self;
         let name = fill.text(&a.name);
         Ok((

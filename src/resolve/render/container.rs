@@ -3,11 +3,11 @@
 use crate::catalogue::{ContainerDef, Template};
 use crate::wire::{ContainerSpec, Mount, Port, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for ContainerDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let c = self;
         let instance = fill.instance;
         let name = match &c.name {
@@ -48,17 +48,15 @@ impl Render for ContainerDef {
 }
 
 /// The container's published ports, each host port as its settings fill it in.
-fn ports(c: &ContainerDef, fill: &Filling<'_>) -> Result<Vec<Port>, String> {
+fn ports(c: &ContainerDef, fill: &Filling<'_>) -> Result<Vec<Port>, RenderError> {
     c.ports
         .iter()
         .map(|(host, container, protocol)| {
             let text = fill.text(host);
             Ok(Port {
-                host: text.parse().map_err(|_| {
-                    format!(
-                        "the host port {} reads as {text:?}, not a port",
-                        host.source_text()
-                    )
+                host: text.parse().map_err(|_| RenderError::HostPort {
+                    written: host.source_text(),
+                    text: text.clone(),
                 })?,
                 container: *container,
                 protocol: protocol.clone(),

@@ -3,11 +3,11 @@
 use crate::catalogue::FileDef;
 use crate::wire::{Costing, FileSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for FileDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let f = self;
         let content = fill.text(&f.template);
         let path = fill.text(&f.path);

@@ -3,11 +3,11 @@
 use crate::catalogue::GroupDef;
 use crate::wire::{GroupSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for GroupDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let g = self;
         let name = fill.account(&fill.text(&g.name))?;
         Ok((

@@ -3,11 +3,11 @@
 use crate::catalogue::KeysDef;
 use crate::wire::{Costing, Key, KeysSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for KeysDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let k = self;
         let lookup = |name: &str| fill.values.get(name).cloned();
         let keys = k

@@ -35,7 +35,39 @@ pub(super) struct Filling<'a> {
 /// What a kind's definition is made into, implemented in the kind's own file here.
 trait Render {
     /// The resource's id and what the node is sent.
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, wire::Spec), String>;
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, wire::Spec), RenderError>;
+}
+
+/// What a definition's templates read as, filled in with an assignment's answers, that the
+/// resource cannot be: each names the template as written and what it read as.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum RenderError {
+    #[error(transparent)]
+    Probe(#[from] crate::catalogue::ProbeError),
+    #[error("{written} reads as {name:?}, which is not a unit name")]
+    NotAUnit { written: String, name: String },
+    #[error(
+        "module {module}: service unit {written} reads as {unit:?}, which is not a systemd unit name"
+    )]
+    NotAService {
+        module: String,
+        written: String,
+        unit: String,
+    },
+    #[error("module {module}: an account's name, filled in: {why}")]
+    Account {
+        module: String,
+        why: crate::catalogue::AccountError,
+    },
+    #[error("the host port {written} reads as {text:?}, not a port")]
+    HostPort { written: String, text: String },
+    /// A value a unit or an environment cannot hold (a control character, a newline).
+    #[error("{kind} {target}, as its settings fill it in: {why}")]
+    UnitValue {
+        kind: &'static str,
+        target: String,
+        why: wire::unit::UnitError,
+    },
 }
 
 /// `def` of `instance` made into the resource its node is sent, `values` filled in.
@@ -44,7 +76,7 @@ pub(super) fn resource(
     module: &Module,
     def: &ResourceDef,
     values: &BTreeMap<String, Value>,
-) -> Result<Resource, String> {
+) -> Result<Resource, RenderError> {
     let fill = Filling {
         instance,
         module,
@@ -53,13 +85,12 @@ pub(super) fn resource(
     let (id, spec) = crate::catalogue::each_def!(def, d => d.render(&fill))?;
     // settings filled in may hold what a unit or an environment cannot: refused before anything
     // is sent
-    spec.check_unit_values().map_err(|e| {
-        format!(
-            "{} {}, as its settings fill it in: {e}",
-            spec.kind(),
-            spec.target()
-        )
-    })?;
+    spec.check_unit_values()
+        .map_err(|why| RenderError::UnitValue {
+            kind: spec.kind(),
+            target: spec.target().to_string(),
+            why,
+        })?;
     Ok(Resource {
         id,
         instance: instance.to_string(),
@@ -80,12 +111,12 @@ impl Filling<'_> {
     fn ready(
         &self,
         def: Option<&crate::catalogue::ReadyDef>,
-    ) -> Result<Option<wire::Ready>, String> {
-        def.map(|r| r.render(self.values)).transpose()
+    ) -> Result<Option<wire::Ready>, RenderError> {
+        Ok(def.map(|r| r.render(self.values)).transpose()?)
     }
 
     /// A resource's unit names, rendered (`${me.instance}.service`) and checked.
-    fn units(&self, units: &[String]) -> Result<Vec<String>, String> {
+    fn units(&self, units: &[String]) -> Result<Vec<String>, RenderError> {
         units
             .iter()
             .map(|u| {
@@ -95,7 +126,10 @@ impl Filling<'_> {
                 if crate::catalogue::valid_unit(&name) {
                     Ok(name)
                 } else {
-                    Err(format!("{u} reads as {name:?}, which is not a unit name"))
+                    Err(RenderError::NotAUnit {
+                        written: u.clone(),
+                        name,
+                    })
                 }
             })
             .collect()
@@ -126,12 +160,10 @@ impl Filling<'_> {
     }
 
     /// An account's name as its settings fill it in, held to the rule the helper applies.
-    fn account(&self, name: &str) -> Result<String, String> {
-        crate::catalogue::check_account(name).map_err(|e| {
-            format!(
-                "module {}: an account's name, filled in: {e}",
-                self.module.name
-            )
+    fn account(&self, name: &str) -> Result<String, RenderError> {
+        crate::catalogue::check_account(name).map_err(|why| RenderError::Account {
+            module: self.module.name.clone(),
+            why,
         })?;
         Ok(name.to_string())
     }

@@ -3,11 +3,11 @@
 use crate::catalogue::PackageDef;
 use crate::wire::{PackageSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for PackageDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let p = self;
         Ok((
             format!("{}:package:{}", fill.instance, p.name),

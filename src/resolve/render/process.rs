@@ -3,11 +3,11 @@
 use crate::catalogue::{ProcessDef, Template, digest};
 use crate::wire::{self, BundleFile, Cost, ProcessSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for ProcessDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let p = self;
         let instance = fill.instance;
         let base = match &p.name {

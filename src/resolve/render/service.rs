@@ -3,19 +3,19 @@
 use crate::catalogue::ServiceDef;
 use crate::wire::{ServiceSpec, Spec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for ServiceDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let sv = self;
         let unit = fill.text(&sv.unit);
         if !crate::catalogue::valid_unit(&unit) {
-            return Err(format!(
-                "module {}: service unit {} reads as {unit:?}, which is not a systemd unit name",
-                fill.module.name,
-                sv.unit.source_text()
-            ));
+            return Err(RenderError::NotAService {
+                module: fill.module.name.clone(),
+                written: sv.unit.source_text(),
+                unit,
+            });
         }
         Ok((
             format!("{}:service:{unit}", fill.instance),

@@ -3,11 +3,11 @@
 use crate::catalogue::SysctlDef;
 use crate::wire::{Spec, SysctlSpec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for SysctlDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let s = self;
         Ok((
             format!("{}:sysctl:{}", fill.instance, s.name),

@@ -3,11 +3,11 @@
 use crate::catalogue::TimerDef;
 use crate::wire::{Spec, TimerSpec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for TimerDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let t = self;
         let instance = fill.instance;
         let name = match &t.name {

@@ -3,11 +3,11 @@
 use crate::catalogue::{Template, UserDef};
 use crate::wire::{Spec, UserSpec};
 
-use super::{Filling, Render};
+use super::{Filling, Render, RenderError};
 
 /// The resource's id and what the node is sent.
 impl Render for UserDef {
-    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), String> {
+    fn render(&self, fill: &Filling<'_>) -> Result<(String, Spec), RenderError> {
         let u = self;
         let name = fill.account(&fill.text(&u.name))?;
         let mut groups = u.groups.clone();

@@ -133,7 +133,7 @@ impl Parser<'_> {
         let text = name.ok_or_else(|| self.invalid(&field, "missing".into()))?;
         let name = self.template(i, "name", &text, Reading::Plain)?;
         if name.references().is_empty() {
-            check_account(&text).map_err(|m| self.invalid(&field, m))?;
+            check_account(&text).map_err(|m| self.invalid(&field, m.to_string()))?;
         }
         let key = format!("{kind} {text}");
         if self.units.contains(&key) {
@@ -187,7 +187,7 @@ impl Parser<'_> {
             Some(text) => {
                 let home = self.template(i, "home", &text, Reading::Plain)?;
                 rules::literal_path(&text, &home, Place::Machine)
-                    .map_err(|m| self.invalid(&at("home"), m))?;
+                    .map_err(|m| self.invalid(&at("home"), m.to_string()))?;
                 Some(home)
             }
             None => None,
@@ -209,16 +209,25 @@ impl Parser<'_> {
     }
 }
 
-/// The account name rule, and root refused: the message says which.
-pub fn check_account(name: &str) -> Result<(), String> {
+/// Why a name cannot be an account the mesh manages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountError {
+    #[error(
+        "{0:?} is not an account name: [a-z_][a-z0-9_-]*, at most {max} characters",
+        max = mesh_wire::ACCOUNT_NAME_MAX
+    )]
+    NotAName(String),
+    #[error("root is the machine's own: the mesh never manages it")]
+    Root,
+}
+
+/// The account name rule, and root refused: the error says which.
+pub fn check_account(name: &str) -> Result<(), AccountError> {
     if !mesh_wire::valid_account_name(name) {
-        return Err(format!(
-            "{name:?} is not an account name: [a-z_][a-z0-9_-]*, at most {} characters",
-            mesh_wire::ACCOUNT_NAME_MAX
-        ));
+        return Err(AccountError::NotAName(name.to_string()));
     }
     if name == "root" {
-        return Err("root is the machine's own: the mesh never manages it".into());
+        return Err(AccountError::Root);
     }
     Ok(())
 }

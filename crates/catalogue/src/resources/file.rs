@@ -172,7 +172,8 @@ impl Parser<'_> {
                     .into(),
             ));
         }
-        let cost = parse_cost(f.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
+        let cost =
+            parse_cost(f.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m.to_string()))?;
         let source = digest(&[self.module.as_bytes(), self.version.as_bytes(), bytes]);
         Ok(ResourceDef::from(FileDef {
             path,

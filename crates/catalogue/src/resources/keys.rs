@@ -10,7 +10,7 @@ use crate::CatalogueError;
 use crate::module::digest;
 use crate::scope::Reading;
 use crate::setting;
-use crate::template::Template;
+use crate::template::{Template, TemplateError};
 use mesh_wire::Cost;
 
 /// Keys the module owns in a shared JSON file.
@@ -74,7 +74,7 @@ pub enum KeyValue {
 }
 
 impl KeyValue {
-    fn parse(value: &Value) -> Result<KeyValue, String> {
+    fn parse(value: &Value) -> Result<KeyValue, TemplateError> {
         Ok(match value {
             Value::String(s) => KeyValue::Text(Template::parse(s)?),
             Value::Array(items) => KeyValue::List(
@@ -86,7 +86,7 @@ impl KeyValue {
             Value::Object(map) => KeyValue::Object(
                 map.iter()
                     .map(|(k, v)| Ok((k.clone(), KeyValue::parse(v)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, TemplateError>>()?,
             ),
             other => KeyValue::Literal(other.clone()),
         })
@@ -180,7 +180,7 @@ impl Parser<'_> {
         let canonical = Value::Object(object.clone()).to_string();
         let mut keys = Vec::new();
         flatten_keys(&mut Vec::new(), &object, &mut keys)
-            .map_err(|m| self.invalid(&at("keys"), m))?;
+            .map_err(|m| self.invalid(&at("keys"), m.to_string()))?;
         for (key_path, v) in &keys {
             self.reads_declared(
                 i,
@@ -191,7 +191,8 @@ impl Parser<'_> {
             )?;
         }
         self.check_units(i, &k.units)?;
-        let cost = parse_cost(k.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m))?;
+        let cost =
+            parse_cost(k.cost.as_deref()).map_err(|m| self.invalid(&at("cost"), m.to_string()))?;
         let source = digest(&[
             self.module.as_bytes(),
             self.version.as_bytes(),
@@ -211,20 +212,31 @@ impl Parser<'_> {
     }
 }
 
+/// A key whose value is refused: its template does not parse. Named by its dotted path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {why}")]
+pub(super) struct KeyError {
+    key: String,
+    why: TemplateError,
+}
+
 /// Splits a keys object into the keys the module owns: an object is followed into, anything else
 /// (a string, a list, a number) is one owned key. An empty object is owned whole.
 fn flatten_keys(
     prefix: &mut Vec<String>,
     object: &serde_json::Map<String, Value>,
     out: &mut Vec<(Vec<String>, KeyValue)>,
-) -> Result<(), String> {
+) -> Result<(), KeyError> {
     for (k, v) in object {
         prefix.push(k.clone());
         match v {
             Value::Object(inner) if !inner.is_empty() => flatten_keys(prefix, inner, out)?,
             _ => out.push((
                 prefix.clone(),
-                KeyValue::parse(v).map_err(|m| format!("{}: {m}", prefix.join(".")))?,
+                KeyValue::parse(v).map_err(|why| KeyError {
+                    key: prefix.join("."),
+                    why,
+                })?,
             )),
         }
         prefix.pop();

@@ -21,7 +21,7 @@ mod sysctl;
 mod tests;
 mod timer;
 
-pub use account::check_account;
+pub use account::{AccountError, check_account};
 pub use account::{GroupDef, UserDef};
 pub use apt_repository::AptRepositoryDef;
 pub use container::ContainerDef;
@@ -30,7 +30,7 @@ pub use keys::{KeyValue, KeysDef};
 pub use package::PackageDef;
 pub(crate) use parser::Parser;
 pub use process::ProcessDef;
-pub use ready::{ProbeDef, ReadyDef};
+pub use ready::{ProbeDef, ProbeError, ReadyDef};
 pub use service::ServiceDef;
 pub use symlink::SymlinkDef;
 pub use sysctl::SysctlDef;
@@ -40,6 +40,7 @@ use mesh_wire::Cost;
 use serde_json::Value;
 
 use crate::CatalogueError;
+use crate::setting::DeclarationError;
 
 /// What a resource kind is to a module, implemented by its definition in its own file.
 pub(crate) trait Definition: Sized {
@@ -183,14 +184,12 @@ fn read_by(units: &[String]) -> String {
 }
 
 /// A cost as module.json spells it; none when not said.
-pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, String> {
+pub(super) fn parse_cost(cost: Option<&str>) -> Result<Cost, DeclarationError> {
     match cost {
         None | Some("none") => Ok(Cost::None),
         Some("reload") => Ok(Cost::Reload),
         Some("restart") => Ok(Cost::Restart),
-        Some(other) => Err(format!(
-            "{other:?} is not a cost; use none, reload or restart"
-        )),
+        Some(other) => Err(DeclarationError::NotACost(other.to_string())),
     }
 }
 

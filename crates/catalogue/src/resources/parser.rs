@@ -240,9 +240,9 @@ impl Parser<'_> {
     ) -> Result<String, CatalogueError> {
         let field = format!("resources[{i}].path");
         let path = path.ok_or_else(|| self.invalid(&field, "missing".into()))?;
-        let template = Template::parse(&path).map_err(|m| self.invalid(&field, m))?;
+        let template = Template::parse(&path).map_err(|m| self.invalid(&field, m.to_string()))?;
         rules::literal_path(&path, &template, Place::Machine)
-            .map_err(|m| self.invalid(&field, m))?;
+            .map_err(|m| self.invalid(&field, m.to_string()))?;
         if self.paths.contains(&path) {
             return Err(self.invalid(&field, format!("{path} is declared twice")));
         }
@@ -258,7 +258,7 @@ impl Parser<'_> {
         mode: &str,
     ) -> Result<u32, CatalogueError> {
         rules::parse_mode(mode, ModeOf::File)
-            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m.to_string()))
     }
 
     /// `resources[i].<field>`, a path on the machine read from a requirement (`${data.path}`):
@@ -279,7 +279,7 @@ impl Parser<'_> {
         }
         let template = self.template(i, field, text, Reading::Plain)?;
         rules::literal_path(text, &template, Place::Machine)
-            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m.to_string()))?;
         Ok(template)
     }
 
@@ -370,7 +370,7 @@ impl Parser<'_> {
         reading: Reading,
     ) -> Result<Template, CatalogueError> {
         let t = Template::parse(text)
-            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m))?;
+            .map_err(|m| self.invalid(&format!("resources[{i}].{field}"), m.to_string()))?;
         self.reads_declared(i, field, text, t.references(), reading)?;
         self.lists_have_forms(i, field, text, &t)?;
         Ok(t)

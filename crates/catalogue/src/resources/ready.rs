@@ -58,27 +58,25 @@ impl ReadyDef {
     }
 
     /// The probe a node is sent, its templates filled in; an error says what a value made of it.
-    pub fn render(&self, values: &BTreeMap<String, Value>) -> Result<Ready, String> {
+    pub fn render(&self, values: &BTreeMap<String, Value>) -> Result<Ready, ProbeError> {
         let probe = match &self.probe {
             ProbeDef::Command(argv) => {
                 Probe::Command(argv.iter().map(|w| w.fill(values)).collect())
             }
             ProbeDef::Tcp(port) => {
                 let text = port.fill(values);
-                Probe::Tcp(tcp_port(&text).ok_or_else(|| {
-                    format!(
-                        "ready.tcp {} reads as {text:?}, not a port",
-                        port.source_text()
-                    )
+                Probe::Tcp(tcp_port(&text).ok_or_else(|| ProbeError::NotAPort {
+                    template: port.source_text(),
+                    text: text.clone(),
                 })?)
             }
             ProbeDef::Http { url, status } => {
                 let text = url.fill(values);
                 if local_http(&text).is_none() {
-                    return Err(format!(
-                        "ready.http {} reads as {text:?}, not a {LOCAL}PORT/PATH URL",
-                        url.source_text()
-                    ));
+                    return Err(ProbeError::NotALocalUrl {
+                        template: url.source_text(),
+                        text,
+                    });
                 }
                 Probe::Http {
                     url: text,
@@ -91,6 +89,16 @@ impl ReadyDef {
             timeout: self.timeout,
         })
     }
+}
+
+/// What a filled-in probe template read as that a probe cannot use: its template as written, and
+/// the text it made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    #[error("ready.tcp {template} reads as {text:?}, not a port")]
+    NotAPort { template: String, text: String },
+    #[error("ready.http {template} reads as {text:?}, not a {LOCAL}PORT/PATH URL")]
+    NotALocalUrl { template: String, text: String },
 }
 
 /// A port a probe can connect to: 1 to 65535.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{ReadyDef, ResourceDef};
+use super::{ProbeError, ReadyDef, ResourceDef};
 use crate::{CatalogueError, Module};
 use mesh_wire::{Probe, Ready};
 
@@ -166,6 +166,15 @@ fn a_probe_is_filled_in_with_the_nodes_answers_and_checked_again() {
     );
     assert_eq!(
         ready_of(&m).render(&values(json!(0))),
+        Err(ProbeError::NotAPort {
+            template: "${port}".into(),
+            text: "0".into()
+        })
+    );
+    assert_eq!(
+        ready_of(&m)
+            .render(&values(json!(0)))
+            .map_err(|e| e.to_string()),
         Err("ready.tcp ${port} reads as \"0\", not a port".to_string())
     );
     let m = parse(&process(
@@ -182,7 +191,9 @@ fn a_probe_is_filled_in_with_the_nodes_answers_and_checked_again() {
     assert!(
         ready_of(&m)
             .render(&values(json!("8080/x y")))
-            .is_err_and(|e| e.contains("not a http://127.0.0.1:PORT/PATH URL"))
+            .is_err_and(|e| e
+                .to_string()
+                .contains("not a http://127.0.0.1:PORT/PATH URL"))
     );
     let m = parse(&process(r#"{"command":["/bin/check","${word}"]}"#)).unwrap();
     assert_eq!(

@@ -63,7 +63,7 @@ impl Parser<'_> {
             .ok_or_else(|| self.invalid(&field, "missing: name the path it points at".into()))?;
         let target = self.template(i, "target", &target_text, Reading::Plain)?;
         rules::literal_path(&target_text, &target, Place::Machine)
-            .map_err(|m| self.invalid(&field, m))?;
+            .map_err(|m| self.invalid(&field, m.to_string()))?;
         Ok(ResourceDef::from(SymlinkDef { path, target }))
     }
 }

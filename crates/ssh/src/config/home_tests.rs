@@ -89,7 +89,12 @@ fn a_user_with_no_passwd_entry_is_refused_naming_the_line() {
         "Host *\n  IdentityFile ~mesh-no-such-user/k\n",
     )
     .unwrap();
-    let e = c.lookup("h").unwrap().identities(tokens()).unwrap_err();
+    let e = c
+        .lookup("h")
+        .unwrap()
+        .identities(tokens())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("cfg:2") && e.contains("~mesh-no-such-user"),
         "{e}"

@@ -12,6 +12,7 @@
 
 use std::path::PathBuf;
 
+use super::values::{ExpandError, ValueError};
 use super::{HostConfig, Local, Tokens, Written};
 
 /// The lines of a file that list known_hosts files: the files as written, and where.
@@ -29,7 +30,7 @@ impl KnownFiles {
         keyword: &str,
         tokens: Tokens<'_>,
         local: &Local,
-    ) -> Result<Vec<PathBuf>, String> {
+    ) -> Result<Vec<PathBuf>, ExpandError> {
         let written: Vec<Written> = self
             .files
             .iter()
@@ -46,10 +47,10 @@ impl KnownFiles {
 pub type Files = Vec<PathBuf>;
 
 /// Checks a StrictHostKeyChecking value as OpenSSH does (`unsupported option` otherwise).
-pub(super) fn strict(value: &str) -> Result<(), String> {
+pub(super) fn strict(value: &str) -> Result<(), ValueError> {
     match value.to_ascii_lowercase().as_str() {
         "yes" | "true" | "ask" | "no" | "false" | "off" | "accept-new" => Ok(()),
-        _ => Err(format!("unsupported option {value:?}")),
+        _ => Err(ValueError::Unsupported(value.to_string())),
     }
 }
 
@@ -67,7 +68,7 @@ impl HostConfig {
     pub fn known_hosts_files(
         &self,
         tokens: Tokens<'_>,
-    ) -> Result<(Option<Files>, Option<Files>), String> {
+    ) -> Result<(Option<Files>, Option<Files>), ExpandError> {
         let user = self
             .user_known_hosts
             .as_ref()
@@ -127,7 +128,7 @@ mod tests {
         let none = lookup("Host other\n  UserKnownHostsFile /x\n", "a").unwrap();
         assert_eq!(none.known_hosts_files(tokens).unwrap(), (None, None));
         let bad = lookup("UserKnownHostsFile /kh/%z\n", "a").unwrap();
-        let e = bad.known_hosts_files(tokens).unwrap_err();
+        let e = bad.known_hosts_files(tokens).unwrap_err().to_string();
         assert!(e.starts_with("cfg:1: UserKnownHostsFile"), "{e}");
     }
 

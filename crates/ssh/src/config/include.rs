@@ -7,6 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::Local;
+use super::reason::Reason;
 use super::values::wildcard;
 
 /// Includes inside includes deeper than this are refused (OpenSSH's READCONF_MAX_DEPTH).
@@ -21,7 +22,7 @@ pub(super) fn user_dir(local: &Local) -> PathBuf {
 }
 
 /// The files `arg` names, relative ones under `dir`.
-pub(super) fn expand(arg: &str, dir: &Path, local: &Local) -> Result<Vec<PathBuf>, String> {
+pub(super) fn expand(arg: &str, dir: &Path, local: &Local) -> Result<Vec<PathBuf>, Reason> {
     let path = match arg.strip_prefix('~') {
         Some(rest) => {
             let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
@@ -30,8 +31,9 @@ pub(super) fn expand(arg: &str, dir: &Path, local: &Local) -> Result<Vec<PathBuf
             } else {
                 local.home_of(user)
             };
-            let home = home.ok_or_else(|| {
-                format!("Include {arg}: no home for ~{user} (HOME is not set, nor in passwd)")
+            let home = home.ok_or_else(|| Reason::NoHome {
+                arg: arg.to_string(),
+                user: user.to_string(),
             })?;
             home.join(tail)
         }

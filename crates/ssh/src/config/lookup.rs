@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::matching::Subject;
-use super::values::{percent, time, yes};
-use super::{Block, ConfigError, HostConfig, KnownFiles, SshConfig, Written};
+use super::values::{ValueError, percent, time, yes};
+use super::{Block, ConfigError, HostConfig, KnownFiles, Reason, SshConfig, Written};
 use super::{READ, hostkeys, keywords, matching, values};
 
 impl SshConfig {
@@ -99,10 +99,10 @@ impl<'a> Lookup<'a> {
                         local: self.found.local.name.as_deref(),
                         final_pass,
                     };
-                    let holds = condition.holds(&subject).map_err(|reason| ConfigError {
+                    let holds = condition.holds(&subject).map_err(|e| ConfigError {
                         path: path.clone(),
                         line: Some(*line),
-                        reason,
+                        reason: Box::new(e.into()),
                     })?;
                     held[id] = Some(holds);
                     holds
@@ -124,10 +124,10 @@ impl<'a> Lookup<'a> {
         args: &[String],
         applies: bool,
     ) -> Result<(), ConfigError> {
-        let fail = |reason: String| ConfigError {
+        let fail = |reason: Reason| ConfigError {
             path: block.path.clone(),
             line: Some(line),
-            reason,
+            reason: Box::new(reason),
         };
         if !keywords::known(keyword) {
             if self
@@ -137,7 +137,7 @@ impl<'a> Lookup<'a> {
             {
                 return Ok(());
             }
-            return Err(fail(format!("Bad configuration option: {keyword}")));
+            return Err(fail(Reason::BadOption(keyword.to_string())));
         }
         if keyword == "ignoreunknown" && applies && self.ignore_unknown.is_none() {
             // matched against the keyword in lower case, as OpenSSH does
@@ -151,7 +151,7 @@ impl<'a> Lookup<'a> {
         if !READ.contains(&keyword) {
             return Ok(());
         }
-        let value = Value::read(keyword, args).map_err(fail)?;
+        let value = Value::read(keyword, args).map_err(|e| fail(e.into()))?;
         if !applies {
             return Ok(());
         }
@@ -173,7 +173,9 @@ impl<'a> Lookup<'a> {
             other => other,
         };
         if self.seen.insert(slot) {
-            found.set(value, self.original, at()).map_err(fail)?;
+            found
+                .set(value, self.original, at())
+                .map_err(|e| fail(e.into()))?;
             found.at.insert(slot.to_string(), at());
         }
         Ok(())
@@ -203,9 +205,9 @@ enum Value {
 }
 
 impl Value {
-    fn read(keyword: &str, args: &[String]) -> Result<Value, String> {
+    fn read(keyword: &str, args: &[String]) -> Result<Value, ValueError> {
         let Some(first) = args.first() else {
-            return Err(format!("{keyword} without a value"));
+            return Err(ValueError::NoValue(keyword.to_string()));
         };
         // ProxyCommand is a command line; ProxyJump, as in OpenSSH, reads its first word only
         let many = [
@@ -215,7 +217,7 @@ impl Value {
             "globalknownhostsfile",
         ];
         if args.len() > 1 && !many.contains(&keyword) {
-            return Err(format!("keyword {keyword} extra arguments at end of line"));
+            return Err(ValueError::Extra(keyword.to_string()));
         }
         Ok(match keyword {
             "hostname" => Value::HostName(first.clone()),
@@ -244,7 +246,7 @@ impl Value {
             "canonicalizehostname" => match first.to_ascii_lowercase().as_str() {
                 "yes" | "true" | "always" => Value::Canonicalize(true),
                 "no" | "false" => Value::Canonicalize(false),
-                _ => return Err(format!("unsupported option {first:?}")),
+                _ => return Err(ValueError::Unsupported(first.clone())),
             },
             _ => Value::ServerAliveInterval(time(first)?),
         })
@@ -253,12 +255,12 @@ impl Value {
 
 impl HostConfig {
     /// Takes the first value of a keyword for `host`, written at `at`.
-    fn set(&mut self, value: Value, host: &str, at: String) -> Result<(), String> {
+    fn set(&mut self, value: Value, host: &str, at: String) -> Result<(), ValueError> {
         match value {
             Value::HostName(name) => {
                 let name = percent(&name, |t| (t == 'h').then(|| host.to_ascii_lowercase()));
                 // lowered after its tokens are expanded, as ssh lowers the name it connects to
-                let name = name.map_err(|why| format!("HostName: {why}"))?;
+                let name = name.map_err(|why| ValueError::HostName(Box::new(why)))?;
                 self.host_name = Some(name.to_ascii_lowercase())
             }
             Value::Port(port) => self.port = Some(port),

@@ -56,14 +56,26 @@ pub(super) struct Subject<'a> {
     pub final_pass: bool,
 }
 
-/// Why a `Match` line cannot be used: its syntax, as ssh says "Bad Match condition".
-pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
+/// Why a `Match` line's syntax is refused, as ssh says it, naming the word or attribute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MatchError {
+    #[error("Bad Match condition: '{0}' cannot be combined with other Match attributes")]
+    Combined(String),
+    #[error("Bad Match condition: Missing Match criteria for {0}")]
+    NoCriteria(String),
+    #[error("Bad Match condition: Unsupported Match attribute {0}")]
+    Unsupported(String),
+    #[error("Bad Match condition: One or more attributes required for Match")]
+    NoAttribute,
+}
+
+/// A `Match` line's criteria, or why ssh would refuse its syntax ("Bad Match condition").
+pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, MatchError> {
     // `host=web` is `host web` (ssh's strdelim splits at `=`); a `#` word starts a comment
     let mut words = args
         .iter()
         .take_while(|a| !a.starts_with('#'))
         .flat_map(|a| a.split('=').filter(|w| !w.is_empty()));
-    let bad = |why: String| format!("Bad Match condition: {why}");
     let mut criteria = Vec::new();
     let mut attributes = 0;
     while let Some(word) = words.next() {
@@ -74,9 +86,7 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
         let lower = attribute.to_ascii_lowercase();
         if lower == "all" {
             if attributes > 1 || words.next().is_some() {
-                return Err(bad(format!(
-                    "'{word}' cannot be combined with other Match attributes"
-                )));
+                return Err(MatchError::Combined(word.to_string()));
             }
             criteria.push(Criterion {
                 negate,
@@ -89,7 +99,7 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
             Test::Final(lower == "final")
         } else {
             let Some(arg) = words.next().map(str::to_string) else {
-                return Err(bad(format!("Missing Match criteria for {attribute}")));
+                return Err(MatchError::NoCriteria(attribute.to_string()));
             };
             match lower.as_str() {
                 "host" => Test::Host(arg),
@@ -97,13 +107,13 @@ pub(super) fn parse_match(args: &[String]) -> Result<Vec<Criterion>, String> {
                 "user" => Test::User(arg),
                 "localuser" => Test::LocalUser(arg),
                 "exec" => Test::Exec(arg),
-                _ => return Err(bad(format!("Unsupported Match attribute {attribute}"))),
+                _ => return Err(MatchError::Unsupported(attribute.to_string())),
             }
         };
         criteria.push(Criterion { negate, test });
     }
     if attributes == 0 {
-        return Err(bad("One or more attributes required for Match".into()));
+        return Err(MatchError::NoAttribute);
     }
     Ok(criteria)
 }
@@ -116,7 +126,7 @@ pub(super) fn wants_final(criteria: &[Criterion]) -> bool {
 
 impl Condition {
     /// Whether the line takes `s`; `Err` for a `Match exec` ssh would run here.
-    pub(super) fn holds(&self, s: &Subject<'_>) -> Result<bool, String> {
+    pub(super) fn holds(&self, s: &Subject<'_>) -> Result<bool, ExecRefused> {
         let criteria = match self {
             Condition::Host(patterns) => return Ok(host_matches(patterns, s.host)),
             Condition::Match(criteria) => criteria,
@@ -136,13 +146,10 @@ impl Condition {
                 // ssh skips the command once a criterion before it failed
                 Test::Exec(_) if !result => continue,
                 Test::Exec(command) => {
-                    return Err(format!(
-                        "Match exec \"{command}\": mesh does not run a command to decide which \
-                         settings apply; write the hosts it stands for as a `Match host` or \
-                         `Host` pattern, or put a criterion before it that does not match this \
-                         host (`Match host !{} exec …`)",
-                        s.original
-                    ));
+                    return Err(ExecRefused {
+                        command: command.clone(),
+                        original: s.original.to_string(),
+                    });
                 }
             };
             if matched == c.negate {
@@ -151,6 +158,19 @@ impl Condition {
         }
         Ok(result)
     }
+}
+
+/// A `Match exec` that would decide for the host `original`: ssh would run `command`, mesh does
+/// not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Match exec \"{command}\": mesh does not run a command to decide which settings apply; write \
+     the hosts it stands for as a `Match host` or `Host` pattern, or put a criterion before it \
+     that does not match this host (`Match host !{original} exec …`)"
+)]
+pub struct ExecRefused {
+    command: String,
+    original: String,
 }
 
 /// Whether a pattern list takes `text`: one pattern must match, no `!` pattern may.

@@ -18,6 +18,7 @@ mod include;
 mod keywords;
 mod lookup;
 mod matching;
+mod reason;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -25,8 +26,11 @@ use std::time::Duration;
 
 pub use hostkeys::{Files, KnownFiles};
 use matching::Condition;
+pub use matching::{ExecRefused, MatchError};
+pub use reason::Reason;
 use values::split;
 pub(crate) use values::wildcard;
+pub use values::{ExpandError, ValueError};
 
 pub use super::local::Local;
 
@@ -54,7 +58,8 @@ const READ: &[&str] = &[
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
-    pub reason: String,
+    /// Boxed: every push's and deploy's error holds a `ConfigError`, and stays small.
+    pub reason: Box<Reason>,
 }
 
 /// What the configuration says for one host; `None` where it says nothing.
@@ -119,7 +124,7 @@ impl HostConfig {
     /// connection: `%h`, `%n`, `%p`, `%r`, `%d` (the passwd entry's home), `%u` (its name), `%i`
     /// (local uid) and `%%`. Another token is refused naming where it is written, as OpenSSH
     /// refuses it.
-    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, String> {
+    pub fn identities(&self, tokens: Tokens<'_>) -> Result<Vec<PathBuf>, ExpandError> {
         values::expand_paths("IdentityFile", &self.identity_files, tokens, &self.local)
     }
 }
@@ -177,7 +182,7 @@ impl SshConfig {
                     return Err(ConfigError {
                         path,
                         line: None,
-                        reason: e.reason(),
+                        reason: Box::new(Reason::Unreadable(e)),
                     });
                 }
             }
@@ -226,25 +231,25 @@ impl SshConfig {
         let mut block = start(None);
         for (n, raw) in text.lines().enumerate() {
             let line = n + 1;
-            let fail = |reason: String| ConfigError {
+            let fail = |reason: Reason| ConfigError {
                 path: path.to_path_buf(),
                 line: Some(line),
-                reason,
+                reason: Box::new(reason),
             };
-            let Some((keyword, args)) = split(raw).map_err(fail)? else {
+            let Some((keyword, args)) = split(raw).map_err(|e| fail(e.into()))? else {
                 continue;
             };
             match keyword.as_str() {
                 "host" => {
                     if args.is_empty() {
-                        return Err(fail("Host without a pattern".into()));
+                        return Err(fail(Reason::NoPattern));
                     }
                     let id = self.condition(path, line, Condition::Host(args));
                     self.blocks
                         .push(std::mem::replace(&mut block, start(Some(id))));
                 }
                 "match" => {
-                    let criteria = matching::parse_match(&args).map_err(fail)?;
+                    let criteria = matching::parse_match(&args).map_err(|e| fail(e.into()))?;
                     self.final_pass |= matching::wants_final(&criteria);
                     let id = self.condition(path, line, Condition::Match(criteria));
                     self.blocks
@@ -287,27 +292,26 @@ impl SshConfig {
         depth: usize,
     ) -> Result<(), Included> {
         if args.is_empty() {
-            return Err(Included::Here("Include without a file".into()));
+            return Err(Included::Here(Reason::NoIncludeFile));
         }
         if depth >= include::MAX_DEPTH {
-            return Err(Included::Here(format!(
-                "Include nested more than {} deep: do the files include each other?",
-                include::MAX_DEPTH
-            )));
+            return Err(Included::Here(Reason::TooDeep));
         }
         for arg in args {
             for file in include::expand(arg, dir, &self.local).map_err(Included::Here)? {
                 let text = match super::files::read_text(&file) {
                     Ok(text) => text,
                     Err(e) if e.is_missing() => continue,
-                    Err(e) => return Err(Included::Here(format!("Include {arg}: {e}"))),
+                    Err(error) => {
+                        return Err(Included::Here(Reason::Include {
+                            arg: arg.clone(),
+                            error,
+                        }));
+                    }
                 };
                 self.included += 1;
                 if self.included > include::MAX_FILES {
-                    return Err(Included::Here(format!(
-                        "Include reads more than {} files in all",
-                        include::MAX_FILES
-                    )));
+                    return Err(Included::Here(Reason::TooMany));
                 }
                 self.read(&file, &text, dir, conditions, depth + 1)
                     .map_err(Included::There)?;
@@ -319,7 +323,7 @@ impl SshConfig {
 
 /// Why an Include failed: on its own line, or inside a file it reads (already placed).
 enum Included {
-    Here(String),
+    Here(Reason),
     There(ConfigError),
 }
 

@@ -143,7 +143,12 @@ fn identity_file_tokens_expand_as_openssh_expands_them() {
         user: "root",
         port: 22,
     };
-    let e = odd.lookup("q").unwrap().identities(tokens).unwrap_err();
+    let e = odd
+        .lookup("q")
+        .unwrap()
+        .identities(tokens)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("user:2: IdentityFile \"/k/%x\": %x"), "{e}");
     let q5 = config("Host q5\n  Hostname %h.example.%%\n", "");
     assert_eq!(

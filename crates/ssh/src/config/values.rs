@@ -6,6 +6,53 @@ use std::time::Duration;
 use std::path::PathBuf;
 
 use super::{Local, Tokens, Written};
+use crate::local::TildeError;
+
+/// Why a value of a configuration line is refused, as ssh says it, quoting what is written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("a quote is not closed")]
+    OpenQuote,
+    #[error("Bad port {0:?}: 1 to 65535, or a service name of /etc/services")]
+    Port(String),
+    /// A service name, and why `/etc/services` could not be read.
+    #[error("Bad port {text:?}: {why}")]
+    Services { text: String, why: String },
+    #[error("{0:?} is not a time OpenSSH accepts: seconds, or like 1h30m, at most {MAX_SECONDS}s")]
+    Time(String),
+    #[error("{0:?} is neither yes nor no")]
+    YesNo(String),
+    #[error("%{0} is not expanded here, or its value is unknown")]
+    Token(char),
+    #[error("ends with a lone %")]
+    LonePercent,
+    #[error("a ${{ is not closed")]
+    OpenDollar,
+    #[error("environment variable {0:?} is not set")]
+    Unset(String),
+    #[error(transparent)]
+    Tilde(#[from] TildeError),
+    #[error("{0} without a value")]
+    NoValue(String),
+    #[error("keyword {0} extra arguments at end of line")]
+    Extra(String),
+    #[error("unsupported option {0:?}")]
+    Unsupported(String),
+    /// HostName's `%h` expansion refused.
+    #[error("HostName: {0}")]
+    HostName(Box<ValueError>),
+}
+
+/// A path a keyword names (IdentityFile, UserKnownHostsFile) that cannot be expanded: where it
+/// is written, the keyword, the path as written and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {keyword} {value:?}: {why}")]
+pub struct ExpandError {
+    pub at: String,
+    pub keyword: String,
+    pub value: String,
+    pub why: ValueError,
+}
 
 /// OpenSSH's pattern: `*` any run of characters, `?` any one character.
 pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
@@ -32,7 +79,7 @@ pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
 
 /// A line's keyword (lower case) and its arguments, quotes removed; `None` for a blank line or
 /// a comment.
-pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> {
+pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, ValueError> {
     let line = raw.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
@@ -66,7 +113,7 @@ pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> 
         }
     }
     if quoted {
-        return Err("a quote is not closed".into());
+        return Err(ValueError::OpenQuote);
     }
     if has {
         args.push(current);
@@ -76,13 +123,18 @@ pub(super) fn split(raw: &str) -> Result<Option<(String, Vec<String>)>, String> 
 
 /// A port as OpenSSH's `a2port` reads it: 1 to 65535, or a TCP service name of
 /// `/etc/services` (`ssh`, `http`).
-pub(super) fn port(text: &str) -> Result<u16, String> {
-    let bad = || format!("Bad port {text:?}: 1 to 65535, or a service name of /etc/services");
+pub(super) fn port(text: &str) -> Result<u16, ValueError> {
+    let bad = || ValueError::Port(text.to_string());
     if text.bytes().all(|b| b.is_ascii_digit()) {
         return text.parse().ok().filter(|p| *p != 0).ok_or_else(bad);
     }
-    let services = super::super::files::read_text(std::path::Path::new("/etc/services"))
-        .map_err(|e| format!("Bad port {text:?}: {}", e.reason()))?;
+    let services =
+        super::super::files::read_text(std::path::Path::new("/etc/services")).map_err(|e| {
+            ValueError::Services {
+                text: text.to_string(),
+                why: e.reason(),
+            }
+        })?;
     service(&services, text).ok_or_else(bad)
 }
 
@@ -105,12 +157,8 @@ pub(super) const MAX_SECONDS: u64 = i32::MAX as u64;
 
 /// A time as OpenSSH writes it (its `convtime`): seconds, or runs of a number and a unit
 /// (`s`, `m`, `h`, `d`, `w`), as `1h30m`; at most [`MAX_SECONDS`] in all.
-pub(super) fn time(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "{text:?} is not a time OpenSSH accepts: seconds, or like 1h30m, at most {MAX_SECONDS}s"
-        )
-    };
+pub(super) fn time(text: &str) -> Result<Duration, ValueError> {
+    let bad = || ValueError::Time(text.to_string());
     let mut total: u64 = 0;
     let mut rest = text;
     if rest.is_empty() {
@@ -142,11 +190,11 @@ pub(super) fn time(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(total))
 }
 
-pub(super) fn yes(text: &str) -> Result<bool, String> {
+pub(super) fn yes(text: &str) -> Result<bool, ValueError> {
     match text.to_ascii_lowercase().as_str() {
         "yes" | "true" => Ok(true),
         "no" | "false" => Ok(false),
-        _ => Err(format!("{text:?} is neither yes nor no")),
+        _ => Err(ValueError::YesNo(text.to_string())),
     }
 }
 
@@ -155,7 +203,7 @@ pub(super) fn yes(text: &str) -> Result<bool, String> {
 pub(super) fn percent(
     text: &str,
     token: impl Fn(char) -> Option<String>,
-) -> Result<String, String> {
+) -> Result<String, ValueError> {
     let mut out = String::new();
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -167,13 +215,9 @@ pub(super) fn percent(
             Some('%') => out.push('%'),
             Some(t) => match token(t) {
                 Some(value) => out.push_str(&value),
-                None => {
-                    return Err(format!(
-                        "%{t} is not expanded here, or its value is unknown"
-                    ));
-                }
+                None => return Err(ValueError::Token(t)),
             },
-            None => return Err("ends with a lone %".into()),
+            None => return Err(ValueError::LonePercent),
         }
     }
     Ok(out)
@@ -181,18 +225,15 @@ pub(super) fn percent(
 
 /// `text` with each `${NAME}` replaced by that environment variable, as OpenSSH expands
 /// IdentityFile; one that is not set is refused, as ssh refuses it.
-pub(super) fn dollar(text: &str) -> Result<String, String> {
+pub(super) fn dollar(text: &str) -> Result<String, ValueError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| "a ${ is not closed".to_string())?;
+        let end = after.find('}').ok_or(ValueError::OpenDollar)?;
         let name = &after[..end];
-        let value =
-            std::env::var(name).map_err(|_| format!("environment variable {name:?} is not set"))?;
+        let value = std::env::var(name).map_err(|_| ValueError::Unset(name.to_string()))?;
         out.push_str(&value);
         rest = &after[end + 1..];
     }
@@ -207,7 +248,7 @@ pub(super) fn expand_paths(
     written: &[Written],
     tokens: Tokens<'_>,
     local: &Local,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, ExpandError> {
     let home = local
         .home
         .as_ref()
@@ -215,9 +256,15 @@ pub(super) fn expand_paths(
     written
         .iter()
         .map(|written| {
-            let fail =
-                |why: String| format!("{}: {keyword} {:?}: {why}", written.at, written.value);
-            let path = local.tilde(&written.value).map_err(fail)?;
+            let fail = |why: ValueError| ExpandError {
+                at: written.at.clone(),
+                keyword: keyword.to_string(),
+                value: written.value.clone(),
+                why,
+            };
+            let path = local
+                .tilde(&written.value)
+                .map_err(|e| fail(ValueError::Tilde(e)))?;
             let path = dollar(&path).map_err(fail)?;
             percent(&path, |token| match token {
                 'h' => Some(tokens.host.to_string()),
