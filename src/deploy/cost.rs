@@ -75,7 +75,9 @@ pub fn limits(
     modules: &BTreeSet<String>,
     max_unavailable: Option<MaxUnavailable>,
 ) -> Result<BTreeMap<String, usize>, InventoryError> {
-    let all = inventory.assignments(None)?;
+    // every assignment of the mesh, read only once a module has a limit to count against: a
+    // plan that restarts nothing (or nothing limited) never reads the whole table
+    let mut all = None;
     let mut out = BTreeMap::new();
     for m in modules {
         let module = catalogue.module(m).ok();
@@ -87,10 +89,11 @@ pub fn limits(
                     .then_some(MaxUnavailable::Count(1))
             });
         if let Some(limit) = limit {
-            out.insert(
-                m.clone(),
-                limit.of(all.iter().filter(|a| a.module == *m).count()),
-            );
+            if all.is_none() {
+                all = Some(inventory.assignments(None)?);
+            }
+            let assigned = all.iter().flatten().filter(|a| a.module == *m).count();
+            out.insert(m.clone(), limit.of(assigned));
         }
     }
     Ok(out)
