@@ -205,9 +205,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
                 any_held = true;
                 return Ok(());
             }
-            let (p, cost) = node_plan(inv, &cat, &node, c)?;
+            let (p, cost, providers) = node_plan(inv, &cat, &node, c)?;
             any_held |= !p.held.is_empty();
-            costs.push((node, cost));
+            costs.push((node, cost, providers));
             if ctx.json {
                 plans.push(p);
             } else {
@@ -222,7 +222,7 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     // in one read transaction: each node's providers are a few queries, and outside one each
     // query takes and drops the file's lock (a tenth of the plan's CPU at 10,000 nodes)
     let waves = inv.trial(|inv| {
-        Ok::<_, anyhow::Error>(crate::deploy::cost::waves(inv, &cat, costs, &options))
+        Ok::<_, anyhow::Error>(crate::deploy::cost::waves_of(inv, &cat, costs, &options))
     })?;
     let unfinished = inv
         .last_rollout()?
@@ -262,14 +262,19 @@ fn print_plan(p: &crate::plan::Plan, diff: bool, ctx: &Context) {
     out_raw!("{text}");
 }
 
-/// One node's plan, against what its machine last confirmed (and how sure that is), and what a
-/// push of it costs.
+/// One node's plan, against what its machine last confirmed (and how sure that is), what a
+/// push of it costs, and its assignments' providers (what ordering it needs; composing resolved
+/// them).
 fn node_plan(
     inv: &Inventory,
     cat: &Catalogue,
     node: &Node,
     c: Composed,
-) -> Result<(plan::Plan, crate::deploy::NodeCost)> {
+) -> Result<(
+    plan::Plan,
+    crate::deploy::NodeCost,
+    Option<resolve::order::Providers>,
+)> {
     let confirmed = c.confirmed;
     let report = inv.last_report(&node.name)?;
     let mut p = plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
@@ -282,8 +287,13 @@ fn node_plan(
     }
     p.held = c.held;
     p.facts_moved = resolve::facts::moved(inv, cat, &node.name)?;
-    let cost = crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?;
-    Ok((p, cost))
+    let cost = match &c.resolved {
+        Some(r) => {
+            crate::deploy::node_cost_of(&r.assignments, &p, &c.declaration, confirmed.as_ref())
+        }
+        None => crate::deploy::node_cost(inv, &p, &c.declaration, confirmed.as_ref())?,
+    };
+    Ok((p, cost, c.resolved.map(|r| r.providers)))
 }
 
 /// What `plan` made of the selected nodes and has still to say: under `--json` the plans (in

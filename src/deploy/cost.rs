@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, InventoryError, Node};
+use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::plan::Plan;
 use crate::resolve::{self, Composed};
 use crate::wire::{Cost, Declaration};
@@ -20,10 +20,21 @@ pub fn node_cost(
     declaration: &Declaration,
     confirmed: Option<&Declaration>,
 ) -> Result<NodeCost, InventoryError> {
-    let modules: BTreeMap<String, String> = inventory
-        .assignments(Some(&plan.node))?
-        .into_iter()
-        .map(|a| (a.instance, a.module))
+    let assignments = inventory.assignments(Some(&plan.node))?;
+    Ok(node_cost_of(&assignments, plan, declaration, confirmed))
+}
+
+/// As [`node_cost`], with the node's assignments as composing it read them
+/// ([`resolve::Resolved::assignments`]): not read again.
+pub fn node_cost_of(
+    assignments: &[Assignment],
+    plan: &Plan,
+    declaration: &Declaration,
+    confirmed: Option<&Declaration>,
+) -> NodeCost {
+    let modules: BTreeMap<&str, &str> = assignments
+        .iter()
+        .map(|a| (a.instance.as_str(), a.module.as_str()))
         .collect();
     let instance_of = |id: &str| {
         declaration
@@ -43,16 +54,16 @@ pub fn node_cost(
             let id = because
                 .split_once(": ")
                 .map_or(because.as_str(), |(id, _)| id);
-            if let Some(module) = instance_of(id).and_then(|i| modules.get(&i)) {
-                restarts.insert(module.clone());
+            if let Some(module) = instance_of(id).and_then(|i| modules.get(i.as_str())) {
+                restarts.insert((*module).to_string());
             }
         }
     }
-    Ok(NodeCost {
+    NodeCost {
         node: plan.node.clone(),
         changes: !plan.changes.is_empty(),
         restarts,
-    })
+    }
 }
 
 /// At most how many of each module's assignments may restart at once: `--max-unavailable`,
@@ -64,7 +75,9 @@ pub fn limits(
     modules: &BTreeSet<String>,
     max_unavailable: Option<MaxUnavailable>,
 ) -> Result<BTreeMap<String, usize>, InventoryError> {
-    let all = inventory.assignments(None)?;
+    // every assignment of the mesh, read only once a module has a limit to count against: a
+    // plan that restarts nothing (or nothing limited) never reads the whole table
+    let mut all = None;
     let mut out = BTreeMap::new();
     for m in modules {
         let module = catalogue.module(m).ok();
@@ -76,10 +89,11 @@ pub fn limits(
                     .then_some(MaxUnavailable::Count(1))
             });
         if let Some(limit) = limit {
-            out.insert(
-                m.clone(),
-                limit.of(all.iter().filter(|a| a.module == *m).count()),
-            );
+            if all.is_none() {
+                all = Some(inventory.assignments(None)?);
+            }
+            let assigned = all.iter().flatten().filter(|a| a.module == *m).count();
+            out.insert(m.clone(), limit.of(assigned));
         }
     }
     Ok(out)
@@ -93,20 +107,30 @@ pub fn waves(
     costs: Vec<(Node, NodeCost)>,
     options: &Options,
 ) -> Result<Vec<Wave>, DeployError> {
+    let costs = costs.into_iter().map(|(n, c)| (n, c, None)).collect();
+    waves_of(inventory, catalogue, costs, options)
+}
+
+/// As [`waves`], each node with its assignments' providers where composing it resolved them
+/// ([`resolve::Resolved::providers`]): not resolved again.
+pub fn waves_of(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    costs: Vec<(Node, NodeCost, Option<resolve::order::Providers>)>,
+    options: &Options,
+) -> Result<Vec<Wave>, DeployError> {
     let modules: BTreeSet<String> = costs
         .iter()
-        .flat_map(|(_, c)| c.restarts.iter().cloned())
+        .flat_map(|(_, c, _)| c.restarts.iter().cloned())
         .collect();
     let limits = limits(inventory, catalogue, &modules, options.max_unavailable)?;
-    let mut by_name: BTreeMap<String, NodeCost> = costs
-        .iter()
-        .map(|(n, c)| (n.name.clone(), c.clone()))
-        .collect();
-    let layers = resolve::order::waves(
-        inventory,
-        catalogue,
-        costs.into_iter().map(|(n, _)| n).collect(),
-    )?;
+    let mut nodes = Vec::with_capacity(costs.len());
+    let mut by_name: BTreeMap<String, NodeCost> = BTreeMap::new();
+    for (n, c, providers) in costs {
+        by_name.insert(n.name.clone(), c);
+        nodes.push((n, providers));
+    }
+    let layers = resolve::order::waves_of(inventory, catalogue, nodes)?;
     let layers: Vec<Vec<NodeCost>> = layers
         .into_iter()
         .map(|l| {
@@ -130,10 +154,14 @@ pub fn plan_waves(
         let confirmed = inventory.confirmed(&node.name)?;
         let report = inventory.last_report(&node.name)?;
         let p = crate::plan::plan(&c.declaration, confirmed.as_ref(), report.as_ref());
-        let cost = node_cost(inventory, &p, &c.declaration, confirmed.as_ref())?;
-        costs.push((node.clone(), cost));
+        let cost = match &c.resolved {
+            Some(r) => node_cost_of(&r.assignments, &p, &c.declaration, confirmed.as_ref()),
+            None => node_cost(inventory, &p, &c.declaration, confirmed.as_ref())?,
+        };
+        let providers = c.resolved.as_ref().map(|r| r.providers.clone());
+        costs.push((node.clone(), cost, providers));
     }
-    waves(inventory, catalogue, costs, options)
+    waves_of(inventory, catalogue, costs, options)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub mod waves;
 pub use crate::catalogue::rollout::MaxUnavailable;
 pub use crate::inventory::rollouts::{NodeOutcome, RolloutNode, RolloutRow, RolloutState};
 pub use budget::FailureBudget;
-pub use cost::{node_cost, plan_waves};
+pub use cost::{node_cost, node_cost_of, plan_waves};
 pub use fan_out::{Progress, fan_out, job};
 pub use rollout::{Rollout, Step};
 pub use run::{Given, PushOptions, Said, Summary, Watch, push, refused};

@@ -118,6 +118,8 @@ fn composed(declaration: crate::wire::Declaration) -> Composed {
         kept: Vec::new(),
         withdrawn: Vec::new(),
         confirmed: None,
+        // a generation sent back was not composed: its cost and order are read afresh
+        resolved: None,
     }
 }
 

@@ -24,6 +24,21 @@ pub struct Composed {
     /// What the node's helper had confirmed when this was composed (`Inventory::confirmed`):
     /// a plan compares with it, and reading it again cost a plan of the fleet a twentieth.
     pub confirmed: Option<Declaration>,
+    /// What composing read and resolved that a push's cost and order ask again: `None` where
+    /// the declaration was not composed here (a generation sent back).
+    pub resolved: Option<Resolved>,
+}
+
+/// What composing a node read and resolved that costing and ordering its push need: read once
+/// per plan rather than again for each (a node's assignments were read five times, and its
+/// module requirements resolved twice: a fifth of a plan of the fleet).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolved {
+    /// The node's assignments, as [`Inventory::assignments`] reads them.
+    pub assignments: Vec<Assignment>,
+    /// The providers of each assignment whose module requires another module, in the
+    /// assignments' order, as [`super::providers_of`] answers them.
+    pub providers: super::order::Providers,
 }
 
 /// What composing a node gathers, assignment by assignment.
@@ -36,6 +51,8 @@ struct Gathered {
     withdrawn: Vec<provisions::Withdrawn>,
     /// What the assignments read that the inventory has not allocated yet.
     unallocated: Vec<crate::inventory::Unallocated>,
+    /// Each assignment's providers, as [`Resolved::providers`].
+    providers: super::order::Providers,
 }
 
 /// Composes what `node` should be, reading the inventory only: a node whose values are not all
@@ -47,8 +64,9 @@ pub fn compose(
 ) -> Result<Composed, ResolveError> {
     let confirmed = inventory.confirmed(&node.name)?;
     let mut g = Gathered::default();
-    for a in inventory.assignments(Some(&node.name))? {
-        assignment(inventory, catalogue, node, &a, confirmed.as_ref(), &mut g)?;
+    let assignments = inventory.assignments(Some(&node.name))?;
+    for a in &assignments {
+        assignment(inventory, catalogue, node, a, confirmed.as_ref(), &mut g)?;
     }
     if !g.unallocated.is_empty() {
         return Err(ResolveError::Unallocated {
@@ -79,17 +97,23 @@ pub fn compose(
             problems: g.problems,
         });
     }
-    Ok(declared(node, g, confirmed))
+    Ok(declared(node, g, confirmed, assignments))
 }
 
 /// The declaration of what was gathered, with what it keeps and what taking off needs
 /// confirmed.
-fn declared(node: &Node, g: Gathered, confirmed: Option<Declaration>) -> Composed {
+fn declared(
+    node: &Node,
+    g: Gathered,
+    confirmed: Option<Declaration>,
+    assignments: Vec<Assignment>,
+) -> Composed {
     let Gathered {
         resources,
         holds,
         kept,
         withdrawn,
+        providers,
         ..
     } = g;
     // taking off what asked for confirmation is confirmed too: the node's confirmed state says
@@ -115,6 +139,10 @@ fn declared(node: &Node, g: Gathered, confirmed: Option<Declaration>) -> Compose
         kept,
         withdrawn,
         confirmed,
+        resolved: Some(Resolved {
+            assignments,
+            providers,
+        }),
     }
 }
 
@@ -149,6 +177,11 @@ fn assignment(
         &mut answers,
         &mut unanswered,
     )?;
+    // what `providers_of` would resolve again to order a push: the same reads, the same answer
+    if super::requires_a_module(module) {
+        g.providers
+            .push((a.instance.clone(), answers.providers.clone()));
+    }
     if !answers.unallocated.is_empty() {
         g.unallocated.append(&mut answers.unallocated);
         return Ok(());

@@ -3,10 +3,11 @@
 
 use serde::Serialize;
 
-use crate::catalogue::{Catalogue, Need};
+use crate::catalogue::{Catalogue, Module, Need, Requirement};
 use crate::inventory::{Assignment, Inventory, Node};
 
 use super::ResolveError;
+use super::provider::{Asked, choose};
 use super::requirements::{Answers, modules};
 
 /// One consumer's requirement that a provider answers.
@@ -43,9 +44,71 @@ pub fn consumers_of(
     instance: &str,
     node: &str,
 ) -> Result<Vec<Consumer>, ResolveError> {
-    let provider = format!("{instance}@{node}");
+    let Some(me) = inventory
+        .assignments(Some(node))?
+        .into_iter()
+        .find(|a| a.instance == instance)
+    else {
+        return Ok(Vec::new());
+    };
+    let Ok(module) = catalogue.module(&me.module) else {
+        return Ok(Vec::new());
+    };
+    let provider = Provider {
+        module,
+        instance,
+        node,
+    };
+    answered(inventory, catalogue, &provider, Found::Resolved)
+}
+
+/// Every consumer `instance` (of `module`) on `node` answers, for a provider whose own answers
+/// resolve without a problem (composing it got that far: [`super::provisions::made`]). Then a
+/// consumer resolves to it exactly when the choice of its provider names it, so only the
+/// choice is read ([`super::provider::choose`]), not every consumer's answers in full with
+/// their secrets opened (a sixth of a plan of the fleet); [`consumers_of`] finds the same.
+pub(super) fn consumers_answered_by(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    instance: &str,
+    node: &str,
+) -> Result<Vec<Consumer>, ResolveError> {
+    let provider = Provider {
+        module,
+        instance,
+        node,
+    };
+    answered(inventory, catalogue, &provider, Found::Chosen)
+}
+
+/// A provider whose consumers are looked for.
+struct Provider<'a> {
+    module: &'a Module,
+    instance: &'a str,
+    node: &'a str,
+}
+
+/// How a consumer's provider is found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Its module requirements resolved in full: a provider that cannot answer (a value of its
+    /// own unset) answers no one.
+    Resolved,
+    /// By the choice alone: only for a provider known to answer.
+    Chosen,
+}
+
+/// The consumers `p` answers, each consumer's provider found as `how` says.
+fn answered(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    p: &Provider<'_>,
+    how: Found,
+) -> Result<Vec<Consumer>, ResolveError> {
+    let provider = format!("{}@{}", p.instance, p.node);
     let mut out = Vec::new();
-    for (a, n) in candidates(inventory, catalogue, instance, node)? {
+    for (a, n) in candidates(inventory, catalogue, p)? {
         let Ok(module) = catalogue.module(&a.module) else {
             continue;
         };
@@ -55,27 +118,27 @@ pub fn consumers_of(
                 continue;
             };
             let pin = inventory.pin(&a.node, &a.instance, &r.name)?;
-            let pinned = pin.is_some_and(|(pi, pn)| pi == instance && pn == node);
-            let answered = pinned || {
-                if resolved.is_none() {
-                    // the providers only: what the consumer's own values would be is not asked
-                    let mut chosen = Answers::default();
-                    modules(
-                        inventory,
-                        catalogue,
-                        module,
-                        &n,
-                        &a,
-                        &mut chosen,
-                        &mut Vec::new(),
-                    )?;
-                    resolved = Some(chosen.providers);
-                }
-                resolved
-                    .as_ref()
-                    .and_then(|p| p.get(&r.name))
-                    .is_some_and(|p| *p == provider)
-            };
+            let pinned = pin
+                .as_ref()
+                .is_some_and(|(pi, pn)| pi == p.instance && pn == p.node);
+            let answered = pinned
+                || match how {
+                    // pinned elsewhere, the choice is the pin: never this provider
+                    Found::Chosen => {
+                        pin.is_none()
+                            && chosen(inventory, catalogue, &a, &n, module, r, provision)?
+                                .is_some_and(|c| c == provider)
+                    }
+                    Found::Resolved => {
+                        if resolved.is_none() {
+                            resolved = Some(providers(inventory, catalogue, module, &n, &a)?);
+                        }
+                        resolved
+                            .as_ref()
+                            .and_then(|p| p.get(&r.name))
+                            .is_some_and(|p| *p == provider)
+                    }
+                };
             if answered {
                 out.push(Consumer {
                     node: a.node.clone(),
@@ -89,6 +152,52 @@ pub fn consumers_of(
         }
     }
     Ok(out)
+}
+
+/// The providers `a`'s module requirements resolve to, in full: what the consumer's own values
+/// would be is not asked.
+fn providers(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    n: &Node,
+    a: &Assignment,
+) -> Result<std::collections::BTreeMap<String, String>, ResolveError> {
+    let mut chosen = Answers::default();
+    modules(
+        inventory,
+        catalogue,
+        module,
+        n,
+        a,
+        &mut chosen,
+        &mut Vec::new(),
+    )?;
+    Ok(chosen.providers)
+}
+
+/// The provider (`instance@node`) chosen for `a`'s requirement `r`, if one is.
+fn chosen(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    a: &Assignment,
+    n: &Node,
+    module: &Module,
+    r: &Requirement,
+    provision: &str,
+) -> Result<Option<String>, ResolveError> {
+    let asked = Asked {
+        module,
+        node: n,
+        a,
+        requirement: &r.name,
+        provision,
+        // only a refusal says it, and a refusal answers no one here
+        what: "",
+    };
+    Ok(choose(inventory, catalogue, &asked)?
+        .ok()
+        .map(|c| c.named()))
 }
 
 /// The consumers left without their provider when the assignments `taken` (node, instance) go,
@@ -121,19 +230,9 @@ pub fn orphaned(
 fn candidates(
     inventory: &Inventory,
     catalogue: &Catalogue,
-    instance: &str,
-    node: &str,
+    p: &Provider<'_>,
 ) -> Result<Vec<(Assignment, Node)>, ResolveError> {
-    let Some(me) = inventory
-        .assignments(Some(node))?
-        .into_iter()
-        .find(|a| a.instance == instance)
-    else {
-        return Ok(Vec::new());
-    };
-    let Ok(module) = catalogue.module(&me.module) else {
-        return Ok(Vec::new());
-    };
+    let (module, instance, node) = (p.module, p.instance, p.node);
     let provided: Vec<&str> = module.provides.iter().map(|p| p.name.as_str()).collect();
     let consumer_modules: Vec<&str> = catalogue
         .modules()

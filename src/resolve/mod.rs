@@ -25,13 +25,15 @@ pub mod provisions;
 mod provisions_tests;
 mod render;
 pub mod requirements;
+#[cfg(test)]
+mod resolved_tests;
 mod sealed;
 pub mod settings;
 
 use crate::catalogue::{Catalogue, Module, digest};
 use crate::inventory::{Inventory, InventoryError, LayerOf, Node};
 use crate::wire::Declaration;
-pub use compose::{Composed, compose};
+pub use compose::{Composed, Resolved, compose};
 pub use held::Held;
 pub use problem::Problem;
 pub use sealed::reseal;
@@ -126,11 +128,7 @@ pub fn providers_of(
     let Ok(module) = catalogue.module(&a.module) else {
         return Ok(None);
     };
-    if !module
-        .requires
-        .iter()
-        .any(|r| matches!(r.need, crate::catalogue::Need::Module { .. }))
-    {
+    if !requires_a_module(module) {
         return Ok(None);
     }
     let mut problems = Vec::new();
@@ -145,6 +143,15 @@ pub fn providers_of(
         &mut problems,
     )?;
     Ok(Some(answers.providers))
+}
+
+/// Whether `module` requires another module: only then has an assignment of it providers to be
+/// ordered after.
+fn requires_a_module(module: &Module) -> bool {
+    module
+        .requires
+        .iter()
+        .any(|r| matches!(r.need, crate::catalogue::Need::Module { .. }))
 }
 
 /// A digest of a whole declaration: two equal declarations have equal digests (a sealed file

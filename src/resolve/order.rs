@@ -9,6 +9,10 @@ use crate::inventory::{Inventory, Node};
 
 use super::ResolveError;
 
+/// The providers of a node's assignments that require another module, in the assignments' order:
+/// each one's instance, with its requirements' providers (requirement → `instance@node`).
+pub type Providers = Vec<(String, BTreeMap<String, String>)>;
+
 /// `nodes` in waves: each node after every node (of `nodes`) that provides to one of its
 /// assignments. Only a per-consumer provision makes a consumer wait (a shared one is answered
 /// from the inventory alone), so a cycle of shared provisions is broken where it stalls, and only
@@ -18,16 +22,36 @@ pub fn waves(
     catalogue: &Catalogue,
     nodes: Vec<Node>,
 ) -> Result<Vec<Vec<Node>>, ResolveError> {
-    let selected: BTreeSet<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    waves_of(
+        inventory,
+        catalogue,
+        nodes.into_iter().map(|n| (n, None)).collect(),
+    )
+}
+
+/// As [`waves`], each node with its assignments' providers where composing it resolved them
+/// ([`super::Resolved::providers`]); a node without them is resolved here.
+pub fn waves_of(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    nodes: Vec<(Node, Option<Providers>)>,
+) -> Result<Vec<Vec<Node>>, ResolveError> {
+    let selected: BTreeSet<String> = nodes.iter().map(|(n, _)| n.name.clone()).collect();
     // consumer node → provider node → (whether the consumer waits for it, why)
     let mut after: BTreeMap<String, BTreeMap<String, (bool, String)>> = BTreeMap::new();
-    for node in &nodes {
-        after.insert(
-            node.name.clone(),
-            providers(inventory, catalogue, node, &selected)?,
-        );
+    let mut left = Vec::with_capacity(nodes.len());
+    for (node, known) in nodes {
+        let resolved = match known {
+            Some(p) => p,
+            None => resolve(inventory, catalogue, &node)?,
+        };
+        let needs = needs(inventory, catalogue, &node, resolved, &selected)?;
+        // a node that needs no other is free from the start: nothing to keep for it
+        if !needs.is_empty() {
+            after.insert(node.name.clone(), needs);
+        }
+        left.push(node);
     }
-    let mut left: Vec<Node> = nodes;
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::new();
     while !left.is_empty() {
@@ -72,12 +96,36 @@ pub fn providers(
     node: &Node,
     selected: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, (bool, String)>, ResolveError> {
-    let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
+    let resolved = resolve(inventory, catalogue, node)?;
+    needs(inventory, catalogue, node, resolved, selected)
+}
+
+/// The providers of `node`'s assignments, resolved here.
+fn resolve(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    node: &Node,
+) -> Result<Providers, ResolveError> {
+    let mut out = Vec::new();
     for a in inventory.assignments(Some(&node.name))? {
         // an assignment that cannot be resolved orders nothing: compose says why
-        let Ok(Some(providers)) = super::providers_of(inventory, catalogue, node, &a) else {
-            continue;
-        };
+        if let Ok(Some(providers)) = super::providers_of(inventory, catalogue, node, &a) {
+            out.push((a.instance, providers));
+        }
+    }
+    Ok(out)
+}
+
+/// [`providers`], from the providers of `node`'s assignments (`resolved`).
+fn needs(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    node: &Node,
+    resolved: Providers,
+    selected: &BTreeSet<String>,
+) -> Result<BTreeMap<String, (bool, String)>, ResolveError> {
+    let mut needs: BTreeMap<String, (bool, String)> = BTreeMap::new();
+    for (instance, providers) in resolved {
         for provider in providers.values() {
             let Some((pi, pn)) = provider.split_once('@') else {
                 continue;
@@ -86,7 +134,7 @@ pub fn providers(
                 continue;
             }
             let waits = per_consumer(inventory, catalogue, pi, pn)?;
-            let why = format!("{}@{} needs {provider}", a.instance, node.name);
+            let why = format!("{instance}@{} needs {provider}", node.name);
             let entry = needs.entry(pn.to_string()).or_insert((waits, why.clone()));
             if waits && !entry.0 {
                 *entry = (true, why);

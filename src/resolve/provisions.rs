@@ -18,7 +18,7 @@ use crate::inventory::{Assignment, Inventory, InventoryError, Node, Unallocated,
 use crate::wire::{FileSpec, Spec};
 
 use super::ResolveError;
-use super::consumers::consumers_of;
+use super::consumers::consumers_answered_by;
 use super::requirements::{self, Answers, field_value, login};
 
 /// Who a per-consumer provision is made for: its mesh identity.
@@ -129,7 +129,9 @@ pub(super) fn made(
     if per_consumer.is_empty() {
         return Ok(());
     }
-    let consumers = consumers_of(inventory, catalogue, &a.instance, &node.name)?;
+    // composing got here, so this provider's own answers have no problem: the choice of each
+    // consumer's provider is enough to know whether it answers it
+    let consumers = consumers_answered_by(inventory, catalogue, module, &a.instance, &node.name)?;
     for p in per_consumer {
         let mut ids: Vec<ConsumerId> = consumers
             .iter()

@@ -90,6 +90,9 @@ pub struct Inventory {
     /// the same for every node, and a plan of the fleet asked for them once per assignment.
     /// `None` outside a transaction; only `&mut self` writes a layer, so none changes inside one.
     shared_layers: std::cell::RefCell<Option<layers::Shared>>,
+    /// The tags of the node last asked for in this transaction (`tags::Last`): a plan asks
+    /// for a node's tags once per assignment. `None` outside a transaction.
+    last_tags: std::cell::RefCell<Option<tags::Last>>,
     /// Each sealed value opened so far, by its sealed text (which only ever opens to the one
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
@@ -188,6 +191,7 @@ impl Inventory {
             operator: operator_key::OperatorKey::of(path),
             names: std::cell::RefCell::new(None),
             shared_layers: std::cell::RefCell::new(None),
+            last_tags: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
             rendered: std::cell::RefCell::default(),
             file,
@@ -291,9 +295,11 @@ impl Inventory {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, behavior)
             .map_err(InventoryError::from)?;
         self.shared_layers.replace(Some(layers::Shared::default()));
+        self.last_tags.replace(Some(tags::Last::default()));
         let out = work(self);
         self.names.replace(None);
         self.shared_layers.replace(None);
+        self.last_tags.replace(None);
         if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
         out
     }

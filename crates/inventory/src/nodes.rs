@@ -259,6 +259,8 @@ impl Inventory {
     /// Removes a node, its assignments, its layers and what it was sent. Its push history stays.
     pub fn remove_node(&self, name: &str) -> Result<(), InventoryError> {
         self.node(name)?;
+        // its tags go with it (a cascade): a node added again under its name has none
+        self.forget_tags();
         self.conn
             .execute("DELETE FROM layers WHERE node = ?1", [name])?;
         self.conn
