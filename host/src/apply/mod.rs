@@ -80,8 +80,10 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         Mode::Adopt => crate::adopt::run(declaration, paths),
         Mode::DryRun => {
             let _looking = held::lock_to_look(paths)?;
+            crate::steps::done("lock");
             let new_machine = !paths.record().exists();
             let record = held::record_without_lock(paths, declaration.expects_record)?;
+            crate::steps::done("record read");
             measure_or_apply(declaration, mode, paths, record, new_machine)
         }
         Mode::Apply => {
@@ -106,6 +108,17 @@ pub(crate) fn run_held(
     measure_or_apply(declaration, mode, paths, record, held.new_machine())
 }
 
+/// The machine's hostname, host keys and facts, for the answer.
+fn machine_says(paths: &Paths) -> (String, Vec<String>, mesh_wire::Facts) {
+    let said = (
+        crate::facts::hostname(),
+        crate::facts::host_keys(&paths.machine),
+        crate::facts::gather(),
+    );
+    crate::steps::done("facts");
+    said
+}
+
 /// `new_machine`: the machine had no record (and no signs of the mesh) when this run began.
 fn measure_or_apply(
     declaration: &Declaration,
@@ -126,6 +139,7 @@ fn measure_or_apply(
             run.find_service(resource, service, &mut record)?;
         }
     }
+    crate::steps::done("units' state");
     // What the operator holds back stays as the machine has it: neither undone nor applied.
     let kept: BTreeSet<&str> = declaration
         .keep
@@ -159,14 +173,17 @@ fn measure_or_apply(
     run.outcomes
         .extend(kept.iter().map(|id| outcome(id, State::Unchanged, left)));
     run.name_undo(&record, |id| declared.contains(id) || kept.contains(id));
+    crate::steps::done("resources");
     if mode == Mode::Apply {
         run.finish(declaration, &mut record, !units.is_empty())?;
+        crate::steps::done("record written");
     }
+    let (hostname, host_keys, facts) = machine_says(paths);
     Ok(Report {
         version: VERSION,
         mode,
-        hostname: crate::facts::hostname(),
-        host_keys: crate::facts::host_keys(&paths.machine),
+        hostname,
+        host_keys,
         new_machine,
         resources: run.outcomes,
         units,
@@ -175,7 +192,8 @@ fn measure_or_apply(
         reverted: Vec::new(),
         pending: None,
         generation: record.generation,
-        facts: Some(crate::facts::gather()),
+        facts: Some(facts),
+        steps: Vec::new(),
     })
 }
 
