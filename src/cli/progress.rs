@@ -109,7 +109,8 @@ impl Progress {
 
 /// The helper's own time for `-v`: each resource, then their sum; then each step of its run
 /// (a helper from before step timings has none), their sum, and how long this side waited
-/// for the answer (the rest is the helper's start, writing its answer and the channel).
+/// for the answer from opening its channel (the rest is sshd's session, the helper's start,
+/// writing its answer and the channel's round trips).
 fn helper_times(timings: &Timings) -> Vec<String> {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let timed = &timings.resources;
@@ -134,7 +135,7 @@ fn helper_times(timings: &Timings) -> Vec<String> {
     );
     let run: Duration = timings.steps.iter().map(|(_, d)| *d).sum();
     lines.push(format!(
-        "{:>8.2} ms  the helper's run, of {:.2} ms from running it to its answer",
+        "{:>8.2} ms  the helper's run, of {:.2} ms from opening its channel to its answer",
         ms(run),
         ms(timings.waited)
     ));

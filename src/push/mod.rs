@@ -112,8 +112,8 @@ pub struct Timings {
     /// Each step of the helper's run, in order, and its own time on it (the resources' step
     /// holds the resources' times); empty from a helper from before step timings.
     pub steps: Vec<(String, Duration)>,
-    /// From running the helper to its whole answer, as this side waited for it: the helper's
-    /// run, its start, and the channel's round trips in between.
+    /// From opening the helper's channel to its whole answer, as this side waited for it: the
+    /// helper's run, its start, sshd's session and the channel's round trips.
     pub waited: Duration,
 }
 
