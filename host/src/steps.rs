@@ -17,6 +17,31 @@ struct Clock {
     steps: Vec<StepTime>,
 }
 
+impl Clock {
+    fn new() -> Clock {
+        Clock {
+            since: Instant::now(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// Ends `step`: the time since the last step ended is its time. A step named twice (the dry
+    /// run that asks whether a change needs confirming measures the resources too) adds up
+    /// under its first place.
+    fn done(&mut self, step: &str) {
+        let now = Instant::now();
+        let micros = u64::try_from(now.duration_since(self.since).as_micros()).unwrap_or(u64::MAX);
+        self.since = now;
+        match self.steps.iter_mut().find(|s| s.step == step) {
+            Some(earlier) => earlier.micros = earlier.micros.saturating_add(micros),
+            None => self.steps.push(StepTime {
+                step: step.to_string(),
+                micros,
+            }),
+        }
+    }
+}
+
 static CLOCK: Mutex<Option<Clock>> = Mutex::new(None);
 
 fn clock() -> std::sync::MutexGuard<'static, Option<Clock>> {
@@ -26,28 +51,13 @@ fn clock() -> std::sync::MutexGuard<'static, Option<Clock>> {
 
 /// Starts timing this process's run.
 pub(crate) fn start() {
-    *clock() = Some(Clock {
-        since: Instant::now(),
-        steps: Vec::new(),
-    });
+    *clock() = Some(Clock::new());
 }
 
-/// Ends `step`: the time since the last step ended is its time. A step named twice (a run that
-/// reads its record again) adds up under its first place.
+/// Ends `step` (see [`Clock::done`]); nothing where the clock was not started.
 pub(crate) fn done(step: &str) {
-    let mut clock = clock();
-    let Some(clock) = clock.as_mut() else {
-        return;
-    };
-    let now = Instant::now();
-    let micros = u64::try_from(now.duration_since(clock.since).as_micros()).unwrap_or(u64::MAX);
-    clock.since = now;
-    match clock.steps.iter_mut().find(|s| s.step == step) {
-        Some(earlier) => earlier.micros = earlier.micros.saturating_add(micros),
-        None => clock.steps.push(StepTime {
-            step: step.to_string(),
-            micros,
-        }),
+    if let Some(clock) = clock().as_mut() {
+        clock.done(step);
     }
 }
 
@@ -64,18 +74,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_add_up_in_order_each_named_once_and_nothing_is_timed_unstarted() {
-        // one test: the clock is the process's
-        done("before the start");
-        assert!(taken().is_empty());
-        start();
-        done("lock");
+    fn steps_add_up_in_order_each_named_once() {
+        // a clock of the test's own: the process's is shared with every other test's runs
+        let mut clock = Clock::new();
+        clock.done("lock");
         std::thread::sleep(std::time::Duration::from_millis(2));
-        done("record read");
-        done("lock");
-        let steps = taken();
-        let names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
+        clock.done("record read");
+        clock.done("lock");
+        let names: Vec<&str> = clock.steps.iter().map(|s| s.step.as_str()).collect();
         assert_eq!(names, ["lock", "record read"]);
-        assert!(steps[1].micros >= 2000, "{steps:?}");
+        assert!(clock.steps[1].micros >= 2000, "{:?}", clock.steps);
     }
 }
