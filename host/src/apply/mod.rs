@@ -84,7 +84,7 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
             let new_machine = !paths.record().exists();
             let record = held::record_without_lock(paths, declaration.expects_record)?;
             crate::steps::done("record read");
-            measure_or_apply(declaration, mode, paths, record, new_machine)
+            measure_or_apply(declaration, mode, paths, record, new_machine).map(with_facts)
         }
         Mode::Apply => {
             let held = Held::to_apply(paths, declaration.expects_record)?;
@@ -105,18 +105,17 @@ pub(crate) fn run_held(
     record: Record,
 ) -> Result<Report, Error> {
     let mode = if dry_run { Mode::DryRun } else { Mode::Apply };
-    measure_or_apply(declaration, mode, paths, record, held.new_machine())
+    let report = measure_or_apply(declaration, mode, paths, record, held.new_machine())?;
+    // a dry run under the lock only tells the apply after it whether a change asks for
+    // confirmation: nobody reads its facts (`ip -j addr`), so they are not gathered twice
+    Ok(if dry_run { report } else { with_facts(report) })
 }
 
-/// The machine's hostname, host keys and facts, for the answer.
-fn machine_says(paths: &Paths) -> (String, Vec<String>, mesh_wire::Facts) {
-    let said = (
-        crate::facts::hostname(),
-        crate::facts::host_keys(&paths.machine),
-        crate::facts::gather(),
-    );
+/// `report` with what the machine says it is, gathered now.
+fn with_facts(mut report: Report) -> Report {
+    report.facts = Some(crate::facts::gather());
     crate::steps::done("facts");
-    said
+    report
 }
 
 /// `new_machine`: the machine had no record (and no signs of the mesh) when this run began.
@@ -178,12 +177,11 @@ fn measure_or_apply(
         run.finish(declaration, &mut record, !units.is_empty())?;
         crate::steps::done("record written");
     }
-    let (hostname, host_keys, facts) = machine_says(paths);
     Ok(Report {
         version: VERSION,
         mode,
-        hostname,
-        host_keys,
+        hostname: crate::facts::hostname(),
+        host_keys: crate::facts::host_keys(&paths.machine),
         new_machine,
         resources: run.outcomes,
         units,
@@ -192,7 +190,7 @@ fn measure_or_apply(
         reverted: Vec::new(),
         pending: None,
         generation: record.generation,
-        facts: Some(facts),
+        facts: None,
         steps: Vec::new(),
     })
 }
