@@ -449,3 +449,55 @@ fn an_operator_gone_before_it_confirms_leaves_the_change_pending_on_the_machine(
         "{plan}"
     );
 }
+
+#[test]
+fn verbose_shows_the_helpers_steps_outside_its_resources_and_the_wait_for_its_answer() {
+    let mesh = Mesh::new();
+    mesh.demo();
+    let root = mesh.root("box");
+    mesh.run(&["node", "add", "box", "--local", root.to_str().unwrap()])
+        .ok();
+    mesh.run(&["assign", "demo", "box"]).ok();
+    mesh.run(&["push", "box"]).ok();
+    // a no-op: each step of the helper's run, timed on the machine and sent in its answer
+    let said = mesh.run(&["-v", "push", "box"]).ok().stderr;
+    let ms = |line: &str| -> f64 { line.split_whitespace().nth(1).unwrap().parse().unwrap() };
+    let steps: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("helper step: "))
+        .collect();
+    for step in [
+        "lock",
+        "record read",
+        "units' state",
+        "resources",
+        "record written",
+        "facts",
+    ] {
+        assert!(
+            steps
+                .iter()
+                .any(|l| l.ends_with(&format!("helper step: {step}"))),
+            "no step {step:?} in\n{said}"
+        );
+    }
+    let run = said
+        .lines()
+        .find(|l| l.contains("the helper's run, of "))
+        .unwrap_or_else(|| panic!("no run line in\n{said}"));
+    let waited: f64 = run
+        .rsplit(" of ")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let sum: f64 = steps.iter().map(|l| ms(l)).sum();
+    // the steps add up to the run, which fits in the operator's wait for its answer
+    assert!(
+        ms(run) > 0.0 && (sum - ms(run)).abs() < 0.05 && ms(run) <= waited,
+        "{said}"
+    );
+}

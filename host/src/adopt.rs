@@ -363,6 +363,7 @@ impl Adopt<'_> {
             pending: None,
             generation: None,
             facts: Some(crate::facts::gather()),
+            steps: Vec::new(),
         }
     }
 }

@@ -72,17 +72,23 @@ pub(crate) fn run_as_sent(
         Mode::Apply => {}
     }
     let held = apply::Held::to_apply(paths, declaration.expects_record)?;
+    crate::steps::done("lock");
     if let Some(id) = awaiting(paths, &held)? {
         return Err(Error::Awaiting(id));
     }
+    crate::steps::done("waiting change looked for");
     let record = held.record(paths, declaration.expects_record)?;
+    crate::steps::done("record read");
     // under the lock, before anything is kept or changed
     apply::refuse_stale(declaration, &record)?;
     let before = record.generation.clone();
     let asks = asking(declaration);
-    if asks.is_empty() || !would_change(declaration, paths, &held, &asks)? {
+    let asking = !asks.is_empty() && would_change(declaration, paths, &held, &asks)?;
+    crate::steps::done("confirmation asked for");
+    if !asking {
         let report = apply::run_held(declaration, false, paths, &held, record)?;
         crate::generations::keep_made(&report, before.as_ref(), sent, paths);
+        crate::steps::done("generation kept");
         return Ok(with_notes(report, mode, paths));
     }
     let id = files::random_hex()?;
@@ -444,7 +450,13 @@ fn note(paths: &Paths, id: &str) -> PathBuf {
 }
 
 /// `report` with the reverts noted since the last apply; an apply says them once.
-fn with_notes(mut report: Report, mode: Mode, paths: &Paths) -> Report {
+fn with_notes(report: Report, mode: Mode, paths: &Paths) -> Report {
+    let report = notes_added(report, mode, paths);
+    crate::steps::done("notes read");
+    report
+}
+
+fn notes_added(mut report: Report, mode: Mode, paths: &Paths) -> Report {
     let Ok(entries) = std::fs::read_dir(paths.root.join("reverted")) else {
         return report;
     };

@@ -39,6 +39,7 @@ mod owners;
 mod record;
 mod sealed;
 mod signs;
+mod steps;
 mod system;
 mod units;
 
@@ -123,11 +124,14 @@ fn command(args: &[String], paths: &record::Paths) -> Result<Mode, ExitCode> {
 /// Reads the declaration on stdin and applies it (or only measures, or adopts), writing the
 /// report on stdout.
 fn apply_sent(mode: Mode, paths: &record::Paths) -> ExitCode {
+    steps::start();
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("mesh-host: cannot read the declaration on stdin: {e}");
         return ExitCode::from(HelperExit::Usage.status());
     }
+    // how long the operator's declaration took to arrive, whole
+    steps::done("declaration received");
     let mut declaration = match mesh_wire::read::declaration(input.as_bytes()) {
         Ok(d) => d,
         Err(e) => {
@@ -135,15 +139,17 @@ fn apply_sent(mode: Mode, paths: &record::Paths) -> ExitCode {
             return ExitCode::from(HelperExit::Usage.status());
         }
     };
+    steps::done("declaration read");
     // what the machine keeps of a generation keeps its secrets sealed
     let sent = declaration.clone();
     if let Err(e) = sealed::open_environments(&mut declaration, &paths.machine) {
         eprintln!("mesh-host: {e}");
         return ExitCode::from(HelperExit::Usage.status());
     }
+    steps::done("secrets opened");
     // from here a step that hangs is ended when the operator goes away, not only at its deadline
     child::watch_operator();
-    let report = match confirm::run_as_sent(&declaration, &sent, mode, paths) {
+    let mut report = match confirm::run_as_sent(&declaration, &sent, mode, paths) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-host: {e}");
@@ -151,6 +157,9 @@ fn apply_sent(mode: Mode, paths: &record::Paths) -> ExitCode {
             return ExitCode::from(e.exit_code());
         }
     };
+    steps::done("the rest of the run");
+    // writing the answer is the one step it cannot carry
+    report.steps = steps::taken();
     let mut out = std::io::stdout().lock();
     let written = serde_json::to_writer(&mut out, &report).is_ok() && out.flush().is_ok();
     if written {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::push::Event;
+use crate::push::{Event, Timings};
 
 pub(crate) struct Progress {
     bars: Option<(MultiProgress, Vec<(String, ProgressBar)>)>,
@@ -66,8 +66,8 @@ impl Progress {
                 let mut begun = begun.lock().unwrap_or_else(|p| p.into_inner());
                 let since = *begun.entry(node.clone()).or_insert_with(Instant::now);
                 err!("{node}: {msg} (at {:.2}s)", since.elapsed().as_secs_f64());
-                if let Event::Answered(_, timed) = &event {
-                    for line in helper_times(timed) {
+                if let Event::Answered(_, timings) = &event {
+                    for line in helper_times(timings) {
                         err!("{node}:   {line}");
                     }
                 }
@@ -107,9 +107,13 @@ impl Progress {
     }
 }
 
-/// The helper's own time per resource, for `-v`: each resource, then the sum.
-fn helper_times(timed: &[(String, Duration)]) -> Vec<String> {
+/// The helper's own time for `-v`: each resource, then their sum; then each step of its run
+/// (a helper from before step timings has none), their sum, and how long this side waited
+/// for the answer from opening its channel (the rest is sshd's session, the helper's start,
+/// writing its answer and the channel's round trips).
+fn helper_times(timings: &Timings) -> Vec<String> {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let timed = &timings.resources;
     let mut lines: Vec<String> = timed
         .iter()
         .map(|(id, d)| format!("{:>8.2} ms  {id}", ms(*d)))
@@ -119,6 +123,21 @@ fn helper_times(timed: &[(String, Duration)]) -> Vec<String> {
         "{:>8.2} ms  on the machine, {}",
         ms(total),
         super::render::counted(timed.len(), "resource")
+    ));
+    if timings.steps.is_empty() {
+        return lines;
+    }
+    lines.extend(
+        timings
+            .steps
+            .iter()
+            .map(|(step, d)| format!("{:>8.2} ms  helper step: {step}", ms(*d))),
+    );
+    let run: Duration = timings.steps.iter().map(|(_, d)| *d).sum();
+    lines.push(format!(
+        "{:>8.2} ms  the helper's run, of {:.2} ms from opening its channel to its answer",
+        ms(run),
+        ms(timings.waited)
     ));
     lines
 }

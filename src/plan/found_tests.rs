@@ -78,6 +78,7 @@ fn report(mode: Mode, generation: Generation, resources: Vec<Outcome>) -> Report
         pending: None,
         generation: Some(generation),
         facts: None,
+        steps: Vec::new(),
     }
 }
 

@@ -188,6 +188,7 @@ mod tests {
             pending: None,
             generation: None,
             facts: None,
+            steps: Vec::new(),
         }
     }
 

@@ -181,6 +181,7 @@ mod tests {
             pending: None,
             generation: None,
             facts: None,
+            steps: Vec::new(),
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

@@ -115,6 +115,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         pending: None,
         generation: None,
         facts: None,
+        steps: Vec::new(),
     };
     assert!(
         plan(&decl(vec![]), Some(&old), Some(&report))

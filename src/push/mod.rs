@@ -85,8 +85,8 @@ pub enum Event {
     /// The helper applied a change that awaits confirmation (node, the change's id): the
     /// operator confirms it now.
     Confirming(String, String),
-    /// The helper answered (node, each resource's id and the helper's own time on it).
-    Answered(String, Vec<(String, Duration)>),
+    /// The helper answered (node, its own times).
+    Answered(String, Timings),
     Done(String),
 }
 
@@ -102,6 +102,19 @@ impl Event {
             Event::Done(_) => "done",
         }
     }
+}
+
+/// The times one answer tells, for `-v`.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    /// Each resource's id and the helper's own time on it.
+    pub resources: Vec<(String, Duration)>,
+    /// Each step of the helper's run, in order, and its own time on it (the resources' step
+    /// holds the resources' times); empty from a helper from before step timings.
+    pub steps: Vec<(String, Duration)>,
+    /// From opening the helper's channel to its whole answer, as this side waited for it: the
+    /// helper's run, its start, sshd's session and the channel's round trips.
+    pub waited: Duration,
 }
 
 /// How to push.
@@ -193,6 +206,23 @@ pub async fn run(
     results
 }
 
+/// What `report` and this side's wait for it say of where the time went.
+fn timings(report: &Report, waited: Duration) -> Timings {
+    Timings {
+        resources: report
+            .resources
+            .iter()
+            .map(|r| (r.id.clone(), Duration::from_micros(r.micros)))
+            .collect(),
+        steps: report
+            .steps
+            .iter()
+            .map(|s| (s.step.clone(), Duration::from_micros(s.micros)))
+            .collect(),
+        waited,
+    }
+}
+
 async fn push_one(
     job: &Job,
     helper: &Helper,
@@ -218,6 +248,7 @@ async fn push_one(
     events(Event::Applying(name.clone()));
     let bound = helper::report_bound(input.len());
     let call = Call::Run(options.mode);
+    let mut sent = std::time::Instant::now();
     let mut out = session.run(helper, call, &input, bound).await?;
     let mut uploaded = false;
     if out.status == Some(EXIT_HELPER_MISSING) {
@@ -225,18 +256,13 @@ async fn push_one(
         upload(session.as_ref(), helper, &name).await?;
         uploaded = true;
         events(Event::Applying(name.clone()));
+        sent = std::time::Instant::now();
         out = session.run(helper, call, &input, bound).await?;
     }
+    let waited = sent.elapsed();
     session.close().await;
     let report = answer(&name, options.mode, out)?;
-    events(Event::Answered(
-        name.clone(),
-        report
-            .resources
-            .iter()
-            .map(|r| (r.id.clone(), Duration::from_micros(r.micros)))
-            .collect(),
-    ));
+    events(Event::Answered(name.clone(), timings(&report, waited)));
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
             events(Event::Confirming(name.clone(), awaiting.id.clone()));

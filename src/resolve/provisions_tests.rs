@@ -215,6 +215,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             pending: None,
             generation: None,
             facts: None,
+            steps: Vec::new(),
         }),
     };
     m.inv

@@ -301,6 +301,7 @@ mod tests {
             pending: None,
             generation: Some(generation),
             facts: None,
+            steps: Vec::new(),
         };
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         inv.finish_push(

@@ -233,11 +233,15 @@ fn a_no_op_quiet_push_from_cron_prints_nothing_and_a_past_push_can_be_read_back(
         "{r}"
     );
 
-    // -v says per node what happens, with timings, on stderr
+    // -v says per node what happens, with timings, on stderr, and the helper's own time on
+    // each step of its run, sent back over SSH in its answer
     let verbose = mesh.run(&["-v", "push", "node2"]).ok();
     assert!(
         verbose.stderr.contains("node2: connecting (at ")
-            && verbose.stderr.contains("node2: done (at "),
+            && verbose.stderr.contains("node2: done (at ")
+            && verbose.stderr.contains(" ms  helper step: lock")
+            && verbose.stderr.contains(" ms  helper step: facts")
+            && verbose.stderr.contains(" ms  the helper's run, of "),
         "{}",
         verbose.stderr
     );

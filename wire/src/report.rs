@@ -120,6 +120,20 @@ pub struct Report {
     /// What the machine says it is, gathered on this run; `None`: a helper from before facts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<crate::Facts>,
+    /// The helper's own time on each step of its run, in order (reading the declaration, the
+    /// lock, its record, the units' state, the resources, writing the record, the facts …),
+    /// for `-v`; empty: a helper from before step timings, or a run that was not timed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepTime>,
+}
+
+/// One step of the helper's run and its own time on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepTime {
+    /// The step, in a few words an operator reads ("lock", "record read").
+    pub step: String,
+    /// Its time, in microseconds.
+    pub micros: u64,
 }
 
 /// A change waiting to be confirmed.

@@ -136,3 +136,21 @@ fn a_bundle_file_costs_what_moved_in_it_and_anything_else_restarts() {
 fn cost_orders_none_reload_restart() {
     assert!(Cost::None < Cost::Reload && Cost::Reload < Cost::Restart);
 }
+
+#[test]
+fn an_answer_without_step_times_reads_with_none_and_its_steps_read_back_in_order() {
+    // a helper from before step times sends none; an operator from before them skips the field
+    let old = r#"{"version": 1, "mode": "apply", "hostname": "h", "resources": []}"#;
+    let report: Report = serde_json::from_str(old).unwrap();
+    assert!(report.steps.is_empty());
+    assert!(!serde_json::to_string(&report).unwrap().contains("steps"));
+    let new = r#"{"version": 1, "mode": "apply", "hostname": "h", "resources": [],
+        "steps": [{"step": "lock", "micros": 12}, {"step": "facts", "micros": 3}]}"#;
+    let report: Report = serde_json::from_str(new).unwrap();
+    let steps: Vec<(&str, u64)> = report
+        .steps
+        .iter()
+        .map(|s| (s.step.as_str(), s.micros))
+        .collect();
+    assert_eq!(steps, [("lock", 12), ("facts", 3)]);
+}

@@ -282,6 +282,7 @@ mod tests {
             pending: None,
             generation: None,
             facts: None,
+            steps: Vec::new(),
         }
     }
 

@@ -235,6 +235,7 @@ pub(super) mod tests {
             pending: None,
             generation: Some(generation),
             facts: None,
+            steps: Vec::new(),
         }
     }
 

@@ -145,6 +145,7 @@ mod tests {
             reverted: Vec::new(),
             generation: None,
             facts: None,
+            steps: Vec::new(),
         }
     }
 

@@ -80,9 +80,11 @@ pub(crate) fn run(declaration: &Declaration, mode: Mode, paths: &Paths) -> Resul
         Mode::Adopt => crate::adopt::run(declaration, paths),
         Mode::DryRun => {
             let _looking = held::lock_to_look(paths)?;
+            crate::steps::done("lock");
             let new_machine = !paths.record().exists();
             let record = held::record_without_lock(paths, declaration.expects_record)?;
-            measure_or_apply(declaration, mode, paths, record, new_machine)
+            crate::steps::done("record read");
+            measure_or_apply(declaration, mode, paths, record, new_machine).map(with_facts)
         }
         Mode::Apply => {
             let held = Held::to_apply(paths, declaration.expects_record)?;
@@ -103,7 +105,17 @@ pub(crate) fn run_held(
     record: Record,
 ) -> Result<Report, Error> {
     let mode = if dry_run { Mode::DryRun } else { Mode::Apply };
-    measure_or_apply(declaration, mode, paths, record, held.new_machine())
+    let report = measure_or_apply(declaration, mode, paths, record, held.new_machine())?;
+    // a dry run under the lock only tells the apply after it whether a change asks for
+    // confirmation: nobody reads its facts (`ip -j addr`), so they are not gathered twice
+    Ok(if dry_run { report } else { with_facts(report) })
+}
+
+/// `report` with what the machine says it is, gathered now.
+fn with_facts(mut report: Report) -> Report {
+    report.facts = Some(crate::facts::gather());
+    crate::steps::done("facts");
+    report
 }
 
 /// `new_machine`: the machine had no record (and no signs of the mesh) when this run began.
@@ -126,6 +138,7 @@ fn measure_or_apply(
             run.find_service(resource, service, &mut record)?;
         }
     }
+    crate::steps::done("units' state");
     // What the operator holds back stays as the machine has it: neither undone nor applied.
     let kept: BTreeSet<&str> = declaration
         .keep
@@ -159,8 +172,10 @@ fn measure_or_apply(
     run.outcomes
         .extend(kept.iter().map(|id| outcome(id, State::Unchanged, left)));
     run.name_undo(&record, |id| declared.contains(id) || kept.contains(id));
+    crate::steps::done("resources");
     if mode == Mode::Apply {
         run.finish(declaration, &mut record, !units.is_empty())?;
+        crate::steps::done("record written");
     }
     Ok(Report {
         version: VERSION,
@@ -175,7 +190,8 @@ fn measure_or_apply(
         reverted: Vec::new(),
         pending: None,
         generation: record.generation,
-        facts: Some(crate::facts::gather()),
+        facts: None,
+        steps: Vec::new(),
     })
 }
 
