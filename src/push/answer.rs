@@ -82,6 +82,12 @@ pub(super) fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<
             id: said,
         });
     }
+    if out.status.is_none() && mode == Mode::Apply {
+        return Err(PushError::Lost {
+            node: name,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
     if out.status != Some(0) {
         return Err(PushError::Helper {
             node: name,
@@ -135,6 +141,22 @@ mod tests {
         );
         assert_eq!(describe(Some(1)), "1");
         assert_eq!(describe(None), "none: killed or disconnected");
+    }
+
+    #[test]
+    fn a_run_without_an_exit_status_is_lost_and_says_the_machine_may_have_changed() {
+        let out = crate::ssh::Output {
+            status: None,
+            ..Default::default()
+        };
+        let lost = answer("node5", Mode::Apply, out).unwrap_err();
+        assert_eq!(lost.kind(), "helper");
+        let said = lost.to_string();
+        assert!(
+            said.starts_with("node5: the connection was lost before the helper answered")
+                && said.contains("`mesh check node5`"),
+            "{said}"
+        );
     }
 
     #[test]

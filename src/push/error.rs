@@ -20,6 +20,15 @@ pub enum PushError {
         status: String,
         stderr: String,
     },
+    /// The helper's run ended with no exit status: the connection (or a jump host's) dropped,
+    /// or it was killed. It may have applied: only the machine can say.
+    #[error(
+        "{node}: the connection was lost before the helper answered (no exit status{}); whether \
+         it changed the machine is not known here: `mesh check {node}` asks it (a change it made \
+         shows there, and the next push is refused as stale until it is taken)",
+        if stderr.is_empty() { String::new() } else { format!("; it said: {stderr}") }
+    )]
+    Lost { node: String, stderr: String },
     #[error("{node}: the helper failed (exit {status}): {stderr}")]
     Helper {
         node: String,
@@ -136,6 +145,7 @@ impl PushError {
             PushError::Refused { .. } | PushError::Unresolved { .. } => "refused",
             PushError::Upload { .. }
             | PushError::Helper { .. }
+            | PushError::Lost { .. }
             | PushError::Report { .. }
             | PushError::Awaiting { .. } => "helper",
         }
