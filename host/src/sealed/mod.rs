@@ -4,10 +4,12 @@
 //! and sits in the operator's inventory, only sealed.
 
 use std::fmt;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use mesh_wire::{Declaration, Sealed};
+
+mod age_file;
+mod host_key;
 
 /// The private half of the host key every secret is sealed to.
 pub(crate) const HOST_KEY: &str = "/etc/ssh/ssh_host_ed25519_key";
@@ -63,15 +65,15 @@ pub(crate) fn open_with(sealed: &Sealed, key: &Path) -> Result<String, UnsealErr
         key: key.to_path_buf(),
         why,
     };
-    let file = std::fs::File::open(key).map_err(|e| unreadable(e.to_string()))?;
-    let identity = age::ssh::Identity::from_buffer(BufReader::new(file), None)
-        .map_err(|e| unreadable(e.to_string()))?;
-    let bytes =
-        age::decrypt(&identity, sealed.age.as_bytes()).map_err(|e| UnsealError::Decrypt {
-            key: key.to_path_buf(),
-            why: e.to_string(),
-        })?;
-    String::from_utf8(bytes).map_err(|_| UnsealError::NotText {
+    let text = zeroize::Zeroizing::new(
+        std::fs::read_to_string(key).map_err(|e| unreadable(e.to_string()))?,
+    );
+    let host_key = host_key::parse(&text).map_err(unreadable)?;
+    let bytes = age_file::open(&sealed.age, &host_key).map_err(|e| UnsealError::Decrypt {
+        key: key.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| UnsealError::NotText {
         key: key.to_path_buf(),
     })
 }
