@@ -24,8 +24,8 @@ pub enum PushError {
     /// or it was killed. It may have applied: only the machine can say.
     #[error(
         "{node}: the connection was lost before the helper answered (no exit status{}); whether \
-         it changed the machine is not known here: `mesh check {node}` asks it (a change it made \
-         shows there, and the next push is refused as stale until it is taken)",
+         it changed the machine is not known here: `mesh check {node}` asks it, and the next \
+         push carries on from what the machine has",
         if stderr.is_empty() { String::new() } else { format!("; it said: {stderr}") }
     )]
     Lost { node: String, stderr: String },

@@ -174,7 +174,15 @@ fn a_helper_killed_right_after_the_write_still_restarts_the_unit_at_the_next_pus
         "node1",
         "echo killed:file:/etc/mesh-killed.conf >/var/lib/mesh/fault",
     );
-    mesh.run(&["push", "node1"]).code(2);
+    let lost = mesh.run(&["push", "node1"]).code(2);
+    // a helper that dies answers with no exit status: the operator cannot know what it did,
+    // and says so instead of "the helper failed"
+    let said = format!("{}{}", lost.stdout, lost.stderr);
+    assert!(
+        said.contains("node1: the connection was lost before the helper answered")
+            && said.contains("`mesh check node1` asks it"),
+        "{said}"
+    );
     assert_eq!(on("node1", "cat /etc/mesh-killed.conf"), "level 2\n");
     assert_eq!(invocation("node1", "mesh-killed.service"), before);
 
@@ -194,6 +202,25 @@ fn a_helper_killed_right_after_the_write_still_restarts_the_unit_at_the_next_pus
     assert_ne!(invocation("node1", "mesh-killed.service"), before);
     // paid: nothing is owed any more
     mesh.run(&["check", "node1"]).ok();
+
+    // what the lost push says holds without a check: the next push carries on from what the
+    // machine has, and pays what was owed
+    mesh.run(&["settings", "set", "killed", "level=3"]).ok();
+    on(
+        "node1",
+        "echo killed:file:/etc/mesh-killed.conf >/var/lib/mesh/fault",
+    );
+    let lost = mesh.run(&["push", "node1"]).code(2);
+    assert!(
+        lost.stdout
+            .contains("the next push carries on from what the machine has")
+    );
+    let paid = invocation("node1", "mesh-killed.service");
+    let run = mesh.run(&["push", "node1", "--json"]).ok().json();
+    let units = &node_result(&run, "node1")["report"]["units"];
+    assert_eq!(units[0]["because"][0], "owed by an earlier push", "{units}");
+    assert_eq!(on("node1", "cat /etc/mesh-killed.conf"), "level 3\n");
+    assert_ne!(invocation("node1", "mesh-killed.service"), paid);
 
     mesh.run(&["unassign", "killed", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
