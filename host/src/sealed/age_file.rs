@@ -323,6 +323,10 @@ mod tests {
             assert!(open(&armor(&changed), &key).is_err(), "byte {at} changed");
         }
         assert_eq!(*open(&armor(&file), &key).unwrap(), b"requirepass s3cret\n");
+        // cut anywhere, header or payload: refused, never a panic (a panic aborts the helper)
+        for cut in 0..file.len() {
+            assert!(open(&armor(&file[..cut]), &key).is_err(), "cut at {cut}");
+        }
     }
 
     #[test]
