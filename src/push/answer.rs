@@ -52,8 +52,14 @@ pub(super) async fn upload(
     }
 }
 
-/// The helper's report, or the failure its exit status and stdout name.
-pub(super) fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<Report, PushError> {
+/// The helper's report, or the failure its exit status and stdout name; `via` is the jump host
+/// the session went through, named where the connection was lost.
+pub(super) fn answer(
+    name: &str,
+    via: Option<&str>,
+    mode: Mode,
+    out: crate::ssh::Output,
+) -> Result<Report, PushError> {
     let name = name.to_string();
     if let Some(status @ (EXIT_RECORD_LOST | EXIT_RECORD_UNREADABLE)) = out.status {
         return Err(record_refusal(name, status, &out.stdout, &out.stderr));
@@ -85,6 +91,7 @@ pub(super) fn answer(name: &str, mode: Mode, out: crate::ssh::Output) -> Result<
     if out.status.is_none() && mode == Mode::Apply {
         return Err(PushError::Lost {
             node: name,
+            via: via.map(str::to_string),
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
@@ -149,12 +156,14 @@ mod tests {
             status: None,
             ..Default::default()
         };
-        let lost = answer("node5", Mode::Apply, out).unwrap_err();
+        let lost = answer("node5", Some("bastion"), Mode::Apply, out).unwrap_err();
         assert_eq!(lost.kind(), "helper");
         let said = lost.to_string();
         assert!(
-            said.starts_with("node5: the connection was lost before the helper answered")
-                && said.contains("`mesh check node5`"),
+            said.starts_with(
+                "node5: the connection was lost before the helper answered (no exit status; \
+                 through jump host bastion)"
+            ) && said.contains("`mesh check node5`"),
             "{said}"
         );
     }

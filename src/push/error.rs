@@ -23,12 +23,18 @@ pub enum PushError {
     /// The helper's run ended with no exit status: the connection (or a jump host's) dropped,
     /// or it was killed. It may have applied: only the machine can say.
     #[error(
-        "{node}: the connection was lost before the helper answered (no exit status{}); whether \
-         it changed the machine is not known here: `mesh check {node}` asks it, and the next \
-         push carries on from what the machine has",
+        "{node}: the connection was lost before the helper answered (no exit status{}{}); \
+         whether it changed the machine is not known here: `mesh check {node}` asks it, and the \
+         next push carries on from what the machine has",
+        via.as_ref().map(|hop| format!("; through jump host {hop}")).unwrap_or_default(),
         if stderr.is_empty() { String::new() } else { format!("; it said: {stderr}") }
     )]
-    Lost { node: String, stderr: String },
+    Lost {
+        node: String,
+        /// The jump host the connection went through, if any: the one whose drop may be why.
+        via: Option<String>,
+        stderr: String,
+    },
     #[error("{node}: the helper failed (exit {status}): {stderr}")]
     Helper {
         node: String,

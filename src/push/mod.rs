@@ -260,8 +260,9 @@ async fn push_one(
         out = session.run(helper, call, &input, bound).await?;
     }
     let waited = sent.elapsed();
+    let via = session.via().map(str::to_string);
     session.close().await;
-    let report = answer(&name, options.mode, out)?;
+    let report = answer(&name, via.as_deref(), options.mode, out)?;
     events(Event::Answered(name.clone(), timings(&report, waited)));
     let confirmation = match &report.awaiting {
         Some(awaiting) => {

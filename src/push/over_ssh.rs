@@ -46,6 +46,7 @@ impl Links for Reach {
             let session: Box<dyn Session> = Box::new(SshSession {
                 session,
                 sudo: node.sudo,
+                via: target.jumps.last().map(|hop| hop.node.clone()),
             });
             Ok(session)
         })
@@ -56,6 +57,7 @@ impl Links for Reach {
 struct SshSession {
     session: ssh::Session,
     sudo: bool,
+    via: Option<String>,
 }
 
 impl Session for SshSession {
@@ -84,5 +86,9 @@ impl Session for SshSession {
 
     fn close(self: Box<Self>) -> Boxed<'static, ()> {
         Box::pin(self.session.close())
+    }
+
+    fn via(&self) -> Option<&str> {
+        self.via.as_deref()
     }
 }

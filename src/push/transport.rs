@@ -96,6 +96,11 @@ pub trait Session: Send + Sync {
 
     /// Ends the session.
     fn close(self: Box<Self>) -> Boxed<'static, ()>;
+
+    /// The jump host the session goes through (the last hop), for messages.
+    fn via(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Each node the way the inventory says: a node added with `--local DIR` on this machine

@@ -172,3 +172,35 @@ fn a_bastion_that_does_not_answer_fails_every_node_behind_it_naming_the_first_fa
         ssh.run(&mesh, &["node", "set", node, "--no-jump"]).ok();
     }
 }
+
+/// A helper that dies behind a jump host (the test's fault switch: an abort, no exit status)
+/// is reported lost, naming the jump host the connection went through, and the next push
+/// finishes the node.
+#[test]
+fn a_helper_lost_behind_a_jump_host_names_the_jump_host_and_the_next_push_finishes() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    let ssh = Openssh::new();
+    ssh.run(&mesh, &["node", "set", "node2", "--jump", "node1"])
+        .ok();
+    ssh.run(&mesh, &["assign", "motd", "node2"]).ok();
+    on("node2", "rm -f /etc/motd");
+    on(
+        "node2",
+        "mkdir -p /var/lib/mesh && echo motd:file:/etc/motd >/var/lib/mesh/fault",
+    );
+    let lost = ssh.run(&mesh, &["push", "node2"]).code(2);
+    assert!(
+        lost.stdout.contains(
+            "node2: the connection was lost before the helper answered (no exit status; \
+             through jump host node1)"
+        ),
+        "{}",
+        lost.stdout
+    );
+    let pushed = ssh.run(&mesh, &["push", "node2", "--json"]).ok().json();
+    pushed_motd(&pushed, "node2", "node2");
+    ssh.run(&mesh, &["node", "set", "node2", "--no-jump"]).ok();
+}
