@@ -9,7 +9,12 @@ use std::borrow::Cow;
 /// terminal shows it instead of obeying it; so are the invisible format characters that reorder or
 /// hide text (bidi overrides such as U+202E, zero-width spaces).
 pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(hidden) {
+    // printable ASCII and tab, most of what a plan prints, is passed over a byte at a time; the
+    // first other byte begins a character (every byte before it is one)
+    let other = text
+        .bytes()
+        .position(|b| b != b'\t' && !(b' '..b'\x7f').contains(&b));
+    if other.is_none_or(|i| !text[i..].chars().any(hidden)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -44,5 +49,10 @@ mod tests {
         // text that reads one way and is another
         assert_eq!(visible("abc\u{202e}fed"), "abc\\u{202e}fed");
         assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
+        assert_eq!(visible("plain — text\u{7f}"), "plain — text\\u{7f}");
+        assert!(matches!(
+            visible("plain — text"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }
