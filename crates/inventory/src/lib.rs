@@ -337,6 +337,10 @@ mod tests {
             ("last_report", pushes::LAST_REPORT),
             ("last_outcome", pushes::LAST_OUTCOME),
             ("node_layers", layers::NODE_LAYERS),
+            (
+                "node_assignments_with_node",
+                assignments::NODE_ASSIGNMENTS_WITH_NODE.as_str(),
+            ),
         ];
         for (name, sql) in per_node {
             let mut stmt = inv
