@@ -359,6 +359,11 @@ mod tests {
                     .all(|s| !s.starts_with("SCAN") || s == "SCAN CONSTANT ROW"),
                 "{name} reads every node's rows: {steps:?}"
             );
+            // nor sorts them: a sorter is opened, and its memory taken, at every node
+            assert!(
+                steps.iter().all(|s| !s.contains("TEMP B-TREE")),
+                "{name} sorts each node's rows: {steps:?}"
+            );
         }
     }
 
