@@ -9,7 +9,7 @@ use std::borrow::Cow;
 /// terminal shows it instead of obeying it; so are the invisible format characters that reorder or
 /// hide text (bidi overrides such as U+202E, zero-width spaces).
 pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(hidden) {
+    if !any_hidden(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -23,6 +23,26 @@ pub fn visible(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `text` has a [`hidden`] character, passing over printable ASCII and tab (most of what
+/// a plan prints, and never hidden) a byte at a time: only the characters between are decoded.
+/// Each byte found begins a character, as every byte before it in `rest` is one.
+fn any_hidden(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(i) = rest
+        .bytes()
+        .position(|b| b != b'\t' && !(b' '..b'\x7f').contains(&b))
+    {
+        let Some(c) = rest[i..].chars().next() else {
+            return false;
+        };
+        if hidden(c) {
+            return true;
+        }
+        rest = &rest[i + c.len_utf8()..];
+    }
+    false
 }
 
 fn hidden(c: char) -> bool {
@@ -44,5 +64,20 @@ mod tests {
         // text that reads one way and is another
         assert_eq!(visible("abc\u{202e}fed"), "abc\\u{202e}fed");
         assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
+        assert_eq!(visible("plain — text\u{7f}"), "plain — text\\u{7f}");
+        assert!(matches!(
+            visible("plain — text"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(visible("\u{feff}x\u{2069}"), "\\u{feff}x\\u{2069}");
+    }
+
+    /// The byte-at-a-time look finds exactly the characters [`super::hidden`] names.
+    #[test]
+    fn every_hidden_character_is_found_and_no_other() {
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            assert_eq!(super::any_hidden(&text), super::hidden(c), "{c:?}");
+        }
     }
 }

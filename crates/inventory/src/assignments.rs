@@ -92,18 +92,25 @@ impl Inventory {
         modules: &[&str],
         at_most: usize,
     ) -> Result<usize, InventoryError> {
-        let modules = serde_json::to_string(modules).map_err(|e| {
-            InventoryError::Storage(crate::StorageError::Corrupt(format!("module names: {e}")))
-        })?;
-        let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
-        let n: i64 = self
-            .conn
-            .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM assignments
-                 WHERE module IN (SELECT value FROM json_each(?1)) LIMIT ?2)",
-            )?
-            .query_row(params![modules, at_most], |r| r.get(0))?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        // module by module through `assignments_by_module`: `module IN (SELECT value FROM
+        // json_each(…))` costs SQLite a subquery and a Bloom filter of 10,000 bytes at every call
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM assignments WHERE module = ?1 LIMIT ?2)",
+        )?;
+        let mut n = 0usize;
+        for (i, module) in modules.iter().enumerate() {
+            if n >= at_most {
+                break;
+            }
+            // a module named twice is counted once, as `IN` counts it
+            if modules[..i].contains(module) {
+                continue;
+            }
+            let left = i64::try_from(at_most - n).unwrap_or(i64::MAX);
+            let found: i64 = stmt.query_row(params![module, left], |r| r.get(0))?;
+            n += usize::try_from(found).unwrap_or(usize::MAX);
+        }
+        Ok(n)
     }
 
     /// The assignments of any of `modules`, each with its node, by node then instance: on `node`
@@ -115,33 +122,103 @@ impl Inventory {
         node: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<(Assignment, Node)>, InventoryError> {
+        let Some(node) = node else {
+            return self.assignments_of_fleet(modules, limit);
+        };
+        // one node's few assignments, found by the table's key and sifted here: `module IN
+        // (SELECT value FROM json_each(…))` costs SQLite a subquery and a Bloom filter of 10,000
+        // bytes at every call, and a plan asks this of every node
+        let mut stmt = self.conn.prepare_cached(&NODE_ASSIGNMENTS_WITH_NODE)?;
+        let rows = stmt.query_map([node], assignment_with_node)?;
+        let mut out = Vec::new();
+        for row in rows {
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            let (a, n) = row?;
+            if modules.contains(&a.module.as_str()) {
+                out.push((a, n));
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Inventory::assignments_of`] on every node.
+    fn assignments_of_fleet(
+        &self,
+        modules: &[&str],
+        limit: Option<usize>,
+    ) -> Result<Vec<(Assignment, Node)>, InventoryError> {
         let modules = serde_json::to_string(modules).map_err(|e| {
             InventoryError::Storage(crate::StorageError::Corrupt(format!("module names: {e}")))
         })?;
         let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-        // two statements rather than `?2 IS NULL OR`, as in `assignments`
-        let on_node = if node.is_some() {
-            "AND a.node = ?2"
-        } else {
-            "AND ?2 IS NULL"
-        };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS}, a.instance, a.module FROM assignments AS a
              JOIN nodes ON nodes.name = a.node
-             WHERE a.module IN (SELECT value FROM json_each(?1)) {on_node}
-             ORDER BY a.node, a.instance LIMIT ?3"
+             WHERE a.module IN (SELECT value FROM json_each(?1))
+             ORDER BY a.node, a.instance LIMIT ?2"
         ))?;
-        let rows = stmt.query_map(params![modules, node, limit], |r| {
-            let node = from_row(r)?;
-            Ok((
-                Assignment {
-                    node: node.name.clone(),
-                    instance: r.get(COLUMN_COUNT)?,
-                    module: r.get(COLUMN_COUNT + 1)?,
-                },
-                node,
-            ))
-        })?;
+        let rows = stmt.query_map(params![modules, limit], assignment_with_node)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// One node's assignments, each with the node: [`COLUMNS`], then instance and module.
+pub(super) static NODE_ASSIGNMENTS_WITH_NODE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {COLUMNS}, a.instance, a.module FROM assignments AS a
+             JOIN nodes ON nodes.name = a.node WHERE a.node = ?1 ORDER BY a.instance"
+        )
+    });
+
+/// An assignment and its node from a row of [`COLUMNS`], then instance and module.
+fn assignment_with_node(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Assignment, Node)> {
+    let node = from_row(r)?;
+    Ok((
+        Assignment {
+            node: node.name.clone(),
+            instance: r.get(COLUMN_COUNT)?,
+            module: r.get(COLUMN_COUNT + 1)?,
+        },
+        node,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Inventory, Node};
+
+    /// One node's assignments of some modules, sifted from its own, and the count of a
+    /// provision's providers module by module, are what the fleet-wide query says of them.
+    #[test]
+    fn a_nodes_assignments_of_modules_and_their_count_match_the_fleets() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        for (n, address) in [("n1", "192.0.2.1"), ("n2", "192.0.2.2")] {
+            inv.add_node(&Node::new(n, address)).unwrap();
+            for (instance, module) in [("a", "m1"), ("b", "m2"), ("c", "m1"), ("d", "m3")] {
+                inv.assign(n, module, instance).unwrap();
+            }
+        }
+        let of = |node, limit| {
+            inv.assignments_of(&["m1", "m3"], node, limit)
+                .unwrap()
+                .into_iter()
+                .map(|(a, n)| format!("{}:{}:{}:{}", a.node, a.instance, a.module, n.address))
+                .collect::<Vec<_>>()
+        };
+        let fleet = of(None, None);
+        assert_eq!(fleet.len(), 6);
+        assert_eq!(of(Some("n2"), None), fleet[3..]);
+        assert_eq!(of(Some("n1"), Some(2)), fleet[..2]);
+        assert_eq!(of(Some("n1"), Some(0)), Vec::<String>::new());
+        assert_eq!(of(Some("none"), None), Vec::<String>::new());
+        assert_eq!(inv.count_assigned(&["m1", "m1", "m3"], 10).unwrap(), 6);
+        assert_eq!(inv.count_assigned(&["m3", "m1"], 5).unwrap(), 5);
+        assert_eq!(inv.count_assigned(&["m2", "m4"], 2).unwrap(), 2);
+        assert_eq!(inv.count_assigned(&["m4"], 2).unwrap(), 0);
+        assert_eq!(inv.count_assigned(&["m1"], 0).unwrap(), 0);
     }
 }

@@ -14,6 +14,16 @@ pub type Layer = Map<String, Value>;
 /// module and column.
 pub(super) type Shared = std::collections::HashMap<(String, String), Option<Layer>>;
 
+/// The node layers of the node last asked for in a transaction, by instance (`None` before any,
+/// or once a write of layers forgot them): a plan resolves one node's assignments one after
+/// another, and reads all of that node's layers in one query rather than one per assignment.
+/// Each body is kept as stored and parsed when asked for, as a layer read alone is.
+#[derive(Debug, Default)]
+pub(super) struct NodeLayers(Option<(String, std::collections::HashMap<String, String>)>);
+
+/// Every node layer of one node, by instance: found through `layers_by_node`.
+pub(super) const NODE_LAYERS: &str = "SELECT module, body FROM layers WHERE node = ?1";
+
 /// Whose layer: a module's mesh-wide one, a module's for every node carrying a tag, or an
 /// instance's on one node. Later ones win: mesh, then tags, then the node's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,8 +91,8 @@ fn parse(text: &str) -> Result<Layer, InventoryError> {
 impl Inventory {
     /// A layer: a module's mesh-wide or tag layer, or an instance's node layer.
     pub fn layer(&self, module: &str, scope: LayerOf) -> Result<Option<Layer>, InventoryError> {
-        if matches!(scope, LayerOf::Node(_)) {
-            return self.read_layer(module, scope);
+        if let LayerOf::Node(node) = scope {
+            return self.node_layer(module, node);
         }
         let key = (module.to_string(), scope.column());
         if let Some(read) = self
@@ -98,6 +108,38 @@ impl Inventory {
             shared.insert(key, layer.clone());
         }
         Ok(layer)
+    }
+
+    /// The node layer of `instance` on `node`: inside a transaction, from all of that node's
+    /// layers read at once (and kept until another node is asked for); outside, as stored.
+    fn node_layer(&self, instance: &str, node: &str) -> Result<Option<Layer>, InventoryError> {
+        if let Some(NodeLayers(Some((n, layers)))) = &*self.last_layers.borrow()
+            && n == node
+        {
+            return layers.get(instance).map(|t| parse(t)).transpose();
+        }
+        if self.last_layers.borrow().is_none() {
+            return self.read_layer(instance, LayerOf::Node(node));
+        }
+        let mut layers = std::collections::HashMap::new();
+        let mut stmt = self.conn.prepare_cached(NODE_LAYERS)?;
+        let rows = stmt.query_map([node], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))?;
+        for row in rows {
+            let (module, body): (String, String) = row?;
+            layers.insert(module, body);
+        }
+        let found = layers.get(instance).map(|t| parse(t)).transpose()?;
+        if let Some(last) = self.last_layers.borrow_mut().as_mut() {
+            last.0 = Some((node.to_string(), layers));
+        }
+        Ok(found)
+    }
+
+    /// Forgets the node layers kept ([`NodeLayers`]): every write of a node's layers calls it.
+    pub(super) fn forget_node_layers(&self) {
+        if let Some(last) = self.last_layers.borrow_mut().as_mut() {
+            last.0 = None;
+        }
     }
 
     /// A layer as the file has it.
@@ -134,6 +176,7 @@ impl Inventory {
     ) -> Result<(), InventoryError> {
         let node = scope.column();
         let before = self.layer(module, scope)?;
+        self.forget_node_layers();
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'set')",
@@ -160,6 +203,7 @@ impl Inventory {
         if before.is_none() {
             return Ok(None);
         }
+        self.forget_node_layers();
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO layer_history (module, node, replaced, action) VALUES (?1, ?2, ?3, 'clear')",
@@ -199,5 +243,52 @@ impl Inventory {
             });
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LayerOf;
+    use crate::{Inventory, Node};
+
+    /// The node layers read in a transaction are the file's, node by node, each instance its
+    /// own; removing the node forgets them, and outside a transaction each is read alone.
+    #[test]
+    fn a_nodes_layers_read_at_once_in_a_transaction_are_each_instances_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.add_node(&Node::new("n1", "192.0.2.1")).unwrap();
+        inv.add_node(&Node::new("n2", "192.0.2.2")).unwrap();
+        let layer = |v: &str| {
+            let mut l = super::Layer::new();
+            l.insert("k".into(), v.into());
+            l
+        };
+        inv.set_layer("a", LayerOf::Node("n1"), &layer("1a"))
+            .unwrap();
+        inv.set_layer("b", LayerOf::Node("n1"), &layer("1b"))
+            .unwrap();
+        inv.set_layer("a", LayerOf::Node("n2"), &layer("2a"))
+            .unwrap();
+        inv.set_layer("a", LayerOf::Mesh, &layer("mesh")).unwrap();
+        inv.trial(|inv| {
+            assert_eq!(inv.layer("a", LayerOf::Node("n1"))?, Some(layer("1a")));
+            assert_eq!(inv.layer("b", LayerOf::Node("n1"))?, Some(layer("1b")));
+            assert_eq!(inv.layer("c", LayerOf::Node("n1"))?, None);
+            assert_eq!(inv.layer("a", LayerOf::Node("n2"))?, Some(layer("2a")));
+            assert_eq!(inv.layer("b", LayerOf::Node("n2"))?, None);
+            assert_eq!(inv.layer("a", LayerOf::Mesh)?, Some(layer("mesh")));
+            inv.remove_node("n2")?;
+            assert_eq!(inv.layer("a", LayerOf::Node("n2"))?, None);
+            Ok::<_, crate::InventoryError>(())
+        })
+        .unwrap();
+        // rolled back: the file's layers again, read alone
+        assert_eq!(
+            inv.layer("a", LayerOf::Node("n2")).unwrap(),
+            Some(layer("2a"))
+        );
+        inv.clear_layer("a", LayerOf::Node("n1")).unwrap();
+        assert_eq!(inv.layer("a", LayerOf::Node("n1")).unwrap(), None);
     }
 }

@@ -93,6 +93,9 @@ pub struct Inventory {
     /// The tags of the node last asked for in this transaction (`tags::Last`): a plan asks
     /// for a node's tags once per assignment. `None` outside a transaction.
     last_tags: std::cell::RefCell<Option<tags::Last>>,
+    /// The node layers of the node last asked for in this transaction (`layers::NodeLayers`):
+    /// a plan asks for one per assignment. `None` outside a transaction.
+    last_layers: std::cell::RefCell<Option<layers::NodeLayers>>,
     /// Each sealed value opened so far, by its sealed text (which only ever opens to the one
     /// value): a plan opens a provider's secret for each consumer's section and for the consumer
     /// again, and X25519 is the dearest step of a plan.
@@ -192,6 +195,7 @@ impl Inventory {
             names: std::cell::RefCell::new(None),
             shared_layers: std::cell::RefCell::new(None),
             last_tags: std::cell::RefCell::new(None),
+            last_layers: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
             rendered: std::cell::RefCell::default(),
             file,
@@ -296,10 +300,13 @@ impl Inventory {
             .map_err(InventoryError::from)?;
         self.shared_layers.replace(Some(layers::Shared::default()));
         self.last_tags.replace(Some(tags::Last::default()));
+        self.last_layers
+            .replace(Some(layers::NodeLayers::default()));
         let out = work(self);
         self.names.replace(None);
         self.shared_layers.replace(None);
         self.last_tags.replace(None);
+        self.last_layers.replace(None);
         if keep { tx.commit() } else { tx.rollback() }.map_err(InventoryError::from)?;
         out
     }
@@ -329,6 +336,11 @@ mod tests {
             ("confirmed", confirmed::CONFIRMED),
             ("last_report", pushes::LAST_REPORT),
             ("last_outcome", pushes::LAST_OUTCOME),
+            ("node_layers", layers::NODE_LAYERS),
+            (
+                "node_assignments_with_node",
+                assignments::NODE_ASSIGNMENTS_WITH_NODE.as_str(),
+            ),
         ];
         for (name, sql) in per_node {
             let mut stmt = inv
@@ -346,6 +358,11 @@ mod tests {
                     .iter()
                     .all(|s| !s.starts_with("SCAN") || s == "SCAN CONSTANT ROW"),
                 "{name} reads every node's rows: {steps:?}"
+            );
+            // nor sorts them: a sorter is opened, and its memory taken, at every node
+            assert!(
+                steps.iter().all(|s| !s.contains("TEMP B-TREE")),
+                "{name} sorts each node's rows: {steps:?}"
             );
         }
     }

@@ -261,6 +261,7 @@ impl Inventory {
         self.node(name)?;
         // its tags go with it (a cascade): a node added again under its name has none
         self.forget_tags();
+        self.forget_node_layers();
         self.conn
             .execute("DELETE FROM layers WHERE node = ?1", [name])?;
         self.conn

@@ -78,6 +78,14 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0017_secret_copies.sql",
         include_str!("../../../state/0017_secret_copies.sql"),
     ),
+    (
+        "0018_layers_by_node.sql",
+        include_str!("../../../state/0018_layers_by_node.sql"),
+    ),
+    (
+        "0019_confirmed_in_order.sql",
+        include_str!("../../../state/0019_confirmed_in_order.sql"),
+    ),
 ];
 
 /// Brings the file's schema up to date, in one exclusive transaction; refuses a newer one.
