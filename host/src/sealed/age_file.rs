@@ -356,4 +356,69 @@ mod tests {
         let not_v1 = armor(b"age-encryption.org/v2\n--- AAAA\n");
         assert!(matches!(open(&not_v1, &key), Err(OpenError::Header(_))));
     }
+
+    /// attack35: random edits/truncations/insertions of a sealed file: an error, never a panic,
+    /// never the plaintext from a changed binary.
+    #[test]
+    fn attack35_random_mutations_are_refused_without_panic() {
+        let (_dir, key, to) = host();
+        let plain: Vec<u8> = (0..CHUNK + 100).map(|i| (i % 251) as u8).collect();
+        let file = binary(&seal(&to, &plain));
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut rnd = |n: usize| {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..3000 {
+            let mut m = file.clone();
+            match rnd(4) {
+                0 => { let at = rnd(m.len()); m[at] ^= 1 + rnd(255) as u8; }
+                1 => { let at = rnd(m.len()); m.truncate(at); }
+                2 => { let at = rnd(m.len()); m.insert(at, rnd(256) as u8); }
+                _ => { let at = rnd(m.len()); m.remove(at); }
+            }
+            if m == file { continue; }
+            assert!(open(&armor(&m), &key).is_err());
+        }
+    }
+
+    /// attack35: age's armor reader wants 64-column lines; this reader takes any whitespace.
+    #[test]
+    fn attack35_armor_leniency_vs_age() {
+        let (_dir, key, to) = host();
+        let sealed = seal(&to, b"secret");
+        let odd: String = sealed
+            .lines()
+            .map(|l| if l.starts_with("-----") { format!("{l}\n") } else {
+                l.chars().map(|c| format!("{c} ")).collect::<String>() + "\n"
+            })
+            .collect();
+        let ours = open(&odd, &key);
+        let theirs = age::Decryptor::new(age::armor::ArmoredReader::new(odd.as_bytes()));
+        println!("reader: {:?}, age: {}", ours.is_ok(), theirs.is_ok());
+    }
+
+    /// attack35: a stanza argument with a non-VCHAR byte (tab, non-ASCII), re-MACed with the
+    /// file key: age's parser refuses the header, this reader opens it.
+    #[test]
+    fn attack35_non_vchar_stanza_argument_vs_age() {
+        use hmac::Mac;
+        let (_dir, key, to) = host();
+        let file = binary(&seal(&to, b"secret"));
+        let header = super::Header::parse(&file).unwrap();
+        let file_key = header.file_key(&key).unwrap();
+        let head = &file[..header.mac_input - 3];
+        let mut forged = head.to_vec();
+        forged.extend_from_slice("-> grease\tx \u{e9}\n\n---".as_bytes());
+        let mac_key = super::hkdf(&[], b"header", &*file_key);
+        let mut mac = <hmac::Hmac<sha2::Sha256> as hmac::KeyInit>::new_from_slice(&*mac_key).unwrap();
+        mac.update(&forged);
+        let tag = mac.finalize().into_bytes();
+        forged.extend_from_slice(format!(" {}\n", base64ct::Base64Unpadded::encode_string(&tag)).as_bytes());
+        forged.extend_from_slice(&file[header.end..]);
+        let armored = armor(&forged);
+        let ours = open(&armored, &key);
+        let theirs = age::Decryptor::new(age::armor::ArmoredReader::new(armored.as_bytes()));
+        println!("reader: {:?}, age: {}", ours.as_ref().map(|p| p.to_vec()), theirs.is_ok());
+    }
 }
