@@ -421,4 +421,16 @@ mod tests {
         let theirs = age::Decryptor::new(age::armor::ArmoredReader::new(armored.as_bytes()));
         println!("reader: {:?}, age: {}", ours.as_ref().map(|p| p.to_vec()), theirs.is_ok());
     }
+
+    /// attack35: base64ct refuses non-canonical trailing bits (what the header's canonicity rests on).
+    #[test]
+    fn attack35_noncanonical_base64_is_refused() {
+        use base64ct::Base64Unpadded;
+        let mut four = [0u8; 4];
+        assert!(Base64Unpadded::decode("AAAAAA", &mut four).is_ok());
+        assert!(Base64Unpadded::decode("AAAAAB", &mut four).is_err());
+        let mut b = [0u8; 48];
+        assert!(Base64Unpadded::decode("AB", &mut b).is_err());
+        assert!(Base64Unpadded::decode("AA==", &mut b).is_err());
+    }
 }
