@@ -29,6 +29,26 @@ pub(crate) fn refuse_if_found(
     applied_before: bool,
     operator_knows: bool,
 ) -> Result<(), Error> {
+    refuse_if_seen(paths, applied_before, operator_knows, Containers::Ask)
+}
+
+/// Whether [`refuse_if_seen`] asks the container engine (a `docker ps`, tens of milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Containers {
+    Ask,
+    /// This run asked already, before it took the lock, and found none; the record is still
+    /// missing under the lock, so no apply has run since: an apply writes its record before it
+    /// makes anything, containers included.
+    AskedBeforeTheLock,
+}
+
+/// [`refuse_if_found`], asking the container engine only if `containers` says so.
+pub(crate) fn refuse_if_seen(
+    paths: &Paths,
+    applied_before: bool,
+    operator_knows: bool,
+    containers: Containers,
+) -> Result<(), Error> {
     let mut found = Vec::new();
     if operator_knows {
         found.push(
@@ -66,7 +86,10 @@ pub(crate) fn refuse_if_found(
         (
             "containers labelled",
             apply::INSTANCE_LABEL.to_string(),
-            mesh_containers(paths),
+            match containers {
+                Containers::Ask => mesh_containers(paths),
+                Containers::AskedBeforeTheLock => Vec::new(),
+            },
         ),
     ];
     for (what, place, names) in named {
@@ -254,5 +277,43 @@ mod tests {
         assert_eq!(refusal(&paths, false), None);
         let found = refusal(&paths, true).unwrap();
         assert!(found[1].contains("mesh-host-old"), "{found:?}");
+    }
+
+    fn docker_asked(paths: &Paths) -> usize {
+        crate::system::Recording::calls_in(&paths.root.join(Paths::SYSTEM))
+            .iter()
+            .filter(|c| c.starts_with("docker ps"))
+            .count()
+    }
+
+    #[test]
+    fn a_new_machine_asks_its_container_engine_once_per_apply_and_a_labelled_container_refuses_it()
+    {
+        use crate::apply::testkit::{decl, machine, run};
+        let (_dir, paths) = machine(|_| {});
+        run(&decl(vec![]), mesh_wire::Mode::Apply, &paths).unwrap();
+        assert_eq!(
+            docker_asked(&paths),
+            1,
+            "asked before the lock, not again under it"
+        );
+
+        let (_dir, paths) = machine(|m| {
+            let labels = [(apply::INSTANCE_LABEL.to_string(), "web".to_string())];
+            m.containers.insert(
+                "web".into(),
+                crate::system::recording::Container {
+                    running: true,
+                    labels: labels.into(),
+                },
+            );
+        });
+        match run(&decl(vec![]), mesh_wire::Mode::Apply, &paths) {
+            Err(Error::Refused(RecordRefusal::Lost { found, .. })) => {
+                assert!(found.iter().any(|f| f.contains("web")), "{found:?}")
+            }
+            other => panic!("a machine with the mesh's container is not new: {other:?}"),
+        }
+        assert!(!paths.record().exists() && !paths.lock().exists());
     }
 }

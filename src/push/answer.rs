@@ -7,7 +7,8 @@ use crate::wire::{
     RecordRefusal, Report, Stale,
 };
 
-use super::{Helper, PushError, Session};
+use super::helper::Stored;
+use super::{Helper, PushError};
 
 /// Refuses a generation the machine's record says that no push makes (see
 /// [`crate::wire::MAX_GENERATION`]).
@@ -29,16 +30,19 @@ pub(super) fn impossible(
 /// The helper's exit when another holds the machine's lock.
 const EXIT_BUSY: u32 = crate::wire::HelperExit::Busy.status() as u32;
 
-/// Stores the helper where the session's machine lacks it.
-pub(super) async fn upload(
-    session: &dyn Session,
+/// The helper's output where it ran, with whether it was stored first; the launcher's refusal to
+/// store it (the machine's platform, or a helper that did not arrive whole) as the error it is.
+pub(super) fn stored(
+    stored: Stored,
     helper: &Helper,
     name: &str,
-) -> Result<(), PushError> {
-    let up = session.upload(helper).await?;
+) -> Result<(crate::ssh::Output, bool), PushError> {
+    let up = match stored {
+        Stored::Ran { output, stored } => return Ok((output, stored)),
+        Stored::NotStored(up) => up,
+    };
     let stderr = String::from_utf8_lossy(&up.stderr).trim().to_string();
     match up.status {
-        Some(0) => Ok(()),
         Some(EXIT_WRONG_PLATFORM) => Err(PushError::Platform {
             node: name.to_string(),
             machine: stderr,

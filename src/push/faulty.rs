@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::helper::Stored;
 use super::transport::{Boxed, Call, Links, PrepareError, Prepared, Session, Transport};
 use super::{Helper, PushError};
 use crate::inventory::Node;
@@ -159,6 +160,21 @@ impl Session for FaultySession {
 
     fn upload<'a>(&'a self, helper: &'a Helper) -> Boxed<'a, Result<Output, PushError>> {
         self.inner.upload(helper)
+    }
+
+    fn run_storing<'a>(
+        &'a self,
+        helper: &'a Helper,
+        call: Call<'a>,
+        input: &'a [u8],
+        bound: Bound,
+    ) -> Boxed<'a, Result<Stored, PushError>> {
+        // the faults are a confirmation's, never a run's
+        self.inner.run_storing(helper, call, input, bound)
+    }
+
+    fn via(&self) -> Option<&str> {
+        self.inner.via()
     }
 
     fn close(self: Box<Self>) -> Boxed<'static, ()> {

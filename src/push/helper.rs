@@ -5,8 +5,8 @@
 //! helper's stdin.
 
 use super::transport::Call;
-use crate::ssh::Bound;
-use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM, STATE_DIR, Seen};
+use crate::ssh::{Bound, Output};
+use crate::wire::{EXIT_HELPER_MISSING, EXIT_NOT_STORED, EXIT_WRONG_PLATFORM, STATE_DIR, Seen};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/helper.rs"));
@@ -65,20 +65,88 @@ impl Helper {
     }
 
     /// Stores stdin, gzipped, as the helper, after checking the machine is a platform it runs on.
-    /// It takes its place only once its unpacked digest is the helper's: a truncated file under
-    /// the helper's name would never be sent again.
     pub fn upload_command(&self, sudo: bool) -> String {
-        let path = self.remote_path();
-        let sha256 = &self.sha256;
+        let script = format!("{}; {}", platform_check(""), self.store("gzip -dc", ""));
+        wrap(&script, sudo)
+    }
+
+    /// Runs the helper for `call` with the helper itself, gzipped, sent ahead of its input: one
+    /// round trip where [`Helper::command`] then [`Helper::upload_command`] would take three. A
+    /// machine that has the helper skips those bytes; one that lacks it stores them as
+    /// [`Helper::upload_command`] does and says [`STORED`] on stderr. Either way what follows on
+    /// stdin is the helper's input. It never runs a helper that did not arrive whole: the launcher
+    /// exits [`EXIT_NOT_STORED`] (or [`EXIT_WRONG_PLATFORM`]) having read all of stdin, so the
+    /// operator's write is never cut short.
+    ///
+    /// GNU `head -c N` reads no byte past the N-th from a pipe, so the helper's input starts
+    /// exactly where the gzipped helper ends.
+    pub fn run_storing_command(&self, call: Call<'_>, sudo: bool) -> String {
+        let n = self.gzipped.len();
+        let drain = "cat >/dev/null; ";
         let script = format!(
-            "[ \"$(uname -s)/$(uname -m)\" = Linux/x86_64 ] || {{ uname -sm >&2; exit {EXIT_WRONG_PLATFORM}; }}; \
-             umask 022 && mkdir -p {STATE_DIR}/bin && \
-             {{ {{ gzip -dc > {path}.part && [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ]; }} || \
-             {{ rm -f {path}.part; echo \"the helper arrived incomplete or changed (its sha256 is not {sha256}): nothing stored\" >&2; exit 1; }}; }} && \
-             chmod 0755 {path}.part && mv -f {path}.part {path}"
+            "P={path}; if [ -x \"$P\" ]; then head -c {n} >/dev/null; else {platform}; \
+             {store}; echo \"{STORED}\" >&2; fi; exec \"$P\" {verb}",
+            path = self.remote_path(),
+            platform = platform_check(drain),
+            store = self.store(&format!("head -c {n} | gzip -dc"), drain),
+            verb = call.args().join(" "),
         );
         wrap(&script, sudo)
     }
+
+    /// Stores what `source` writes as the helper, in a subshell so that its umask stays its own.
+    /// It takes its place only once its unpacked digest is the helper's: a truncated file under
+    /// the helper's name would never be sent again. `drain` runs before a failure exits.
+    fn store(&self, source: &str, drain: &str) -> String {
+        let path = self.remote_path();
+        let sha256 = &self.sha256;
+        format!(
+            "( umask 022 && mkdir -p {STATE_DIR}/bin && {source} > {path}.part && \
+             [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ] && \
+             chmod 0755 {path}.part && mv -f {path}.part {path} ) || \
+             {{ rm -f {path}.part; echo \"the helper arrived incomplete or changed (its sha256 is \
+             not {sha256}), or could not be written: nothing stored\" >&2; {drain}exit {EXIT_NOT_STORED}; }}"
+        )
+    }
+}
+
+/// What the launcher of [`Helper::run_storing_command`] says on stderr, on a line of its own
+/// before anything the helper says, when it stored the helper.
+pub const STORED: &str = "mesh: the helper was stored";
+
+/// The launcher's exit where the machine is not Linux on x86_64, saying what it is; `drain`
+/// runs first.
+fn platform_check(drain: &str) -> String {
+    format!(
+        "[ \"$(uname -sm)\" = \"Linux x86_64\" ] || {{ uname -sm >&2; {drain}exit {EXIT_WRONG_PLATFORM}; }}"
+    )
+}
+
+/// What [`Helper::run_storing_command`]'s launcher answered, read: the helper's own output, with
+/// whether it stored the helper first, or the launcher's refusal (its exit status and stderr).
+pub fn launched(mut out: Output) -> Stored {
+    if matches!(out.status, Some(EXIT_WRONG_PLATFORM | EXIT_NOT_STORED)) {
+        return Stored::NotStored(out);
+    }
+    let line = format!("{STORED}\n");
+    let stored = out.stderr.starts_with(line.as_bytes());
+    if stored {
+        out.stderr.drain(..line.len());
+    }
+    Stored::Ran {
+        output: out,
+        stored,
+    }
+}
+
+/// What running the helper, storing it where the machine lacked it, came to.
+#[derive(Debug)]
+pub enum Stored {
+    /// The helper ran; `stored`: this call stored it first.
+    Ran { output: Output, stored: bool },
+    /// It could not be stored, and nothing ran: the launcher's answer, exiting
+    /// [`EXIT_WRONG_PLATFORM`] or [`EXIT_NOT_STORED`].
+    NotStored(Output),
 }
 
 #[cfg(test)]
@@ -177,5 +245,50 @@ mod tests {
         assert!(confirm.contains("confirm 00ff; else exit 90"), "{confirm}");
         let up = h.upload_command(false);
         assert!(up.contains("exit 91") && !up.contains('\''), "{up}");
+        assert!(up.contains("exit 92") && up.contains("gzip -dc >"), "{up}");
+        let both = h.run_storing_command(Call::Run(crate::wire::Mode::DryRun), true);
+        let n = h.gzipped().len();
+        assert!(
+            both.starts_with("sudo -n sh -c '")
+                && both.contains(&format!("head -c {n} >/dev/null"))
+                && both.contains(&format!("head -c {n} | gzip -dc >"))
+                && both.ends_with("dry-run'"),
+            "{both}"
+        );
+        // every refusal reads the rest of stdin before it exits
+        assert_eq!(both.matches("cat >/dev/null; exit 9").count(), 2, "{both}");
+    }
+
+    fn output(status: Option<u32>, stderr: &str) -> Output {
+        Output {
+            status,
+            stdout: b"{}".to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_launcher_says_whether_it_stored_the_helper_and_its_refusals_are_not_runs() {
+        let said = format!("{STORED}\nthe helper's own line\n");
+        match launched(output(Some(0), &said)) {
+            Stored::Ran { output, stored } => {
+                assert!(stored);
+                assert_eq!(output.stderr, b"the helper's own line\n");
+            }
+            other => panic!("{other:?}"),
+        }
+        match launched(output(Some(4), "busy")) {
+            Stored::Ran { output, stored } => {
+                assert!(!stored);
+                assert_eq!(output.stderr, b"busy");
+            }
+            other => panic!("{other:?}"),
+        }
+        for refused in [EXIT_WRONG_PLATFORM, EXIT_NOT_STORED] {
+            assert!(matches!(
+                launched(output(Some(refused), "no")),
+                Stored::NotStored(_)
+            ));
+        }
     }
 }

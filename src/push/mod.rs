@@ -27,7 +27,7 @@ use tokio::task::JoinSet;
 
 use crate::inventory::Node;
 use crate::wire::{Declaration, EXIT_HELPER_MISSING, Mode, Report};
-use answer::{answer, upload};
+use answer::{answer, stored};
 pub use confirm::Confirmation;
 pub use error::PushError;
 pub use helper::Helper;
@@ -249,16 +249,22 @@ async fn push_one(
     let bound = helper::report_bound(input.len());
     let call = Call::Run(options.mode);
     let mut sent = std::time::Instant::now();
-    let mut out = session.run(helper, call, &input, bound).await?;
-    let mut uploaded = false;
-    if out.status == Some(EXIT_HELPER_MISSING) {
-        events(Event::Uploading(name.clone()));
-        upload(session.as_ref(), helper, &name).await?;
-        uploaded = true;
-        events(Event::Applying(name.clone()));
-        sent = std::time::Instant::now();
-        out = session.run(helper, call, &input, bound).await?;
-    }
+    // A machine the inventory never heard from is sent the helper with its first run, in one
+    // round trip; one it knows most likely has it, and is sent it only when it says it lacks it.
+    let (out, uploaded) = if job.declaration.expects_record {
+        let out = session.run(helper, call, &input, bound).await?;
+        if out.status == Some(EXIT_HELPER_MISSING) {
+            events(Event::Uploading(name.clone()));
+            sent = std::time::Instant::now();
+            let ran = session.run_storing(helper, call, &input, bound).await?;
+            stored(ran, helper, &name)?
+        } else {
+            (out, false)
+        }
+    } else {
+        let ran = session.run_storing(helper, call, &input, bound).await?;
+        stored(ran, helper, &name)?
+    };
     let waited = sent.elapsed();
     let via = session.via().map(str::to_string);
     session.close().await;

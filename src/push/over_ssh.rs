@@ -1,11 +1,13 @@
 //! The SSH transport: each node reached as the inventory and OpenSSH's configuration say
 //! ([`super::reach`], [`super::route`]), its host key verified, the helper run by one of the
 //! constant commands of [`super::helper`] (through `sudo -n` for a user other than root), and
-//! uploaded gzipped where the machine lacks this version of it.
+//! uploaded gzipped where the machine lacks this version of it: ahead of the helper's input, in
+//! the same `exec`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::helper::Stored;
 use super::transport::{Boxed, Call, Links, PrepareError, Prepared, Session, Transport};
 use super::{Helper, PushError, Reach, helper};
 use crate::inventory::Node;
@@ -81,6 +83,23 @@ impl Session for SshSession {
                 .session
                 .exec(&command, helper.gzipped(), helper::UPLOAD_BOUND)
                 .await?)
+        })
+    }
+
+    fn run_storing<'a>(
+        &'a self,
+        helper: &'a Helper,
+        call: Call<'a>,
+        input: &'a [u8],
+        bound: Bound,
+    ) -> Boxed<'a, Result<Stored, PushError>> {
+        Box::pin(async move {
+            let command = helper.run_storing_command(call, self.sudo);
+            let mut stdin = Vec::with_capacity(helper.gzipped().len() + input.len());
+            stdin.extend_from_slice(helper.gzipped());
+            stdin.extend_from_slice(input);
+            let out = self.session.exec(&command, &stdin, bound).await?;
+            Ok(helper::launched(out))
         })
     }
 

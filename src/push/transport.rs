@@ -1,7 +1,7 @@
 //! The seam between a push and the machines: what pushing one node needs of a way to it. A
 //! [`Transport`] makes ready to reach a fan-out's nodes; its [`Links`] open a [`Session`] to one
 //! of them; a session runs the helper ([`Call`]) with a declaration on stdin and a bound on its
-//! answer, and stores the helper where it is missing. `push_one` and the confirmation hold a
+//! answer, and stores the helper where it is missing (in the same round trip, where it can). `push_one` and the confirmation hold a
 //! transport and do not know which it is: SSH ([`super::over_ssh`]), a root directory on this
 //! machine ([`super::local`]), the inventory's choice per node ([`Inventoried`]), or a test's.
 //!
@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::helper::Stored;
 use super::{Helper, PushError};
 use crate::inventory::Node;
 use crate::ssh::{Bound, Output};
@@ -93,6 +94,37 @@ pub trait Session: Send + Sync {
     /// its place; exit 0 stored, [`crate::wire::EXIT_WRONG_PLATFORM`] (stderr: the platform)
     /// where it cannot run.
     fn upload<'a>(&'a self, helper: &'a Helper) -> Boxed<'a, Result<Output, PushError>>;
+
+    /// Runs the helper for `call` as [`Session::run`] does, storing it first where the machine
+    /// lacks it. This way runs it, stores it and runs it again; a transport that can send the
+    /// helper ahead of its input does all of it in one round trip
+    /// ([`Helper::run_storing_command`]).
+    fn run_storing<'a>(
+        &'a self,
+        helper: &'a Helper,
+        call: Call<'a>,
+        input: &'a [u8],
+        bound: Bound,
+    ) -> Boxed<'a, Result<Stored, PushError>> {
+        Box::pin(async move {
+            let output = self.run(helper, call, input, bound).await?;
+            if output.status != Some(crate::wire::EXIT_HELPER_MISSING) {
+                return Ok(Stored::Ran {
+                    output,
+                    stored: false,
+                });
+            }
+            let up = self.upload(helper).await?;
+            if up.status != Some(0) {
+                return Ok(Stored::NotStored(up));
+            }
+            let output = self.run(helper, call, input, bound).await?;
+            Ok(Stored::Ran {
+                output,
+                stored: true,
+            })
+        })
+    }
 
     /// Ends the session.
     fn close(self: Box<Self>) -> Boxed<'static, ()>;

@@ -1,9 +1,12 @@
 //! Storing the helper on a machine: what arrives incomplete (a connection dropped halfway) never
-//! takes the helper's name, so the next push sends it again rather than failing for ever.
+//! takes the helper's name, so the next push sends it again rather than failing for ever; sent
+//! ahead of its run, it is stored and run in one round trip, or skipped where the machine has it.
 
-use mesh::push::helper::Helper;
+use mesh::push::helper::{Helper, STORED};
+use mesh::push::transport::Call;
+use mesh::wire::{EXIT_NOT_STORED, Mode};
 
-use crate::util::{Mesh, Run, on, ssh_command};
+use crate::util::{Mesh, Run, node_result, on, ssh_command};
 
 /// Runs mesh's own upload command on `node` with `input` as what arrived of the helper.
 fn upload(node: &str, command: &str, input: &[u8]) -> Run {
@@ -44,4 +47,87 @@ fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_who
     mesh.run(&["push", "node3"]).ok();
     let stored = on("node3", &format!("sha256sum < {path}"));
     assert!(stored.starts_with(helper.sha256()), "{stored}");
+}
+
+#[test]
+fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_nothing_runs() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    on("node3", &format!("rm -f {path} {path}.part"));
+    let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
+
+    // half the helper, then what would be the helper's input: the launcher must not take the
+    // input for the rest of the helper, store a part, or run anything
+    let mut input = helper.gzipped()[..helper.gzipped().len() / 2].to_vec();
+    input.extend_from_slice(br#"{"version":1,"node":"node3","resources":[]}"#);
+    let run = upload("node3", &command, &input);
+    assert_eq!(run.status, EXIT_NOT_STORED as i32, "{}", run.stderr);
+    assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
+    assert!(!run.stderr.contains(STORED), "{}", run.stderr);
+    assert_eq!(run.stdout, "", "nothing ran");
+    assert_eq!(
+        on("node3", &format!("ls {path} {path}.part 2>/dev/null; true")).trim(),
+        "",
+        "nothing of it is stored"
+    );
+
+    // the whole helper then the input: stored, said, and run on exactly that input (a dry run
+    // of nothing answers a report)
+    let mut input = helper.gzipped().to_vec();
+    input.extend_from_slice(br#"{"version":1,"node":"node3","resources":[]}"#);
+    let run = upload("node3", &command, &input);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.starts_with(STORED), "{}", run.stderr);
+    assert!(run.stdout.contains("\"hostname\""), "{}", run.stdout);
+    let stored = on("node3", &format!("sha256sum < {path}"));
+    assert!(stored.starts_with(helper.sha256()), "{stored}");
+
+    // a machine that has it skips the bytes sent ahead, says nothing of storing, and runs
+    let run = upload("node3", &command, &input);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains(STORED), "{}", run.stderr);
+    assert!(run.stdout.contains("\"hostname\""), "{}", run.stdout);
+}
+
+#[test]
+fn a_node_the_inventory_knows_is_sent_the_helper_only_when_it_says_it_lacks_it() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    mesh.run(&["assign", "motd", "node2"]).ok();
+    // the inventory has never heard from node2: the helper goes with the first run, and is said
+    // stored only where it was not there
+    let had = ssh_command("node2", &format!("test -x {path}"))
+        .status()
+        .expect("ssh runs")
+        .success();
+    let first = mesh.run(&["push", "node2", "--json"]).ok().json();
+    assert_eq!(node_result(&first, "node2")["uploaded"], !had, "{first}");
+
+    // now it knows node2: a push runs the helper first, and only a machine that lacks it gets it
+    on("node2", &format!("rm -f {path}"));
+    let again = mesh.run(&["push", "-v", "node2"]).ok();
+    assert!(
+        again.stderr.contains("node2: uploading the helper")
+            || again.stdout.contains("node2: uploading the helper"),
+        "{}{}",
+        again.stdout,
+        again.stderr
+    );
+    assert!(
+        again.stdout.contains("(helper uploaded)"),
+        "{}",
+        again.stdout
+    );
+    let stored = on("node2", &format!("sha256sum < {path}"));
+    assert!(stored.starts_with(helper.sha256()), "{stored}");
+    let third = mesh.run(&["push", "node2", "--json"]).ok().json();
+    assert_eq!(node_result(&third, "node2")["uploaded"], false, "{third}");
 }

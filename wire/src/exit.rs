@@ -38,6 +38,9 @@ pub enum HelperExit {
     HelperMissing,
     /// The launcher: the machine is not a platform mesh has a helper for.
     WrongPlatform,
+    /// The launcher: the helper sent did not arrive whole (its sha256 is not the one it was
+    /// sent under), or could not be written; nothing was stored, and nothing ran.
+    NotStored,
 }
 
 /// Every exit, for the tables that list them.
@@ -55,6 +58,7 @@ pub const HELPER_EXITS: &[HelperExit] = &[
     HelperExit::Awaiting,
     HelperExit::HelperMissing,
     HelperExit::WrongPlatform,
+    HelperExit::NotStored,
 ];
 
 impl HelperExit {
@@ -74,6 +78,7 @@ impl HelperExit {
             HelperExit::Awaiting => 32,
             HelperExit::HelperMissing => 90,
             HelperExit::WrongPlatform => 91,
+            HelperExit::NotStored => 92,
         }
     }
 
@@ -104,6 +109,7 @@ impl HelperExit {
             HelperExit::Awaiting => "a change on the machine awaits its confirmation",
             HelperExit::HelperMissing => "the helper is not on the machine yet",
             HelperExit::WrongPlatform => "the machine is not a platform mesh has a helper for",
+            HelperExit::NotStored => "the helper sent did not arrive whole: nothing was stored",
         }
     }
 }

@@ -70,6 +70,10 @@ pub const EXIT_HELPER_MISSING: u32 = HelperExit::HelperMissing.status() as u32;
 /// Exit status of the remote launcher when the machine is not a platform mesh has a helper for.
 pub const EXIT_WRONG_PLATFORM: u32 = HelperExit::WrongPlatform.status() as u32;
 
+/// Exit status of the remote launcher when the helper it was sent did not arrive whole, or could
+/// not be written: nothing was stored, and nothing ran.
+pub const EXIT_NOT_STORED: u32 = HelperExit::NotStored.status() as u32;
+
 /// Exit status of the helper when the machine has no readable record but shows signs that the mesh
 /// has been there: it refuses to touch it (a dry run too) and prints a [`RecordRefusal`] on stdout.
 /// The recovery is `mesh node adopt NODE`.

@@ -14,6 +14,8 @@ pub(crate) struct Held {
     applied_before: bool,
     /// The machine had no record when the lock was taken (see [`Held::record`]).
     new_machine: bool,
+    /// [`Held::to_apply`] looked for signs of the mesh before it took the lock, and found none.
+    looked_before_lock: bool,
 }
 
 impl Held {
@@ -21,10 +23,13 @@ impl Held {
     /// is refused before this run makes the lock: a refused run leaves no lock for the next run
     /// (another operator's, one that knows nothing of this machine) to take for a sign.
     pub(crate) fn to_apply(paths: &Paths, operator_knows: bool) -> Result<Held, Error> {
-        if !paths.record().exists() {
+        let looked = !paths.record().exists();
+        if looked {
             crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
         }
-        Held::take(paths)
+        let mut held = Held::take(paths)?;
+        held.looked_before_lock = looked;
+        Ok(held)
     }
 
     /// Takes the machine's lock (see [`lock`]), whatever the record.
@@ -36,6 +41,7 @@ impl Held {
             _file: file,
             applied_before,
             new_machine: !paths.record().exists(),
+            looked_before_lock: false,
         })
     }
 
@@ -53,7 +59,12 @@ impl Held {
         if let Some(record) = Record::load(paths)? {
             return Ok(record);
         }
-        crate::signs::refuse_if_found(paths, self.applied_before, operator_knows)?;
+        let containers = if self.looked_before_lock {
+            crate::signs::Containers::AskedBeforeTheLock
+        } else {
+            crate::signs::Containers::Ask
+        };
+        crate::signs::refuse_if_seen(paths, self.applied_before, operator_knows, containers)?;
         let record = Record::new();
         record.save(paths)?;
         Ok(record)

@@ -21,7 +21,7 @@ use super::transport::{Boxed, Call, Links, PrepareError, Prepared, Session, Tran
 use super::{Helper, PushError};
 use crate::inventory::Node;
 use crate::ssh::{Bound, Output};
-use crate::wire::{EXIT_HELPER_MISSING, EXIT_WRONG_PLATFORM};
+use crate::wire::{EXIT_HELPER_MISSING, EXIT_NOT_STORED, EXIT_WRONG_PLATFORM};
 
 /// Runs each node's helper on this machine against the node's root directory.
 #[derive(Debug, Default, Clone, Copy)]
@@ -143,7 +143,7 @@ impl Session for LocalSession {
                     ..Output::default()
                 },
                 Err(why) => Output {
-                    status: Some(1),
+                    status: Some(EXIT_NOT_STORED),
                     stderr: why.to_string().into_bytes(),
                     ..Output::default()
                 },
@@ -237,7 +237,7 @@ mod tests {
         let forged = Helper::of(b"#!/bin/sh\nexit 0\n", Some(&"0".repeat(64)));
         let s = session(dir.path()).await;
         let out = s.upload(&forged).await.unwrap();
-        assert_eq!(out.status, Some(1));
+        assert_eq!(out.status, Some(EXIT_NOT_STORED));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("arrived incomplete or changed"),
             "{out:?}"
@@ -301,7 +301,7 @@ mod tests {
             "{e}"
         );
         let refused = s.upload(&helper).await.unwrap();
-        assert_eq!(refused.status, Some(1), "{refused:?}");
+        assert_eq!(refused.status, Some(EXIT_NOT_STORED), "{refused:?}");
 
         // even the helper's own bytes are not run from there
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
