@@ -131,3 +131,60 @@ fn a_node_the_inventory_knows_is_sent_the_helper_only_when_it_says_it_lacks_it()
     let third = mesh.run(&["push", "node2", "--json"]).ok().json();
     assert_eq!(node_result(&third, "node2")["uploaded"], false, "{third}");
 }
+
+#[test]
+fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_one_says_it_stored_the_helper()
+{
+    let first = Mesh::new();
+    let Some(_lab) = first.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    for round in 0..6 {
+        // two operators who never heard from node3, and a node3 that has nothing of the mesh
+        let (a, b) = (Mesh::new(), Mesh::new());
+        for mesh in [&a, &b] {
+            mesh.run(&["lab", "up", "3"]).ok();
+            mesh.run(&["assign", "motd", "node3"]).ok();
+        }
+        on("node3", "rm -rf /var/lib/mesh /etc/motd");
+        let pushes: Vec<_> = [&a, &b]
+            .iter()
+            .map(|mesh| {
+                mesh.command(&["push", "node3", "--json"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("mesh runs")
+            })
+            .collect();
+        let results: Vec<serde_json::Value> = pushes
+            .into_iter()
+            .map(|p| {
+                let run = Run::from(p.wait_with_output().expect("mesh ends"));
+                node_result(&run.json(), "node3").clone()
+            })
+            .collect();
+        for r in &results {
+            // the whole helper was sent both times: neither may say it arrived broken, nor fail
+            // to start it (another's store still writing the file it runs)
+            let said = r.to_string();
+            assert!(
+                !said.contains("arrive") && !said.contains("Text file busy"),
+                "round {round}: {said}"
+            );
+            assert!(
+                r["outcome"] == "applied" || said.contains("another mesh-host is applying"),
+                "round {round}: {said}"
+            );
+        }
+        let uploaded = results.iter().filter(|r| r["uploaded"] == true).count();
+        assert!(uploaded <= 1, "round {round}: {results:?}");
+        if results.iter().all(|r| r["outcome"] == "applied") {
+            assert_eq!(uploaded, 1, "round {round}: {results:?}");
+        }
+        let stored = on("node3", &format!("sha256sum < {path}"));
+        assert!(stored.starts_with(helper.sha256()), "round {round}: {stored}");
+    }
+}
