@@ -133,7 +133,7 @@ fn a_node_the_inventory_knows_is_sent_the_helper_only_when_it_says_it_lacks_it()
 }
 
 #[test]
-fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_one_says_it_stored_the_helper()
+fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_says_it_arrived_broken()
 {
     let first = Mesh::new();
     let Some(_lab) = first.with_lab() else {
@@ -179,10 +179,10 @@ fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_one_says_it
                 "round {round}: {said}"
             );
         }
+        // both may have stored it (each found it missing), but not neither: node3 had none
         let uploaded = results.iter().filter(|r| r["uploaded"] == true).count();
-        assert!(uploaded <= 1, "round {round}: {results:?}");
         if results.iter().all(|r| r["outcome"] == "applied") {
-            assert_eq!(uploaded, 1, "round {round}: {results:?}");
+            assert!(uploaded >= 1, "round {round}: {results:?}");
         }
         let stored = on("node3", &format!("sha256sum < {path}"));
         assert!(stored.starts_with(helper.sha256()), "round {round}: {stored}");
