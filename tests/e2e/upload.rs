@@ -188,3 +188,32 @@ fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_say
         assert!(stored.starts_with(helper.sha256()), "round {round}: {stored}");
     }
 }
+
+#[test]
+fn a_machine_whose_login_shell_says_a_line_on_stderr_is_still_said_to_have_been_sent_the_helper() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    // bash run by sshd reads ~/.bashrc for a command too: a banner there comes before anything
+    // the launcher says (as would sudo's "unable to resolve host" warning)
+    on(
+        "node1",
+        "cp /root/.bashrc /root/.bashrc.attack36 && \
+         sed -i '1i echo \"welcome to node1\" >&2' /root/.bashrc",
+    );
+    on("node1", "rm -rf /var/lib/mesh /etc/motd");
+    mesh.run(&["assign", "motd", "node1"]).ok();
+    let pushed = mesh.run(&["push", "node1", "--json"]);
+    let was_stored = on("node1", &format!("sha256sum < {path}"));
+    on("node1", "mv /root/.bashrc.attack36 /root/.bashrc");
+    let pushed = pushed.ok().json();
+    assert!(was_stored.starts_with(helper.sha256()), "{was_stored}");
+    assert_eq!(
+        node_result(&pushed, "node1")["uploaded"],
+        true,
+        "this push stored the helper: {pushed}"
+    );
+}
