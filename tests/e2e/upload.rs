@@ -217,3 +217,31 @@ fn a_machine_whose_login_shell_says_a_line_on_stderr_is_still_said_to_have_been_
         "this push stored the helper: {pushed}"
     );
 }
+
+#[test]
+fn the_helper_sent_ahead_reads_exactly_the_declaration_whatever_its_size() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
+    for size in [0usize, 1, 4095, 65_535, 65_536, 65_537, (2 << 20) + 1, 5 << 20] {
+        for present in [false, true] {
+            if !present {
+                on("node3", &format!("rm -f {path}"));
+            }
+            // whitespace before the closing brace: a byte of the helper or a cut anywhere
+            // makes it unreadable
+            let mut input = helper.gzipped().to_vec();
+            input.extend_from_slice(br#"{"version":1,"node":"node3","resources":[]"#);
+            input.extend(std::iter::repeat_n(b' ', size));
+            input.push(b'}');
+            let run = upload("node3", &command, &input);
+            assert_eq!(run.status, 0, "size {size}, present {present}: {}", run.stderr);
+            assert_eq!(run.stderr.starts_with(STORED), !present, "{}", run.stderr);
+            assert!(run.stdout.contains("\"hostname\""), "{}", run.stdout);
+        }
+    }
+}
