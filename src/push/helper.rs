@@ -100,11 +100,13 @@ impl Helper {
     fn store(&self, source: &str, drain: &str) -> String {
         let path = self.remote_path();
         let sha256 = &self.sha256;
+        // a part of this launcher's own: two stores at once never write into one file
+        let part = format!("{path}.part.$$");
         format!(
-            "( umask 022 && mkdir -p {STATE_DIR}/bin && {source} > {path}.part && \
-             [ \"$(sha256sum < {path}.part)\" = \"{sha256}  -\" ] && \
-             chmod 0755 {path}.part && mv -f {path}.part {path} ) || \
-             {{ rm -f {path}.part; echo \"the helper arrived incomplete or changed (its sha256 is \
+            "( umask 022 && mkdir -p {STATE_DIR}/bin && {source} > {part} && \
+             [ \"$(sha256sum < {part})\" = \"{sha256}  -\" ] && \
+             chmod 0755 {part} && mv -f {part} {path} ) || \
+             {{ rm -f {part}; echo \"the helper arrived incomplete or changed (its sha256 is \
              not {sha256}), or could not be written: nothing stored\" >&2; {drain}exit {EXIT_NOT_STORED}; }}"
         )
     }

@@ -131,3 +131,117 @@ fn a_node_the_inventory_knows_is_sent_the_helper_only_when_it_says_it_lacks_it()
     let third = mesh.run(&["push", "node2", "--json"]).ok().json();
     assert_eq!(node_result(&third, "node2")["uploaded"], false, "{third}");
 }
+
+#[test]
+fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_says_it_arrived_broken()
+{
+    let first = Mesh::new();
+    let Some(_lab) = first.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    for round in 0..6 {
+        // two operators who never heard from node3, and a node3 that has nothing of the mesh
+        let (a, b) = (Mesh::new(), Mesh::new());
+        for mesh in [&a, &b] {
+            mesh.run(&["lab", "up", "3"]).ok();
+            mesh.run(&["assign", "motd", "node3"]).ok();
+        }
+        on("node3", "rm -rf /var/lib/mesh /etc/motd");
+        let pushes: Vec<_> = [&a, &b]
+            .iter()
+            .map(|mesh| {
+                mesh.command(&["push", "node3", "--json"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("mesh runs")
+            })
+            .collect();
+        let results: Vec<serde_json::Value> = pushes
+            .into_iter()
+            .map(|p| {
+                let run = Run::from(p.wait_with_output().expect("mesh ends"));
+                node_result(&run.json(), "node3").clone()
+            })
+            .collect();
+        for r in &results {
+            // the whole helper was sent both times: neither may say it arrived broken, nor fail
+            // to start it (another's store still writing the file it runs)
+            let said = r.to_string();
+            assert!(
+                !said.contains("arrive") && !said.contains("Text file busy"),
+                "round {round}: {said}"
+            );
+            assert!(
+                r["outcome"] == "applied" || said.contains("another mesh-host is applying"),
+                "round {round}: {said}"
+            );
+        }
+        // both may have stored it (each found it missing), but not neither: node3 had none
+        let uploaded = results.iter().filter(|r| r["uploaded"] == true).count();
+        if results.iter().all(|r| r["outcome"] == "applied") {
+            assert!(uploaded >= 1, "round {round}: {results:?}");
+        }
+        let stored = on("node3", &format!("sha256sum < {path}"));
+        assert!(stored.starts_with(helper.sha256()), "round {round}: {stored}");
+    }
+}
+
+#[test]
+fn a_machine_whose_login_shell_says_a_line_on_stderr_is_still_said_to_have_been_sent_the_helper() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    // bash run by sshd reads ~/.bashrc for a command too: a banner there comes before anything
+    // the launcher says (as would sudo's "unable to resolve host" warning)
+    on(
+        "node1",
+        "cp /root/.bashrc /root/.bashrc.attack36 && \
+         sed -i '1i echo \"welcome to node1\" >&2' /root/.bashrc",
+    );
+    on("node1", "rm -rf /var/lib/mesh /etc/motd");
+    mesh.run(&["assign", "motd", "node1"]).ok();
+    let pushed = mesh.run(&["push", "node1", "--json"]);
+    let was_stored = on("node1", &format!("sha256sum < {path}"));
+    on("node1", "mv /root/.bashrc.attack36 /root/.bashrc");
+    let pushed = pushed.ok().json();
+    assert!(was_stored.starts_with(helper.sha256()), "{was_stored}");
+    assert_eq!(
+        node_result(&pushed, "node1")["uploaded"],
+        true,
+        "this push stored the helper: {pushed}"
+    );
+}
+
+#[test]
+fn the_helper_sent_ahead_reads_exactly_the_declaration_whatever_its_size() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
+    for size in [0usize, 1, 4095, 65_535, 65_536, 65_537, (2 << 20) + 1, 5 << 20] {
+        for present in [false, true] {
+            if !present {
+                on("node3", &format!("rm -f {path}"));
+            }
+            // whitespace before the closing brace: a byte of the helper or a cut anywhere
+            // makes it unreadable
+            let mut input = helper.gzipped().to_vec();
+            input.extend_from_slice(br#"{"version":1,"node":"node3","resources":[]"#);
+            input.extend(std::iter::repeat_n(b' ', size));
+            input.push(b'}');
+            let run = upload("node3", &command, &input);
+            assert_eq!(run.status, 0, "size {size}, present {present}: {}", run.stderr);
+            assert_eq!(run.stderr.starts_with(STORED), !present, "{}", run.stderr);
+            assert!(run.stdout.contains("\"hostname\""), "{}", run.stdout);
+        }
+    }
+}
