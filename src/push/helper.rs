@@ -130,14 +130,24 @@ pub fn launched(mut out: Output) -> Stored {
     if matches!(out.status, Some(EXIT_WRONG_PLATFORM | EXIT_NOT_STORED)) {
         return Stored::NotStored(out);
     }
+    // a whole line of its own, wherever it is: a login shell's banner or sudo's warning may come
+    // before it
     let line = format!("{STORED}\n");
-    let stored = out.stderr.starts_with(line.as_bytes());
-    if stored {
-        out.stderr.drain(..line.len());
+    let at = if out.stderr.starts_with(line.as_bytes()) {
+        Some(0)
+    } else {
+        let nl = format!("\n{line}");
+        out.stderr
+            .windows(nl.len())
+            .position(|w| w == nl.as_bytes())
+            .map(|i| i + 1)
+    };
+    if let Some(at) = at {
+        out.stderr.drain(at..at + line.len());
     }
     Stored::Ran {
         output: out,
-        stored,
+        stored: at.is_some(),
     }
 }
 
@@ -279,6 +289,19 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let banner = format!("welcome\n{STORED}\nthe helper's own line\n");
+        match launched(output(Some(0), &banner)) {
+            Stored::Ran { output, stored } => {
+                assert!(stored, "a line before it does not hide it");
+                assert_eq!(output.stderr, b"welcome\nthe helper's own line\n");
+            }
+            other => panic!("{other:?}"),
+        }
+        let within = format!("not {STORED}\n");
+        assert!(matches!(
+            launched(output(Some(0), &within)),
+            Stored::Ran { stored: false, .. }
+        ));
         match launched(output(Some(4), "busy")) {
             Stored::Ran { output, stored } => {
                 assert!(!stored);

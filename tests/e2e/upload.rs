@@ -31,14 +31,18 @@ fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_who
     };
     let helper = Helper::embedded();
     let path = helper.remote_path();
-    on("node3", &format!("rm -f {path} {path}.part"));
+    on("node3", &format!("rm -f {path} {path}.part*"));
 
     let half = &helper.gzipped()[..helper.gzipped().len() / 2];
     let run = upload("node3", &helper.upload_command(false), half);
     assert_ne!(run.status, 0, "an incomplete helper is refused");
     assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
     assert_eq!(
-        on("node3", &format!("ls {path} {path}.part 2>/dev/null; true")).trim(),
+        on(
+            "node3",
+            &format!("ls {path} {path}.part* 2>/dev/null; true")
+        )
+        .trim(),
         "",
         "nothing of it is stored"
     );
@@ -57,7 +61,7 @@ fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_noth
     };
     let helper = Helper::embedded();
     let path = helper.remote_path();
-    on("node3", &format!("rm -f {path} {path}.part"));
+    on("node3", &format!("rm -f {path} {path}.part*"));
     let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
 
     // half the helper, then what would be the helper's input: the launcher must not take the
@@ -70,7 +74,11 @@ fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_noth
     assert!(!run.stderr.contains(STORED), "{}", run.stderr);
     assert_eq!(run.stdout, "", "nothing ran");
     assert_eq!(
-        on("node3", &format!("ls {path} {path}.part 2>/dev/null; true")).trim(),
+        on(
+            "node3",
+            &format!("ls {path} {path}.part* 2>/dev/null; true")
+        )
+        .trim(),
         "",
         "nothing of it is stored"
     );
@@ -134,7 +142,7 @@ fn a_node_the_inventory_knows_is_sent_the_helper_only_when_it_says_it_lacks_it()
 
 #[test]
 fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_says_it_arrived_broken()
-{
+ {
     let first = Mesh::new();
     let Some(_lab) = first.with_lab() else {
         return;
@@ -185,7 +193,10 @@ fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_say
             assert!(uploaded >= 1, "round {round}: {results:?}");
         }
         let stored = on("node3", &format!("sha256sum < {path}"));
-        assert!(stored.starts_with(helper.sha256()), "round {round}: {stored}");
+        assert!(
+            stored.starts_with(helper.sha256()),
+            "round {round}: {stored}"
+        );
     }
 }
 
@@ -227,7 +238,16 @@ fn the_helper_sent_ahead_reads_exactly_the_declaration_whatever_its_size() {
     let helper = Helper::embedded();
     let path = helper.remote_path();
     let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
-    for size in [0usize, 1, 4095, 65_535, 65_536, 65_537, (2 << 20) + 1, 5 << 20] {
+    for size in [
+        0usize,
+        1,
+        4095,
+        65_535,
+        65_536,
+        65_537,
+        (2 << 20) + 1,
+        5 << 20,
+    ] {
         for present in [false, true] {
             if !present {
                 on("node3", &format!("rm -f {path}"));
@@ -239,7 +259,11 @@ fn the_helper_sent_ahead_reads_exactly_the_declaration_whatever_its_size() {
             input.extend(std::iter::repeat_n(b' ', size));
             input.push(b'}');
             let run = upload("node3", &command, &input);
-            assert_eq!(run.status, 0, "size {size}, present {present}: {}", run.stderr);
+            assert_eq!(
+                run.status, 0,
+                "size {size}, present {present}: {}",
+                run.stderr
+            );
             assert_eq!(run.stderr.starts_with(STORED), !present, "{}", run.stderr);
             assert!(run.stdout.contains("\"hostname\""), "{}", run.stdout);
         }
