@@ -1,14 +1,10 @@
 //! Gathers the machine's [`Facts`] for every report: from `/etc/os-release` and `/proc`, and
-//! the addresses from `ip -j addr` (the one command, a look-up under its deadline). A fact that
+//! the addresses from the kernel ([`crate::interfaces`]), with no command run. A fact that
 //! cannot be read is left empty rather than failing the run: facts describe, they do not apply.
 
 use std::fs;
-use std::process::Command;
 
-use mesh_wire::{Facts, Interface, Memory, Os};
-use serde::Deserialize;
-
-use crate::child::{Bounded as _, LOOKUP};
+use mesh_wire::{Facts, Memory, Os};
 
 /// What this machine says it is now.
 pub(crate) fn gather() -> Facts {
@@ -23,7 +19,7 @@ pub(crate) fn gather() -> Facts {
         },
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get() as u64),
         hostname: first_line("/proc/sys/kernel/hostname"),
-        interfaces: interfaces(),
+        interfaces: crate::interfaces::gather(),
     }
 }
 
@@ -92,59 +88,6 @@ fn mem_total_mib(meminfo: &str) -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-/// One interface as `ip -j addr` prints it.
-#[derive(Deserialize)]
-struct IpLink {
-    ifname: String,
-    #[serde(default)]
-    flags: Vec<String>,
-    #[serde(default)]
-    addr_info: Vec<IpAddr>,
-}
-
-#[derive(Deserialize)]
-struct IpAddr {
-    family: String,
-    local: String,
-    #[serde(default)]
-    scope: String,
-}
-
-fn interfaces() -> Vec<Interface> {
-    let Ok(out) = Command::new("ip")
-        .args(["-j", "addr", "show"])
-        .output_within(LOOKUP)
-    else {
-        return Vec::new();
-    };
-    if !out.status.success() {
-        return Vec::new();
-    }
-    parse_ip(&out.stdout)
-}
-
-fn parse_ip(json: &[u8]) -> Vec<Interface> {
-    let links: Vec<IpLink> = serde_json::from_slice(json).unwrap_or_default();
-    links
-        .into_iter()
-        .filter(|l| !l.flags.iter().any(|f| f == "LOOPBACK"))
-        .map(|l| {
-            let of = |family: &str| -> Vec<String> {
-                l.addr_info
-                    .iter()
-                    .filter(|a| a.family == family && a.scope != "link" && a.scope != "host")
-                    .map(|a| a.local.clone())
-                    .collect()
-            };
-            Interface {
-                ipv4: of("inet"),
-                ipv6: of("inet6"),
-                name: l.ifname,
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,24 +110,5 @@ mod tests {
             2000
         );
         assert_eq!(mem_total_mib("garbage"), 0);
-    }
-
-    #[test]
-    fn ip_json_gives_interfaces_without_loopback_or_link_local() {
-        let json = br#"[
-          {"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[{"family":"inet","local":"127.0.0.1","prefixlen":8,"scope":"host"}]},
-          {"ifindex":2,"ifname":"host0","flags":["UP"],"addr_info":[
-            {"family":"inet","local":"10.7.0.11","prefixlen":24,"scope":"global"},
-            {"family":"inet6","local":"fe80::1","prefixlen":64,"scope":"link"},
-            {"family":"inet6","local":"2001:db8::b","prefixlen":64,"scope":"global"}]},
-          {"ifindex":3,"ifname":"dummy0","flags":[],"addr_info":[]}
-        ]"#;
-        let got = parse_ip(json);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].name, "host0");
-        assert_eq!(got[0].ipv4, vec!["10.7.0.11"]);
-        assert_eq!(got[0].ipv6, vec!["2001:db8::b"]);
-        assert!(got[1].ipv4.is_empty());
-        assert!(parse_ip(b"not json").is_empty());
     }
 }

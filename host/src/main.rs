@@ -35,6 +35,7 @@ mod confirm;
 mod facts;
 mod files;
 mod generations;
+mod interfaces;
 mod owners;
 mod record;
 mod sealed;

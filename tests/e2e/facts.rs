@@ -54,6 +54,60 @@ fn expected(f: &serde_json::Value) -> String {
     )
 }
 
+/// Each interface's name, IPv4 and IPv6 addresses, as the facts say them.
+fn interfaces_of(f: &serde_json::Value) -> Vec<(String, Vec<String>, Vec<String>)> {
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    f["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let name = i["name"].as_str().unwrap_or_default().to_string();
+            (name, strings(&i["ipv4"]), strings(&i["ipv6"]))
+        })
+        .collect()
+}
+
+/// The same, as `ip -j addr` on the machine says them: loopback and addresses of link or host
+/// scope left out.
+fn interfaces_by_ip() -> Vec<(String, Vec<String>, Vec<String>)> {
+    let ip: serde_json::Value = serde_json::from_str(&on(NODE, "ip -j addr show")).unwrap();
+    ip.as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| {
+            !l["flags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == "LOOPBACK")
+        })
+        .map(|l| {
+            let of = |family: &str| -> Vec<String> {
+                l["addr_info"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|a| {
+                        a["family"] == family && a["scope"] != "link" && a["scope"] != "host"
+                    })
+                    .map(|a| a["local"].as_str().unwrap().to_string())
+                    .collect()
+            };
+            let name = l["ifname"].as_str().unwrap().to_string();
+            (name, of("inet"), of("inet6"))
+        })
+        .collect()
+}
+
 #[test]
 fn a_template_reads_the_machines_facts_once_said_and_a_moved_fact_shows_in_the_plan() {
     let mesh = Mesh::new();
@@ -96,6 +150,8 @@ fn a_template_reads_the_machines_facts_once_said_and_a_moved_fact_shows_in_the_p
     );
     let addresses: Vec<&str> = on_machine.lines().collect();
     assert!(addresses.contains(&address(NODE).as_str()), "{on_machine}");
+    // the helper asks the kernel itself (rtnetlink): what it says is what `ip` says
+    assert_eq!(interfaces_of(f), interfaces_by_ip(), "{facts}");
     let text = mesh.run(&["facts", NODE]).ok().stdout;
     assert!(
         text.contains("os.codename") && text.contains("\"bookworm\""),
