@@ -107,7 +107,7 @@ pub(crate) fn run_held(
     let mode = if dry_run { Mode::DryRun } else { Mode::Apply };
     let report = measure_or_apply(declaration, mode, paths, record, held.new_machine())?;
     // a dry run under the lock only tells the apply after it whether a change asks for
-    // confirmation: nobody reads its facts (`ip -j addr`), so they are not gathered twice
+    // confirmation: nobody reads its facts, so they are not gathered twice
     Ok(if dry_run { report } else { with_facts(report) })
 }
 
