@@ -136,6 +136,9 @@ fn compose_each(
     nodes: Vec<Node>,
     mut each: impl FnMut(Node, Result<Composed, Vec<Problem>>) -> Result<()>,
 ) -> Result<()> {
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    inv.open_ahead(&names);
+    drop(names);
     let mut refusals = Vec::new();
     let mut composed = 0usize;
     for node in nodes {
@@ -179,7 +182,9 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let mut any_held = false;
     let mut failed = Vec::new();
     let mut held_at = Vec::new();
-    let mut costs = Vec::new();
+    // one per node, kept to the end for the waves: its size said up front, so it never holds
+    // twice the fleet while it grows
+    let mut costs = Vec::with_capacity(select.len());
     // what a push would allocate is allocated to be shown, and rolled back: a plan writes nothing
     inv.trial(|inv| {
         compose_each(inv, &cat, select, |node, c| {

@@ -62,7 +62,7 @@ pub fn node_cost_of(
     NodeCost {
         node: plan.node.clone(),
         changes: !plan.changes.is_empty(),
-        restarts,
+        restarts: restarts.into_iter().collect(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! more of its assignments restarting at once than its rollout allows. A node whose change costs
 //! nothing or only reloads goes in the first (widest) wave of its layer.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -12,8 +12,9 @@ pub struct NodeCost {
     pub node: String,
     /// The push would change something on it.
     pub changes: bool,
-    /// The modules (by name) of which it restarts a unit.
-    pub restarts: BTreeSet<String>,
+    /// The modules (by name) of which it restarts a unit, sorted, each once: a plan of a large
+    /// fleet keeps one per node, and a set's first node is several times a short list's size.
+    pub restarts: Vec<String>,
 }
 
 /// One wave of a rollout: its nodes are pushed together (bounded by `--parallel`).

@@ -103,6 +103,9 @@ pub struct Inventory {
     /// Each secret content sealed to a machine in this command, by its keyed digest: a confirmed
     /// push keeps a copy sealed to the operator (`secret_copies`), so a rollback can seal it again.
     rendered: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// Inside [`Inventory::trial`]: what is composed there is only shown or checked, never
+    /// confirmed, so no copy of its secrets is noted (`rendered`).
+    in_trial: std::cell::Cell<bool>,
     /// This command's run id, random, written with every row it adds to `pushes`: the nodes of
     /// one push are its rows, not every row begun in the same second.
     run: String,
@@ -198,6 +201,7 @@ impl Inventory {
             last_layers: std::cell::RefCell::new(None),
             opened: std::cell::RefCell::default(),
             rendered: std::cell::RefCell::default(),
+            in_trial: std::cell::Cell::new(false),
             file,
             locked: std::cell::Cell::new(false),
         })
@@ -302,7 +306,9 @@ impl Inventory {
         self.last_tags.replace(Some(tags::Last::default()));
         self.last_layers
             .replace(Some(layers::NodeLayers::default()));
+        let outer = self.in_trial.replace(!keep);
         let out = work(self);
+        self.in_trial.set(outer);
         self.names.replace(None);
         self.shared_layers.replace(None);
         self.last_tags.replace(None);

@@ -12,8 +12,11 @@ use super::{Inventory, InventoryError};
 
 impl Inventory {
     /// Notes `content`, a secret this command sealed to a machine, by its keyed digest: a
-    /// confirmed push of it keeps a copy.
+    /// confirmed push of it keeps a copy. Not in a trial, which nothing it composed outlives.
     pub fn note_sealed_content(&self, digest: &str, content: &str) {
+        if self.in_trial.get() {
+            return;
+        }
         self.rendered
             .borrow_mut()
             .entry(digest.to_string())
@@ -67,4 +70,30 @@ pub(super) fn keep(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Inventory;
+
+    #[test]
+    fn a_secret_sealed_in_a_trial_is_not_noted_for_a_copy_and_one_sealed_in_a_batch_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.trial(|inv| {
+            inv.note_sealed_content("shown", "only shown");
+            Ok::<_, crate::InventoryError>(())
+        })
+        .unwrap();
+        inv.batch(|inv| {
+            inv.note_sealed_content("sent", "sent to be confirmed");
+            Ok::<_, crate::InventoryError>(())
+        })
+        .unwrap();
+        inv.note_sealed_content("outside", "outside a transaction");
+        let noted = inv.rendered.borrow();
+        let mut keys: Vec<&str> = noted.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["outside", "sent"]);
+    }
 }
