@@ -141,6 +141,7 @@ pub(super) fn describe(status: Option<u32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::EXIT_NOT_STORED;
 
     #[test]
     fn a_helper_exit_is_named_with_what_it_means() {
@@ -152,6 +153,32 @@ mod tests {
         );
         assert_eq!(describe(Some(1)), "1");
         assert_eq!(describe(None), "none: killed or disconnected");
+    }
+
+    #[test]
+    fn a_helper_that_could_not_be_stored_names_the_node_the_path_and_the_fix() {
+        let helper = Helper::embedded();
+        let refused = |status: u32, stderr: &str| {
+            let out = crate::ssh::Output {
+                status: Some(status),
+                stderr: stderr.as_bytes().to_vec(),
+                ..Default::default()
+            };
+            stored(Stored::NotStored(out), &helper, "node5").unwrap_err()
+        };
+        let said = refused(EXIT_NOT_STORED, "the helper arrived incomplete").to_string();
+        for words in [
+            "node5: storing the helper at ",
+            helper.remote_path().as_str(),
+            "arrived incomplete",
+            "nothing ran there",
+            "push again",
+        ] {
+            assert!(said.contains(words), "{said}");
+        }
+        let other = refused(EXIT_WRONG_PLATFORM, "Linux aarch64");
+        assert!(matches!(other, PushError::Platform { .. }), "{other}");
+        assert!(other.to_string().contains("Linux aarch64"), "{other}");
     }
 
     #[test]

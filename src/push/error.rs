@@ -13,7 +13,12 @@ pub enum PushError {
     Ssh(#[from] SshError),
     #[error("{node}: the machine is {machine}; mesh carries a helper only for Linux/x86_64")]
     Platform { node: String, machine: String },
-    #[error("{node}: storing the helper at {path} failed (exit {status}): {stderr}")]
+    /// Nothing ran: the launcher stops before the helper when it could not store it.
+    #[error(
+        "{node}: storing the helper at {path} failed (exit {status}): {stderr}; nothing ran \
+         there and nothing on it changed: push again to send it whole (after freeing space under \
+         /var/lib/mesh, if its disk is full)"
+    )]
     Upload {
         node: String,
         path: String,

@@ -269,3 +269,31 @@ fn the_helper_sent_ahead_reads_exactly_the_declaration_whatever_its_size() {
         }
     }
 }
+
+#[test]
+fn a_part_that_a_store_cut_short_left_is_removed_by_a_later_apply_once_it_is_an_hour_old() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let path = Helper::embedded().remote_path();
+    // what launchers killed mid-store left: one two hours ago, one a moment ago (a store that
+    // may still be going on)
+    on(
+        "node1",
+        &format!(
+            "mkdir -p /var/lib/mesh/bin && head -c 4096 /dev/urandom > {path}.part.11 && \
+             touch -d '2 hours ago' {path}.part.11 && head -c 4096 /dev/urandom > {path}.part.12"
+        ),
+    );
+    mesh.run(&["assign", "motd", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+    let left = on("node1", &format!("ls {path}.part.* 2>/dev/null; true"));
+    assert_eq!(left.trim(), format!("{path}.part.12"), "{left}");
+    // a check changes nothing, the helper's own leftovers included
+    on("node1", &format!("touch -d '2 hours ago' {path}.part.12"));
+    mesh.run(&["check", "node1"]).ok();
+    let left = on("node1", &format!("ls {path}.part.* 2>/dev/null; true"));
+    assert_eq!(left.trim(), format!("{path}.part.12"), "{left}");
+    on("node1", &format!("rm -f {path}.part.12"));
+}

@@ -275,15 +275,7 @@ mod tests {
 
     /// A host key from `ssh-keygen`, and what the operator's `age` seals to it.
     fn host() -> (tempfile::TempDir, HostKey, age::ssh::Recipient) {
-        let dir = tempfile::tempdir().unwrap();
-        let at = dir.path().join("ssh_host_ed25519_key");
-        let ok = std::process::Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(&at)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        let (dir, at) = host_key::keygen("ed25519", "");
         let key = host_key::parse(&std::fs::read_to_string(&at).unwrap()).unwrap();
         let public = std::fs::read_to_string(at.with_extension("pub")).unwrap();
         let recipient = age::ssh::Recipient::from_str(public.trim()).unwrap();

@@ -86,6 +86,22 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A key `ssh-keygen` makes (of `kind`, under `passphrase`), in a directory of its own, with its
+/// `.pub` beside it: the sealed tests' one source of real OpenSSH keys.
+#[cfg(test)]
+pub(super) fn keygen(kind: &str, passphrase: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().join("ssh_host_key");
+    let ok = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", kind, "-N", passphrase, "-C", "a comment", "-f"])
+        .arg(&at)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    (dir, at)
+}
+
 #[cfg(test)]
 mod tests {
     use base64ct::{Base64, Encoding};
@@ -93,15 +109,7 @@ mod tests {
     use super::parse;
 
     fn keygen(kind: &str, passphrase: &str) -> (tempfile::TempDir, String, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let at = dir.path().join("key");
-        let ok = std::process::Command::new("ssh-keygen")
-            .args(["-q", "-t", kind, "-N", passphrase, "-C", "a comment", "-f"])
-            .arg(&at)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        let (dir, at) = super::keygen(kind, passphrase);
         let private = std::fs::read_to_string(&at).unwrap();
         let public = std::fs::read_to_string(at.with_extension("pub")).unwrap();
         (dir, private, public)

@@ -103,7 +103,6 @@ pub(crate) fn open_environments(
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
     use std::str::FromStr;
 
     use super::open_with;
@@ -111,19 +110,10 @@ mod tests {
 
     #[test]
     fn what_was_sealed_to_the_host_key_opens_with_it_and_nothing_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let keygen = |name: &str| {
-            let at = dir.path().join(name);
-            let ok = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(&at)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok);
-            at
-        };
-        let (host, other) = (keygen("host"), keygen("other"));
+        let ((_host_dir, host), (_other_dir, other)) = (
+            super::host_key::keygen("ed25519", ""),
+            super::host_key::keygen("ed25519", ""),
+        );
         let public = std::fs::read_to_string(host.with_extension("pub")).unwrap();
         let recipient = age::ssh::Recipient::from_str(public.trim()).unwrap();
         let sealed = Sealed {
