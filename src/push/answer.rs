@@ -172,10 +172,14 @@ mod tests {
             helper.remote_path().as_str(),
             "arrived incomplete",
             "nothing ran there",
-            "push again",
+            "run the same command again",
+            "read-only",
         ] {
             assert!(said.contains(words), "{said}");
         }
+        // a check (and a rollback) is refused with these words too: told to push, the operator
+        // who only checked would apply what they meant to look at (attack37)
+        assert!(!said.contains("push again"), "{said}");
         let other = refused(EXIT_WRONG_PLATFORM, "Linux aarch64");
         assert!(matches!(other, PushError::Platform { .. }), "{other}");
         assert!(other.to_string().contains("Linux aarch64"), "{other}");

@@ -16,8 +16,9 @@ pub enum PushError {
     /// Nothing ran: the launcher stops before the helper when it could not store it.
     #[error(
         "{node}: storing the helper at {path} failed (exit {status}): {stderr}; nothing ran \
-         there and nothing on it changed: push again to send it whole (after freeing space under \
-         /var/lib/mesh, if its disk is full)"
+         there and nothing on it changed: run the same command again to send it whole (once \
+         /var/lib/mesh/bin can be written there: space freed if its disk is full, made writable \
+         if it is read-only)"
     )]
     Upload {
         node: String,

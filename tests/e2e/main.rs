@@ -53,6 +53,7 @@ mod modules_firewall_exporter;
 mod modules_sysctl_backup;
 mod nodes;
 mod one_machine;
+mod open_ahead;
 mod openssh;
 mod operator_keys;
 mod operator_secrets;

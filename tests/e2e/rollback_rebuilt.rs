@@ -68,3 +68,44 @@ fn a_rollback_to_a_generation_sent_before_the_machine_was_rebuilt_opens_its_secr
     );
     mesh.run(&["rollback", "node1", "--release"]).ok();
 }
+
+/// Plans and checks compose secrets in a trial, which notes no copy of them (attack37): a
+/// rollback to a generation whose secret was only ever planned and checked before a push sent
+/// it, with the machine rebuilt between, still finds the copy that push kept.
+#[test]
+fn a_rollback_finds_the_copy_of_a_secret_that_plans_and_checks_composed_before_its_push() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    mesh.module("tokened", TOKENED, &[("token", "token=${api.token}\n")]);
+    mesh.run(&["assign", "tokened", "node1"]).ok();
+    set_token(&mesh, "planned-first");
+    mesh.run(&["plan", "node1"]).ok();
+    mesh.run(&["check", "node1"]);
+    let first = pushed_generation(&mesh);
+    mesh.run(&["plan", "node1"]).ok();
+    mesh.run(&["check", "node1"]).ok();
+
+    set_token(&mesh, "planned-second");
+    mesh.run(&["plan", "node1"]).ok();
+    mesh.run(&["check", "node1"]);
+    let second = pushed_generation(&mesh);
+    assert!(second > first, "{second} after {first}");
+    rebuild(&mesh, "node1");
+    mesh.run(&["plan", "node1"]).ok();
+    mesh.run(&["check", "node1"]);
+
+    let out = mesh
+        .run(&["--json", "rollback", "node1", "--to", &first.to_string()])
+        .ok()
+        .json();
+    let r = node_result(&out, "node1");
+    assert_eq!(r["outcome"], "applied", "{r}");
+    assert_eq!(
+        on("node1", "cat /etc/tokened.token"),
+        "token=planned-first\n",
+        "generation {first}'s secret file did not come back"
+    );
+    mesh.run(&["rollback", "node1", "--release"]).ok();
+}
