@@ -12,12 +12,29 @@ const TOKENED: &str = r#"{
   "resources": [{"kind": "file", "path": "/etc/tokened.token", "mode": "0600", "secret": true, "template": "token"}]
 }"#;
 
+/// `tokened` assigned to node1, with the operator's token `value`.
+fn tokened_on_node1(mesh: &Mesh, value: &str) {
+    mesh.module("tokened", TOKENED, &[("token", "token=${api.token}\n")]);
+    mesh.run(&["assign", "tokened", "node1"]).ok();
+    set_token(mesh, value);
+}
+
 fn set_token(mesh: &Mesh, value: &str) {
     fed(
         mesh.command(&["secret", "set", "tokened", "api.token"]),
         &format!("{value}\n"),
     )
     .ok();
+}
+
+/// Rolls node1 back to generation `to`, which must apply.
+fn rolled_back(mesh: &Mesh, to: u64) {
+    let out = mesh
+        .run(&["--json", "rollback", "node1", "--to", &to.to_string()])
+        .ok()
+        .json();
+    let r = node_result(&out, "node1");
+    assert_eq!(r["outcome"], "applied", "{r}");
 }
 
 fn pushed_generation(mesh: &Mesh) -> u64 {
@@ -33,9 +50,7 @@ fn a_rollback_to_a_generation_sent_before_the_machine_was_rebuilt_opens_its_secr
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
-    mesh.module("tokened", TOKENED, &[("token", "token=${api.token}\n")]);
-    mesh.run(&["assign", "tokened", "node1"]).ok();
-    set_token(&mesh, "before-the-rebuild");
+    tokened_on_node1(&mesh, "before-the-rebuild");
     let first = pushed_generation(&mesh);
     assert_eq!(
         on("node1", "cat /etc/tokened.token"),
@@ -52,12 +67,7 @@ fn a_rollback_to_a_generation_sent_before_the_machine_was_rebuilt_opens_its_secr
         "token=after-the-rebuild\n"
     );
 
-    let out = mesh
-        .run(&["--json", "rollback", "node1", "--to", &first.to_string()])
-        .ok()
-        .json();
-    let r = node_result(&out, "node1");
-    assert_eq!(r["outcome"], "applied", "{r}");
+    rolled_back(&mesh, first);
     assert_eq!(
         on(
             "node1",
@@ -78,9 +88,7 @@ fn a_rollback_finds_the_copy_of_a_secret_that_plans_and_checks_composed_before_i
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
-    mesh.module("tokened", TOKENED, &[("token", "token=${api.token}\n")]);
-    mesh.run(&["assign", "tokened", "node1"]).ok();
-    set_token(&mesh, "planned-first");
+    tokened_on_node1(&mesh, "planned-first");
     mesh.run(&["plan", "node1"]).ok();
     mesh.run(&["check", "node1"]);
     let first = pushed_generation(&mesh);
@@ -96,12 +104,7 @@ fn a_rollback_finds_the_copy_of_a_secret_that_plans_and_checks_composed_before_i
     mesh.run(&["plan", "node1"]).ok();
     mesh.run(&["check", "node1"]);
 
-    let out = mesh
-        .run(&["--json", "rollback", "node1", "--to", &first.to_string()])
-        .ok()
-        .json();
-    let r = node_result(&out, "node1");
-    assert_eq!(r["outcome"], "applied", "{r}");
+    rolled_back(&mesh, first);
     assert_eq!(
         on("node1", "cat /etc/tokened.token"),
         "token=planned-first\n",

@@ -245,22 +245,34 @@ mod tests {
         assert!(said.contains(&key.display().to_string()) && !said.contains(&value));
         assert!(!key.exists(), "no new key is made over sealed secrets");
     }
+}
+
+#[cfg(test)]
+mod open_ahead_tests {
+    use super::{ARMOR, Inventory, OPEN_AHEAD_FROM};
+    use crate::Node;
+
+    /// An inventory in a directory of its own, with the operator's key to be at `operator.key`
+    /// beside it, and `n` nodes (`n0`, `n1` …), each at an address of its own.
+    fn fleet(n: usize) -> (tempfile::TempDir, Inventory, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inv = Inventory::init(&dir.path().join("inv.db")).unwrap();
+        inv.use_operator_key(&dir.path().join("operator.key"));
+        let names: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+        for (i, name) in names.iter().enumerate() {
+            inv.add_node(&Node::new(name, &format!("127.0.1.{i}")))
+                .unwrap();
+        }
+        (dir, inv, names)
+    }
 
     #[test]
     fn a_fleets_secrets_opened_ahead_on_every_core_are_what_each_node_reads_and_one_sealed_to_another_key_is_still_refused()
      {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
-        let key = dir.path().join("operator.key");
-        let mut inv = Inventory::init(&path).unwrap();
-        inv.use_operator_key(&key);
-        let names: Vec<String> = (0..super::OPEN_AHEAD_FROM + 6)
-            .map(|i| format!("n{i}"))
-            .collect();
+        let (dir, inv, names) = fleet(OPEN_AHEAD_FROM + 6);
+        let (path, key) = (dir.path().join("inv.db"), dir.path().join("operator.key"));
         let mut values = Vec::new();
-        for (i, n) in names.iter().enumerate() {
-            inv.add_node(&Node::new(n, &format!("127.0.1.{i}")))
-                .unwrap();
+        for n in &names {
             inv.allocate(&[crate::Unallocated::secret(n, "kv", "kv", "password")])
                 .unwrap();
             values.push(inv.kept_secret(n, "kv", "kv", "password").unwrap().unwrap());
@@ -283,7 +295,7 @@ mod tests {
         let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
         all.push("stranger");
         // a few nodes are left to read their own
-        inv.open_ahead(&all[..super::OPEN_AHEAD_FROM - 1]);
+        inv.open_ahead(&all[..OPEN_AHEAD_FROM - 1]);
         assert!(inv.opened.borrow().is_empty());
         inv.open_ahead(&all);
         assert_eq!(inv.opened.borrow().len(), names.len());
@@ -306,28 +318,14 @@ mod tests {
             "{refused}"
         );
     }
-}
-
-#[cfg(test)]
-mod open_ahead_tests {
-    use super::{ARMOR, Inventory, OPEN_AHEAD_FROM};
-    use crate::Node;
 
     /// A row that only looks sealed after its leading blank (an inventory edited by hand, or
     /// damaged) is no secret `holds_secrets` counts: opening it ahead must not make a key a
     /// plan of a few nodes would not have made.
     #[test]
     fn opening_ahead_makes_no_key_where_the_inventory_holds_no_secret_sealed_to_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
+        let (dir, inv, names) = fleet(OPEN_AHEAD_FROM);
         let key = dir.path().join("operator.key");
-        let mut inv = Inventory::init(&path).unwrap();
-        inv.use_operator_key(&key);
-        let names: Vec<String> = (0..OPEN_AHEAD_FROM).map(|i| format!("n{i}")).collect();
-        for (i, n) in names.iter().enumerate() {
-            inv.add_node(&Node::new(n, &format!("127.0.1.{i}")))
-                .unwrap();
-        }
         inv.conn
             .execute(
                 "INSERT INTO secrets (node, instance, provision, field, value)
