@@ -156,7 +156,15 @@ fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_say
             mesh.run(&["lab", "up", "3"]).ok();
             mesh.run(&["assign", "motd", "node3"]).ok();
         }
-        on("node3", "rm -rf /var/lib/mesh /etc/motd");
+        // and one part a store cut short left there hours ago, which an apply sweeps while the
+        // other's store is going on
+        on(
+            "node3",
+            &format!(
+                "rm -rf /var/lib/mesh /etc/motd && mkdir -p /var/lib/mesh/bin && \
+                 head -c 4096 /dev/urandom > {path}.part.1 && touch -d '2 hours ago' {path}.part.1"
+            ),
+        );
         let pushes: Vec<_> = [&a, &b]
             .iter()
             .map(|mesh| {
@@ -197,6 +205,11 @@ fn two_inventories_pushing_to_one_fresh_machine_at_once_both_run_and_neither_say
             stored.starts_with(helper.sha256()),
             "round {round}: {stored}"
         );
+        // the stale part went, and neither store left its own behind
+        if results.iter().any(|r| r["outcome"] == "applied") {
+            let parts = on("node3", &format!("ls {path}.part* 2>/dev/null; true"));
+            assert_eq!(parts.trim(), "", "round {round}");
+        }
     }
 }
 
