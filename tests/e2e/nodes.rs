@@ -175,12 +175,7 @@ fn a_new_address_unpins_the_key_until_trusted_and_history_is_kept() {
     };
     mesh.run(&["assign", "motd", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();
-    let real = on(
-        "node1",
-        "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f2",
-    )
-    .trim()
-    .to_string();
+    let real = crate::util::host_fingerprint("node1");
     // the same machine under another name for its address: the lab's record, then back again
     let ip = address("node1");
     let set = mesh

@@ -131,12 +131,7 @@ fn a_machine_whose_host_key_changed_is_refused_while_the_others_are_pushed() {
         && rm /etc/ssh/ssh_host_ed25519_key* && ssh-keygen -q -t ed25519 -N '' -f /etc/ssh/ssh_host_ed25519_key \
         && systemctl restart ssh",
     );
-    let offered = on(
-        "node2",
-        "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f2",
-    )
-    .trim()
-    .to_string();
+    let offered = crate::util::host_fingerprint("node2");
 
     let run = mesh.run(&["push", "--all", "--json"]).code(2);
     let results = run.json();
@@ -229,12 +224,7 @@ fn trust_pins_only_the_key_the_machine_offers() {
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
-    let real = on(
-        "node1",
-        "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f2",
-    )
-    .trim()
-    .to_string();
+    let real = crate::util::host_fingerprint("node1");
     // the lab's own record of the address: the machine has docker0 too
     let address = crate::util::address("node1");
     // one machine is one node: node1's entry makes way for the unpinned one

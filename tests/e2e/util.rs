@@ -215,6 +215,16 @@ pub fn address(node: &str) -> String {
         .to_string()
 }
 
+/// The SHA256 fingerprint of `node`'s ed25519 host key, as the machine itself reads it.
+pub fn host_fingerprint(node: &str) -> String {
+    on(
+        node,
+        "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | cut -d' ' -f2",
+    )
+    .trim()
+    .to_string()
+}
+
 /// Runs `cmd` with `input` on its stdin.
 pub fn fed(mut cmd: Command, input: &str) -> Run {
     use std::io::Write;

@@ -9,6 +9,7 @@ use super::known_hosts::{KnownHosts, Verdict};
 use super::{SshError, Target};
 
 /// Checks the key a machine offers, and remembers it so a refusal can name it.
+#[derive(Clone)]
 pub(super) struct Checker {
     pub(super) pinned: Option<PublicKey>,
     pub(super) known: Arc<KnownHosts>,

@@ -186,12 +186,7 @@ async fn handshake(
         pinned_by: target.pinned_by.clone(),
     };
     match via {
-        None => {
-            let stream = tcp(target).await.map_err(Failure::Other)?;
-            client::connect_stream(config, stream, checker)
-                .await
-                .map_err(Failure::Ssh)
-        }
+        None => direct(config, target, checker).await,
         Some(hop) => {
             let channel = hop
                 .channel_open_direct_tcpip(
@@ -215,6 +210,38 @@ async fn handshake(
     }
 }
 
+/// Connects straight to `target` and exchanges keys. A connection sshd's listening socket
+/// still held when sshd closed it to re-execute is reset before sshd says a word, so a reset
+/// or an end before the key exchange is done is tried again, as a refused connection is.
+async fn direct(
+    config: Arc<client::Config>,
+    target: &Target,
+    checker: Checker,
+) -> Result<Handle<Checker>, Failure> {
+    let mut attempt = 1;
+    loop {
+        let stream = tcp(target).await.map_err(Failure::Other)?;
+        match client::connect_stream(config.clone(), stream, checker.clone()).await {
+            Err(russh::Error::IO(e)) if dropped(e.kind()) && attempt < REFUSED_ATTEMPTS => {
+                attempt += 1;
+                tokio::time::sleep(REFUSED_PAUSE).await;
+            }
+            done => return done.map_err(Failure::Ssh),
+        }
+    }
+}
+
+/// Whether a connection error is sshd not (yet) taking connections rather than an answer.
+fn dropped(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind::{
+        ConnectionAborted, ConnectionRefused, ConnectionReset, UnexpectedEof,
+    };
+    matches!(
+        kind,
+        ConnectionRefused | ConnectionReset | ConnectionAborted | UnexpectedEof
+    )
+}
+
 async fn tcp(target: &Target) -> Result<tokio::net::TcpStream, SshError> {
     let address = format!("{}:{}", target.address, target.port);
     let addrs: Vec<_> = tokio::net::lookup_host((target.address.as_str(), target.port))
@@ -227,7 +254,8 @@ async fn tcp(target: &Target) -> Result<tokio::net::TcpStream, SshError> {
         .collect();
     let mut last = String::from("no address");
     // sshd closes its listening socket while it re-executes itself on a reload (which a push may
-    // just have caused), so a refused connection is tried again, as OpenSSH's ConnectionAttempts.
+    // just have caused), so a refused connection is tried again, as OpenSSH's ConnectionAttempts;
+    // one the kernel had already completed is reset instead, and may be told so here.
     for attempt in 0..REFUSED_ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(REFUSED_PAUSE).await;
@@ -240,7 +268,7 @@ async fn tcp(target: &Target) -> Result<tokio::net::TcpStream, SshError> {
                     return Ok(s);
                 }
                 Err(e) => {
-                    refused |= e.kind() == std::io::ErrorKind::ConnectionRefused;
+                    refused |= dropped(e.kind());
                     last = e.to_string();
                 }
             }
