@@ -21,7 +21,37 @@ pub const KEEPALIVE: Duration = Duration::from_secs(15);
 enum Failure {
     Ssh(russh::Error),
     Other(SshError),
+    /// Nothing took the connection, or it ended before sshd said a word: worth another try.
+    Dropped(SshError),
 }
+
+impl Failure {
+    /// Whether sshd was not (yet) taking connections, rather than answering: refused, or reset
+    /// or ended before the key exchange was done (a handshake ends before authentication).
+    fn dropped(&self) -> bool {
+        match self {
+            Failure::Dropped(_) => true,
+            Failure::Ssh(russh::Error::IO(e)) => dropped(e.kind()),
+            // the end of a jump host's channel before sshd's version line
+            Failure::Ssh(russh::Error::Disconnect) => true,
+            Failure::Ssh(_) | Failure::Other(_) => false,
+        }
+    }
+}
+
+fn dropped(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind::{
+        ConnectionAborted, ConnectionRefused, ConnectionReset, UnexpectedEof,
+    };
+    matches!(
+        kind,
+        ConnectionRefused | ConnectionReset | ConnectionAborted | UnexpectedEof
+    )
+}
+
+/// The bytes to a machine: a TCP connection, or a `direct-tcpip` channel through a jump host.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Stream for T {}
 
 /// Connects to `target` (through `via`, a jump host's connection and name, when it is behind
 /// one), verifies its host key and authenticates, within the target's ConnectTimeout or else
@@ -56,7 +86,7 @@ pub(super) async fn reach(
                 e,
             ));
         }
-        Err(Failure::Other(e)) => return Err(e),
+        Err(Failure::Other(e) | Failure::Dropped(e)) => return Err(e),
     };
     let tried = tokio::time::timeout(
         timeout,
@@ -137,7 +167,7 @@ pub(super) async fn scan(
             seconds: timeout.as_secs(),
             via: None,
         }),
-        Ok(Err(Failure::Other(e))) => Err(e),
+        Ok(Err(Failure::Other(e) | Failure::Dropped(e))) => Err(e),
         Ok(Err(Failure::Ssh(source))) => Err(SshError::Protocol {
             node: target.node.clone(),
             source,
@@ -185,101 +215,87 @@ async fn handshake(
         node: (target.node.clone(), target.is_node),
         pinned_by: target.pinned_by.clone(),
     };
-    match via {
-        None => direct(config, target, checker).await,
-        Some(hop) => {
-            let channel = hop
-                .channel_open_direct_tcpip(
-                    target.address.clone(),
-                    u32::from(target.port),
-                    "127.0.0.1",
-                    0,
-                )
-                .await
-                .map_err(|e| {
-                    Failure::Other(SshError::Unreachable {
-                        node: target.node.clone(),
-                        address: format!("{}:{}", target.address, target.port),
-                        reason: format!("the jump host before it could not connect there: {e}"),
-                    })
-                })?;
-            client::connect_stream(config, channel.into_stream(), checker)
-                .await
-                .map_err(Failure::Ssh)
-        }
-    }
-}
-
-/// Connects straight to `target` and exchanges keys. A connection sshd's listening socket
-/// still held when sshd closed it to re-execute is reset before sshd says a word, so a reset
-/// or an end before the key exchange is done is tried again, as a refused connection is.
-async fn direct(
-    config: Arc<client::Config>,
-    target: &Target,
-    checker: Checker,
-) -> Result<Handle<Checker>, Failure> {
+    // sshd closes its listening socket while it re-executes itself on a reload (which a push may
+    // just have caused): a connection then is refused, as OpenSSH's ConnectionAttempts tries
+    // again, or, where the kernel had already completed it, reset before sshd says a word
     let mut attempt = 1;
     loop {
-        let stream = tcp(target).await.map_err(Failure::Other)?;
-        match client::connect_stream(config.clone(), stream, checker.clone()).await {
-            Err(russh::Error::IO(e)) if dropped(e.kind()) && attempt < REFUSED_ATTEMPTS => {
+        let tried = match open(via, target).await {
+            Ok(stream) => client::connect_stream(config.clone(), stream, checker.clone())
+                .await
+                .map_err(Failure::Ssh),
+            Err(failure) => Err(failure),
+        };
+        match tried {
+            Err(f) if f.dropped() && attempt < REFUSED_ATTEMPTS => {
                 attempt += 1;
                 tokio::time::sleep(REFUSED_PAUSE).await;
             }
-            done => return done.map_err(Failure::Ssh),
+            done => return done,
         }
     }
 }
 
-/// Whether a connection error is sshd not (yet) taking connections rather than an answer.
-fn dropped(kind: std::io::ErrorKind) -> bool {
-    use std::io::ErrorKind::{
-        ConnectionAborted, ConnectionRefused, ConnectionReset, UnexpectedEof,
+/// Opens the bytes to `target`: straight over TCP, or through the jump host `via`.
+async fn open(via: Option<&Handle<Checker>>, target: &Target) -> Result<Box<dyn Stream>, Failure> {
+    let Some(hop) = via else {
+        return Ok(Box::new(tcp(target).await?));
     };
-    matches!(
-        kind,
-        ConnectionRefused | ConnectionReset | ConnectionAborted | UnexpectedEof
-    )
+    let unreachable = |e: &russh::Error| SshError::Unreachable {
+        node: target.node.clone(),
+        address: format!("{}:{}", target.address, target.port),
+        reason: format!("the jump host before it could not connect there: {e}"),
+    };
+    match hop
+        .channel_open_direct_tcpip(
+            target.address.clone(),
+            u32::from(target.port),
+            "127.0.0.1",
+            0,
+        )
+        .await
+    {
+        Ok(channel) => Ok(Box::new(channel.into_stream())),
+        Err(e @ russh::Error::ChannelOpenFailure(russh::ChannelOpenFailure::ConnectFailed)) => {
+            Err(Failure::Dropped(unreachable(&e)))
+        }
+        Err(e) => Err(Failure::Other(unreachable(&e))),
+    }
 }
 
-async fn tcp(target: &Target) -> Result<tokio::net::TcpStream, SshError> {
+async fn tcp(target: &Target) -> Result<tokio::net::TcpStream, Failure> {
     let address = format!("{}:{}", target.address, target.port);
     let addrs: Vec<_> = tokio::net::lookup_host((target.address.as_str(), target.port))
         .await
-        .map_err(|e| SshError::Resolve {
-            node: target.node.clone(),
-            address: target.address.clone(),
-            reason: e.to_string(),
+        .map_err(|e| {
+            Failure::Other(SshError::Resolve {
+                node: target.node.clone(),
+                address: target.address.clone(),
+                reason: e.to_string(),
+            })
         })?
         .collect();
-    let mut last = String::from("no address");
-    // sshd closes its listening socket while it re-executes itself on a reload (which a push may
-    // just have caused), so a refused connection is tried again, as OpenSSH's ConnectionAttempts;
-    // one the kernel had already completed is reset instead, and may be told so here.
-    for attempt in 0..REFUSED_ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(REFUSED_PAUSE).await;
-        }
-        let mut refused = false;
-        for a in &addrs {
-            match tokio::net::TcpStream::connect(a).await {
-                Ok(s) => {
-                    let _ = s.set_nodelay(true);
-                    return Ok(s);
-                }
-                Err(e) => {
-                    refused |= dropped(e.kind());
-                    last = e.to_string();
-                }
+    let (mut last, mut again) = (String::from("no address"), false);
+    for a in &addrs {
+        match tokio::net::TcpStream::connect(a).await {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) => {
+                again |= dropped(e.kind());
+                last = e.to_string();
             }
         }
-        if !refused {
-            break;
-        }
     }
-    Err(SshError::Unreachable {
+    let unreachable = SshError::Unreachable {
         node: target.node.clone(),
         address,
         reason: last,
+    };
+    Err(if again {
+        Failure::Dropped(unreachable)
+    } else {
+        Failure::Other(unreachable)
     })
 }
