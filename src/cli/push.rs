@@ -232,12 +232,19 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let unfinished = inv
         .last_rollout()?
         .filter(|r| r.state != crate::deploy::RolloutState::Done);
+    let running_now = unfinished.is_some() && inv.pushing_elsewhere()?;
     let planned = Planned {
         plans,
         failed,
         held_at,
     };
-    say(&planned, &waves, unfinished.as_ref(), a.diff, ctx)?;
+    say(
+        &planned,
+        &waves,
+        unfinished.as_ref().map(|r| (r, running_now)),
+        a.diff,
+        ctx,
+    )?;
     Ok(if !planned.failed.is_empty() {
         exit::SOME_FAILED
     } else if any_held {
@@ -311,11 +318,11 @@ struct Planned {
 }
 
 /// Says the plans, with the waves a push would send them in and what an unfinished rollout
-/// left.
+/// left (with whether another command is running it now).
 fn say(
     p: &Planned,
     waves: &Result<Vec<crate::deploy::Wave>, crate::deploy::DeployError>,
-    unfinished: Option<&crate::deploy::RolloutRow>,
+    unfinished: Option<(&crate::deploy::RolloutRow, bool)>,
     diff: bool,
     ctx: &Context,
 ) -> Result<()> {
@@ -331,7 +338,7 @@ fn say(
         if let Ok(w) = waves {
             fleet::with_waves(&mut all, &super::rollout::wave_map(w));
         }
-        if let Some(r) = unfinished {
+        if let Some((r, _)) = unfinished {
             fleet::with_left(&mut all, r);
         }
         return print_json(&all);
@@ -344,8 +351,8 @@ fn say(
             Err(e) => out!("waves: {e}"),
         }
     }
-    if let Some(r) = unfinished {
-        out_raw!("{}", super::rollout::unfinished_text(r));
+    if let Some((r, running_now)) = unfinished {
+        out_raw!("{}", super::rollout::unfinished_text(r, running_now));
     }
     Ok(())
 }

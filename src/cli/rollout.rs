@@ -90,13 +90,23 @@ pub(crate) fn stop_text(by: &str, held: &[(String, usize)], unreachable: &[Strin
     out
 }
 
-/// What `mesh plan` says of the last rollout when it did not finish.
-pub(crate) fn unfinished_text(r: &RolloutRow) -> String {
+/// What `mesh plan` says of the last rollout when it did not finish. `running_now`: another
+/// command holds the push lock, so a rollout not yet ended is running, not cut short, and the
+/// nodes it has not reached are still its own to send.
+pub(crate) fn unfinished_text(r: &RolloutRow, running_now: bool) -> String {
     let left: Vec<String> = r
         .left()
         .iter()
         .map(|n| format!("{} (wave {})", n.node, n.wave))
         .collect();
+    if running_now && r.state == RolloutState::Running {
+        return format!(
+            "the rollout started {} is running now (another mesh command holds this inventory's \
+             push lock)\n  not sent yet: {}\n",
+            r.started_at,
+            left.join(", ")
+        );
+    }
     let how = match (&r.state, &r.stopped_by) {
         (RolloutState::Running, _) => "was cut short (its operator stopped before it ended)".into(),
         (_, Some(by)) => format!("stopped: {by}"),

@@ -1,6 +1,6 @@
 //! One push at a time per inventory file (issue 19): the push lock is the file's, so the same
 //! inventory reached through a symlink, a hard link or a relative path is refused while a push
-//! runs, rather than pushed twice at once.
+//! runs, rather than pushed twice at once; and a plan meanwhile says the rollout runs.
 //!
 //! The first push is kept running by a machine that takes its connection and never answers (a
 //! listening socket of this test), so the second is tried while the first certainly runs.
@@ -84,6 +84,14 @@ fn a_push_of_the_same_inventory_by_another_name_is_refused_while_one_runs() {
         first.try_wait().expect("the first push"),
         None,
         "the first push ended early"
+    );
+    // meanwhile a plan says the rollout runs, not that it was cut short and is to be resumed
+    let plan = mesh.run(&["plan", "--all"]).stdout;
+    assert!(
+        plan.contains("is running now")
+            && !plan.contains("cut short")
+            && !plan.contains("--resume"),
+        "{plan}"
     );
     // the machine goes away: the first push ends (failed), and the lock with it
     drop(conn);
