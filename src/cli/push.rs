@@ -229,22 +229,14 @@ pub(crate) fn plan(a: PlanArgs, ctx: &Context) -> Result<u8> {
     let waves = inv.trial(|inv| {
         Ok::<_, anyhow::Error>(crate::deploy::cost::waves_of(inv, &cat, costs, &options))
     })?;
-    let unfinished = inv
-        .last_rollout()?
-        .filter(|r| r.state != crate::deploy::RolloutState::Done);
-    let running_now = unfinished.is_some() && inv.pushing_elsewhere()?;
+    let unfinished = unfinished_rollout(&inv)?;
     let planned = Planned {
         plans,
         failed,
         held_at,
     };
-    say(
-        &planned,
-        &waves,
-        unfinished.as_ref().map(|r| (r, running_now)),
-        a.diff,
-        ctx,
-    )?;
+    let unfinished = unfinished.as_ref().map(|(r, now)| (r, *now));
+    say(&planned, &waves, unfinished, a.diff, ctx)?;
     Ok(if !planned.failed.is_empty() {
         exit::SOME_FAILED
     } else if any_held {
@@ -315,6 +307,20 @@ struct Planned {
     plans: Vec<plan::Plan>,
     failed: Vec<(String, Vec<Problem>)>,
     held_at: Vec<(crate::inventory::Hold, Option<Vec<super::held_at::Differs>>)>,
+}
+
+/// The last rollout where it did not finish, and whether another command is running it now
+/// (it holds the push lock).
+fn unfinished_rollout(
+    inv: &Inventory,
+) -> Result<Option<(crate::deploy::RolloutRow, bool)>, crate::inventory::InventoryError> {
+    let Some(r) = inv
+        .last_rollout()?
+        .filter(|r| r.state != crate::deploy::RolloutState::Done)
+    else {
+        return Ok(None);
+    };
+    Ok(Some((r, inv.pushing_elsewhere()?)))
 }
 
 /// Says the plans, with the waves a push would send them in and what an unfinished rollout
