@@ -230,9 +230,17 @@ impl Record {
         serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
     }
 
-    /// Writes the record atomically.
+    /// Writes the record atomically. A record the machine holds already, byte for byte, root's
+    /// and 0600 (a run that changed nothing), is not written again: it is as durable as it was.
     pub(crate) fn save(&self, paths: &Paths) -> io::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        let euid = rustix::process::geteuid().as_raw();
+        if let Ok(Some(found)) = crate::files::HOST.read(&paths.record())
+            && found.bytes == bytes
+            && (found.uid, found.mode) == (euid, 0o600)
+        {
+            return Ok(());
+        }
         crate::files::HOST.write_atomically(&paths.record(), &bytes, None, 0o600)
     }
 }

@@ -50,6 +50,8 @@ mod system_error_tests;
 #[cfg(test)]
 mod system_tests;
 mod timer;
+#[cfg(test)]
+mod unchanged_tests;
 mod user;
 mod user_keys;
 mod validate;

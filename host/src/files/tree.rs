@@ -74,12 +74,40 @@ impl Root {
         Ok(rustix::fs::fsync(&parent.fd)?)
     }
 
-    /// Makes the helper's own directory `path`: root's, `mode`, whatever it was before.
+    /// Makes the helper's own directory `path`: root's, `mode`, whatever it was before. One that
+    /// is so already, in a directory only root can write, is left untouched: a run that changes
+    /// nothing then writes nothing here and waits on no disk (each `fsync` a journal commit,
+    /// which machines sharing a disk take in turn).
     pub(crate) fn private_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
-        self.make_dir(path)?;
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
+        if self.is_dir_of(path, (uid, gid, mode))? {
+            return Ok(());
+        }
+        self.make_dir(path)?;
         self.set_dir_owner_mode(path, uid, gid, mode)
+    }
+
+    /// Whether `path` is a directory (not a link to one) of exactly this owner, group and mode,
+    /// in a directory only root can write.
+    fn is_dir_of(&self, path: &Path, want: (u32, u32, u32)) -> io::Result<bool> {
+        let (dir, name) = match open_parent(self, path, false) {
+            Ok(found) => found,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if dir.writers != Writers::Root {
+            return Ok(false);
+        }
+        Ok(
+            match rustix::fs::statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => {
+                    FileType::from_raw_mode(st.st_mode) == FileType::Directory
+                        && (st.st_uid, st.st_gid, st.st_mode & 0o7777) == want
+                }
+                Err(_) => false,
+            },
+        )
     }
 
     /// Whether the directory `path` is empty, counting as absent what is in `gone` (what a dry run
