@@ -238,3 +238,87 @@ impl Relay {
         self.resets.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+/// A port nothing listens on is refused at once, and goes on being refused: with a connect
+/// timeout shorter than the tries on a refusal take (`--connect-timeout 1`), it is still reported
+/// refused, within the timeout, not as a machine that never answered.
+#[test]
+fn a_refused_port_is_reported_refused_within_a_short_connect_timeout() {
+    let mesh = Mesh::new();
+    let port = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").expect("a local port");
+        free.local_addr().expect("its address").port().to_string()
+    };
+    mesh.run(&[
+        "node",
+        "add",
+        "closed",
+        "--address",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--jump",
+        "none",
+    ])
+    .ok();
+    for seconds in ["1", "2"] {
+        for step in [
+            &["check", "closed", "--connect-timeout", seconds][..],
+            &[
+                "node",
+                "trust",
+                "closed",
+                "--fingerprint",
+                "SHA256:x",
+                "--connect-timeout",
+                seconds,
+            ],
+        ] {
+            let started = std::time::Instant::now();
+            let run = mesh.run(step);
+            let said = run.stdout + &run.stderr;
+            assert_ne!(run.status, 0, "{step:?}: {said}");
+            assert!(said.contains("unreachable"), "{step:?}: {said}");
+            assert!(
+                said.contains(&format!("127.0.0.1:{port}")),
+                "{step:?}: {said}"
+            );
+            assert!(said.contains("refused"), "{step:?}: {said}");
+            assert!(!said.contains("no answer"), "{step:?}: {said}");
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(3), "{step:?} took {took:?}");
+        }
+    }
+}
+
+/// Behind a jump host, a port nothing listens on is a channel the jump host could not connect:
+/// with a short connect timeout that is what is said (naming the jump host), not silence.
+#[test]
+fn a_refused_port_behind_a_jump_host_is_reported_so_within_a_short_connect_timeout() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    let node1 = address("node1");
+    mesh.run(&[
+        "node",
+        "add",
+        "closed",
+        "--address",
+        &node1,
+        "--port",
+        "2",
+        "--jump",
+        "node2",
+    ])
+    .ok();
+    for seconds in ["1", "2", "10"] {
+        let run = mesh.run(&["check", "closed", "--connect-timeout", seconds]);
+        let said = run.stdout + &run.stderr;
+        assert_eq!(run.status, 2, "{said}");
+        assert!(said.contains(&format!("{node1}:2")), "{seconds}: {said}");
+        assert!(said.contains("ConnectFailed"), "{seconds}: {said}");
+        assert!(said.contains("node2"), "{seconds}: {said}");
+        assert!(!said.contains("no answer"), "{seconds}: {said}");
+    }
+}

@@ -70,9 +70,10 @@ pub(super) async fn reach(
         via: via.map(|v| v.1.to_string()),
     };
     let seen = Arc::new(Mutex::new(None));
-    let handle = tokio::time::timeout(
-        timeout,
-        handshake(via.map(|v| v.0), target, credentials, seen.clone(), None),
+    let deadline = tokio::time::Instant::now() + timeout;
+    let handle = tokio::time::timeout_at(
+        deadline,
+        handshake(via, target, credentials, seen.clone(), None, deadline),
     )
     .await
     .map_err(|_| timed_out())?;
@@ -142,7 +143,7 @@ fn connected(
 /// Connects only far enough to learn the host key `target` offers: of the kinds `only` names
 /// when given, else as a connection asks.
 pub(super) async fn scan(
-    via: Option<&Handle<Checker>>,
+    via: Option<(&Handle<Checker>, &str)>,
     target: &Target,
     credentials: &Credentials,
     timeout: Duration,
@@ -152,9 +153,10 @@ pub(super) async fn scan(
     let seen = Arc::new(Mutex::new(None));
     let mut unpinned = target.clone();
     unpinned.pinned = None;
-    let result = tokio::time::timeout(
-        timeout,
-        handshake(via, &unpinned, credentials, seen.clone(), only),
+    let deadline = tokio::time::Instant::now() + timeout;
+    let result = tokio::time::timeout_at(
+        deadline,
+        handshake(via, &unpinned, credentials, seen.clone(), only, deadline),
     )
     .await;
     if let Some(key) = seen.lock().ok().and_then(|s| s.clone()) {
@@ -165,7 +167,7 @@ pub(super) async fn scan(
             node: target.node.clone(),
             address: format!("{}:{}", target.address, target.port),
             seconds: timeout.as_secs(),
-            via: None,
+            via: via.map(|v| v.1.to_string()),
         }),
         Ok(Err(Failure::Other(e) | Failure::Dropped(e))) => Err(e),
         Ok(Err(Failure::Ssh(source))) => Err(SshError::Protocol {
@@ -179,12 +181,16 @@ pub(super) async fn scan(
     }
 }
 
+/// Connects and exchanges keys, trying a dropped connection again (see [`Failure::dropped`]) as
+/// long as the next try starts before `deadline`: a try again that `deadline` cuts short, or one
+/// there is no time left for, reports the failure before it (refused, say), not silence.
 async fn handshake(
-    via: Option<&Handle<Checker>>,
+    via: Option<(&Handle<Checker>, &str)>,
     target: &Target,
     credentials: &Credentials,
     seen: Arc<Mutex<Option<PublicKey>>>,
     only: Option<&[Algorithm]>,
+    deadline: tokio::time::Instant,
 ) -> Result<Handle<Checker>, Failure> {
     let mut config = client::Config {
         keepalive_interval: match target.keepalive {
@@ -218,18 +224,32 @@ async fn handshake(
     // sshd closes its listening socket while it re-executes itself on a reload (which a push may
     // just have caused): a connection then is refused, as OpenSSH's ConnectionAttempts tries
     // again, or, where the kernel had already completed it, reset before sshd says a word
-    let mut attempt = 1;
+    let (mut attempt, mut before) = (1, None::<Failure>);
     loop {
-        let tried = match open(via, target).await {
-            Ok(stream) => client::connect_stream(config.clone(), stream, checker.clone())
-                .await
-                .map_err(Failure::Ssh),
-            Err(failure) => Err(failure),
+        let once = async {
+            match open(via, target).await {
+                Ok(stream) => client::connect_stream(config.clone(), stream, checker.clone())
+                    .await
+                    .map_err(Failure::Ssh),
+                Err(failure) => Err(failure),
+            }
+        };
+        let tried = match before.take() {
+            None => once.await,
+            Some(before) => match tokio::time::timeout_at(deadline, once).await {
+                Ok(tried) => tried,
+                Err(_) => return Err(before),
+            },
         };
         match tried {
-            Err(f) if f.dropped() && attempt < REFUSED_ATTEMPTS => {
+            Err(f)
+                if f.dropped()
+                    && attempt < REFUSED_ATTEMPTS
+                    && tokio::time::Instant::now() + REFUSED_PAUSE < deadline =>
+            {
                 attempt += 1;
                 tokio::time::sleep(REFUSED_PAUSE).await;
+                before = Some(f);
             }
             done => return done,
         }
@@ -237,14 +257,17 @@ async fn handshake(
 }
 
 /// Opens the bytes to `target`: straight over TCP, or through the jump host `via`.
-async fn open(via: Option<&Handle<Checker>>, target: &Target) -> Result<Box<dyn Stream>, Failure> {
-    let Some(hop) = via else {
+async fn open(
+    via: Option<(&Handle<Checker>, &str)>,
+    target: &Target,
+) -> Result<Box<dyn Stream>, Failure> {
+    let Some((hop, name)) = via else {
         return Ok(Box::new(tcp(target).await?));
     };
     let unreachable = |e: &russh::Error| SshError::Unreachable {
         node: target.node.clone(),
         address: format!("{}:{}", target.address, target.port),
-        reason: format!("the jump host before it could not connect there: {e}"),
+        reason: format!("the jump host {name} could not connect there: {e}"),
     };
     match hop
         .channel_open_direct_tcpip(

@@ -398,7 +398,10 @@ pub async fn scan_host_key(
     want: Option<&str>,
 ) -> Result<PublicKey, SshError> {
     let hops = hops::through(target, credentials, None, timeout).await?;
-    let via = hops.last().map(|h| &**h);
+    let via = hops
+        .last()
+        .map(|h| &**h)
+        .zip(target.jumps.last().map(|hop| hop.node.as_str()));
     let mut key = jump::scan(via, target, credentials, timeout, None).await?;
     if let Some(want) = want.filter(|w| *w != fingerprint(&key)) {
         for kind in hostkey::kinds_other_than(&key) {
