@@ -150,7 +150,7 @@ fn checks_while_sshd_reloads(mesh: &Mesh, node: &str) -> Vec<String> {
 }
 
 /// A connection the kernel completed while sshd's listening socket was closing is reset before
-/// sshd says a word (what broke `a_check_while_sshd_reloads_gets_in` once in five CI runs). A
+/// sshd says a word (what broke `a_check_while_sshd_reloads_gets_in` in one CI run). A
 /// relay of this test resets two connections the same way (it closes them with the client's
 /// version line unread) before each step and carries every later one to node1's sshd: the host
 /// key scan of `node trust`, a check and a push all get in.
