@@ -153,7 +153,8 @@ fn checks_while_sshd_reloads(mesh: &Mesh, node: &str) -> Vec<String> {
 /// sshd says a word (what broke `a_check_while_sshd_reloads_gets_in` in one CI run). A
 /// relay of this test resets two connections the same way (it closes them with the client's
 /// version line unread) before each step and carries every later one to node1's sshd: the host
-/// key scan of `node trust`, a check and a push all get in.
+/// key scan of `node trust`, a check and a push all get in. One reset every time is a machine
+/// not reached, named by its address.
 #[test]
 fn a_connection_reset_before_sshd_answers_is_tried_again() {
     let mesh = Mesh::new();
@@ -183,6 +184,17 @@ fn a_connection_reset_before_sshd_answers_is_tried_again() {
         assert_eq!(run.status, 0, "{step:?}: {}{}", run.stdout, run.stderr);
         assert_eq!(relay.left_to_reset(), 0, "{step:?}");
     }
+    // reset every time: the machine is not reached, said with its address, as a refusal is
+    relay.reset_next(100);
+    let run = mesh.run(&["check", "node1"]);
+    let said = run.stdout + &run.stderr;
+    assert!(
+        said.contains("FAILED (unreachable)")
+            && said.contains(&format!("127.0.0.1:{port}"))
+            && said.contains("ended before sshd answered"),
+        "{said}"
+    );
+    relay.reset_next(0);
 }
 
 /// A listening socket on 127.0.0.1 that resets the connections it is told to and relays the

@@ -31,11 +31,20 @@ impl Failure {
     fn dropped(&self) -> bool {
         match self {
             Failure::Dropped(_) => true,
-            Failure::Ssh(russh::Error::IO(e)) => dropped(e.kind()),
-            // the end of a jump host's channel before sshd's version line
-            Failure::Ssh(russh::Error::Disconnect) => true,
-            Failure::Ssh(_) | Failure::Other(_) => false,
+            Failure::Ssh(e) => ended(e),
+            Failure::Other(_) => false,
         }
+    }
+}
+
+/// Whether russh failed because the connection was reset or ended under it, before the key
+/// exchange was done (a handshake ends there).
+fn ended(e: &russh::Error) -> bool {
+    match e {
+        russh::Error::IO(e) => dropped(e.kind()),
+        // the end of a jump host's channel before sshd's version line
+        russh::Error::Disconnect => true,
+        _ => false,
     }
 }
 
@@ -238,7 +247,7 @@ async fn handshake(
             None => once.await,
             Some(before) => match tokio::time::timeout_at(deadline, once).await {
                 Ok(tried) => tried,
-                Err(_) => return Err(before),
+                Err(_) => return Err(unanswered(before, via, target)),
             },
         };
         match tried {
@@ -251,8 +260,27 @@ async fn handshake(
                 tokio::time::sleep(REFUSED_PAUSE).await;
                 before = Some(f);
             }
-            done => return done,
+            done => return done.map_err(|f| unanswered(f, via, target)),
         }
+    }
+}
+
+/// `failure` as it is reported: a connection sshd reset or ended before it answered, every try,
+/// is a machine not reached, named with its address (and the jump host it went through), as a
+/// refused one is.
+fn unanswered(failure: Failure, via: Option<(&Handle<Checker>, &str)>, target: &Target) -> Failure {
+    match failure {
+        Failure::Ssh(e) if ended(&e) => {
+            let through = via
+                .map(|v| format!(" through jump host {}", v.1))
+                .unwrap_or_default();
+            Failure::Other(SshError::Unreachable {
+                node: target.node.clone(),
+                address: format!("{}:{}", target.address, target.port),
+                reason: format!("the connection{through} ended before sshd answered: {e}"),
+            })
+        }
+        other => other,
     }
 }
 
