@@ -22,10 +22,18 @@ impl Held {
     /// Takes the machine's lock to apply. A machine with no record that shows signs of the mesh
     /// is refused before this run makes the lock: a refused run leaves no lock for the next run
     /// (another operator's, one that knows nothing of this machine) to take for a sign.
+    ///
+    /// A lock another helper holds is that helper applying now (on a new machine it makes the
+    /// lock, then the record): this run waits for it, as a dry run does, and looks again. Only a
+    /// lock nobody holds, with still no record, is one an earlier apply left.
     pub(crate) fn to_apply(paths: &Paths, operator_knows: bool) -> Result<Held, Error> {
-        let looked = !paths.record().exists();
-        if looked {
-            crate::signs::refuse_if_found(paths, paths.lock().exists(), operator_knows)?;
+        let mut looked = false;
+        if !paths.record().exists() {
+            let looking = lock_to_look(paths)?;
+            if !paths.record().exists() {
+                crate::signs::refuse_if_found(paths, looking.is_some(), operator_knows)?;
+                looked = true;
+            }
         }
         let mut held = Held::take(paths)?;
         held.looked_before_lock = looked;

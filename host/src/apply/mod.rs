@@ -21,6 +21,8 @@ mod env;
 mod error;
 mod fault;
 mod file;
+#[cfg(test)]
+mod first_apply_tests;
 mod give_back;
 mod group;
 mod held;
