@@ -119,20 +119,35 @@ impl Rollout {
         inventory.note_rollout_node(self.id, node, outcome)
     }
 
-    /// Records one pushed node's result, counting it against the budget.
-    /// (The outcome counts against the budget even when the inventory cannot record it.)
+    /// Records a wave's pushed nodes' results, counting each against the budget; returns the
+    /// nodes whose outcome the inventory could not record. (An outcome counts against the
+    /// budget even then.) One transaction for the wave; should it fail, each node is noted
+    /// alone, so each failure names its node.
     pub fn answered(
         &mut self,
         inventory: &mut Inventory,
-        r: &NodeResult,
-    ) -> Result<(), InventoryError> {
-        let outcome = outcome(r);
-        match outcome {
-            NodeOutcome::Failed => self.failed.push((r.node.clone(), reason(r))),
-            NodeOutcome::Unreachable => self.unreachable.push(r.node.clone()),
-            _ => {}
+        results: &[NodeResult],
+    ) -> Vec<(String, InventoryError)> {
+        let mut outcomes = Vec::with_capacity(results.len());
+        for r in results {
+            let outcome = outcome(r);
+            match outcome {
+                NodeOutcome::Failed => self.failed.push((r.node.clone(), reason(r))),
+                NodeOutcome::Unreachable => self.unreachable.push(r.node.clone()),
+                _ => {}
+            }
+            outcomes.push((r.node.as_str(), outcome));
         }
-        self.note(inventory, &r.node, outcome)
+        if inventory.note_rollout_nodes(self.id, &outcomes).is_ok() {
+            return Vec::new();
+        }
+        outcomes
+            .into_iter()
+            .filter_map(|(node, outcome)| {
+                let noted = inventory.note_rollout_node(self.id, node, outcome);
+                noted.err().map(|e| (node.to_string(), e))
+            })
+            .collect()
     }
 
     /// After `wave` answered: whether the next one starts. A failed canary stops the rollout

@@ -270,12 +270,10 @@ impl Run<'_> {
             None,
             self.out,
         )?;
-        for r in &self.out.results[before.0..] {
+        for (node, e) in rollout.answered(inv, &self.out.results[before.0..]) {
             // a node the inventory could not record is said once, with the way back
-            if let Err(e) = rollout.answered(inv, r)
-                && !self.out.unrecorded.iter().any(|(n, _)| *n == r.node)
-            {
-                self.out.unrecorded.push((r.node.clone(), e));
+            if !self.out.unrecorded.iter().any(|(n, _)| *n == node) {
+                self.out.unrecorded.push((node, e));
             }
         }
         for (node, _) in &self.out.held[before.1..] {

@@ -125,6 +125,25 @@ impl Inventory {
         Ok(())
     }
 
+    /// What each node of rollout `id` came to, in one transaction: a wave's answers are noted
+    /// together once it has answered, not one commit (and its syncs) per node after the last
+    /// machine answered.
+    pub fn note_rollout_nodes(
+        &mut self,
+        id: i64,
+        outcomes: &[(&str, NodeOutcome)],
+    ) -> Result<(), InventoryError> {
+        let tx = self.conn.transaction()?;
+        for (node, outcome) in outcomes {
+            tx.prepare_cached(
+                "UPDATE rollout_nodes SET outcome = ?3 WHERE rollout = ?1 AND node = ?2",
+            )?
+            .execute(params![id, node, outcome.as_str()])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Rollout `id` is running again, stopped (by what), or done.
     pub fn set_rollout_state(
         &mut self,
@@ -211,7 +230,12 @@ mod tests {
             .unwrap();
         inv.note_rollout_node(id, "a", NodeOutcome::Applied)
             .unwrap();
-        inv.note_rollout_node(id, "b", NodeOutcome::Failed).unwrap();
+        // a wave's answers, noted together
+        inv.note_rollout_nodes(
+            id,
+            &[("b", NodeOutcome::Failed), ("c", NodeOutcome::Unreachable)],
+        )
+        .unwrap();
         inv.set_rollout_state(id, RolloutState::Stopped, Some("b failed"))
             .unwrap();
         let r = inv.last_rollout().unwrap().unwrap();
@@ -219,5 +243,14 @@ mod tests {
         assert_eq!(r.stopped_by.as_deref(), Some("b failed"));
         let left: Vec<(&str, usize)> = r.left().iter().map(|n| (n.node.as_str(), n.wave)).collect();
         assert_eq!(left, vec![("b", 2), ("c", 2)]);
+        let outcomes: Vec<Option<NodeOutcome>> = r.nodes.iter().map(|n| n.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                Some(NodeOutcome::Applied),
+                Some(NodeOutcome::Failed),
+                Some(NodeOutcome::Unreachable)
+            ]
+        );
     }
 }
