@@ -59,6 +59,9 @@ impl Lab {
     }
 
     fn script(&self, args: &[&str]) -> Result<String, LabError> {
+        // the operator runs without transparent huge pages (`src/main.rs`), and a child inherits
+        // that through exec: the lab's machines boot as this host would boot them
+        let _ = nix::sys::prctl::set_thp_disable(false);
         let out = Command::new("bash")
             .arg("-c")
             .arg(SCRIPT)

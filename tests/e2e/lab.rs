@@ -40,3 +40,28 @@ fn a_rebuilt_lab_machine_is_blank_at_its_address_with_its_new_host_key_pinned() 
         check.stdout
     );
 }
+
+/// The `THP_enabled` line of a `/proc/PID/status`.
+fn thp(status: &str) -> String {
+    status
+        .lines()
+        .find(|l| l.starts_with("THP_enabled:"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// The operator runs without transparent huge pages (`src/main.rs`), a setting its children
+/// inherit through exec: the lab's machines must not, or every process on them would run as no
+/// machine of a fleet does.
+#[test]
+fn the_lab_machines_boot_with_transparent_huge_pages_as_the_host_gives_them() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    // this test's own process was never told otherwise
+    let host = thp(&std::fs::read_to_string("/proc/self/status").expect("the test's status"));
+    assert!(!host.is_empty(), "this kernel says no THP_enabled");
+    let machine = thp(&on("node1", "cat /proc/1/status"));
+    assert_eq!(machine, host, "node1's systemd");
+}
