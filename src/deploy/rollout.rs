@@ -329,6 +329,44 @@ mod tests {
         assert_eq!(r.provider_not_ready(&named(&["a", "d"])), None);
     }
 
+    /// `node` failed: its helper said it could not run.
+    fn failed(node: &str) -> crate::push::NodeResult {
+        crate::push::NodeResult {
+            node: node.into(),
+            result: Err(crate::push::PushError::Helper {
+                node: node.into(),
+                status: "1".into(),
+                stderr: "broke".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_waves_outcomes_the_inventory_refuses_together_are_noted_alone_each_refusal_named() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::None);
+        // the inventory refuses to note node c, and so the wave's one transaction
+        let db = rusqlite::Connection::open(inv.path()).unwrap();
+        db.execute_batch(
+            "CREATE TRIGGER refuse_c BEFORE UPDATE ON rollout_nodes WHEN NEW.node = 'c'
+             BEGIN SELECT RAISE(ABORT, 'c refused'); END;",
+        )
+        .unwrap();
+        drop(db);
+        let unrecorded = r.answered(&mut inv, &[failed("b"), failed("c")]);
+        let named: Vec<(&str, String)> = unrecorded
+            .iter()
+            .map(|(n, e)| (n.as_str(), e.to_string()))
+            .collect();
+        assert_eq!(named.len(), 1, "{named:?}");
+        assert_eq!(named[0].0, "c");
+        assert!(named[0].1.contains("c refused"), "{named:?}");
+        // b is noted all the same, and both count against the budget
+        let row = inv.last_rollout().unwrap().unwrap();
+        let b = row.nodes.iter().find(|n| n.node == "b").unwrap();
+        assert_eq!(b.outcome, Some(crate::deploy::NodeOutcome::Failed));
+        assert_eq!(r.failed.len(), 2);
+    }
+
     #[test]
     fn more_failures_than_the_budget_stop_it_but_not_after_the_last_wave() {
         let (_d, mut inv, mut r) = rollout(FailureBudget::Count(1));

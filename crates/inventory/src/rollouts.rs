@@ -118,11 +118,7 @@ impl Inventory {
         node: &str,
         outcome: NodeOutcome,
     ) -> Result<(), InventoryError> {
-        self.conn.execute(
-            "UPDATE rollout_nodes SET outcome = ?3 WHERE rollout = ?1 AND node = ?2",
-            params![id, node, outcome.as_str()],
-        )?;
-        Ok(())
+        self.note_rollout_nodes(id, &[(node, outcome)])
     }
 
     /// What each node of rollout `id` came to, in one transaction: a wave's answers are noted
