@@ -41,10 +41,15 @@ pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// How often a running command is looked at where the kernel gives no pidfd to wait on.
 const TICK: Duration = Duration::from_millis(20);
 /// The longest wait on a command's pidfd: how soon an operator who went away is noticed.
-const WAKE: Duration = Duration::from_millis(250);
+pub(crate) const WAKE: Duration = Duration::from_millis(250);
 
 /// Set once the helper's stdout is closed: nobody reads the report any more.
 static OPERATOR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Whether the helper's stdout was closed: nobody reads the report any more.
+pub(crate) fn operator_gone() -> bool {
+    OPERATOR_GONE.load(Ordering::SeqCst)
+}
 
 /// Watches the helper's stdout (in a thread of its own) and notes when its reader goes away.
 pub(crate) fn watch_operator() {

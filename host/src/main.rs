@@ -30,6 +30,7 @@
 
 mod adopt;
 mod apply;
+mod bus;
 mod child;
 mod confirm;
 mod facts;

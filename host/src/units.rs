@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use mesh_wire::Cost;
 
+use crate::bus::{Bus, Shown};
 use crate::child::{self, Bounded as _};
 use crate::system::{Call, SystemError};
 
@@ -48,12 +49,31 @@ pub(crate) fn prefetch(units: &[&str]) {
     if units.len() < 2 {
         return;
     }
-    let Ok(text) = show_many(&units, &format!("Id,{STATE}")) else {
-        return;
+    let known = match Bus::connect(child::SYSTEMCTL) {
+        Ok(mut bus) => states_asked(&mut bus, &units),
+        Err(_) => show_many(&units, &format!("Id,{STATE}"))
+            .ok()
+            .and_then(|text| states_of(&units, &text)),
     };
-    if let (Some(known), Ok(mut cache)) = (states_of(&units, &text), PREFETCHED.lock()) {
+    if let (Some(known), Ok(mut cache)) = (known, PREFETCHED.lock()) {
         *cache = Some(known);
     }
+}
+
+/// The states of the known units among `units`, asked of systemd on its socket; `None` when
+/// any could not be asked (each is then asked alone).
+fn states_asked(bus: &mut Bus, units: &[&str]) -> Option<HashMap<String, UnitState>> {
+    let mut known = HashMap::new();
+    for unit in units {
+        if !unit.contains('.') {
+            return None;
+        }
+        let state = UnitState::from(bus.unit_state(unit).ok()?);
+        if state.exists {
+            known.insert((*unit).to_string(), state);
+        }
+    }
+    Some(known)
 }
 
 /// The states of the known units among `units` in `systemctl show`'s answer for all of them:
@@ -83,42 +103,70 @@ fn forget_prefetched() {
     }
 }
 
-/// Asks systemd for the unit's state.
-pub(crate) fn state(unit: &str) -> Result<UnitState, SystemError> {
-    let cached = PREFETCHED
+/// What [`prefetch`] read of the unit, while it holds.
+fn prefetched(unit: &str) -> Option<UnitState> {
+    PREFETCHED
         .lock()
         .ok()
-        .and_then(|c| c.as_ref().and_then(|m| m.get(unit).cloned()));
-    if let Some(state) = cached {
+        .and_then(|c| c.as_ref().and_then(|m| m.get(unit).cloned()))
+}
+
+/// Asks systemd for the unit's state.
+pub(crate) fn state(unit: &str) -> Result<UnitState, SystemError> {
+    if let Some(state) = prefetched(unit) {
         return Ok(state);
+    }
+    if unit.contains('.')
+        && let Ok(mut bus) = Bus::connect(child::SYSTEMCTL)
+    {
+        let shown = bus
+            .unit_state(unit)
+            .map_err(|e| SystemError::asked(Call::systemctl("show", unit), e))?;
+        return Ok(UnitState::from(shown));
     }
     Ok(parse_state(&show(unit, STATE)?))
 }
 
+impl From<Shown> for UnitState {
+    fn from(shown: Shown) -> UnitState {
+        UnitState::of(&shown.load, &shown.active, &shown.file, shown.stop_runs)
+    }
+}
+
+impl UnitState {
+    /// From what systemd says of the unit's `LoadState`, `ActiveState` and `UnitFileState`, and
+    /// the command lines its stop runs.
+    fn of(load: &str, active: &str, file: &str, stop_runs: Vec<String>) -> UnitState {
+        let activity = Activity::from_active_state(active);
+        UnitState {
+            exists: load != "not-found",
+            running: activity.running,
+            enabled: match file {
+                "enabled" | "enabled-runtime" => Some(true),
+                "disabled" => Some(false),
+                _ => None,
+            },
+            failed: activity.failed,
+            stop_runs,
+        }
+    }
+}
+
 /// A unit's state from its block of `systemctl show`.
 fn parse_state(text: &str) -> UnitState {
-    let value = |key: &str| show_value(text, key).to_string();
-    let active = value("ActiveState");
-    UnitState {
-        exists: value("LoadState") != "not-found",
-        running: match active.as_str() {
-            "active" | "reloading" => Some(true),
-            "inactive" | "failed" => Some(false),
-            _ => None,
-        },
-        enabled: match value("UnitFileState").as_str() {
-            "enabled" | "enabled-runtime" => Some(true),
-            "disabled" => Some(false),
-            _ => None,
-        },
-        failed: active == "failed",
-        // a unit with several commands of one kind shows one line for each
-        stop_runs: ["ExecStop=", "ExecStopPost="]
-            .into_iter()
-            .flat_map(|key| text.lines().filter_map(move |l| l.strip_prefix(key)))
-            .flat_map(command_lines)
-            .collect(),
-    }
+    let value = |key: &str| show_value(text, key);
+    // a unit with several commands of one kind shows one line for each
+    let stop_runs = ["ExecStop=", "ExecStopPost="]
+        .into_iter()
+        .flat_map(|key| text.lines().filter_map(move |l| l.strip_prefix(key)))
+        .flat_map(command_lines)
+        .collect();
+    UnitState::of(
+        value("LoadState"),
+        value("ActiveState"),
+        value("UnitFileState"),
+        stop_runs,
+    )
 }
 
 /// The command lines of an `Exec*=` property as `systemctl show` gives it: one
@@ -194,9 +242,72 @@ fn show_value<'t>(text: &'t str, key: &str) -> &'t str {
         .unwrap_or("")
 }
 
-/// Runs `systemctl VERB -- UNIT`.
+/// Runs `systemctl VERB -- UNIT`, or asks systemd for the same on its socket ([`bus`]) for the
+/// verbs that pay a change's cost, where the unit is named in full (`systemctl` completes a
+/// bare name with `.service`; systemd itself does not).
 pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), SystemError> {
-    run(&[verb, "--", unit], Call::systemctl(verb, unit))
+    let call = Call::systemctl(verb, unit);
+    if matches!(verb, "reload" | "restart" | "reset-failed")
+        && unit.contains('.')
+        && let Ok(mut bus) = Bus::connect(child::SYSTEMCTL)
+    {
+        forget_prefetched();
+        let done = if verb == "reset-failed" {
+            bus.reset_failed(unit)
+        } else {
+            bus.job(verb, unit)
+        };
+        return done.map_err(|e| SystemError::asked(call, e));
+    }
+    run(&[verb, "--", unit], call)
+}
+
+/// Whether a unit is running, and whether it failed: what paying a change needs of its state,
+/// asked of systemd on its socket where it can be (else as [`state`] asks).
+pub(crate) fn activity(unit: &str) -> Result<Activity, SystemError> {
+    if let Some(state) = prefetched(unit) {
+        return Ok(Activity::of(&state));
+    }
+    if unit.contains('.')
+        && let Ok(mut bus) = Bus::connect(child::SYSTEMCTL)
+    {
+        let call = Call::systemctl("show", unit);
+        let active = bus
+            .active_state(unit)
+            .map_err(|e| SystemError::asked(call, e))?;
+        return Ok(Activity::from_active_state(&active));
+    }
+    state(unit).map(|state| Activity::of(&state))
+}
+
+/// A unit's activity: the part of its [`UnitState`] that paying a change reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Activity {
+    /// As [`UnitState::running`].
+    pub(crate) running: Option<bool>,
+    /// As [`UnitState::failed`].
+    pub(crate) failed: bool,
+}
+
+impl Activity {
+    pub(crate) fn of(state: &UnitState) -> Activity {
+        Activity {
+            running: state.running,
+            failed: state.failed,
+        }
+    }
+
+    /// From systemd's `ActiveState`.
+    fn from_active_state(active: &str) -> Activity {
+        Activity {
+            running: match active {
+                "active" | "reloading" => Some(true),
+                "inactive" | "failed" => Some(false),
+                _ => None,
+            },
+            failed: active == "failed",
+        }
+    }
 }
 
 /// Makes systemd read unit files again.
@@ -232,7 +343,7 @@ pub(crate) fn pay(
     if cost == Cost::None {
         return Ok("nothing to do");
     }
-    let now = system.unit_state(unit)?;
+    let now = system.unit_activity(unit)?;
     let retry = owed_before && now.failed;
     if now.running != Some(true) && !retry {
         return Ok(NOT_RUNNING);

@@ -90,6 +90,7 @@ mod stale;
 mod stale_impossible;
 mod stop;
 mod strict;
+mod systemd_socket;
 mod tag_layers;
 mod takeover;
 mod template_forms;

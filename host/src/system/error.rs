@@ -8,6 +8,8 @@ use std::fmt;
 use std::io;
 use std::process::Output;
 
+use crate::bus::BusError;
+
 /// A command the helper runs on the machine, by what it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Call {
@@ -125,6 +127,9 @@ pub(crate) enum SystemError {
     },
     /// It answered what this helper cannot read.
     Unreadable { call: Call, why: String },
+    /// systemd, asked on its socket what `call` asks, refused or ended the job other than done:
+    /// what it said.
+    Refused { call: Call, said: String },
     /// systemd's calendar parser refuses a timer's schedule; `said` is its reason.
     Schedule { schedule: String, said: String },
     /// A unit just started or restarted does not run: what systemd says of it.
@@ -145,6 +150,40 @@ impl SystemError {
                 SystemError::Start { call, why }
             }
         })
+    }
+
+    /// What asking systemd on its socket what `call` asks came to, when it was not done.
+    pub(crate) fn asked(call: Call, e: BusError) -> SystemError {
+        match e {
+            BusError::Io(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                let why = format!("did not finish within its deadline and was given up ({e})");
+                SystemError::TimedOut { call, why }
+            }
+            BusError::Io(e) => SystemError::Refused {
+                said: format!("systemd's socket failed: {e}"),
+                call,
+            },
+            BusError::Unreadable(why) => SystemError::Unreadable { call, why },
+            BusError::Refused(said) => SystemError::Refused { call, said },
+            BusError::Job(result) => {
+                let unit = match &call {
+                    Call::Systemctl { unit, .. } => unit.clone(),
+                    _ => String::new(),
+                };
+                SystemError::Refused {
+                    said: format!(
+                        "systemd's job ended {result:?}; see `systemctl status {unit}` and \
+                         `journalctl -xeu {unit}`"
+                    ),
+                    call,
+                }
+            }
+        }
     }
 
     /// `call` exited with the error status of `out`: its code and the last of its error output.
@@ -196,6 +235,7 @@ impl fmt::Display for SystemError {
                     write!(f, ": {said}")
                 }
             }
+            SystemError::Refused { call, said } => write!(f, "{call} failed: {said}"),
             SystemError::Unreadable { call, why } => {
                 write!(f, "{call} gave an answer this helper cannot read: {why}")
             }
@@ -297,6 +337,30 @@ mod tests {
             e.to_string(),
             "apt-get install redis did not finish within its deadline of 900 s and was killed"
         );
+    }
+
+    #[test]
+    fn what_systemd_said_on_its_socket_names_the_unit_and_where_to_look() {
+        use crate::bus::BusError;
+        let call = || Call::systemctl("reload", "web.service");
+        assert_eq!(
+            SystemError::asked(call(), BusError::Job("failed".into())).to_string(),
+            "systemctl reload web.service failed: systemd's job ended \"failed\"; see \
+             `systemctl status web.service` and `journalctl -xeu web.service`"
+        );
+        assert_eq!(
+            SystemError::asked(
+                call(),
+                BusError::Refused("Unit web.service not found.".into())
+            )
+            .to_string(),
+            "systemctl reload web.service failed: Unit web.service not found."
+        );
+        let late = std::io::Error::new(std::io::ErrorKind::WouldBlock, "no answer");
+        assert!(matches!(
+            SystemError::asked(call(), BusError::Io(late)),
+            SystemError::TimedOut { .. }
+        ));
     }
 
     #[test]
