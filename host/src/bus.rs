@@ -55,6 +55,23 @@ pub(crate) struct Shown {
     pub(crate) stop_runs: Vec<String>,
 }
 
+/// Connects to `path` ([`SOCKET`]), giving up after `within`: a systemd that does not accept
+/// (its queue full) would otherwise hold the helper, and the machine's lock, for as long as it
+/// does not.
+fn connect_within(path: &str, within: Duration) -> io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType, sockopt};
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    // a blocking connect to a Unix socket waits for room in its queue at most this long
+    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Send, Some(within))?;
+    rustix::net::connect(&fd, &SocketAddrUnix::new(path)?)?;
+    Ok(UnixStream::from(fd))
+}
+
 /// A connection to systemd for one question or one job, under one deadline.
 pub(crate) struct Bus {
     stream: UnixStream,
@@ -72,7 +89,7 @@ impl Bus {
     /// Connects and authenticates as this process's user (SASL `EXTERNAL`, which systemd checks
     /// against the socket's peer credentials).
     pub(crate) fn connect(within: Duration) -> io::Result<Bus> {
-        let stream = UnixStream::connect(SOCKET)?;
+        let stream = connect_within(SOCKET, child::GRACE.min(within))?;
         let mut bus = Bus {
             stream,
             serial: 0,

@@ -25,6 +25,10 @@ pub(crate) struct Call<'a> {
     pub(crate) args: &'a [&'a str],
 }
 
+/// How deep containers may nest in a message: the D-Bus specification's own limit (32 arrays
+/// and 32 structs).
+const MAX_DEPTH: usize = 64;
+
 /// The header fields, by their codes.
 const PATH: u8 = 1;
 const INTERFACE: u8 = 2;
@@ -270,15 +274,25 @@ impl<'b> Reader<'b> {
 
     /// Passes over one value of each complete type in `sig`.
     fn skip(&mut self, sig: &str) -> Result<(), Unreadable> {
+        self.skip_nested(sig, 0)
+    }
+    /// [`Reader::skip`] inside `depth` containers: past [`MAX_DEPTH`] the message is refused
+    /// rather than followed down (a variant in a variant in … would exhaust the stack).
+    fn skip_nested(&mut self, sig: &str, depth: usize) -> Result<(), Unreadable> {
+        if depth > MAX_DEPTH {
+            return Err(unreadable(format!(
+                "a value nested deeper than {MAX_DEPTH} containers"
+            )));
+        }
         let mut rest = sig;
         while !rest.is_empty() {
             let (one, tail) = split_type(rest)?;
-            self.skip_one(one)?;
+            self.skip_one(one, depth)?;
             rest = tail;
         }
         Ok(())
     }
-    fn skip_one(&mut self, ty: &str) -> Result<(), Unreadable> {
+    fn skip_one(&mut self, ty: &str, depth: usize) -> Result<(), Unreadable> {
         let code = ty.as_bytes()[0];
         match code {
             b'y' => self.take(1).map(|_| ()),
@@ -289,7 +303,7 @@ impl<'b> Reader<'b> {
             b'g' => self.signature().map(|_| ()),
             b'v' => {
                 let inner = self.signature()?;
-                self.skip(&inner)
+                self.skip_nested(&inner, depth + 1)
             }
             b'a' => {
                 let len = self.u32()? as usize;
@@ -299,7 +313,7 @@ impl<'b> Reader<'b> {
             }
             b'(' | b'{' => {
                 self.align(8)?;
-                self.skip(&ty[1..ty.len() - 1])
+                self.skip_nested(&ty[1..ty.len() - 1], depth + 1)
             }
             _ => Err(unreadable(format!("a value of unknown type {ty:?}"))),
         }

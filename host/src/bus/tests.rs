@@ -82,3 +82,40 @@ fn a_verb_systemd_has_no_job_for_is_refused_before_anything_is_sent() {
     let _ = (&theirs).read_to_end(&mut sent);
     assert!(sent.is_empty());
 }
+
+#[test]
+fn a_socket_that_never_accepts_is_given_up_at_the_deadline() {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("private");
+    let path = path.to_str().unwrap();
+    let listener = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+    rustix::net::bind(&listener, &SocketAddrUnix::new(path).unwrap()).unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    // the queue filled by connections nobody accepts
+    let mut queued = Vec::new();
+    let started = std::time::Instant::now();
+    let refused = loop {
+        match super::connect_within(path, Duration::from_millis(200)) {
+            Ok(stream) => queued.push(stream),
+            Err(e) => break e,
+        }
+        assert!(
+            queued.len() < 64,
+            "a listen queue of 0 took {} connections",
+            queued.len()
+        );
+    };
+    assert!(
+        matches!(
+            refused.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{refused}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
