@@ -88,34 +88,28 @@ fn a_services_stop_commands_read_as_systemctl_show_prints_them() {
     );
 }
 
+/// A return whose one header field (an unknown code) is a variant holding a variant … `depth`
+/// deep, then a byte.
+fn nested(depth: usize) -> Vec<u8> {
+    let mut field = vec![10u8, 1, b'v', 0];
+    for _ in 0..depth {
+        field.extend_from_slice(&[1, b'v', 0]);
+    }
+    field.extend_from_slice(&[1, b'y', 0, 7]);
+    let mut m = vec![b'l', super::METHOD_RETURN, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0];
+    m.extend_from_slice(&u32::try_from(field.len()).unwrap().to_le_bytes());
+    m.extend_from_slice(&field);
+    while m.len() % 8 != 0 {
+        m.push(0);
+    }
+    m
+}
+
 #[test]
 fn variants_nested_past_the_specifications_limit_are_refused_not_followed_down() {
-    // a return whose one header field (an unknown code) is a variant holding a variant … 10,000
-    // deep: a reader that follows it down runs out of stack
-    let mut field = vec![10u8, 1, b'v', 0];
-    for _ in 0..10_000 {
-        field.extend_from_slice(&[1, b'v', 0]);
-    }
-    field.extend_from_slice(&[1, b'y', 0, 7]);
-    let mut m = vec![b'l', super::METHOD_RETURN, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0];
-    m.extend_from_slice(&u32::try_from(field.len()).unwrap().to_le_bytes());
-    m.extend_from_slice(&field);
-    while m.len() % 8 != 0 {
-        m.push(0);
-    }
-    let e = decode(&m).unwrap_err();
+    // 10,000 deep: a reader that follows it down runs out of stack
+    let e = decode(&nested(10_000)).unwrap_err();
     assert!(e.0.contains("nested deeper than 64"), "{e}");
     // 60 deep is a message like any other
-    let mut field = vec![10u8, 1, b'v', 0];
-    for _ in 0..60 {
-        field.extend_from_slice(&[1, b'v', 0]);
-    }
-    field.extend_from_slice(&[1, b'y', 0, 7]);
-    let mut m = vec![b'l', super::METHOD_RETURN, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0];
-    m.extend_from_slice(&u32::try_from(field.len()).unwrap().to_le_bytes());
-    m.extend_from_slice(&field);
-    while m.len() % 8 != 0 {
-        m.push(0);
-    }
-    assert!(decode(&m).is_ok());
+    assert!(decode(&nested(60)).is_ok());
 }
