@@ -72,6 +72,16 @@ fn connect_within(path: &str, within: Duration) -> io::Result<UnixStream> {
     Ok(UnixStream::from(fd))
 }
 
+/// A unit as [`Bus::watched`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub(crate) active: String,
+    pub(crate) sub: String,
+    pub(crate) result: String,
+    pub(crate) restarts: u32,
+    pub(crate) status: i32,
+}
+
 /// A connection to systemd for one question or one job, under one deadline.
 pub(crate) struct Bus {
     stream: UnixStream,
@@ -178,6 +188,49 @@ impl Bus {
             active,
             file,
             stop_runs,
+        })
+    }
+
+    /// What a unit just started or restarted is watched for: its `ActiveState`, `SubState`,
+    /// and as a service its `Result`, `NRestarts` and `ExecMainStatus` (empty and 0 for a unit
+    /// that is not a service, as `systemctl show` leaves them).
+    pub(crate) fn watched(&mut self, unit: &str) -> Result<Watched, BusError> {
+        let path = self.load(unit)?;
+        let unit_text = |bus: &mut Bus, property: &str| -> Result<String, BusError> {
+            let reply = bus.get(&path, "org.freedesktop.systemd1.Unit", property)?;
+            Ok(Reader::new(&reply.body).variant_string()?)
+        };
+        let active = unit_text(self, "ActiveState")?;
+        let sub = unit_text(self, "SubState")?;
+        let service = "org.freedesktop.systemd1.Service";
+        let (result, restarts, status) = match self.get(&path, service, "Result") {
+            Ok(reply) => {
+                let result = Reader::new(&reply.body).variant_string()?;
+                let reply = self.get(&path, service, "NRestarts")?;
+                let restarts = Reader::new(&reply.body).variant_u32("u")?;
+                let reply = self.get(&path, service, "ExecMainStatus")?;
+                let status = Reader::new(&reply.body).variant_u32("i")?;
+                (result, restarts, i32::from_ne_bytes(status.to_ne_bytes()))
+            }
+            Err(BusError::Refused(_)) => (String::new(), 0, 0),
+            Err(e) => return Err(e),
+        };
+        Ok(Watched {
+            active,
+            sub,
+            result,
+            restarts,
+            status,
+        })
+    }
+
+    /// A property of the object at `path`.
+    fn get(&mut self, path: &str, interface: &str, property: &str) -> Result<Message, BusError> {
+        self.call(&Call {
+            path,
+            interface: "org.freedesktop.DBus.Properties",
+            member: "Get",
+            args: &[interface, property],
         })
     }
 

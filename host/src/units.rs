@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mesh_wire::Cost;
 
-use crate::bus::{Bus, Shown};
+use crate::bus::{Bus, Shown, Watched};
 use crate::child::{self, Bounded as _};
 use crate::system::{Call, SystemError};
 
@@ -187,25 +187,38 @@ const SETTLE: Duration = Duration::from_millis(1500);
 
 /// Waits a moment after a unit's start or restart and says why it is not running, if it is not:
 /// failed, in a restart loop (`Restart=` hides a crash as "activating"), or stopped. A unit that
-/// stays active through the wait, and was not restarted by systemd in it, runs.
+/// stays active through the wait, and was not restarted by systemd in it, runs. Asked of systemd
+/// on its socket where it can be (one connection for the whole watch), else of `systemctl show`.
 pub(crate) fn settled(unit: &str) -> Result<(), SystemError> {
-    let restarts = |text: &str| show_value(text, "NRestarts").parse::<u64>().unwrap_or(0);
+    let call = || Call::systemctl("show", unit);
+    let mut bus = if unit.contains('.') {
+        Bus::connect(child::SYSTEMCTL).ok()
+    } else {
+        None
+    };
     let started = Instant::now();
     let mut first = None;
     loop {
-        let text = show(unit, "ActiveState,SubState,Result,NRestarts,ExecMainStatus")?;
-        let active = show_value(&text, "ActiveState");
-        let sub = show_value(&text, "SubState");
-        let before = *first.get_or_insert_with(|| restarts(&text));
-        let looping = sub == "auto-restart" || restarts(&text) > before;
-        if active == "failed" || active == "inactive" || looping {
-            let result = show_value(&text, "Result");
-            let status = show_value(&text, "ExecMainStatus");
+        let now = match bus.as_mut() {
+            Some(bus) => bus
+                .watched(unit)
+                .map_err(|e| SystemError::asked(call(), e))?,
+            None => watched_of(&show(
+                unit,
+                "ActiveState,SubState,Result,NRestarts,ExecMainStatus",
+            )?),
+        };
+        let before = *first.get_or_insert(now.restarts);
+        let looping = now.sub == "auto-restart" || now.restarts > before;
+        if now.active == "failed" || now.active == "inactive" || looping {
             return Err(SystemError::NotRunning {
                 unit: unit.to_string(),
                 why: format!(
-                    "systemd says {active} ({sub}), result {result}, exit status {status}{}; see \
-                     `journalctl -u {unit}`",
+                    "systemd says {} ({}), result {}, exit status {}{}; see `journalctl -u {unit}`",
+                    now.active,
+                    now.sub,
+                    now.result,
+                    now.status,
                     if looping { ", in its restart loop" } else { "" }
                 ),
             });
@@ -214,6 +227,18 @@ pub(crate) fn settled(unit: &str) -> Result<(), SystemError> {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What [`settled`] watches, from `systemctl show`'s answer.
+fn watched_of(text: &str) -> Watched {
+    let value = |key: &str| show_value(text, key).to_string();
+    Watched {
+        active: value("ActiveState"),
+        sub: value("SubState"),
+        result: value("Result"),
+        restarts: show_value(text, "NRestarts").parse().unwrap_or(0),
+        status: show_value(text, "ExecMainStatus").parse().unwrap_or(0),
     }
 }
 
@@ -243,12 +268,14 @@ fn show_value<'t>(text: &'t str, key: &str) -> &'t str {
 }
 
 /// Runs `systemctl VERB -- UNIT`, or asks systemd for the same on its socket ([`bus`]) for the
-/// verbs that pay a change's cost, where the unit is named in full (`systemctl` completes a
-/// bare name with `.service`; systemd itself does not).
+/// verbs that pay a change's cost or start or stop a unit, where the unit is named in full
+/// (`systemctl` completes a bare name with `.service`; systemd itself does not).
 pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), SystemError> {
     let call = Call::systemctl(verb, unit);
-    if matches!(verb, "reload" | "restart" | "reset-failed")
-        && unit.contains('.')
+    if matches!(
+        verb,
+        "reload" | "restart" | "start" | "stop" | "reset-failed"
+    ) && unit.contains('.')
         && let Ok(mut bus) = Bus::connect(child::SYSTEMCTL)
     {
         forget_prefetched();

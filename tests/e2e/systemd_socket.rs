@@ -1,6 +1,6 @@
 //! A change's cost is paid by asking systemd on its own socket, not by starting `systemctl`
-//! (issue 25): on a real machine, a reload and a restart run no `systemctl` at all, and a reload
-//! that fails is reported with systemd's own result and stays owed.
+//! (issue 25): on a real machine, a reload, a restart and a service's start run no `systemctl`
+//! at all, and a reload that fails is reported with systemd's own result and stays owed.
 
 use crate::util::{Mesh, node_result, on};
 
@@ -11,7 +11,8 @@ const PAID: &str = r#"{
     {"name": "harsh", "type": "string", "meaning": "Read only at start.", "default": "a", "cost": "restart"}
   ],
   "resources": [{"kind": "file", "path": "/etc/mesh-paid.conf", "template": "paid.conf", "cost": "restart",
-                 "units": ["mesh-paid.service"]}]
+                 "units": ["mesh-paid.service"]},
+                {"kind": "service", "unit": "mesh-paid.service", "state": "running"}]
 }"#;
 
 /// `systemctl`, found first on root's PATH, noting each call before it runs the real one.
@@ -111,6 +112,18 @@ fn a_reload_and_a_restart_are_asked_of_systemd_without_systemctl_and_a_failed_on
     assert_eq!(units[0]["because"][0], "owed by an earlier push", "{units}");
     assert_eq!(on("node1", "cat /run/mesh-paid-reloads").trim(), "reloaded");
     assert_eq!(calls(), "", "the helper ran systemctl");
+
+    // a service found stopped is started, and its state read, without systemctl
+    on(
+        "node1",
+        "/usr/bin/systemctl stop mesh-paid.service; rm -f /run/mesh-systemctl-calls",
+    );
+    mesh.run(&["push", "node1"]).ok();
+    assert_eq!(
+        on("node1", "/usr/bin/systemctl is-active mesh-paid.service").trim(),
+        "active"
+    );
+    assert_eq!(calls(), "", "the helper ran systemctl to start a service");
 
     mesh.run(&["unassign", "paid", "node1"]).ok();
     mesh.run(&["push", "node1"]).ok();

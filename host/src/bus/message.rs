@@ -240,6 +240,17 @@ impl<'b> Reader<'b> {
         }
         self.string()
     }
+    /// A variant holding a 32-bit number of type `ty` (`u`, or `i` read as its bits).
+    pub(crate) fn variant_u32(&mut self, ty: &str) -> Result<u32, Unreadable> {
+        let sig = self.signature()?;
+        if sig != ty {
+            return Err(unreadable(format!(
+                "a value of type {sig:?} where {ty:?} was asked"
+            )));
+        }
+        self.u32()
+    }
+
     /// A variant holding a service's commands (`a(sasbttttuii)`: path, argv, ignore-errors,
     /// four timestamps, pid, code, status): each one's argv, its words joined by spaces, as
     /// `systemctl show` prints it.
