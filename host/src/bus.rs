@@ -1,7 +1,8 @@
 //! systemd asked directly, on its private socket (`/run/systemd/private`, root's only, the one
-//! `systemctl` itself uses as root): a unit's active state, and a reload, restart or reset of a
-//! unit, waiting for its job to end as `systemctl` does. Paying a change's cost this way starts
-//! no program on the machine: one `systemctl` costs it a process, its dynamic linking and its own
+//! `systemctl` itself uses as root): a unit's state (as `systemctl show` gives it, or only what
+//! paying a change or watching a start reads), and a reload, restart, start, stop or reset of a
+//! unit, waiting for its job to end as `systemctl` does. Asked this way, a change starts no
+//! program on the machine: one `systemctl` costs it a process, its dynamic linking and its own
 //! connection, twice a change (the state, then the verb).
 //!
 //! Where the socket cannot be reached (no systemd, not root), [`Bus::connect`] says so and the

@@ -1,6 +1,7 @@
 //! systemd units: what state they are in, putting them in another, and paying what a change
-//! costs them. [`pay`] asks the helper's `System`; the functions that run `systemctl` (with
-//! the unit as an argument after `--`, never a shell) are the real machine's (`system::Real`).
+//! costs them. [`pay`] asks the helper's `System`; the functions that ask systemd on its socket
+//! (`crate::bus`, the unit a string argument) or run `systemctl` (the unit an argument after
+//! `--`, never a shell) are the real machine's (`system::Real`).
 
 use std::collections::HashMap;
 use std::process::Command;
