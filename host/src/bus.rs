@@ -47,6 +47,16 @@ impl From<Unreadable> for BusError {
     }
 }
 
+/// The job and result of a `JobRemoved` signal (`uoss`: id, job, unit, result).
+fn job_removed(m: &Message) -> Option<(String, String)> {
+    if m.kind != SIGNAL || m.member.as_deref() != Some("JobRemoved") || m.signature != "uoss" {
+        return None;
+    }
+    let mut r = Reader::new(&m.body);
+    let read = (|| Ok::<_, Unreadable>((r.u32()?, r.string()?, r.string()?, r.string()?)))();
+    read.ok().map(|(_, job, _, result)| (job, result))
+}
+
 /// A unit's state as [`Bus::unit_state`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shown {
@@ -138,19 +148,6 @@ impl Bus {
             gone_before: false,
             abandoned_at: None,
         }
-    }
-
-    /// A unit's `ActiveState` (`active`, `inactive`, `failed`, `activating`…); a unit systemd
-    /// has no file for is `inactive`, as `systemctl show` says.
-    pub(crate) fn active_state(&mut self, unit: &str) -> Result<String, BusError> {
-        let path = self.load(unit)?;
-        let reply = self.call(&Call {
-            path: &path,
-            interface: "org.freedesktop.DBus.Properties",
-            member: "Get",
-            args: &["org.freedesktop.systemd1.Unit", "ActiveState"],
-        })?;
-        Ok(Reader::new(&reply.body).variant_string()?)
     }
 
     /// What `systemctl show` says of a unit's `LoadState`, `ActiveState`, `UnitFileState` and
@@ -304,26 +301,26 @@ impl Bus {
         }
     }
 
-    /// The result of the job at `path`, waiting for its end.
+    /// The result of the job at `path`, waiting for its end. Other jobs' ends (a busy systemd
+    /// sends every one) are not kept.
     fn ended(&mut self, path: &str) -> Result<String, BusError> {
+        if let Some(at) = self.ended.iter().position(|(job, _)| job == path) {
+            return Ok(self.ended.swap_remove(at).1);
+        }
+        self.ended.clear();
         loop {
-            if let Some(at) = self.ended.iter().position(|(job, _)| job == path) {
-                return Ok(self.ended.swap_remove(at).1);
+            if let Some((job, result)) = job_removed(&self.read()?)
+                && job == path
+            {
+                return Ok(result);
             }
-            let m = self.read()?;
-            self.keep_ended(&m);
         }
     }
 
-    /// Notes a `JobRemoved` signal (`uoss`: id, job, unit, result).
+    /// Notes a job's end seen while an answer was awaited: it may be the job that answer names.
     fn keep_ended(&mut self, m: &Message) {
-        if m.kind != SIGNAL || m.member.as_deref() != Some("JobRemoved") || m.signature != "uoss" {
-            return;
-        }
-        let mut r = Reader::new(&m.body);
-        let read = (|| Ok::<_, Unreadable>((r.u32()?, r.string()?, r.string()?, r.string()?)))();
-        if let Ok((_, job, _, result)) = read {
-            self.ended.push((job, result));
+        if let Some(ended) = job_removed(m) {
+            self.ended.push(ended);
         }
     }
 

@@ -21,7 +21,7 @@ pub(crate) use recording::Recording;
 
 use serde_json::Value;
 
-use crate::units::{Activity, UnitState};
+use crate::units::UnitState;
 
 /// The machine's systemd, Docker, packages and accounts; each call that fails says which
 /// command, about what, and why ([`SystemError`]).
@@ -31,10 +31,6 @@ pub(crate) trait System: Send + Sync {
     fn prefetch(&self, units: &[&str]);
     /// The unit's state as systemd reports it.
     fn unit_state(&self, unit: &str) -> Result<UnitState, SystemError>;
-    /// Whether the unit runs, and whether it failed: what paying a change reads of its state.
-    fn unit_activity(&self, unit: &str) -> Result<Activity, SystemError> {
-        self.unit_state(unit).map(|state| Activity::of(&state))
-    }
     /// `systemctl VERB -- UNIT`.
     fn systemctl(&self, verb: &str, unit: &str) -> Result<(), SystemError>;
     /// Makes systemd read unit files again.

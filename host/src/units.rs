@@ -122,7 +122,7 @@ pub(crate) fn state(unit: &str) -> Result<UnitState, SystemError> {
     {
         let shown = bus
             .unit_state(unit)
-            .map_err(|e| SystemError::asked(Call::systemctl("show", unit), e))?;
+            .map_err(|e| SystemError::asked("show", unit, e))?;
         return Ok(UnitState::from(shown));
     }
     Ok(parse_state(&show(unit, STATE)?))
@@ -138,16 +138,19 @@ impl UnitState {
     /// From what systemd says of the unit's `LoadState`, `ActiveState` and `UnitFileState`, and
     /// the command lines its stop runs.
     fn of(load: &str, active: &str, file: &str, stop_runs: Vec<String>) -> UnitState {
-        let activity = Activity::from_active_state(active);
         UnitState {
             exists: load != "not-found",
-            running: activity.running,
+            running: match active {
+                "active" | "reloading" => Some(true),
+                "inactive" | "failed" => Some(false),
+                _ => None,
+            },
             enabled: match file {
                 "enabled" | "enabled-runtime" => Some(true),
                 "disabled" => Some(false),
                 _ => None,
             },
-            failed: activity.failed,
+            failed: active == "failed",
             stop_runs,
         }
     }
@@ -191,7 +194,6 @@ const SETTLE: Duration = Duration::from_millis(1500);
 /// stays active through the wait, and was not restarted by systemd in it, runs. Asked of systemd
 /// on its socket where it can be (one connection for the whole watch), else of `systemctl show`.
 pub(crate) fn settled(unit: &str) -> Result<(), SystemError> {
-    let call = || Call::systemctl("show", unit);
     let mut bus = if unit.contains('.') {
         Bus::connect(child::SYSTEMCTL).ok()
     } else {
@@ -203,7 +205,7 @@ pub(crate) fn settled(unit: &str) -> Result<(), SystemError> {
         let now = match bus.as_mut() {
             Some(bus) => bus
                 .watched(unit)
-                .map_err(|e| SystemError::asked(call(), e))?,
+                .map_err(|e| SystemError::asked("show", unit, e))?,
             None => watched_of(&show(
                 unit,
                 "ActiveState,SubState,Result,NRestarts,ExecMainStatus",
@@ -272,7 +274,6 @@ fn show_value<'t>(text: &'t str, key: &str) -> &'t str {
 /// verbs that pay a change's cost or start or stop a unit, where the unit is named in full
 /// (`systemctl` completes a bare name with `.service`; systemd itself does not).
 pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), SystemError> {
-    let call = Call::systemctl(verb, unit);
     if matches!(
         verb,
         "reload" | "restart" | "start" | "stop" | "reset-failed"
@@ -285,57 +286,9 @@ pub(crate) fn systemctl(verb: &str, unit: &str) -> Result<(), SystemError> {
         } else {
             bus.job(verb, unit)
         };
-        return done.map_err(|e| SystemError::asked(call, e));
+        return done.map_err(|e| SystemError::asked(verb, unit, e));
     }
-    run(&[verb, "--", unit], call)
-}
-
-/// Whether a unit is running, and whether it failed: what paying a change needs of its state,
-/// asked of systemd on its socket where it can be (else as [`state`] asks).
-pub(crate) fn activity(unit: &str) -> Result<Activity, SystemError> {
-    if let Some(state) = prefetched(unit) {
-        return Ok(Activity::of(&state));
-    }
-    if unit.contains('.')
-        && let Ok(mut bus) = Bus::connect(child::SYSTEMCTL)
-    {
-        let call = Call::systemctl("show", unit);
-        let active = bus
-            .active_state(unit)
-            .map_err(|e| SystemError::asked(call, e))?;
-        return Ok(Activity::from_active_state(&active));
-    }
-    state(unit).map(|state| Activity::of(&state))
-}
-
-/// A unit's activity: the part of its [`UnitState`] that paying a change reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Activity {
-    /// As [`UnitState::running`].
-    pub(crate) running: Option<bool>,
-    /// As [`UnitState::failed`].
-    pub(crate) failed: bool,
-}
-
-impl Activity {
-    pub(crate) fn of(state: &UnitState) -> Activity {
-        Activity {
-            running: state.running,
-            failed: state.failed,
-        }
-    }
-
-    /// From systemd's `ActiveState`.
-    fn from_active_state(active: &str) -> Activity {
-        Activity {
-            running: match active {
-                "active" | "reloading" => Some(true),
-                "inactive" | "failed" => Some(false),
-                _ => None,
-            },
-            failed: active == "failed",
-        }
-    }
+    run(&[verb, "--", unit], Call::systemctl(verb, unit))
 }
 
 /// Makes systemd read unit files again.
@@ -371,7 +324,7 @@ pub(crate) fn pay(
     if cost == Cost::None {
         return Ok("nothing to do");
     }
-    let now = system.unit_activity(unit)?;
+    let now = system.unit_state(unit)?;
     let retry = owed_before && now.failed;
     if now.running != Some(true) && !retry {
         return Ok(NOT_RUNNING);

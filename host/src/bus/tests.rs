@@ -18,6 +18,21 @@ fn replay(answer: &[u8]) -> (Bus, UnixStream) {
     (Bus::over(ours, Duration::from_secs(5)), theirs)
 }
 
+/// Where the job's end (its `JobRemoved` signal) starts and ends in [`RELOAD_ANSWER`].
+fn job_removed() -> (usize, usize) {
+    let at = RELOAD_ANSWER
+        .windows(10)
+        .position(|w| w == b"JobRemoved")
+        .unwrap();
+    let start = RELOAD_ANSWER[..at]
+        .windows(4)
+        .rposition(|w| w == [b'l', 4, 1, 1])
+        .unwrap();
+    let mut fixed = [0u8; 16];
+    fixed.copy_from_slice(&RELOAD_ANSWER[start..start + 16]);
+    (start, start + super::message::length(&fixed).unwrap())
+}
+
 #[test]
 fn a_reload_is_asked_as_systemd_took_it_and_ends_when_its_job_does() {
     let (mut bus, mut theirs) = replay(RELOAD_ANSWER);
@@ -35,14 +50,7 @@ fn a_reload_is_asked_as_systemd_took_it_and_ends_when_its_job_does() {
 #[test]
 fn a_job_whose_end_never_comes_is_given_up_at_the_deadline() {
     // the answer up to the job's end, without it
-    let end = RELOAD_ANSWER
-        .windows(10)
-        .position(|w| w == b"JobRemoved")
-        .unwrap();
-    let start = RELOAD_ANSWER[..end]
-        .windows(4)
-        .rposition(|w| w == [b'l', 4, 1, 1])
-        .unwrap();
+    let (start, _) = job_removed();
     let (ours, mut theirs) = UnixStream::pair().unwrap();
     theirs.write_all(&RELOAD_ANSWER[..start]).unwrap();
     let mut bus = Bus::over(ours, Duration::from_millis(300));
@@ -118,4 +126,20 @@ fn a_socket_that_never_accepts_is_given_up_at_the_deadline() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn another_jobs_end_is_passed_over_while_this_ones_is_awaited() {
+    // systemd's answer with, just before this job's end, another job's end that failed
+    let (start, end) = job_removed();
+    let mut other = RELOAD_ANSWER[start..end].to_vec();
+    let job = other.windows(4).rposition(|w| w == b"job/").unwrap();
+    other[job + 4] = if other[job + 4] == b'9' { b'8' } else { b'9' };
+    let done = other.windows(4).rposition(|w| w == b"done").unwrap();
+    other[done..done + 4].copy_from_slice(b"oops");
+    let mut answer = RELOAD_ANSWER[..start].to_vec();
+    answer.extend_from_slice(&other);
+    answer.extend_from_slice(&RELOAD_ANSWER[start..]);
+    let (mut bus, _theirs) = replay(&answer);
+    assert!(bus.job("reload", "docker.service").is_ok());
 }

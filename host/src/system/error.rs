@@ -152,8 +152,10 @@ impl SystemError {
         })
     }
 
-    /// What asking systemd on its socket what `call` asks came to, when it was not done.
-    pub(crate) fn asked(call: Call, e: BusError) -> SystemError {
+    /// What asking systemd on its socket for `systemctl VERB UNIT`'s work came to, when it was
+    /// not done; named as that `systemctl` call, which an operator can run to see it again.
+    pub(crate) fn asked(verb: &str, unit: &str, e: BusError) -> SystemError {
+        let call = Call::systemctl(verb, unit);
         match e {
             BusError::Io(e)
                 if matches!(
@@ -170,19 +172,13 @@ impl SystemError {
             },
             BusError::Unreadable(why) => SystemError::Unreadable { call, why },
             BusError::Refused(said) => SystemError::Refused { call, said },
-            BusError::Job(result) => {
-                let unit = match &call {
-                    Call::Systemctl { unit, .. } => unit.clone(),
-                    _ => String::new(),
-                };
-                SystemError::Refused {
-                    said: format!(
-                        "systemd's job ended {result:?}; see `systemctl status {unit}` and \
-                         `journalctl -xeu {unit}`"
-                    ),
-                    call,
-                }
-            }
+            BusError::Job(result) => SystemError::Refused {
+                said: format!(
+                    "systemd's job ended {result:?}; see `systemctl status {unit}` and \
+                     `journalctl -xeu {unit}`"
+                ),
+                call,
+            },
         }
     }
 
@@ -342,15 +338,15 @@ mod tests {
     #[test]
     fn what_systemd_said_on_its_socket_names_the_unit_and_where_to_look() {
         use crate::bus::BusError;
-        let call = || Call::systemctl("reload", "web.service");
         assert_eq!(
-            SystemError::asked(call(), BusError::Job("failed".into())).to_string(),
+            SystemError::asked("reload", "web.service", BusError::Job("failed".into())).to_string(),
             "systemctl reload web.service failed: systemd's job ended \"failed\"; see \
              `systemctl status web.service` and `journalctl -xeu web.service`"
         );
         assert_eq!(
             SystemError::asked(
-                call(),
+                "reload",
+                "web.service",
                 BusError::Refused("Unit web.service not found.".into())
             )
             .to_string(),
@@ -358,7 +354,7 @@ mod tests {
         );
         let late = std::io::Error::new(std::io::ErrorKind::WouldBlock, "no answer");
         assert!(matches!(
-            SystemError::asked(call(), BusError::Io(late)),
+            SystemError::asked("reload", "web.service", BusError::Io(late)),
             SystemError::TimedOut { .. }
         ));
     }

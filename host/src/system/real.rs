@@ -18,9 +18,6 @@ impl System for Real {
     fn unit_state(&self, unit: &str) -> Result<UnitState, SystemError> {
         units::state(unit)
     }
-    fn unit_activity(&self, unit: &str) -> Result<units::Activity, SystemError> {
-        units::activity(unit)
-    }
     fn systemctl(&self, verb: &str, unit: &str) -> Result<(), SystemError> {
         units::systemctl(verb, unit)
     }
