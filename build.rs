@@ -12,6 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use blake2::Blake2b512;
 use sha2::{Digest, Sha256};
 
 const HELPER_TARGET: &str = "x86_64-unknown-linux-gnu";
@@ -80,21 +81,25 @@ fn build_helper(root: &Path, out: &Path) -> Result<(), String> {
     let bytes = fs::read(&helper).map_err(|e| format!("{}: {e}", helper.display()))?;
     let gz = out.join("mesh-host.gz");
     fs::write(&gz, gzip(&bytes).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-    let sha256: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256 = hex(&Sha256::digest(&bytes));
+    let b2 = hex(&Blake2b512::digest(&bytes));
     let code = format!(
         "/// The static helper binary, built for {HELPER_TARGET}, gzipped as it travels.\n\
          pub(crate) static HELPER_GZ: &[u8] = include_bytes!({:?});\n\
          /// The sha256 of the helper itself (unpacked), its name on every machine.\n\
          pub(crate) const HELPER_SHA256: &str = {sha256:?};\n\
+         /// Its BLAKE2b-512, which the machine checks as it stores it.\n\
+         pub(crate) const HELPER_B2: &str = {b2:?};\n\
          /// The helper's size unpacked.\n\
          pub(crate) const HELPER_LEN: usize = {};\n",
         gz.to_string_lossy(),
         bytes.len()
     );
     fs::write(out.join("helper.rs"), code).map_err(|e| e.to_string())
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The helper as it crosses the wire: gzip, since every Debian machine has `gzip` (it is

@@ -23,8 +23,14 @@ fn upload(node: &str, command: &str, input: &[u8]) -> Run {
     Run::from(child.wait_with_output().expect("ssh ends"))
 }
 
+/// Neither the helper nor a part of it is on `node` at `path`.
+fn assert_nothing_stored(node: &str, path: &str) {
+    let found = on(node, &format!("ls {path} {path}.part* 2>/dev/null; true"));
+    assert_eq!(found.trim(), "", "nothing of it is stored");
+}
+
 #[test]
-fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_whole() {
+fn a_helper_that_arrives_incomplete_or_changed_is_not_stored_and_the_next_push_sends_it_whole() {
     let mesh = Mesh::new();
     let Some(_lab) = mesh.with_lab() else {
         return;
@@ -37,15 +43,25 @@ fn a_helper_that_arrives_incomplete_is_not_stored_and_the_next_push_sends_it_who
     let run = upload("node3", &helper.upload_command(false), half);
     assert_ne!(run.status, 0, "an incomplete helper is refused");
     assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
-    assert_eq!(
-        on(
-            "node3",
-            &format!("ls {path} {path}.part* 2>/dev/null; true")
-        )
-        .trim(),
-        "",
-        "nothing of it is stored"
-    );
+    assert_nothing_stored("node3", &path);
+
+    // the helper with one byte changed, gzipped whole: `gzip` unpacks it without a complaint,
+    // so only the digest the launcher checks can refuse it
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(helper.gzipped()),
+        &mut bytes,
+    )
+    .expect("the embedded helper unpacks");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &bytes).expect("gzip");
+    let forged = gz.finish().expect("gzip");
+    let run = upload("node3", &helper.upload_command(false), &forged);
+    assert_eq!(run.status, EXIT_NOT_STORED as i32, "{}", run.stderr);
+    assert!(run.stderr.contains("changed"), "{}", run.stderr);
+    assert_nothing_stored("node3", &path);
 
     mesh.run(&["assign", "motd", "node3"]).ok();
     mesh.run(&["push", "node3"]).ok();
@@ -73,15 +89,7 @@ fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_noth
     assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
     assert!(!run.stderr.contains(STORED), "{}", run.stderr);
     assert_eq!(run.stdout, "", "nothing ran");
-    assert_eq!(
-        on(
-            "node3",
-            &format!("ls {path} {path}.part* 2>/dev/null; true")
-        )
-        .trim(),
-        "",
-        "nothing of it is stored"
-    );
+    assert_nothing_stored("node3", &path);
 
     // the whole helper then the input: stored, said, and run on exactly that input (a dry run
     // of nothing answers a report)

@@ -348,7 +348,12 @@ impl Session {
         let mut channel = self.handle.channel_open_session().await.map_err(protocol)?;
         channel.exec(true, command).await.map_err(protocol)?;
         if !stdin.is_empty() {
-            channel.data(stdin).await.map_err(protocol)?;
+            // whole packets of the machine's largest size: through `data`'s AsyncRead path, a
+            // 1 MB input went as 8 KiB packets, and sshd spent 40 ms of CPU more receiving it
+            channel
+                .data_bytes(bytes::Bytes::copy_from_slice(stdin))
+                .await
+                .map_err(protocol)?;
         }
         channel.eof().await.map_err(protocol)?;
         let mut out = Output::default();
