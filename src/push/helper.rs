@@ -122,11 +122,12 @@ impl Helper {
 /// before anything the helper says, when it stored the helper.
 pub const STORED: &str = "mesh: the helper was stored";
 
-/// The launcher's exit where the machine is not Linux on x86_64, saying what it is; `drain`
-/// runs first.
+/// The launcher's exit where the machine is not Linux on x86_64, saying what it is, or has no
+/// `b2sum` to check the helper with (coreutils before 8.26); `drain` runs first.
 fn platform_check(drain: &str) -> String {
     format!(
-        "[ \"$(uname -sm)\" = \"Linux x86_64\" ] || {{ uname -sm >&2; {drain}exit {EXIT_WRONG_PLATFORM}; }}"
+        "[ \"$(uname -sm)\" = \"Linux x86_64\" ] || {{ uname -sm >&2; {drain}exit {EXIT_WRONG_PLATFORM}; }}; \
+         command -v b2sum >/dev/null || {{ echo \"Linux x86_64 without b2sum\" >&2; {drain}exit {EXIT_WRONG_PLATFORM}; }}"
     )
 }
 
@@ -273,7 +274,7 @@ mod tests {
             "{both}"
         );
         // every refusal reads the rest of stdin before it exits
-        assert_eq!(both.matches("cat >/dev/null; exit 9").count(), 2, "{both}");
+        assert_eq!(both.matches("cat >/dev/null; exit 9").count(), 3, "{both}");
     }
 
     fn output(status: Option<u32>, stderr: &str) -> Output {

@@ -23,6 +23,14 @@ fn upload(node: &str, command: &str, input: &[u8]) -> Run {
     Run::from(child.wait_with_output().expect("ssh ends"))
 }
 
+/// The embedded helper and its path on `node`, taken off it first (with any part of it).
+fn without_helper(node: &str) -> (Helper, String) {
+    let helper = Helper::embedded();
+    let path = helper.remote_path();
+    on(node, &format!("rm -f {path} {path}.part*"));
+    (helper, path)
+}
+
 /// Neither the helper nor a part of it is on `node` at `path`.
 fn assert_nothing_stored(node: &str, path: &str) {
     let found = on(node, &format!("ls {path} {path}.part* 2>/dev/null; true"));
@@ -35,9 +43,7 @@ fn a_helper_that_arrives_incomplete_or_changed_is_not_stored_and_the_next_push_s
     let Some(_lab) = mesh.with_lab() else {
         return;
     };
-    let helper = Helper::embedded();
-    let path = helper.remote_path();
-    on("node3", &format!("rm -f {path} {path}.part*"));
+    let (helper, path) = without_helper("node3");
 
     let half = &helper.gzipped()[..helper.gzipped().len() / 2];
     let run = upload("node3", &helper.upload_command(false), half);
@@ -69,15 +75,51 @@ fn a_helper_that_arrives_incomplete_or_changed_is_not_stored_and_the_next_push_s
     assert!(stored.starts_with(helper.sha256()), "{stored}");
 }
 
+/// Puts node3's `b2sum` back when the test ends, passed or failed.
+struct B2sumBack;
+
+impl Drop for B2sumBack {
+    fn drop(&mut self) {
+        on(
+            "node3",
+            "if [ -e /usr/bin/b2sum.away ]; then mv /usr/bin/b2sum.away /usr/bin/b2sum; fi",
+        );
+    }
+}
+
+#[test]
+fn a_machine_without_b2sum_is_told_what_it_lacks_and_nothing_is_stored() {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let (helper, path) = without_helper("node3");
+    on("node3", "mv /usr/bin/b2sum /usr/bin/b2sum.away");
+    let back = B2sumBack;
+
+    mesh.run(&["assign", "motd", "node3"]).ok();
+    let push = mesh.run(&["push", "node3"]);
+    assert_ne!(push.status, 0, "{}", push.stdout);
+    let said = format!("{}{}", push.stdout, push.stderr);
+    for words in ["Linux x86_64 without b2sum", "coreutils 8.26 or later"] {
+        assert!(said.contains(words), "{said}");
+    }
+    assert!(!said.contains("arrived incomplete"), "{said}");
+    assert_nothing_stored("node3", &path);
+
+    drop(back);
+    mesh.run(&["push", "node3"]).ok();
+    let stored = on("node3", &format!("sha256sum < {path}"));
+    assert!(stored.starts_with(helper.sha256()), "{stored}");
+}
+
 #[test]
 fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_nothing_runs() {
     let mesh = Mesh::new();
     let Some(_lab) = mesh.with_lab() else {
         return;
     };
-    let helper = Helper::embedded();
-    let path = helper.remote_path();
-    on("node3", &format!("rm -f {path} {path}.part*"));
+    let (helper, path) = without_helper("node3");
     let command = helper.run_storing_command(Call::Run(Mode::DryRun), false);
 
     // half the helper, then what would be the helper's input: the launcher must not take the

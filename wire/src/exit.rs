@@ -36,10 +36,11 @@ pub enum HelperExit {
     Awaiting,
     /// The launcher: the helper of this content hash is not on the machine yet (upload it).
     HelperMissing,
-    /// The launcher: the machine is not a platform mesh has a helper for.
+    /// The launcher: the machine is not a platform mesh has a helper for (or lacks `b2sum`,
+    /// which checks the helper as it is stored).
     WrongPlatform,
-    /// The launcher: the helper sent did not arrive whole (its sha256 is not the one it was
-    /// sent under), or could not be written; nothing was stored, and nothing ran.
+    /// The launcher: the helper sent did not arrive whole (its digest is not the one it was
+    /// sent with), or could not be written; nothing was stored, and nothing ran.
     NotStored,
 }
 
@@ -108,7 +109,9 @@ impl HelperExit {
             HelperExit::UnknownChange => "the machine knows nothing of the change",
             HelperExit::Awaiting => "a change on the machine awaits its confirmation",
             HelperExit::HelperMissing => "the helper is not on the machine yet",
-            HelperExit::WrongPlatform => "the machine is not a platform mesh has a helper for",
+            HelperExit::WrongPlatform => {
+                "the machine is not a platform mesh has a helper for (Linux/x86_64 with b2sum)"
+            }
             HelperExit::NotStored => "the helper sent did not arrive whole: nothing was stored",
         }
     }
