@@ -12,8 +12,8 @@ pub enum PushError {
     #[error(transparent)]
     Ssh(#[from] SshError),
     #[error(
-        "{node}: the machine is {machine}; mesh's helper runs on Linux/x86_64 with coreutils 8.26 \
-         or later (its b2sum checks the helper as it is stored)"
+        "{node}: the machine is {machine}; mesh's helper runs on Linux/x86_64 with b2sum \
+         (coreutils 8.26 or later), which checks it as it is stored"
     )]
     Platform { node: String, machine: String },
     /// Nothing ran: the launcher stops before the helper when it could not store it.
