@@ -113,6 +113,42 @@ fn a_machine_without_b2sum_is_told_what_it_lacks_and_nothing_is_stored() {
     assert!(stored.starts_with(helper.sha256()), "{stored}");
 }
 
+const LARGE: &str = r#"{
+  "name": "large", "version": "1", "description": "One file of 3 MB: a declaration past sshd's 2 MiB window.",
+  "resources": [{"kind": "file", "path": "/srv/mesh-large.txt", "template": "large.txt"}]
+}"#;
+
+#[test]
+fn a_known_machine_that_lost_its_helper_is_sent_it_though_the_declaration_is_larger_than_sshds_window()
+ {
+    let mesh = Mesh::new();
+    let Some(_lab) = mesh.with_lab() else {
+        return;
+    };
+    let text: String = (0..100_000)
+        .map(|i| format!("line {i:>24} of a large file\n"))
+        .collect();
+    assert!(text.len() > 3 << 20, "{}", text.len());
+    mesh.module("large", LARGE, &[("large.txt", &text)]);
+    mesh.run(&["assign", "large", "node3"]).ok();
+    mesh.run(&["push", "node3"]).code(0);
+    let (helper, path) = without_helper("node3");
+
+    // the first run finds no helper and ends without reading its 3 MB input; the operator
+    // hears it end (it waited for a window that never opened, until the timeout) and sends
+    // the helper with a second run
+    let run = mesh.run(&["push", "--timeout", "60", "node3"]).code(0);
+    assert!(run.stdout.contains("helper uploaded"), "{}", run.stdout);
+    let stored = on("node3", &format!("sha256sum < {path}"));
+    assert!(stored.starts_with(helper.sha256()), "{stored}");
+    assert_eq!(
+        on("node3", "wc -c < /srv/mesh-large.txt").trim(),
+        text.len().to_string()
+    );
+    mesh.run(&["unassign", "large", "node3"]).ok();
+    mesh.run(&["push", "node3"]).code(0);
+}
+
 #[test]
 fn a_helper_sent_ahead_of_its_run_that_arrives_incomplete_is_not_stored_and_nothing_runs() {
     let mesh = Mesh::new();

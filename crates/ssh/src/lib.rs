@@ -9,6 +9,7 @@
 
 mod auth;
 pub mod config;
+mod exec;
 pub mod files;
 mod hops;
 mod hostkey;
@@ -22,7 +23,6 @@ mod output;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use russh::ChannelMsg;
 use russh::client::Handle;
 use russh::keys::PublicKey;
 
@@ -330,57 +330,6 @@ pub async fn connect_via(
 }
 
 impl Session {
-    /// Runs `command` with `stdin` as its input and waits for it to end, reading at most
-    /// `bound` of each of its streams: past it, the channel is closed and the command fails.
-    ///
-    /// `command` is passed to the remote user's shell: callers build it only from constants and
-    /// values they have checked (a hex digest), never from operator or module text.
-    pub async fn exec(
-        &self,
-        command: &str,
-        stdin: &[u8],
-        bound: Bound,
-    ) -> Result<Output, SshError> {
-        let protocol = |source| SshError::Protocol {
-            node: self.node.clone(),
-            source,
-        };
-        let mut channel = self.handle.channel_open_session().await.map_err(protocol)?;
-        channel.exec(true, command).await.map_err(protocol)?;
-        if !stdin.is_empty() {
-            // whole packets of the machine's largest size: through `data`'s AsyncRead path, a
-            // 1 MB input went as 8 KiB packets, and sshd spent 40 ms of CPU more receiving it
-            channel
-                .data_bytes(bytes::Bytes::copy_from_slice(stdin))
-                .await
-                .map_err(protocol)?;
-        }
-        channel.eof().await.map_err(protocol)?;
-        let mut out = Output::default();
-        // Data can arrive after the exit status: read until the channel closes.
-        while let Some(msg) = channel.wait().await {
-            let taken = match msg {
-                ChannelMsg::Data { data } => out.take(&bound, false, &data),
-                ChannelMsg::ExtendedData { data, ext: 1 } => out.take(&bound, true, &data),
-                ChannelMsg::ExitStatus { exit_status } => {
-                    out.status = Some(exit_status);
-                    Ok(())
-                }
-                _ => Ok(()),
-            };
-            if let Err(over) = taken {
-                let _ = channel.close().await;
-                return Err(SshError::TooMuch {
-                    node: self.node.clone(),
-                    what: bound.what,
-                    stream: over.stream,
-                    bound: over.bound,
-                });
-            }
-        }
-        Ok(out)
-    }
-
     /// Closes the connection politely.
     pub async fn close(self) {
         let _ = self
