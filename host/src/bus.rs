@@ -21,6 +21,9 @@ use message::{Call, ERROR, METHOD_RETURN, Message, Reader, SIGNAL, Unreadable};
 const SOCKET: &str = "/run/systemd/private";
 const MANAGER_PATH: &str = "/org/freedesktop/systemd1";
 const MANAGER: &str = "org.freedesktop.systemd1.Manager";
+/// The interfaces of every unit's properties, and of a service's own.
+const UNIT: &str = "org.freedesktop.systemd1.Unit";
+const SERVICE: &str = "org.freedesktop.systemd1.Service";
 
 /// Why systemd could not be asked, or said no.
 #[derive(Debug)]
@@ -155,26 +158,12 @@ impl Bus {
     /// service), in that order.
     pub(crate) fn unit_state(&mut self, unit: &str) -> Result<Shown, BusError> {
         let path = self.load(unit)?;
-        let mut get = |interface: &str, property: &str| {
-            self.call(&Call {
-                path: &path,
-                interface: "org.freedesktop.DBus.Properties",
-                member: "Get",
-                args: &[interface, property],
-            })
-        };
-        let mut text = |property: &str| -> Result<String, BusError> {
-            let reply = get("org.freedesktop.systemd1.Unit", property)?;
-            Ok(Reader::new(&reply.body).variant_string()?)
-        };
-        let (load, active, file) = (
-            text("LoadState")?,
-            text("ActiveState")?,
-            text("UnitFileState")?,
-        );
+        let load = self.unit_text(&path, "LoadState")?;
+        let active = self.unit_text(&path, "ActiveState")?;
+        let file = self.unit_text(&path, "UnitFileState")?;
         let mut stop_runs = Vec::new();
         for property in ["ExecStop", "ExecStopPost"] {
-            match get("org.freedesktop.systemd1.Service", property) {
+            match self.get(&path, SERVICE, property) {
                 Ok(reply) => stop_runs.extend(Reader::new(&reply.body).variant_commands()?),
                 // not a service: it has no such commands
                 Err(BusError::Refused(_)) => {}
@@ -194,19 +183,14 @@ impl Bus {
     /// that is not a service, as `systemctl show` leaves them).
     pub(crate) fn watched(&mut self, unit: &str) -> Result<Watched, BusError> {
         let path = self.load(unit)?;
-        let unit_text = |bus: &mut Bus, property: &str| -> Result<String, BusError> {
-            let reply = bus.get(&path, "org.freedesktop.systemd1.Unit", property)?;
-            Ok(Reader::new(&reply.body).variant_string()?)
-        };
-        let active = unit_text(self, "ActiveState")?;
-        let sub = unit_text(self, "SubState")?;
-        let service = "org.freedesktop.systemd1.Service";
-        let (result, restarts, status) = match self.get(&path, service, "Result") {
+        let active = self.unit_text(&path, "ActiveState")?;
+        let sub = self.unit_text(&path, "SubState")?;
+        let (result, restarts, status) = match self.get(&path, SERVICE, "Result") {
             Ok(reply) => {
                 let result = Reader::new(&reply.body).variant_string()?;
-                let reply = self.get(&path, service, "NRestarts")?;
+                let reply = self.get(&path, SERVICE, "NRestarts")?;
                 let restarts = Reader::new(&reply.body).variant_u32("u")?;
-                let reply = self.get(&path, service, "ExecMainStatus")?;
+                let reply = self.get(&path, SERVICE, "ExecMainStatus")?;
                 let status = Reader::new(&reply.body).variant_u32("i")?;
                 (result, restarts, i32::from_ne_bytes(status.to_ne_bytes()))
             }
@@ -220,6 +204,12 @@ impl Bus {
             restarts,
             status,
         })
+    }
+
+    /// A string property every unit has, of the unit at `path`.
+    fn unit_text(&mut self, path: &str, property: &str) -> Result<String, BusError> {
+        let reply = self.get(path, UNIT, property)?;
+        Ok(Reader::new(&reply.body).variant_string()?)
     }
 
     /// A property of the object at `path`.

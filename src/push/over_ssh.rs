@@ -72,7 +72,7 @@ impl Session for SshSession {
     ) -> Boxed<'a, Result<Output, PushError>> {
         Box::pin(async move {
             let command = helper.command(call, self.sudo);
-            Ok(self.session.exec(&command, input, bound).await?)
+            Ok(self.session.exec(&command, input.to_vec(), bound).await?)
         })
     }
 
@@ -98,7 +98,7 @@ impl Session for SshSession {
             let mut stdin = Vec::with_capacity(helper.gzipped().len() + input.len());
             stdin.extend_from_slice(helper.gzipped());
             stdin.extend_from_slice(input);
-            let out = self.session.exec(&command, &stdin, bound).await?;
+            let out = self.session.exec(&command, stdin, bound).await?;
             Ok(helper::launched(out))
         })
     }

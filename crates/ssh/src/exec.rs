@@ -10,7 +10,8 @@ use russh::ChannelMsg;
 use super::{Bound, Output, Session, SshError};
 
 impl Session {
-    /// Runs `command` with `stdin` as its input and waits for it to end, reading at most
+    /// Runs `command` with `stdin` as its input (taken as it is: a `Vec` or a static slice is
+    /// not copied) and waits for it to end, reading at most
     /// `bound` of each of its streams: past it, the channel is closed and the command fails.
     /// A command that ends before it has read all of `stdin` is answered as it ended.
     ///
@@ -19,7 +20,7 @@ impl Session {
     pub async fn exec(
         &self,
         command: &str,
-        stdin: &[u8],
+        stdin: impl Into<Bytes>,
         bound: Bound,
     ) -> Result<Output, SshError> {
         let protocol = |source| SshError::Protocol {
@@ -31,7 +32,7 @@ impl Session {
         let (mut read, write) = channel.split();
         // whole packets of the machine's largest size: through `data`'s AsyncRead path, a 1 MB
         // input went as 8 KiB packets, and sshd spent 40 ms of CPU more receiving it
-        let input = Bytes::copy_from_slice(stdin);
+        let input = stdin.into();
         let send = async {
             if !input.is_empty() {
                 write.data_bytes(input).await?;
