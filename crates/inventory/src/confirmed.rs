@@ -5,7 +5,7 @@
 //! The copy holds resources as sent, except that a sealed secret file keeps only its keyed
 //! digest, never its content: a plan shows only that a secret changes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{Transaction, params};
 
@@ -94,28 +94,65 @@ pub(super) fn store(
     replace(tx, node, push_id, &now)
 }
 
-/// Replaces what `node` has confirmed with `now` (confirmed by push `push_id`), inside the
-/// caller's transaction.
+/// Makes what `node` has confirmed `now` (confirmed by push `push_id`), inside the caller's
+/// transaction. Only the rows that differ are written: a resource confirmed again as it was keeps
+/// its row, and with it the push that confirmed it so. A no-op push rewrote every node's whole
+/// copy before, each file's content twice with SQLite's journal: 7.2 MB for ten nodes, three of
+/// them with forty 24 KB files.
 pub(super) fn replace(
     tx: &Transaction<'_>,
     node: &str,
     push_id: i64,
     now: &[Resource],
 ) -> Result<(), InventoryError> {
-    tx.execute("DELETE FROM confirmed WHERE node = ?1", [node])?;
+    let mut stored = stored_rows(tx, node)?;
     for (position, r) in now.iter().enumerate() {
         let mut r = r.clone();
         r.drop_ciphertext();
         let text = serde_json::to_string(&r).map_err(|e| {
             InventoryError::Storage(crate::StorageError::Corrupt(format!("{}: {e}", r.id)))
         })?;
-        tx.execute(
-            "INSERT INTO confirmed (node, id, position, push_id, resource)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![node, r.id, position as i64, push_id, text],
-        )?;
+        let position = position as i64;
+        match stored.remove(&r.id) {
+            Some((at, kept)) if at == position && kept == text => {}
+            Some(_) => {
+                tx.prepare_cached(
+                    "UPDATE confirmed SET position = ?3, push_id = ?4, resource = ?5
+                     WHERE node = ?1 AND id = ?2",
+                )?
+                .execute(params![node, r.id, position, push_id, text])?;
+            }
+            None => {
+                tx.prepare_cached(
+                    "INSERT INTO confirmed (node, id, position, push_id, resource)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![node, r.id, position, push_id, text])?;
+            }
+        }
+    }
+    // what is left was confirmed before and is not now
+    for id in stored.keys() {
+        tx.prepare_cached("DELETE FROM confirmed WHERE node = ?1 AND id = ?2")?
+            .execute(params![node, id])?;
     }
     Ok(())
+}
+
+/// `node`'s confirmed rows as stored: each resource's id, with its position and its text.
+fn stored_rows(
+    tx: &Transaction<'_>,
+    node: &str,
+) -> Result<HashMap<String, (i64, String)>, InventoryError> {
+    let mut stmt =
+        tx.prepare_cached("SELECT id, position, resource FROM confirmed WHERE node = ?1")?;
+    let rows = stmt.query_map([node], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (id, kept) = row?;
+        out.insert(id, kept);
+    }
+    Ok(out)
 }
 
 /// What the machine has after its helper answered `sent` with `report`.
@@ -225,225 +262,5 @@ fn otherwise(declared: &Resource, before: Option<Resource>, seen: &[Seen]) -> Re
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Node, PushRecord};
-    use mesh_wire::{Outcome, PackageSpec, Spec};
-
-    fn package(name: &str) -> Resource {
-        Resource {
-            id: format!("m:package:{name}"),
-            instance: "m".into(),
-            module: "m@1".into(),
-            confirm: false,
-            spec: Spec::Package(PackageSpec {
-                name: name.into(),
-                version: None,
-                absent: false,
-            }),
-        }
-    }
-
-    fn decl(resources: &[Resource]) -> Declaration {
-        Declaration {
-            version: VERSION,
-            node: "n".into(),
-            resources: resources.to_vec(),
-            expects_record: false,
-            confirm_within: None,
-            confirm_removals: Vec::new(),
-            keep: Vec::new(),
-            planned: None,
-        }
-    }
-
-    fn report(mode: Mode, states: &[(&Resource, State)]) -> Report {
-        Report {
-            version: VERSION,
-            mode,
-            hostname: "n".into(),
-            host_keys: Vec::new(),
-            new_machine: false,
-            resources: states
-                .iter()
-                .map(|(r, s)| Outcome {
-                    id: r.id.clone(),
-                    state: *s,
-                    detail: String::new(),
-                    undo: None,
-                    seen: Vec::new(),
-                    micros: 0,
-                })
-                .collect(),
-            units: vec![],
-            adoption: None,
-            awaiting: None,
-            reverted: Vec::new(),
-            pending: None,
-            generation: None,
-            facts: None,
-            steps: Vec::new(),
-        }
-    }
-
-    fn ids(rs: &[Resource]) -> Vec<&str> {
-        rs.iter().map(|r| r.id.as_str()).collect()
-    }
-
-    #[test]
-    fn only_what_the_helper_applied_is_confirmed() {
-        let (a, b, c) = (package("a"), package("b"), package("c"));
-        let sent = decl(&[a.clone(), b.clone(), c.clone()]);
-        let said = report(
-            Mode::Apply,
-            &[
-                (&a, State::Created),
-                (&b, State::Failed),
-                (&c, State::Unchanged),
-            ],
-        );
-        assert_eq!(
-            ids(&confirm(vec![], &sent, &said)),
-            ["m:package:a", "m:package:c"]
-        );
-    }
-
-    #[test]
-    fn a_failed_change_keeps_what_was_confirmed_before() {
-        let old = package("a");
-        let mut new = package("a");
-        new.module = "m@2".into();
-        let said = report(Mode::Apply, &[(&new, State::Failed)]);
-        let now = confirm(vec![old.clone()], &decl(&[new]), &said);
-        assert_eq!(now, vec![old]);
-    }
-
-    #[test]
-    fn a_removal_drops_it_and_a_failed_removal_keeps_it() {
-        let (gone, stuck, unknown) = (package("gone"), package("stuck"), package("unknown"));
-        let said = report(
-            Mode::Apply,
-            &[(&gone, State::Removed), (&stuck, State::Failed)],
-        );
-        let now = confirm(vec![gone, stuck.clone(), unknown], &decl(&[]), &said);
-        assert_eq!(now, vec![stuck]);
-    }
-
-    #[test]
-    fn what_a_push_keeps_stays_confirmed_as_it_was() {
-        let (held, gone) = (package("held"), package("gone"));
-        let mut sent = decl(&[]);
-        sent.keep = vec![held.id.clone()];
-        let said = report(Mode::Apply, &[(&gone, State::Removed)]);
-        assert_eq!(confirm(vec![held.clone(), gone], &sent, &said), vec![held]);
-    }
-
-    #[test]
-    fn a_dry_run_confirms_only_what_it_found_as_sent() {
-        let (same, moved, old) = (package("same"), package("moved"), package("old"));
-        let mut next = moved.clone();
-        next.module = "m@2".into();
-        let said = report(
-            Mode::DryRun,
-            &[(&same, State::Unchanged), (&next, State::Changed)],
-        );
-        let now = confirm(
-            vec![moved.clone(), old.clone()],
-            &decl(&[same.clone(), next]),
-            &said,
-        );
-        assert_eq!(now, vec![same, moved, old]);
-    }
-
-    #[test]
-    fn the_confirmed_state_is_kept_per_node_in_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
-        let mut inv = Inventory::init(&path).unwrap();
-        inv.add_node(&Node::new("n", "127.0.0.1")).unwrap();
-        assert_eq!(inv.confirmed("n").unwrap(), None, "nothing answered yet");
-
-        let (a, b) = (package("a"), package("b"));
-        let id = inv.begin_pushes("t0", &[("n", "d1")]).unwrap()[0];
-        assert!(inv.in_flight("n").unwrap());
-        // the confirmed state is untouched while the push is in flight
-        assert_eq!(inv.confirmed("n").unwrap(), None);
-        let sent = decl(&[a.clone(), b.clone()]);
-        let said = report(Mode::Apply, &[(&a, State::Created), (&b, State::Failed)]);
-        inv.finish_push(
-            id,
-            &PushRecord::answered("n", "t0", "d1", &said),
-            Some(&sent),
-        )
-        .unwrap();
-        assert!(!inv.in_flight("n").unwrap());
-        drop(inv);
-
-        let mut inv = Inventory::open(&path).unwrap();
-        let got = inv.confirmed("n").unwrap().unwrap();
-        assert_eq!(got.resources, vec![a.clone()]);
-
-        // an interrupted push leaves the node in flight and what it had confirmed as it was
-        inv.begin_pushes("t1", &[("n", "d2")]).unwrap();
-        drop(inv);
-        let mut inv = Inventory::open(&path).unwrap();
-        assert!(inv.in_flight("n").unwrap());
-        assert_eq!(
-            inv.confirmed("n").unwrap().unwrap().resources,
-            vec![a.clone()]
-        );
-
-        // the next push closes the interrupted one and confirms what its helper says
-        let id = inv.begin_pushes("t2", &[("n", "d3")]).unwrap()[0];
-        let said = report(Mode::Apply, &[(&a, State::Removed), (&b, State::Created)]);
-        inv.finish_push(
-            id,
-            &PushRecord::answered("n", "t2", "d3", &said),
-            Some(&decl(std::slice::from_ref(&b))),
-        )
-        .unwrap();
-        assert_eq!(inv.confirmed("n").unwrap().unwrap().resources, vec![b]);
-        let outcomes: Vec<String> = inv
-            .push_history(Some(&["n"]), 10)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.outcome)
-            .collect();
-        assert_eq!(outcomes, ["applied", "interrupted", "failed"]);
-    }
-
-    #[test]
-    fn what_an_older_mesh_last_sent_becomes_what_is_confirmed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("inv.db");
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        for (_, sql) in &crate::schema::MIGRATIONS[..2] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 2).unwrap();
-        let resource = package("a");
-        let declaration = Declaration {
-            version: VERSION,
-            node: "n".into(),
-            resources: vec![resource.clone()],
-            expects_record: false,
-            confirm_within: None,
-            confirm_removals: Vec::new(),
-            keep: Vec::new(),
-            planned: None,
-        };
-        conn.execute_batch(
-            "INSERT INTO nodes (name, address) VALUES ('n', '127.0.0.1');
-             INSERT INTO pushes (id, node, started_at, digest, outcome) VALUES (1, 'n', 't', 'd', 'applied');",
-        )
-        .unwrap();
-        conn.execute(
-            "INSERT INTO sent (node, push_id, digest, declaration) VALUES ('n', 1, 'd', ?1)",
-            [serde_json::to_string(&declaration).unwrap()],
-        )
-        .unwrap();
-        drop(conn);
-        let inv = Inventory::open(&path).unwrap();
-        assert_eq!(inv.confirmed("n").unwrap(), Some(declaration));
-    }
-}
+#[path = "confirmed_tests.rs"]
+mod tests;
