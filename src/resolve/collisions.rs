@@ -1,7 +1,7 @@
 //! What must stay single on a machine: one instance per file, unit, container or directory,
-//! and one kind of resource per path.
+//! one kind of resource per path, and each resource once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::wire::{Declaration, Resource};
 
@@ -27,7 +27,30 @@ pub(super) fn collisions(resources: &[Resource]) -> Vec<String> {
         }
     }
     out.extend(shared_paths(resources));
+    out.extend(repeated(resources));
     out
+}
+
+/// One instance's two resources that a node's settings bring to one path are one resource
+/// declared twice: the helper would write it twice, the later undoing the earlier, and the
+/// inventory keeps one copy per resource (before, the push applied and then could not be
+/// recorded, and the next was refused as stale).
+fn repeated(resources: &[Resource]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut said = BTreeSet::new();
+    resources
+        .iter()
+        .filter(|r| !seen.insert(r.id.as_str()) && said.insert(r.id.as_str()))
+        .map(|r| {
+            format!(
+                "{} declares the {} {} twice (two of its resources come to it under this node's \
+                 settings); set them apart",
+                r.instance,
+                r.spec.kind(),
+                r.spec.target()
+            )
+        })
+        .collect()
 }
 
 /// Two kinds of resource on one path fight at every push (a whole file against keys merged into

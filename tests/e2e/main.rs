@@ -13,6 +13,7 @@ mod bastion;
 mod bounded;
 mod check;
 mod cli;
+mod collisions;
 mod confirm;
 mod confirm_edges;
 mod confirm_pending;
