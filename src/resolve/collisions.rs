@@ -43,11 +43,12 @@ fn repeated(resources: &[Resource]) -> Vec<String> {
         .filter(|r| !seen.insert(r.id.as_str()) && said.insert(r.id.as_str()))
         .map(|r| {
             format!(
-                "{} declares the {} {} twice (two of its resources come to it under this node's \
-                 settings); set them apart",
-                r.instance,
+                "{i} declares the {} {} twice: two of its resources come to it under this node's \
+                 settings; give one of them another value there (`mesh config {i} --node NODE` \
+                 shows what each setting comes to)",
                 r.spec.kind(),
-                r.spec.target()
+                r.spec.target(),
+                i = r.instance,
             )
         })
         .collect()
