@@ -16,6 +16,7 @@ mod cli;
 mod collisions;
 mod confirm;
 mod confirm_edges;
+mod confirm_kinds;
 mod confirm_pending;
 mod confirm_whole;
 mod confirmed;

@@ -77,6 +77,18 @@ pub(super) fn change(
     changed.map_err(Failure::from)
 }
 
+/// A user's shell and supplementary groups, if the machine has it: what a revert keeps of an
+/// account a push may change.
+pub(crate) fn account_of(
+    system: &dyn System,
+    name: &str,
+) -> Result<Option<(String, Vec<String>)>, SystemError> {
+    let Some(found) = passwd(system, name)? else {
+        return Ok(None);
+    };
+    Ok(Some((found.shell, system.supplementary(name)?)))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

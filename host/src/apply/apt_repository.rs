@@ -15,8 +15,9 @@ use mesh_wire::{AptRepositorySpec, Outcome, Resource, State};
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::confirm::Touches;
 use crate::files::Found;
-use crate::record::{AptRepositoryEntry, Entry, FileEntry, Readers, Record};
+use crate::record::{AptRepositoryEntry, Entry, FileEntry, Paths, Readers, Record};
 
 /// A repository this run wrote, and how to put its files back if apt refuses it.
 pub(super) struct Written {
@@ -309,6 +310,16 @@ impl Kind for AptRepositorySpec {
     ) -> Result<Outcome, Failure> {
         run.try_apt_repository(resource, self, record)
     }
+
+    /// its sources and key files (apt's lists are read again at the next push's update)
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches {
+            files: [self.sources_path(), self.key_path()]
+                .map(|f| (f, Vec::new(), mesh_wire::Cost::None))
+                .into(),
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for AptRepositoryEntry {
@@ -323,6 +334,21 @@ impl GiveBack for AptRepositoryEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_apt_repository(id, self)
+    }
+
+    /// its sources and key files, with the files found at their paths
+    fn touches(&self) -> Touches {
+        Touches {
+            files: [self.sources.clone(), self.key.clone()]
+                .map(|f| (f, Vec::new(), mesh_wire::Cost::None))
+                .into(),
+            originals: [&self.sources_original, &self.key_original]
+                .into_iter()
+                .flatten()
+                .map(|o| o.blob.clone())
+                .collect(),
+            ..Touches::default()
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, access, env, outcome};
+use crate::confirm::Touches;
 use crate::files;
 use crate::record::{ContainerEntry, Entry, Paths, Record};
 
@@ -421,6 +422,12 @@ impl Kind for ContainerSpec {
     ) -> Result<Outcome, Failure> {
         run.try_container(resource, self, record)
     }
+
+    /// nothing: a revert leaves containers as the push made them (docs/guide.md says why), and
+    /// the record put back keeps them the mesh's
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches::default()
+    }
 }
 
 impl GiveBack for ContainerEntry {
@@ -434,6 +441,10 @@ impl GiveBack for ContainerEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_container(self)
+    }
+
+    fn touches(&self) -> Touches {
+        Touches::default()
     }
 
     const REVERTED: bool = false;

@@ -3,12 +3,56 @@
 //! paths first within a phase; then the parents the mesh made for them, once empty.
 
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
 use std::path::Path;
 
-use mesh_wire::{Cost, Outcome, State, Undo};
+use mesh_wire::{Cost, Declaration, Mode, Outcome, State, Undo, VERSION};
 
 use super::{Run, kind, outcome};
-use crate::record::Record;
+use crate::record::{Paths, Record};
+
+/// Gives back, as undeclaring each would, the resources of `record` named in `made`: what a push
+/// awaiting confirmation made, taken off by its revert whatever its kind (a link, a kernel
+/// setting, an account, a timer, as well as a file), so nothing it made is left unowned. Says
+/// what each give-back did and what it owes the units still running, for the revert to pay
+/// once it has put back the rest. The record is saved without those given back; one that
+/// failed stays in it, the mesh's still. No generation is made: the revert puts the record back
+/// as it was before the push.
+pub(crate) fn give_back_made(
+    paths: &Paths,
+    record: &mut Record,
+    made: &BTreeSet<String>,
+) -> io::Result<(Vec<Outcome>, BTreeMap<String, Cost>)> {
+    let nothing = Declaration {
+        version: VERSION,
+        node: String::new(),
+        resources: Vec::new(),
+        expects_record: true,
+        confirm_within: None,
+        confirm_removals: Vec::new(),
+        keep: Vec::new(),
+        planned: None,
+    };
+    let mut run = Run::begin(&nothing, Mode::Apply, paths, record);
+    run.give_back_undeclared(record, |id| !made.contains(id));
+    record.save(paths)?;
+    run.forget_spent(record);
+    let owed = run
+        .owed
+        .iter()
+        .filter(|(unit, _)| !run.stopped.contains(*unit))
+        .filter_map(|(unit, causes)| {
+            let cost = causes
+                .iter()
+                .filter(|(_, because)| made.contains(because))
+                .map(|(c, _)| *c)
+                .max()?;
+            (cost > Cost::None).then(|| (unit.clone(), cost))
+        })
+        .collect();
+    Ok((run.outcomes, owed))
+}
 
 impl Run<'_> {
     /// Gives back every resource of the record that does not `stay` (declared, or held back

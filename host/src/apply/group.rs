@@ -7,8 +7,9 @@ use mesh_wire::{GroupSpec, Outcome, Resource, State};
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, accounts, outcome};
+use crate::confirm::Touches;
 use crate::owners;
-use crate::record::{Entry, GroupEntry, Record};
+use crate::record::{Entry, GroupEntry, Paths, Record};
 
 impl Run<'_> {
     pub(super) fn try_group(
@@ -117,6 +118,12 @@ impl Kind for GroupSpec {
     ) -> Result<Outcome, Failure> {
         run.try_group(resource, self, record)
     }
+
+    /// nothing a revert puts back byte for byte: a group the push made is taken off as
+    /// undeclaring it would, and one found is never changed
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches::default()
+    }
 }
 
 /// Whether the record says the mesh made a group called `name` (a group resource of the run).
@@ -138,5 +145,10 @@ impl GiveBack for GroupEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_group(self)
+    }
+
+    /// nothing: a group is only made or removed, never changed
+    fn touches(&self) -> Touches {
+        Touches::default()
     }
 }

@@ -85,12 +85,11 @@ pub(super) trait Kind {
         let _ = (adopt, id);
     }
 
-    /// What applying it may touch, kept before a push that awaits confirmation; by default
-    /// nothing a revert puts back (containers, packages and accounts stay as the push made them).
-    fn touches(&self, paths: &Paths) -> Touches {
-        let _ = paths;
-        Touches::default()
-    }
+    /// What applying it may touch, kept before a push that awaits confirmation and put back
+    /// by its revert. Every kind says (there is no default): one added later cannot be
+    /// forgotten by the revert. What the push makes is also taken off by the revert as
+    /// undeclaring it would ([`give_back_made`](super::give_back_made)).
+    fn touches(&self, paths: &Paths) -> Touches;
 }
 
 /// What the record holds of a kind: given back when it is no longer declared.
@@ -121,10 +120,8 @@ pub(super) trait GiveBack {
     }
 
     /// What giving it back (or changing it) may touch, kept before a push that awaits
-    /// confirmation; by default nothing a revert puts back.
-    fn touches(&self) -> Touches {
-        Touches::default()
-    }
+    /// confirmation; every kind says, as for [`Kind::touches`].
+    fn touches(&self) -> Touches;
 }
 
 fn phase_of<K: Kind>(_: &K) -> Phase {

@@ -58,11 +58,14 @@ mod user;
 mod user_keys;
 mod validate;
 
+pub(crate) use accounts::account_of;
 pub(crate) use container::INSTANCE_LABEL;
 pub(crate) use error::{ApplyError, Error, Failure, refuse_stale};
+pub(crate) use give_back::give_back_made;
 pub(crate) use held::{Held, lock};
 pub(crate) use kind::{adopt, parents_made, reverted, touches, touches_recorded};
 pub(crate) use process::{env_file_there, files_of};
+pub(crate) use sysctl::{read_value as sysctl_value, write_value as set_sysctl_value};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -306,8 +309,15 @@ impl<'a> Run<'a> {
             record.generation = Some(next_generation(record, declaration));
         }
         record.save(self.paths)?;
-        // Only now is a given-back original no longer needed, unless the record still names it
-        // (records written before originals were kept per resource share one by content).
+        self.forget_spent(record);
+        crate::adopt::forget_notes(self.paths);
+        Ok(())
+    }
+
+    /// Deletes the originals this run gave back, now that the record that named them is saved,
+    /// but for one the record still names (records written before originals were kept per
+    /// resource share one by content).
+    fn forget_spent(&self, record: &Record) {
         let named: BTreeSet<&str> = record
             .resources
             .values()
@@ -323,8 +333,6 @@ impl<'a> Run<'a> {
         {
             let _ = files::HOST.remove(&self.paths.original(blob));
         }
-        crate::adopt::forget_notes(self.paths);
-        Ok(())
     }
 }
 

@@ -9,7 +9,8 @@ use mesh_wire::{Outcome, PackageSpec, Resource, State};
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
-use crate::record::{Entry, PackageEntry, Record};
+use crate::confirm::Touches;
+use crate::record::{Entry, PackageEntry, Paths, Record};
 
 impl Run<'_> {
     pub(super) fn try_package(
@@ -135,6 +136,12 @@ impl Kind for PackageSpec {
     ) -> Result<Outcome, Failure> {
         run.try_package(resource, self, record)
     }
+
+    /// nothing: a revert leaves packages as the push made them (docs/guide.md says why), and
+    /// the record put back keeps them the mesh's
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches::default()
+    }
 }
 
 impl GiveBack for PackageEntry {
@@ -148,6 +155,10 @@ impl GiveBack for PackageEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_package(self)
+    }
+
+    fn touches(&self) -> Touches {
+        Touches::default()
     }
 
     const REVERTED: bool = false;

@@ -274,4 +274,12 @@ impl GiveBack for ServiceEntry {
     ) -> Result<String, Failure> {
         run.give_back_service(self)
     }
+
+    /// the unit it gives back to the state found
+    fn touches(&self) -> Touches {
+        Touches {
+            units: vec![self.unit.clone()],
+            ..Touches::default()
+        }
+    }
 }

@@ -9,8 +9,9 @@ use mesh_wire::{Outcome, Resource, State, SymlinkSpec};
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::confirm::Touches;
 use crate::files::At;
-use crate::record::{Entry, FileEntry, FoundAtLink, Readers, Record, SymlinkEntry};
+use crate::record::{Entry, FileEntry, FoundAtLink, Paths, Readers, Record, SymlinkEntry};
 
 impl Run<'_> {
     pub(super) fn try_symlink(
@@ -159,6 +160,15 @@ impl Kind for SymlinkSpec {
     ) -> Result<Outcome, Failure> {
         run.try_symlink(resource, self, record)
     }
+
+    /// what is at its path, and the directories linking it would make
+    fn touches(&self, paths: &Paths) -> Touches {
+        Touches {
+            links: vec![self.path.clone()],
+            dirs: paths.machine.missing_ancestors(Path::new(&self.path)),
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for SymlinkEntry {
@@ -172,6 +182,19 @@ impl GiveBack for SymlinkEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_symlink(self)
+    }
+
+    /// what is at its path, the folders made for it and the file it replaced
+    fn touches(&self) -> Touches {
+        Touches {
+            links: vec![self.path.clone()],
+            dirs: self.parents_made.clone(),
+            originals: match &self.found {
+                FoundAtLink::File(original) => vec![original.blob.clone()],
+                _ => Vec::new(),
+            },
+            ..Touches::default()
+        }
     }
 
     fn parents_made(&mut self) -> Option<(&str, &mut Vec<String>)> {

@@ -12,8 +12,9 @@ use mesh_wire::{Outcome, Resource, State, SysctlSpec};
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::confirm::Touches;
 use crate::files;
-use crate::record::{Entry, FileEntry, Readers, Record, SysctlEntry};
+use crate::record::{Entry, FileEntry, Paths, Readers, Record, SysctlEntry};
 
 #[cfg(test)]
 thread_local! {
@@ -45,7 +46,7 @@ fn proc_file(root: &files::Root, name: &str) -> PathBuf {
 }
 
 /// Its value as the kernel prints it, words joined by one space.
-fn read_value(root: &files::Root, name: &str) -> Result<String, Failure> {
+pub(crate) fn read_value(root: &files::Root, name: &str) -> Result<String, Failure> {
     let at = proc_file(root, name);
     match std::fs::read_to_string(&at) {
         Ok(text) => Ok(SysctlSpec::normal(&text)),
@@ -60,7 +61,7 @@ fn read_value(root: &files::Root, name: &str) -> Result<String, Failure> {
 }
 
 /// Writes `value` into the kernel's setting, at once.
-fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), Failure> {
+pub(crate) fn write_value(root: &files::Root, name: &str, value: &str) -> Result<(), Failure> {
     let at = proc_file(root, name);
     std::fs::write(&at, format!("{value}\n")).map_err(|e| match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => format!(
@@ -172,6 +173,15 @@ impl Kind for SysctlSpec {
     ) -> Result<Outcome, Failure> {
         run.try_sysctl(resource, self, record)
     }
+
+    /// its value in the kernel, and its drop-in
+    fn touches(&self, _paths: &Paths) -> Touches {
+        Touches {
+            files: vec![(drop_in(self), Vec::new(), mesh_wire::Cost::None)],
+            settings: vec![self.name.clone()],
+            ..Touches::default()
+        }
+    }
 }
 
 impl GiveBack for SysctlEntry {
@@ -185,6 +195,20 @@ impl GiveBack for SysctlEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_sysctl(self)
+    }
+
+    /// its value in the kernel, its drop-in and the file found at the drop-in's path
+    fn touches(&self) -> Touches {
+        Touches {
+            files: vec![(self.drop_in.clone(), Vec::new(), mesh_wire::Cost::None)],
+            settings: vec![self.name.clone()],
+            originals: self
+                .drop_in_original
+                .iter()
+                .map(|o| o.blob.clone())
+                .collect(),
+            ..Touches::default()
+        }
     }
 }
 

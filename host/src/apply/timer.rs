@@ -6,14 +6,15 @@
 
 use std::path::{Path, PathBuf};
 
-use mesh_wire::{Outcome, Resource, State, TimerSpec};
+use mesh_wire::{Cost, Outcome, Resource, State, TimerSpec};
 
 use super::Failure;
 use super::kind::{GiveBack, Kind, Phase};
 use super::process::{escape, quote};
 use super::{Run, outcome};
+use crate::confirm::Touches;
 use crate::files;
-use crate::record::{Entry, Record, TimerEntry};
+use crate::record::{Entry, Paths, Record, TimerEntry};
 
 /// The service's unit file: the command run once as its user.
 fn service_text(spec: &TimerSpec) -> String {
@@ -205,6 +206,31 @@ impl Kind for TimerSpec {
     fn pays_its_files(&self) -> bool {
         true
     }
+
+    /// its two unit files, and the timer's state
+    fn touches(&self, paths: &Paths) -> Touches {
+        let dir = crate::signs::units_dir(paths);
+        let files = [self.timer_unit(), self.service_unit()].map(|unit| dir.join(unit));
+        unit_files(&files, &self.timer_unit())
+    }
+}
+
+/// A timer's unit files, which the timer reads (a change restarts it), and its state.
+fn unit_files(files: &[PathBuf], timer: &str) -> Touches {
+    Touches {
+        files: files
+            .iter()
+            .map(|f| {
+                (
+                    f.display().to_string(),
+                    vec![timer.to_string()],
+                    Cost::Restart,
+                )
+            })
+            .collect(),
+        units: vec![timer.to_string()],
+        ..Touches::default()
+    }
 }
 
 impl GiveBack for TimerEntry {
@@ -218,6 +244,11 @@ impl GiveBack for TimerEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_timer(self)
+    }
+
+    fn touches(&self) -> Touches {
+        let files = [&self.timer_file, &self.service_file].map(PathBuf::from);
+        unit_files(&files, &self.timer_unit)
     }
 }
 

@@ -14,8 +14,9 @@ use super::accounts::{self, Passwd};
 use super::group::group_made;
 use super::kind::{GiveBack, Kind, Phase};
 use super::{Run, outcome};
+use crate::confirm::Touches;
 use crate::owners;
-use crate::record::{Entry, Record, UserEntry};
+use crate::record::{Entry, Paths, Record, UserEntry};
 
 /// What the mesh would change on a user found: (what, from, to).
 type Changes = Vec<(&'static str, String, String)>;
@@ -394,6 +395,29 @@ impl Kind for UserSpec {
     ) -> Result<Outcome, Failure> {
         run.try_user(resource, self, record)
     }
+
+    /// its shell and groups, and the `authorized_keys` the mesh may write in its home (a user
+    /// the push makes is taken off whole by a revert, as undeclaring it would)
+    fn touches(&self, paths: &Paths) -> Touches {
+        let home = match accounts::passwd(paths.system.as_ref(), &self.name) {
+            Ok(Some(found)) if self.authorized_keys.is_some() => Some(found.home),
+            _ => None,
+        };
+        let mut touches = Touches {
+            accounts: vec![self.name.clone()],
+            ..Touches::default()
+        };
+        if let Some(home) = home {
+            let keys = std::path::Path::new(&home).join(".ssh/authorized_keys");
+            touches.files.push((
+                keys.display().to_string(),
+                Vec::new(),
+                mesh_wire::Cost::None,
+            ));
+            touches.dirs = paths.machine.missing_ancestors(&keys);
+        }
+        touches
+    }
 }
 
 impl GiveBack for UserEntry {
@@ -407,6 +431,24 @@ impl GiveBack for UserEntry {
         _record: &mut Record,
     ) -> Result<String, Failure> {
         run.give_back_user(self)
+    }
+
+    /// its shell and groups, and the `authorized_keys` the mesh wrote (with what was there)
+    fn touches(&self) -> Touches {
+        let mut touches = Touches {
+            accounts: vec![self.name.clone()],
+            ..Touches::default()
+        };
+        if let Some(keys) = &self.keys {
+            touches
+                .files
+                .push((keys.path.clone(), Vec::new(), mesh_wire::Cost::None));
+            touches.dirs.extend(keys.made_dir.iter().cloned());
+            touches
+                .originals
+                .extend(keys.original.iter().map(|o| o.blob.clone()));
+        }
+        touches
     }
 }
 

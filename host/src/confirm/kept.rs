@@ -1,14 +1,16 @@
 //! What a push awaiting confirmation keeps to put the machine back as it was before it: the
-//! record, every file, keys file and directory the push may touch (bytes, owner and mode, or that
-//! nothing was there), each process's unit file, environment file and bundle, the state of every
-//! service and process it declares or had, and which units read what and whether they ran. Kept
-//! in `pending/<id>/`
-//! (root's, 0700) before the push changes anything; put back by [`revert`], which leaves every
-//! unit that ran before the push running (the push's change may have made one exit).
+//! record, and whatever each declared or recorded resource's kind says it touches (every kind
+//! says: `Kind::touches`, `GiveBack::touches`): every file, keys file and directory, what was at
+//! each link's path, each kernel setting's value, each account's shell and groups, the state of
+//! every unit, and which units read what and whether they ran. Kept in `pending/<id>/` (root's,
+//! 0700) before the push changes anything; put back by [`revert`], which first gives back what the
+//! push made and leaves every unit that ran before the push running (the push's change may have
+//! made one exit).
 //!
 //! Containers and packages are not kept: a revert leaves them as the push made them (docs/guide.md
 //! says so).
 
+mod beyond;
 mod revert;
 mod unit;
 
@@ -22,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::apply;
 use crate::files;
 use crate::record::{Entry, Paths, Record};
+use beyond::{KeptAccount, KeptLink, KeptSetting};
 pub(crate) use revert::revert;
 use unit::KeptUnit;
 
@@ -42,6 +45,15 @@ pub(crate) struct Kept {
     readers: Vec<KeptUnit>,
     /// Kept originals the record named before the push (a give-back deletes them), by blob.
     originals: Vec<String>,
+    /// What was at the path of every link the push may make, move or give back.
+    #[serde(default)]
+    links: Vec<KeptLink>,
+    /// Every kernel setting the push may set or give back, as it was.
+    #[serde(default)]
+    settings: Vec<KeptSetting>,
+    /// Every account whose shell and groups the push may change, as they were.
+    #[serde(default)]
+    accounts: Vec<KeptAccount>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -172,6 +184,19 @@ impl Kept {
         paths: &Paths,
         blobs: &mut Blobs<'_>,
     ) -> io::Result<()> {
+        for path in &touched.links {
+            self.links
+                .push(KeptLink::now(paths, path, |bytes| blobs.keep(bytes))?);
+        }
+        self.settings.extend(
+            touched
+                .settings
+                .iter()
+                .filter_map(|name| KeptSetting::now(paths, name)),
+        );
+        for name in &touched.accounts {
+            self.accounts.push(KeptAccount::now(paths, name)?);
+        }
         for (path, (readers, cost)) in touched.files {
             let was = match paths.machine.read(Path::new(&path))? {
                 Some(found) => Some(Was {
@@ -222,6 +247,9 @@ impl Kept {
 struct Touched {
     files: BTreeMap<String, (Vec<String>, Cost)>,
     dirs: Vec<String>,
+    links: BTreeSet<String>,
+    settings: BTreeSet<String>,
+    accounts: BTreeSet<String>,
 }
 
 /// What applying or giving back one resource may touch, as its kind says (`Kind::touches`,
@@ -234,6 +262,12 @@ pub(crate) struct Touches {
     pub(crate) dirs: Vec<String>,
     pub(crate) units: Vec<String>,
     pub(crate) originals: Vec<String>,
+    /// Links it may make, move or give back.
+    pub(crate) links: Vec<String>,
+    /// Kernel settings it may set or give back, by name.
+    pub(crate) settings: Vec<String>,
+    /// Users whose shell and groups it may change, by name.
+    pub(crate) accounts: Vec<String>,
 }
 
 impl Touches {
@@ -267,6 +301,9 @@ impl Touched {
             self.add(path, readers, *cost);
         }
         self.dirs.extend(said.dirs);
+        self.links.extend(said.links);
+        self.settings.extend(said.settings);
+        self.accounts.extend(said.accounts);
     }
 
     fn add(&mut self, path: &str, readers: &[String], cost: Cost) {

@@ -213,3 +213,141 @@ fn a_generation_awaiting_confirmation_is_kept_once_confirmed_and_never_when_reve
     assert_eq!(kept, vec![1], "the reverted generation 2 was kept");
     assert_eq!(fs::read_to_string(&a).unwrap(), "ef56\n");
 }
+
+/// The kinds a revert puts back beyond files: a link, an account, a group and a timer the push
+/// made go again, and the record kept before the push names none of them.
+#[test]
+fn a_revert_takes_off_every_kind_the_push_made_and_names_each() {
+    use mesh_wire::{GroupSpec, Spec, SymlinkSpec, TimerSpec, UserSpec};
+
+    use crate::apply::testkit::{machine, model, resource};
+
+    let (root, paths) = machine(|_| {});
+    let etc = root.path().join("etc");
+    fs::create_dir_all(etc.join("ssh/sshd_config.d")).unwrap();
+    fs::write(etc.join("site-policy.conf"), "AllowUsers admin\n").unwrap();
+    let a = resource(
+        "t:file:/etc/a.conf",
+        crate::apply::testkit::file(std::path::Path::new("/etc/a.conf"), "one\n").spec,
+    );
+    let moved = |target: &str| {
+        resource(
+            "t:symlink:/etc/current",
+            Spec::Symlink(SymlinkSpec {
+                path: "/etc/current".into(),
+                target: target.into(),
+            }),
+        )
+    };
+    let found = |shell: &str| {
+        resource(
+            "t:user:mesh-sys-found",
+            Spec::User(UserSpec {
+                name: "mesh-sys-found".into(),
+                system: true,
+                uid: None,
+                home: None,
+                shell: Some(shell.into()),
+                groups: None,
+                authorized_keys: None,
+                remove_home: false,
+            }),
+        )
+    };
+    let first = decl(vec![a.clone(), moved("/srv/a"), found("/bin/sh")]);
+    run(&first, Mode::Apply, &paths).unwrap();
+    let record_before = fs::read(paths.record()).unwrap();
+
+    let link = resource(
+        "t:symlink:/etc/ssh/sshd_config.d/10-site.conf",
+        Spec::Symlink(SymlinkSpec {
+            path: "/etc/ssh/sshd_config.d/10-site.conf".into(),
+            target: "/etc/site-policy.conf".into(),
+        }),
+    );
+    let group = resource(
+        "t:group:mesh-sys-ops",
+        Spec::Group(GroupSpec {
+            name: "mesh-sys-ops".into(),
+            system: true,
+            gid: None,
+        }),
+    );
+    let user = resource(
+        "t:user:mesh-sys-op",
+        Spec::User(UserSpec {
+            name: "mesh-sys-op".into(),
+            system: true,
+            uid: None,
+            home: None,
+            shell: None,
+            groups: Some(vec!["mesh-sys-ops".into()]),
+            authorized_keys: None,
+            remove_home: false,
+        }),
+    );
+    let timer = resource(
+        "t:timer:nightly",
+        Spec::Timer(TimerSpec {
+            name: "nightly".into(),
+            description: "runs nightly (t, by mesh)".into(),
+            command: vec!["/bin/true".into()],
+            user: "root".into(),
+            schedule: "daily".into(),
+        }),
+    );
+    let changed_a = resource(
+        "t:file:/etc/a.conf",
+        crate::apply::testkit::file(std::path::Path::new("/etc/a.conf"), "two\n").spec,
+    );
+    let push = decl(vec![
+        changed_a,
+        link,
+        group,
+        user,
+        timer,
+        moved("/srv/b"),
+        found("/bin/bash"),
+    ]);
+    let pending = kept::dir(&paths, "ef56");
+    let record = Record::load(&paths).unwrap();
+    let kept = Kept::take(&push, record.as_ref(), &pending, &paths).unwrap();
+    run(&push, Mode::Apply, &paths).unwrap();
+    assert!(etc.join("ssh/sshd_config.d/10-site.conf").is_symlink());
+    assert!(model(&paths).users.contains_key("mesh-sys-op"));
+
+    let reverted = kept::revert(&kept, &pending, &paths, "ef56", 0, false);
+    assert!(reverted.failed.is_empty(), "{reverted:?}");
+    let said = reverted.restored.join("\n");
+    for id in [
+        "t:symlink:/etc/ssh/sshd_config.d/10-site.conf",
+        "t:group:mesh-sys-ops",
+        "t:user:mesh-sys-op",
+        "t:timer:nightly",
+        "/etc/a.conf",
+    ] {
+        assert!(said.contains(id), "the revert names {id}: {said}");
+    }
+    assert!(
+        !etc.join("ssh/sshd_config.d/10-site.conf").exists()
+            && !etc.join("ssh/sshd_config.d/10-site.conf").is_symlink(),
+        "the link the push made is gone"
+    );
+    let m = model(&paths);
+    assert!(
+        !m.users.contains_key("mesh-sys-op") && !m.groups.contains_key("mesh-sys-ops"),
+        "{m:?}"
+    );
+    assert!(!etc.join("systemd/system/nightly.timer").exists());
+    assert_eq!(fs::read_to_string(etc.join("a.conf")).unwrap(), "one\n");
+    assert_eq!(
+        fs::read_link(etc.join("current"))
+            .unwrap()
+            .display()
+            .to_string(),
+        "/srv/a",
+        "the link the push moved points where it did"
+    );
+    assert_eq!(m.users["mesh-sys-found"].shell, "/bin/sh");
+    assert_eq!(fs::read(paths.record()).unwrap(), record_before);
+}

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::Path;
 
-use mesh_wire::{Cost, Reverted};
+use mesh_wire::{Cost, Reverted, State};
 
 use super::unit::{put_back_made_unit, put_back_unit, run_again};
 use super::{Kept, KeptDir, KeptFile};
@@ -32,6 +32,8 @@ pub(crate) fn revert(
         restored: Vec::new(),
         failed: Vec::new(),
     };
+    // what the push made is taken off as undeclaring it would, whatever its kind
+    let (made_owed, still_made) = take_off_made(kept, dir, paths, &mut done);
     // a unit the push made goes down while its unit file is there to say how
     for unit in kept.units.iter().filter(|u| !u.exists) {
         put_back_made_unit(paths.system.as_ref(), unit, at_boot, &mut done);
@@ -40,13 +42,26 @@ pub(crate) fn revert(
     for d in kept.dirs.iter().filter(|d| d.was.is_some()) {
         note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
-    let (owed, unit_files) = put_back_files(kept, dir, paths, &mut done);
+    let (mut owed, unit_files) = put_back_files(kept, dir, paths, &mut done);
+    for (unit, cost) in made_owed {
+        let owed = owed.entry(unit).or_default();
+        *owed = (*owed).max(cost);
+    }
+    for link in &kept.links {
+        link.put_back(paths, dir, &mut done);
+    }
+    for setting in &kept.settings {
+        setting.put_back(paths, &mut done);
+    }
+    for account in &kept.accounts {
+        account.put_back(paths, &mut done);
+    }
     // one the push made goes once the files are out of it, deepest first
     for d in kept.dirs.iter().rev().filter(|d| d.was.is_none()) {
         note(&mut done, &d.path, put_back_dir(&paths.machine, d));
     }
     put_back_originals(kept, dir, paths, &mut done);
-    match put_back_record(kept, dir, paths) {
+    match put_back_record(kept, dir, paths, &still_made) {
         Ok(left) => {
             done.restored
                 .push(format!("{}: as before the push", paths.record().display()));
@@ -152,32 +167,105 @@ fn note(done: &mut Reverted, path: &str, result: io::Result<Option<String>>) {
     }
 }
 
-/// Puts the record back as it was before the push, but for what a revert does not undo
-/// (packages, containers): those keep what the push made of them, so the record stays
-/// true to the machine. Says the ids of those the push had changed. A machine the mesh had never
-/// applied gets an empty record, not none (its lock is a sign of the mesh, and a missing record
-/// would then be taken for a lost one).
-fn put_back_record(kept: &Kept, dir: &Path, paths: &Paths) -> io::Result<Vec<String>> {
-    let unreadable = |e: LoadError| match e {
+/// Gives back what the push made (in the record now, not in the one kept before it) of every
+/// kind a revert undoes, as undeclaring it would: a link, a kernel setting, an account or a timer
+/// goes as surely as a file. Says what that owes the units that read it (paid once the rest is
+/// put back), and the ids it could not give back: the record put back keeps those, the mesh's.
+fn take_off_made(
+    kept: &Kept,
+    dir: &Path,
+    paths: &Paths,
+    done: &mut Reverted,
+) -> (BTreeMap<String, Cost>, BTreeSet<String>) {
+    let records = kept_record(kept, dir).and_then(|before| Ok((before, record_now(paths)?)));
+    let (before, mut now) = match records {
+        Ok(records) => records,
+        Err(e) => {
+            done.failed
+                .push(format!("{}: {e}", paths.record().display()));
+            return Default::default();
+        }
+    };
+    let made: BTreeSet<String> = now
+        .resources
+        .iter()
+        .filter(|(id, e)| !before.resources.contains_key(*id) && crate::apply::reverted(e))
+        .map(|(id, _)| id.clone())
+        .collect();
+    if made.is_empty() {
+        return Default::default();
+    }
+    let (outcomes, owed) = match crate::apply::give_back_made(paths, &mut now, &made) {
+        Ok(given) => given,
+        Err(e) => {
+            done.failed
+                .push(format!("{}: {e}", paths.record().display()));
+            return (BTreeMap::new(), made);
+        }
+    };
+    for o in outcomes {
+        match o.state {
+            State::Removed => done.restored.push(format!("{}: {}", o.id, o.detail)),
+            State::Failed => done.failed.push(format!(
+                "{}: {}; the push made it, and the record keeps it as the mesh's",
+                o.id, o.detail
+            )),
+            _ => {}
+        }
+    }
+    let still_made = made
+        .into_iter()
+        .filter(|id| now.resources.contains_key(id))
+        .collect();
+    (owed, still_made)
+}
+
+fn unreadable(e: LoadError) -> io::Error {
+    match e {
         LoadError::Io(e) => e,
         LoadError::Refused(r) => io::Error::other(r.to_string()),
-    };
-    let mut before = match &kept.record {
+    }
+}
+
+/// The record as it was before the push; a machine the mesh had never applied had none.
+fn kept_record(kept: &Kept, dir: &Path) -> io::Result<Record> {
+    match &kept.record {
         Some(blob) => {
             let found = files::HOST
                 .read(&dir.join(blob))?
                 .ok_or_else(|| io::Error::other(format!("its kept copy {blob} is gone")))?;
-            Record::parse(&found.bytes, "the record kept before the push").map_err(unreadable)?
+            Record::parse(&found.bytes, "the record kept before the push").map_err(unreadable)
         }
-        None => Record::new(),
-    };
-    let now = Record::load(paths)
+        None => Ok(Record::new()),
+    }
+}
+
+fn record_now(paths: &Paths) -> io::Result<Record> {
+    Ok(Record::load(paths)
         .map_err(unreadable)?
-        .unwrap_or_else(Record::new);
-    let not_reverted = |e: &Entry| !crate::apply::reverted(e);
+        .unwrap_or_else(Record::new))
+}
+
+/// Puts the record back as it was before the push, but for what a revert does not undo
+/// (packages, containers) and what the push made that could not be given back (`still_made`):
+/// those keep what the push made of them, so the record stays true to the machine and nothing
+/// on it is left unowned. Says the ids of those the push had changed. A machine the mesh had
+/// never applied gets an empty record, not none (its lock is a sign of the mesh, and a missing
+/// record would then be taken for a lost one).
+fn put_back_record(
+    kept: &Kept,
+    dir: &Path,
+    paths: &Paths,
+    still_made: &BTreeSet<String>,
+) -> io::Result<Vec<String>> {
+    let mut before = kept_record(kept, dir)?;
+    let now = record_now(paths)?;
+    let not_reverted = |(id, e): &(&String, &Entry)| {
+        !crate::apply::reverted(e) || still_made.contains(id.as_str())
+    };
     let as_json = |e: Option<&Entry>| e.and_then(|e| serde_json::to_value(e).ok());
     let ids: BTreeSet<String> = (before.resources.iter().chain(now.resources.iter()))
-        .filter(|(_, e)| not_reverted(e))
+        .filter(not_reverted)
         .map(|(id, _)| id.clone())
         .collect();
     let mut left = Vec::new();
