@@ -52,6 +52,9 @@ pub(crate) trait System: Send + Sync {
 
     /// The version of `package` installed, `None` when it is not.
     fn installed(&self, package: &str) -> Result<Option<String>, SystemError>;
+    /// The packages `apt-get remove PACKAGE` would remove, by name, itself included: apt also
+    /// removes every installed package that depends on it (asked as a simulation, `-s`).
+    fn removal_takes(&self, package: &str) -> Result<Vec<String>, SystemError>;
     /// `apt-get VERB ARG` (`install name[=version]`, `remove name`).
     fn apt_get(&self, verb: &str, arg: &str) -> Result<(), SystemError>;
     /// `apt-get update`: whether it exited 0, and its lines that warn or err.

@@ -117,6 +117,7 @@ fn history_show(inv: &Inventory, id: &str, ctx: &Context) -> Result<u8> {
                     report,
                     uploaded: false,
                     confirmation: None,
+                    facts_refused: None,
                 }),
             };
             out_raw!("{}", render::node(&result, mode, None));

@@ -268,6 +268,14 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
         let line = format!("  {}", confirmation.said());
         let _ = writeln!(out, "{}", visible(&line));
     }
+    if let Some(refused) = &answer.facts_refused {
+        let line = format!(
+            "  facts refused: {refused}; the facts known before are kept, and nothing is \
+             rendered from these (look at what the machine says of itself: /etc/os-release, \
+             its hostname, its interfaces)"
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
     if let Some(id) = &report.pending {
         let line = format!(
             "  pending confirmation: change {id} awaits confirmation on the machine; what it has \

@@ -114,6 +114,15 @@ pub(super) fn answer(
     Ok(report)
 }
 
+/// Drops the facts of `report` when one breaks its shape, and says which: what a machine says of
+/// itself reaches its consumers' files through templates, so it is checked as it arrives, like a
+/// setting, and never stored or rendered otherwise.
+pub(super) fn untrusted_facts(report: &mut Report) -> Option<crate::wire::FactRefused> {
+    let refused = report.facts.as_ref()?.check().err()?;
+    report.facts = None;
+    Some(refused)
+}
+
 /// The helper's refusal to touch a machine whose record it cannot trust, as it said it on stdout.
 fn record_refusal(node: String, status: u32, stdout: &[u8], stderr: &[u8]) -> PushError {
     match serde_json::from_slice::<RecordRefusal>(stdout) {

@@ -49,6 +49,9 @@ pub struct Answer {
     pub uploaded: bool,
     /// How a change that awaited confirmation ended; `None`: nothing awaited it.
     pub confirmation: Option<Confirmation>,
+    /// The machine's facts broke their shape: they were dropped from the report (the facts
+    /// known before are kept, and nothing is rendered from these).
+    pub facts_refused: Option<crate::wire::FactRefused>,
 }
 
 impl Answer {
@@ -268,7 +271,8 @@ async fn push_one(
     let waited = sent.elapsed();
     let via = session.via().map(str::to_string);
     session.close().await;
-    let report = answer(&name, via.as_deref(), options.mode, out)?;
+    let mut report = answer(&name, via.as_deref(), options.mode, out)?;
+    let facts_refused = answer::untrusted_facts(&mut report);
     events(Event::Answered(name.clone(), timings(&report, waited)));
     let confirmation = match &report.awaiting {
         Some(awaiting) => {
@@ -287,5 +291,6 @@ async fn push_one(
         report,
         uploaded,
         confirmation,
+        facts_refused,
     })
 }

@@ -15,16 +15,18 @@ use crate::util::{Mesh, on, ssh_command};
 const NODE: &str = "node2";
 const LIST: &str = "/etc/apt/sources.list.d/meshpkg-test.list";
 
-/// A flat repository in `dir/repo`: meshver 1.0, 2.0 and 3.0, and meshgone 1.0.
+/// A flat repository in `dir/repo`: meshver 1.0, 2.0 and 3.0, meshgone 1.0, and meshneeds 1.0,
+/// which depends on meshgone.
 fn repository(dir: &Path) {
     sh(
         dir,
         "mkdir -p repo
-         for p in meshver:1.0 meshver:2.0 meshver:3.0 meshgone:1.0; do
+         for p in meshver:1.0 meshver:2.0 meshver:3.0 meshgone:1.0 meshneeds:1.0; do
            name=${p%:*}; version=${p#*:}; rm -rf pkg; mkdir -p pkg/DEBIAN pkg/usr/share/$name
            printf 'Package: %s\\nVersion: %s\\nArchitecture: all\\nMaintainer: mesh \
          <repo@mesh.test>\\nDescription: a tiny package for the package test\\n' \
            $name $version >pkg/DEBIAN/control
+           [ $name = meshneeds ] && echo 'Depends: meshgone' >>pkg/DEBIAN/control
            echo $version >pkg/usr/share/$name/version
            dpkg-deb --root-owner-group --build pkg repo/${name}_${version}_all.deb >/dev/null
          done
@@ -155,6 +157,91 @@ fn a_package_moved_to_a_version_and_one_removed_are_given_back_as_found() {
         NODE,
         &format!(
             "dpkg --purge meshver meshgone >/dev/null; rm -rf /srv/meshpkg {LIST}; \
+             apt-get update -qq >/dev/null"
+        ),
+    );
+}
+
+/// Removing a package removes what depends on it: the helper asks apt for the simulation, and a
+/// removal that would take a package not declared absent is refused, in `check` as in the push,
+/// naming it, before anything is removed (found by an attacker: `redis-tools` absent took
+/// `redis-server` and stopped its service, the plan said one package).
+#[test]
+fn a_removal_that_would_take_an_undeclared_dependent_is_refused_naming_it() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    repository(dir.path());
+    found_on(NODE, dir.path());
+    on(
+        NODE,
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq meshneeds=1.0 >/dev/null",
+    );
+    let both = || {
+        on(
+            NODE,
+            "dpkg-query -W -f='${Package} ${db:Status-Abbrev}\\n' meshgone meshneeds",
+        )
+    };
+    let there = "meshgone ii \nmeshneeds ii \n";
+    assert_eq!(both(), there);
+
+    let absent = |names: &[&str]| {
+        let resources: Vec<String> = names
+            .iter()
+            .map(|n| format!(r#"{{"kind": "package", "name": "{n}", "state": "absent"}}"#))
+            .collect();
+        mesh.module(
+            "lean",
+            &format!(
+                r#"{{"name": "lean", "version": "{}", "description": "Packages removed.",
+  "resources": [{}]}}"#,
+                names.len(),
+                resources.join(", ")
+            ),
+            &[],
+        );
+    };
+    absent(&["meshgone"]);
+    mesh.run(&["assign", "lean", NODE]).ok();
+    let check = mesh.run(&["check", NODE]);
+    assert!(
+        check
+            .stdout
+            .contains("removing meshgone would also remove meshneeds"),
+        "{}",
+        check.stdout
+    );
+    let push = mesh.run(&["push", NODE]);
+    assert_ne!(push.status, 0, "{}", push.stdout);
+    assert!(
+        push.stdout.contains("would also remove meshneeds")
+            && push.stdout.contains("nothing was removed"),
+        "{}",
+        push.stdout
+    );
+    assert_eq!(both(), there, "nothing was removed");
+
+    // both declared absent: both go, and the push says the second went with the first
+    absent(&["meshgone", "meshneeds"]);
+    let push = mesh.run(&["push", NODE]).ok();
+    assert!(
+        push.stdout.contains("and with it meshneeds"),
+        "{}",
+        push.stdout
+    );
+    assert_eq!(
+        on(NODE, "dpkg-query -W -f='${db:Status-Abbrev}' meshgone meshneeds 2>/dev/null | grep -c ii || true").trim(),
+        "0"
+    );
+    mesh.run(&["unassign", "lean", NODE]).ok();
+    mesh.run(&["push", NODE]).ok();
+    on(
+        NODE,
+        &format!(
+            "dpkg --purge meshver meshgone meshneeds >/dev/null; rm -rf /srv/meshpkg {LIST}; \
              apt-get update -qq >/dev/null"
         ),
     );

@@ -28,6 +28,7 @@ mod costs_every_cause;
 mod deadline;
 mod drift;
 mod facts;
+mod facts_hostile;
 mod generation_history;
 mod giveback;
 mod helper;

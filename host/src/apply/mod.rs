@@ -236,6 +236,13 @@ impl<'a> Run<'a> {
                 .filter_map(|r| kind::unit(&r.spec))
                 .collect(),
             left: BTreeMap::new(),
+            absent: declaration
+                .resources
+                .iter()
+                .filter_map(|r| Some((r, r.spec.get::<mesh_wire::PackageSpec>()?)))
+                .filter(|(_, p)| p.absent)
+                .map(|(r, p)| (p.name.clone(), r.id.clone()))
+                .collect(),
         };
         for (unit, entry) in &record.units {
             if entry.owed > Cost::None {
@@ -383,6 +390,9 @@ struct Run<'a> {
     processes: BTreeSet<String>,
     /// What the files of a process's unit owe, left to its process ([`once`]).
     left: BTreeMap<String, once::Left>,
+    /// The packages declared absent, with their resources' ids: removing one may take another
+    /// of them with it, and no package besides.
+    absent: BTreeMap<String, String>,
 }
 
 fn outcome(id: &str, state: State, detail: impl Into<String>) -> Outcome {

@@ -38,10 +38,11 @@ impl Run<'_> {
             }
             (Some(v), false, None) => (State::Unchanged, format!("{} {v} is installed", spec.name)),
             (Some(v), true, _) => {
+                let with = self.removal_with(&spec.name, record)?;
                 entry.changed = true;
                 (
                     State::Changed,
-                    format!("{} {} {v}", self.said("removed", "remove"), spec.name),
+                    format!("{} {} {v}{with}", self.said("removed", "remove"), spec.name),
                 )
             }
             (Some(v), false, Some(want)) => {
@@ -76,6 +77,49 @@ impl Run<'_> {
             }
         }
         Ok(outcome(&resource.id, state, done))
+    }
+
+    /// What else removing `name` takes, in words; refused (in the plan as in the push, before
+    /// anything is removed) when apt would also remove a package that is not declared absent:
+    /// apt removes every package that depends on the one removed, and the plan names them all.
+    /// Those it takes are recorded as found before they go, as if removed by their own resource.
+    fn removal_with(&self, name: &str, record: &mut Record) -> Result<String, Failure> {
+        let takes = self.paths.system.removal_takes(name)?;
+        let others: Vec<&String> = takes.iter().filter(|p| *p != name).collect();
+        let undeclared: Vec<&str> = others
+            .iter()
+            .filter(|p| !self.absent.contains_key(p.as_str()))
+            .map(|p| p.as_str())
+            .collect();
+        if !undeclared.is_empty() {
+            return Err(format!(
+                "removing {name} would also remove {} (apt removes every package that depends \
+                 on it): nothing was removed; declare each of them absent too, or keep {name}",
+                undeclared.join(", ")
+            )
+            .into());
+        }
+        if others.is_empty() {
+            return Ok(String::new());
+        }
+        for other in &others {
+            let id = &self.absent[other.as_str()];
+            if !record.resources.contains_key(id) {
+                let found = self.paths.system.installed(other)?;
+                let entry = PackageEntry {
+                    name: other.to_string(),
+                    installed: false,
+                    changed: found.is_some(),
+                    found,
+                };
+                record.resources.insert(id.clone(), Entry::Package(entry));
+            }
+        }
+        let others: Vec<&str> = others.iter().map(|p| p.as_str()).collect();
+        Ok(format!(
+            " and with it {} (declared absent too)",
+            others.join(", ")
+        ))
     }
 
     /// Undeclared: one the mesh removed or moved goes back to the version found (if the

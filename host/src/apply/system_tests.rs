@@ -263,6 +263,51 @@ fn package(name: &str, absent: bool) -> mesh_wire::Resource {
 }
 
 #[test]
+fn removing_a_package_that_takes_undeclared_dependents_is_refused_in_the_plan_and_the_push() {
+    let (_dir, paths) = machine(|m| {
+        m.packages.insert("redis-tools".into(), "7.0".into());
+        m.packages.insert("redis-server".into(), "7.0".into());
+        m.depends
+            .insert("redis-server".into(), vec!["redis-tools".into()]);
+    });
+    let alone = decl(vec![package("redis-tools", true)]);
+    for mode in [Mode::DryRun, Mode::Apply] {
+        let report = run(&alone, mode, &paths).unwrap();
+        let o = &report.resources[0];
+        assert_eq!(o.state, State::Failed, "{o:?}");
+        assert!(
+            o.detail.contains("would also remove redis-server")
+                && o.detail.contains("nothing was removed"),
+            "{o:?}"
+        );
+    }
+    assert!(
+        done(&paths).is_empty(),
+        "nothing asked of apt: {:?}",
+        done(&paths)
+    );
+    assert_eq!(model(&paths).packages.len(), 2);
+
+    // declared absent together, both go, and the removal says so
+    let both = decl(vec![
+        package("redis-tools", true),
+        package("redis-server", true),
+    ]);
+    let report = run(&both, Mode::Apply, &paths).unwrap();
+    assert!(
+        report.resources[0]
+            .detail
+            .contains("and with it redis-server"),
+        "{:?}",
+        report.resources
+    );
+    assert!(model(&paths).packages.is_empty());
+    // what the first took with it was recorded as found: undeclared, both come back
+    run(&decl(vec![]), Mode::Apply, &paths).unwrap();
+    assert_eq!(model(&paths).packages.len(), 2, "{:?}", done(&paths));
+}
+
+#[test]
 fn a_package_is_installed_another_made_absent_and_undeclared_the_machine_has_what_it_had() {
     let (_dir, paths) = machine(|m| {
         m.packages.insert("curl".into(), "7.88.1".into());

@@ -60,6 +60,32 @@ fn ask_dpkg(name: &str) -> Result<Option<String>, SystemError> {
     })
 }
 
+/// What `apt-get -s remove PACKAGE` says it would remove (its `Remv NAME [VERSION]` lines), by
+/// name; nothing is changed.
+pub(super) fn removal_takes(package: &str) -> Result<Vec<String>, SystemError> {
+    let call = Call::AptGet {
+        verb: "-s remove".into(),
+        arg: package.to_string(),
+    };
+    let out = Command::new("apt-get")
+        .args(["-s", "-q", "remove", "--", package])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .env("LC_ALL", "C")
+        .output_within(child::LOOKUP);
+    let out = SystemError::ran(&call, out)?;
+    SystemError::check(call, &out)?;
+    Ok(removed_in(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn removed_in(simulation: &str) -> Vec<String> {
+    simulation
+        .lines()
+        .filter_map(|l| l.strip_prefix("Remv "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(|name| name.split(':').next().unwrap_or(name).to_string())
+        .collect()
+}
+
 /// `apt-get install` (up or down to a version: `--allow-downgrades`) or `apt-get remove` of
 /// one checked argument, data argv, never through a shell.
 pub(super) fn apt(verb: &str, arg: &str) -> Result<(), SystemError> {
@@ -114,7 +140,16 @@ pub(super) fn apt_get_update() -> Result<(bool, Vec<String>), SystemError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{DPKG_STATUS, ask_dpkg, installed_in};
+    use super::{DPKG_STATUS, ask_dpkg, installed_in, removed_in};
+
+    #[test]
+    fn a_simulated_removal_names_every_package_it_takes() {
+        let said = "Reading package lists...\nThe following packages will be REMOVED:\n  \
+            redis-server redis-tools\n0 upgraded, 0 newly installed, 2 to remove.\n\
+            Remv redis-server [5:7.0.15-1~deb12u1]\nRemv redis-tools:amd64 [5:7.0.15-1~deb12u1]\n";
+        assert_eq!(removed_in(said), ["redis-server", "redis-tools"]);
+        assert!(removed_in("Package 'x' is not installed, so not removed\n").is_empty());
+    }
 
     const DB: &str = "Package: redis-tools\nStatus: install ok installed\nPriority: optional\n\n\
         Package: nginx\nStatus: deinstall ok config-files\nVersion: 1.22\n\n\

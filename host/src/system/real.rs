@@ -45,6 +45,9 @@ impl System for Real {
     fn installed(&self, package: &str) -> Result<Option<String>, SystemError> {
         dpkg::installed(package)
     }
+    fn removal_takes(&self, package: &str) -> Result<Vec<String>, SystemError> {
+        dpkg::removal_takes(package)
+    }
     fn apt_get(&self, verb: &str, arg: &str) -> Result<(), SystemError> {
         dpkg::apt(verb, arg)
     }

@@ -34,10 +34,35 @@ pub(crate) struct Model {
     pub(crate) groups: BTreeMap<String, u32>,
     #[serde(default)]
     pub(crate) containers: BTreeMap<String, Container>,
+    /// What each installed package depends on, by name: removing one removes those that
+    /// depend on it, as apt does.
+    #[serde(default)]
+    pub(crate) depends: BTreeMap<String, Vec<String>>,
     /// Calls (as the log writes them) that fail, as a test's machine that refuses them: a
     /// fault is a behaviour of the fake, not a switch in the helper.
     #[serde(default)]
     pub(crate) failing: Vec<String>,
+}
+
+impl Model {
+    /// What removing `package` takes, as apt would: it, and every installed package that
+    /// depends on one it takes, in order.
+    pub(crate) fn removal_takes(&self, package: &str) -> Vec<String> {
+        let mut takes = Vec::new();
+        if self.packages.contains_key(package) {
+            takes.push(package.to_string());
+        }
+        let mut i = 0;
+        while let Some(gone) = takes.get(i).cloned() {
+            for (p, on) in &self.depends {
+                if self.packages.contains_key(p) && on.contains(&gone) && !takes.contains(p) {
+                    takes.push(p.clone());
+                }
+            }
+            i += 1;
+        }
+        takes
+    }
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -345,6 +370,10 @@ impl System for Recording {
         Ok(self.model().packages.get(package).cloned())
     }
 
+    fn removal_takes(&self, package: &str) -> Result<Vec<String>, SystemError> {
+        Ok(self.model().removal_takes(package))
+    }
+
     fn apt_get(&self, verb: &str, arg: &str) -> Result<(), SystemError> {
         self.record(
             format!("apt-get {verb} {arg}"),
@@ -365,7 +394,9 @@ impl System for Recording {
                 m.packages.insert(name.to_string(), version);
             }
             "remove" => {
-                m.packages.remove(name);
+                for gone in m.removal_takes(name) {
+                    m.packages.remove(&gone);
+                }
             }
             _ => {}
         });

@@ -167,6 +167,9 @@ pub(crate) enum Said<'a> {
         confirmation: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pending_confirmation: Option<&'a str>,
+        /// The machine's facts broke their shape and were not kept: which, and why.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        facts_refused: Option<String>,
     },
     Failed {
         kind: &'static str,
@@ -202,6 +205,7 @@ impl<'a> NodeDone<'a> {
                     report: &a.report,
                     confirmation: a.confirmation.as_ref().map(|c| c.said()),
                     pending_confirmation: a.report.pending.as_deref(),
+                    facts_refused: a.facts_refused.as_ref().map(ToString::to_string),
                 },
             ),
             Err(e) => {

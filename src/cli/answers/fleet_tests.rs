@@ -32,6 +32,7 @@ fn answered(node: &str, confirmation: Option<Confirmation>) -> NodeResult {
             report: report(),
             uploaded: true,
             confirmation,
+            facts_refused: None,
         }),
     }
 }
