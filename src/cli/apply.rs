@@ -44,7 +44,7 @@ pub(crate) struct PushArgs {
     max_failed: FailureBudget,
     /// Continue the last rollout, stopped or cut short: its nodes not yet applied, in their
     /// waves (no selection: the rollout's own nodes).
-    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable", "nodes", "all", "exclude"])]
+    #[arg(long, conflicts_with_all = ["behind", "canary", "max_unavailable", "all", "exclude"])]
     resume: bool,
     #[command(flatten)]
     connect: Connect,
@@ -98,8 +98,17 @@ fn nodes_of(a: &PushArgs, inv: &mut Inventory) -> Result<(Vec<Node>, Option<Roll
         inv.lock_pushes()?;
         return Ok((nodes, None));
     }
+    // a selection picks among the rollout's own nodes left; it is read before the lock
+    let chosen = match a.select.is_empty() {
+        true => None,
+        false => Some(selected(inv, &a.select, "push")?),
+    };
     inv.lock_pushes()?;
-    let r = Rollout::resume(inv, a.max_failed)?;
+    let mut r = Rollout::resume(inv, a.max_failed)?;
+    if let Some(chosen) = chosen {
+        let names: Vec<String> = chosen.into_iter().map(|n| n.name).collect();
+        r.only(&names)?;
+    }
     let left = wave_map(&r.waves);
     let nodes: Vec<Node> = inv
         .nodes()?

@@ -30,6 +30,13 @@ pub(crate) struct Selection {
     exclude: Vec<String>,
 }
 
+impl Selection {
+    /// Nothing selected: no node named, no `--all`.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && !self.all
+    }
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct PlanArgs {
     #[command(flatten)]

@@ -49,6 +49,13 @@ pub enum DeployError {
         match .0 { Some(at) => format!("(started {at}) finished every wave"), None => "was never started".to_string() }
     )]
     NothingToResume(Option<String>),
+    #[error(
+        "{} not among the nodes the last rollout has left to send ({}): `mesh push --resume` \
+         sends only its own nodes; `mesh push NODES` starts a new rollout",
+        .0.join(", "),
+        if .1.is_empty() { "none".to_string() } else { .1.join(", ") }
+    )]
+    NotInRollout(Vec<String>, Vec<String>),
     #[error(transparent)]
     Prepare(#[from] crate::push::transport::PrepareError),
     #[error("cannot start the fan-out's runtime: {0}")]

@@ -33,6 +33,8 @@ pub struct Rollout {
     pub unreachable: Vec<String>,
     /// What stopped the rollout, once something did.
     pub stopped: Option<String>,
+    /// Resumed for some of its nodes only: the others stay left for the next `--resume`.
+    partial: bool,
 }
 
 impl Rollout {
@@ -93,7 +95,28 @@ impl Rollout {
             failed: Vec::new(),
             unreachable: Vec::new(),
             stopped: None,
+            partial: false,
         }
+    }
+
+    /// Keeps only `names` of the nodes left (a `--resume` given a selection): each must be one
+    /// of them, or the resume is refused naming it. The rollout's other nodes stay left.
+    pub fn only(&mut self, names: &[String]) -> Result<(), DeployError> {
+        let left: Vec<String> = self.waves.iter().flat_map(|w| w.nodes.clone()).collect();
+        let strangers: Vec<String> = names
+            .iter()
+            .filter(|n| !left.contains(n))
+            .cloned()
+            .collect();
+        if !strangers.is_empty() {
+            return Err(DeployError::NotInRollout(strangers, left));
+        }
+        for w in &mut self.waves {
+            w.nodes.retain(|n| names.contains(n));
+        }
+        self.waves.retain(|w| !w.nodes.is_empty());
+        self.partial = names.len() < left.len();
+        Ok(())
     }
 
     /// Every node of the rollout.
@@ -168,6 +191,19 @@ impl Rollout {
         }
         let in_wave = |n: &String| wave.nodes.contains(n);
         let failed_canary = wave.canary && self.failed.iter().any(|(n, _)| in_wave(n));
+        // a canary that was not reached has not passed: the waves after it wait for one that did
+        let unreached: Vec<&String> = self.unreachable.iter().filter(|n| in_wave(n)).collect();
+        if wave.canary && !failed_canary && !unreached.is_empty() {
+            let names: Vec<&str> = unreached.iter().map(|n| n.as_str()).collect();
+            let by = format!(
+                "the canary {} could not be reached: a canary not reached has not passed; \
+                 `mesh push --resume` once it is reachable, or push again with another canary",
+                names.join(", ")
+            );
+            self.stopped = Some(by.clone());
+            inventory.set_rollout_state(self.id, RolloutState::Stopped, Some(&by))?;
+            return Ok(Step::Stop { by });
+        }
         let over = self.failed.len() > self.budget.allowed(self.total());
         if !(failed_canary || over) {
             return Ok(Step::Continue);
@@ -219,6 +255,10 @@ impl Rollout {
     pub fn finish(&self, inventory: &mut Inventory) -> Result<(), InventoryError> {
         if self.stopped.is_some() {
             return Ok(());
+        }
+        if self.partial {
+            let by = "resumed for some of its nodes: the rest are left for `mesh push --resume`";
+            return inventory.set_rollout_state(self.id, RolloutState::Stopped, Some(by));
         }
         inventory.set_rollout_state(self.id, RolloutState::Done, None)
     }
@@ -304,6 +344,54 @@ mod tests {
         );
         let last = inv.last_rollout().unwrap().unwrap();
         assert_eq!(last.state, RolloutState::Stopped);
+    }
+
+    #[test]
+    fn an_unreachable_canary_stops_the_rollout_naming_it() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::Count(5));
+        r.unreachable.push("a".into());
+        let w = r.waves[0].clone();
+        let step = r.after_wave(&mut inv, &w).unwrap();
+        assert!(
+            matches!(&step, Step::Stop { by } if by.contains("the canary a could not be reached")),
+            "{step:?}"
+        );
+        assert_eq!(
+            inv.last_rollout().unwrap().unwrap().state,
+            RolloutState::Stopped
+        );
+        // a node of a later wave not reached is counted apart, and stops nothing
+        let (_d, mut inv, mut r) = rollout(FailureBudget::None);
+        r.unreachable.push("b".into());
+        let w = r.waves[1].clone();
+        assert_eq!(r.after_wave(&mut inv, &w).unwrap(), Step::Continue);
+    }
+
+    #[test]
+    fn a_resume_of_some_nodes_sends_only_those_and_leaves_the_rest_for_the_next() {
+        let (_d, mut inv, mut r) = rollout(FailureBudget::None);
+        let refused = r.only(&["e".into()]).unwrap_err().to_string();
+        assert!(
+            refused
+                .contains("e not among the nodes the last rollout has left to send (a, b, c, d)"),
+            "{refused}"
+        );
+        r.only(&["c".into(), "d".into()]).unwrap();
+        let left: Vec<(usize, Vec<String>)> = r
+            .waves
+            .iter()
+            .map(|w| (w.number, w.nodes.clone()))
+            .collect();
+        assert_eq!(
+            left,
+            [(2, vec!["c".to_string()]), (3, vec!["d".to_string()])]
+        );
+        r.finish(&mut inv).unwrap();
+        assert_eq!(
+            inv.last_rollout().unwrap().unwrap().state,
+            RolloutState::Stopped,
+            "a and b are still to send"
+        );
     }
 
     #[test]

@@ -83,6 +83,7 @@ mod rollback_rebuilt;
 mod rollback_secrets;
 mod rollout;
 mod rollout_provider;
+mod rollout_word;
 mod runtime;
 mod scheduled;
 mod scripting;
