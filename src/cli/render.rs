@@ -339,8 +339,15 @@ fn verdict(node: &str, answer: &push::Answer, mode: Mode) -> String {
     } else {
         "applied"
     };
+    // a change awaiting confirmation on the machine is counted: the node differs from what is
+    // confirmed though no resource of this run changes
+    let pending = if report.pending.is_some() {
+        ", 1 pending confirmation"
+    } else {
+        ""
+    };
     format!(
-        "{node}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{}\n",
+        "{node}: {verdict}: {} created, {} changed, {} unchanged, {} removed, {} failed{pending}{}\n",
         n(State::Created),
         n(State::Changed),
         n(State::Unchanged),

@@ -63,6 +63,8 @@ fn a_check_during_the_wait_confirms_nothing_and_the_plan_still_shows_a_reverted_
     // inside the deadline, a check says the change is pending and takes none of it as confirmed
     let check = mesh.run(&["check", "node3"]).code(4).stdout;
     assert!(check.contains("pending confirmation: change "), "{check}");
+    // its count says why it exits 4 though no resource of the check changes
+    assert!(check.contains(" failed, 1 pending confirmation"), "{check}");
     let checked = mesh.run(&["--json", "check", "node3"]).code(4).json();
     let id = node_result(&checked, "node3")["pending_confirmation"]
         .as_str()

@@ -71,3 +71,38 @@ fn a_user_over_a_found_group_in_roots_home_or_made_by_hand_after_a_failure_is_ne
     assert_eq!(on(NODE, "getent group staff"), staff);
     clean();
 }
+
+/// A made user may not take another account's home: undeclaring it (with `remove-home`) would
+/// then delete that account's home (found by an attacker: `home: /home/alice`).
+#[test]
+fn a_new_user_never_takes_another_accounts_home() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    on(
+        NODE,
+        "userdel -r meshtaker 2>/dev/null; id meshalice >/dev/null 2>&1 || useradd -m meshalice; \
+         echo mine >/home/meshalice/note",
+    );
+    mesh.module(
+        "taker",
+        r#"{"name": "taker", "version": "1", "description": "A user in another's home.",
+  "resources": [{"kind": "user", "name": "meshtaker", "home": "/home/meshalice", "remove-home": true}]}"#,
+        &[],
+    );
+    mesh.run(&["assign", "taker", NODE]).ok();
+    let push = mesh.run(&["push", NODE]);
+    assert_ne!(push.status, 0, "{}", push.stdout);
+    assert!(
+        push.stdout
+            .contains("home /home/meshalice is already there and belongs to user meshalice (uid "),
+        "{}",
+        push.stdout
+    );
+    assert_eq!(on(NODE, "getent passwd meshtaker || echo none"), "none\n");
+    mesh.run(&["unassign", "taker", NODE]).ok();
+    mesh.run(&["push", NODE]).ok();
+    assert_eq!(on(NODE, "cat /home/meshalice/note"), "mine\n");
+    on(NODE, "userdel -r meshalice");
+}
