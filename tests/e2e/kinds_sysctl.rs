@@ -6,7 +6,7 @@
 use crate::util::{Mesh, on};
 
 const RANGE: &str = "/proc/sys/net/ipv4/ping_group_range";
-const DROP_IN: &str = "/etc/sysctl.d/90-mesh-net.ipv4.ping_group_range.conf";
+const DROP_IN: &str = "/etc/sysctl.d/99-zz-mesh-net.ipv4.ping_group_range.conf";
 
 fn module(mesh: &Mesh, extra: &str) {
     mesh.module(
@@ -58,8 +58,23 @@ fn a_sysctl_is_set_at_once_changed_and_given_back_as_found() {
         plan.stdout
     );
     assert!(!plan.stdout.contains("  ! "), "{}", plan.stdout);
+    // the machine's own /etc/sysctl.conf sets it too (Debian's 99-sysctl.conf links it): the
+    // value the mesh sets is the one the machine boots with, as systemd-sysctl applies them
+    on(
+        "node3",
+        "test -e /etc/sysctl.d/99-sysctl.conf || ln -s ../sysctl.conf /etc/sysctl.d/99-sysctl.conf; \
+         touch /etc/sysctl.conf; cp /etc/sysctl.conf /etc/sysctl.conf.mesh-kept; \
+         echo 'net.ipv4.ping_group_range = 1 0' >>/etc/sysctl.conf",
+    );
     mesh.run(&["push", "node3"]).ok();
     assert_eq!(range(), "0 2000\n");
+    let booted = on(
+        "node3",
+        "/usr/lib/systemd/systemd-sysctl --prefix net.ipv4.ping_group_range; \
+         tr '\\t' ' ' </proc/sys/net/ipv4/ping_group_range; \
+         mv /etc/sysctl.conf.mesh-kept /etc/sysctl.conf",
+    );
+    assert_eq!(booted, "0 2000\n", "as the machine boots");
     let again = mesh.run(&["push", "node3"]).ok();
     assert!(
         again.stdout.contains("0 created, 0 changed"),
@@ -87,7 +102,7 @@ fn a_sysctl_the_container_cannot_change_fails_saying_so_and_the_rest_goes_ahead(
     };
     on(
         "node3",
-        &format!("rm -f {DROP_IN} /etc/sysctl.d/90-mesh-vm.swappiness.conf"),
+        &format!("rm -f {DROP_IN} /etc/sysctl.d/99-zz-mesh-vm.swappiness.conf"),
     );
     module(
         &mesh,
@@ -105,7 +120,7 @@ fn a_sysctl_the_container_cannot_change_fails_saying_so_and_the_rest_goes_ahead(
     assert_eq!(
         on(
             "node3",
-            "test -e /etc/sysctl.d/90-mesh-vm.swappiness.conf && echo there || echo gone"
+            "test -e /etc/sysctl.d/99-zz-mesh-vm.swappiness.conf && echo there || echo gone"
         ),
         "gone\n"
     );

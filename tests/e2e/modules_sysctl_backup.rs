@@ -15,7 +15,7 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
     };
     on(
         "node2",
-        "rm -f /etc/sysctl.d/90-mesh-net.*; sysctl -qw net.ipv4.ip_forward=0 \
+        "rm -f /etc/sysctl.d/99-zz-mesh-net.*; sysctl -qw net.ipv4.ip_forward=0 \
          net.ipv4.tcp_syncookies=1 'net.ipv4.ping_group_range=1 0'",
     );
     mesh.run(&["assign", "sysctl", "node2"]).ok();
@@ -35,7 +35,7 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
     assert_eq!(
         on(
             "node2",
-            "cat /etc/sysctl.d/90-mesh-net.ipv4.ip_forward.conf"
+            "cat /etc/sysctl.d/99-zz-mesh-net.ipv4.ip_forward.conf"
         ),
         "net.ipv4.ip_forward = 1\n"
     );
@@ -72,7 +72,7 @@ fn the_sysctl_module_sets_its_values_at_once_and_gives_the_found_ones_back() {
         "1 0"
     );
     assert_eq!(
-        on("node2", "ls /etc/sysctl.d/ | grep -c 90-mesh || true"),
+        on("node2", "ls /etc/sysctl.d/ | grep -c 99-zz-mesh || true"),
         "0\n"
     );
 }

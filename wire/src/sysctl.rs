@@ -24,11 +24,16 @@ pub fn valid_sysctl(name: &str) -> bool {
         })
 }
 
+/// How the mesh's sysctl drop-ins' names begin.
+pub const SYSCTL_DROP_IN_PREFIX: &str = "99-zz-mesh-";
+
 impl SysctlSpec {
-    /// The drop-in under `/etc/sysctl.d/` that keeps it over a reboot; late (`90-`) so that it
-    /// wins over the distribution's own.
+    /// The drop-in under `/etc/sysctl.d/` that keeps it over a reboot. systemd-sysctl reads
+    /// every drop-in in the order of their names and the last value of a key wins: the mesh's
+    /// sorts after the distribution's own and after Debian's `99-sysctl.conf` (its link to
+    /// `/etc/sysctl.conf`), so the value the mesh sets is the one the machine boots with.
     pub fn drop_in(&self) -> String {
-        format!("/etc/sysctl.d/90-mesh-{}.conf", self.name)
+        format!("/etc/sysctl.d/{}{}.conf", SYSCTL_DROP_IN_PREFIX, self.name)
     }
 
     /// The file it is read and applied through.
@@ -114,7 +119,7 @@ mod tests {
         assert_eq!(s.proc_path(), "/proc/sys/net/ipv4/ping_group_range");
         assert_eq!(
             s.drop_in(),
-            "/etc/sysctl.d/90-mesh-net.ipv4.ping_group_range.conf"
+            "/etc/sysctl.d/99-zz-mesh-net.ipv4.ping_group_range.conf"
         );
         assert_eq!(SysctlSpec::normal("0\t2147483647\n"), "0 2147483647");
         for name in ["net..x", "../../etc/shadow", "net/ipv4", "", ".net", "a b"] {

@@ -90,6 +90,13 @@ impl Run<'_> {
         let same_file = found_file
             .as_ref()
             .is_some_and(|f| f.bytes == conf.as_bytes() && f.mode == 0o644);
+        let moved = match record.resources.get(&resource.id) {
+            Some(Entry::Sysctl(e)) if e.drop_in != drop_in => Some(e.clone()),
+            _ => None,
+        };
+        if let Some(old) = moved {
+            return self.move_drop_in(resource, spec, old, record);
+        }
         if now == want && same_file {
             return Ok(outcome(
                 &resource.id,
@@ -136,6 +143,58 @@ impl Run<'_> {
                 spec.name
             ),
         ))
+    }
+
+    /// A drop-in the mesh wrote under its earlier name (`90-mesh-`, read before Debian's
+    /// `99-sysctl.conf`): given back, and the setting applied again under its name now, keeping
+    /// the value found before the mesh first set it.
+    fn move_drop_in(
+        &mut self,
+        resource: &Resource,
+        spec: &SysctlSpec,
+        old: SysctlEntry,
+        record: &mut Record,
+    ) -> Result<Outcome, Failure> {
+        let drop_in = drop_in(spec);
+        if !self.applying() {
+            return Ok(outcome(
+                &resource.id,
+                State::Changed,
+                format!(
+                    "would move {} from {} to {drop_in} (read after the machine's own, so the \
+                     value set is the one it boots with)",
+                    spec.name, old.drop_in
+                ),
+            ));
+        }
+        self.give_back_file(&FileEntry {
+            path: old.drop_in.clone(),
+            created: old.drop_in_original.is_none(),
+            original: old.drop_in_original.clone(),
+            original_lost: false,
+            written: None,
+            readers: Readers::default(),
+            parents_made: Vec::new(),
+        })?;
+        let found_file = self
+            .paths
+            .machine
+            .read(Path::new(&drop_in))
+            .map_err(|e| e.to_string())?;
+        let drop_in_original = match &found_file {
+            Some(f) => Some(self.keep_original(&resource.id, f)?),
+            None => None,
+        };
+        record.resources.insert(
+            resource.id.clone(),
+            Entry::Sysctl(SysctlEntry {
+                drop_in,
+                drop_in_original,
+                ..old
+            }),
+        );
+        record.save(self.paths).map_err(Failure::Record)?;
+        self.try_sysctl(resource, spec, record)
     }
 
     /// Writes the value found back at once, and removes the drop-in (or puts back the file
@@ -251,7 +310,7 @@ mod tests {
         assert_eq!(states(&one, Mode::DryRun, &paths), vec![State::Changed]);
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\t0\n");
         assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Changed]);
-        let drop_in = dir.path().join("90-mesh-net.ipv4.ping_group_range.conf");
+        let drop_in = dir.path().join("99-zz-mesh-net.ipv4.ping_group_range.conf");
         assert_eq!(
             std::fs::read_to_string(&drop_in).unwrap(),
             "net.ipv4.ping_group_range = 0 2147483647\n"
@@ -264,6 +323,42 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "1 0\n");
         assert!(!drop_in.exists());
+    }
+
+    #[test]
+    fn a_drop_in_under_its_earlier_name_is_moved_after_the_machines_own_keeping_what_was_found() {
+        let (dir, paths) = sandbox();
+        let root = kernel(dir.path());
+        let file = root.join("net/ipv4/ping_group_range");
+        let one = decl(vec![sysctl("net.ipv4.ping_group_range", "0 1000")]);
+        assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Changed]);
+        // as a helper before the rename left it: its drop-in read before 99-sysctl.conf
+        let now = dir.path().join("99-zz-mesh-net.ipv4.ping_group_range.conf");
+        let before = dir.path().join("90-mesh-net.ipv4.ping_group_range.conf");
+        std::fs::rename(&now, &before).unwrap();
+        let record = std::fs::read_to_string(paths.record()).unwrap();
+        let old = record.replace("99-zz-mesh-", "90-mesh-");
+        assert_ne!(old, record);
+        std::fs::write(paths.record(), old).unwrap();
+
+        assert_eq!(states(&one, Mode::DryRun, &paths), vec![State::Changed]);
+        assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Changed]);
+        assert!(
+            !before.exists(),
+            "the drop-in under its earlier name stayed"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&now).unwrap(),
+            "net.ipv4.ping_group_range = 0 1000\n"
+        );
+        assert_eq!(states(&one, Mode::Apply, &paths), vec![State::Unchanged]);
+        states(&decl(vec![]), Mode::Apply, &paths);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "1 0\n",
+            "the value found"
+        );
+        assert!(!now.exists());
     }
 
     #[test]
