@@ -364,6 +364,7 @@ impl Adopt<'_> {
             generation: None,
             facts: Some(crate::facts::gather()),
             steps: Vec::new(),
+            generation_not_kept: None,
         }
     }
 }

@@ -86,8 +86,8 @@ pub(crate) fn run_as_sent(
     let asking = !asks.is_empty() && would_change(declaration, paths, &held, &asks)?;
     crate::steps::done("confirmation asked for");
     if !asking {
-        let report = apply::run_held(declaration, false, paths, &held, record)?;
-        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
+        let mut report = apply::run_held(declaration, false, paths, &held, record)?;
+        crate::generations::keep_made(&mut report, before.as_ref(), sent, paths);
         crate::steps::done("generation kept");
         return Ok(with_notes(report, mode, paths));
     }
@@ -105,10 +105,10 @@ pub(crate) fn run_as_sent(
     if resources.is_empty() {
         // what asked for confirmation failed or was put back: nothing to confirm
         forget(&id, &dir, paths);
-        crate::generations::keep_made(&report, before.as_ref(), sent, paths);
+        crate::generations::keep_made(&mut report, before.as_ref(), sent, paths);
         return Ok(with_notes(report, mode, paths));
     }
-    crate::generations::keep_made_awaiting(&dir, &report, before.as_ref(), sent);
+    crate::generations::keep_made_awaiting(&dir, &mut report, before.as_ref(), sent);
     // the waiter's deadline runs from here
     if let Err(e) = files::HOST.write_atomically(&dir.join(APPLIED), b"", None, 0o600) {
         let reverted =

@@ -76,9 +76,10 @@ fn made<'a>(report: &'a Report, before: Option<&Generation>) -> Option<&'a Gener
 }
 
 /// Keeps the generation `report` made, if it made one, by applying `sent`. The push is applied
-/// whether or not it can be kept: a machine that cannot keep it says so, and keeps the older ones.
+/// whether or not it can be kept: a machine that cannot keep it says so in the report (and on
+/// stderr), and keeps the older ones.
 pub(crate) fn keep_made(
-    report: &Report,
+    report: &mut Report,
     before: Option<&Generation>,
     sent: &Declaration,
     paths: &Paths,
@@ -86,28 +87,29 @@ pub(crate) fn keep_made(
     if let Some(made) = made(report, before)
         && let Err(e) = keep(paths, made, sent)
     {
-        eprintln!(
-            "mesh-host: generation {} is not kept on the machine: {e}",
-            made.number
-        );
+        not_kept(report, made.number, &e);
     }
+}
+
+/// Says, in `report` and on stderr, that generation `number` is not kept.
+fn not_kept(report: &mut Report, number: u64, e: &io::Error) {
+    let said = format!("generation {number} is not kept on the machine: {e}");
+    eprintln!("mesh-host: {said}");
+    report.generation_not_kept = Some(said);
 }
 
 /// As [`keep_made`] for a change awaiting its confirmation, kept in `kept` (its kept directory):
 /// the generation is the machine's once the change is confirmed, and a revert drops it.
 pub(crate) fn keep_made_awaiting(
     kept: &Path,
-    report: &Report,
+    report: &mut Report,
     before: Option<&Generation>,
     sent: &Declaration,
 ) {
     if let Some(made) = made(report, before)
         && let Err(e) = keep_awaiting(kept, made, sent)
     {
-        eprintln!(
-            "mesh-host: generation {} is not kept on the machine: {e}",
-            made.number
-        );
+        not_kept(report, made.number, &e);
     }
 }
 

@@ -144,10 +144,13 @@ fn what_changed(inv: &Inventory, id: i64) -> Result<String> {
             .or_default() += 1;
     }
     let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-    let rollback = match inv.rolled_back_to(id)? {
+    let mut rollback = match inv.rolled_back_to(id)? {
         Some(number) => format!("; rollback to generation {number}"),
         None => String::new(),
     };
+    if report.generation_not_kept.is_some() {
+        rollback.push_str("; NOT KEPT on the machine (it cannot roll back to it)");
+    }
     Ok(if said.is_empty() {
         format!(": nothing changed{rollback}")
     } else {

@@ -268,6 +268,13 @@ pub(crate) fn node(r: &NodeResult, mode: Mode, diff: Option<bool>) -> String {
         let line = format!("  {}", confirmation.said());
         let _ = writeln!(out, "{}", visible(&line));
     }
+    if let Some(not_kept) = &report.generation_not_kept {
+        let line = format!(
+            "  WARNING: {not_kept}; the change is applied, but the machine cannot roll back to \
+             it (`mesh-host rollback`): make room in /var/lib/mesh/generations"
+        );
+        let _ = writeln!(out, "{}", visible(&line));
+    }
     if let Some(refused) = &answer.facts_refused {
         let line = format!(
             "  facts refused: {refused}; the facts known before are kept, and nothing is \

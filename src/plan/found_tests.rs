@@ -79,6 +79,7 @@ fn report(mode: Mode, generation: Generation, resources: Vec<Outcome>) -> Report
         generation: Some(generation),
         facts: None,
         steps: Vec::new(),
+        generation_not_kept: None,
     }
 }
 

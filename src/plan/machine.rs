@@ -189,6 +189,7 @@ mod tests {
             generation: None,
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         }
     }
 

@@ -182,6 +182,7 @@ mod tests {
             generation: None,
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         };
         let p = super::super::plan(&decl(vec![]), Some(&decl(vec![file])), Some(&report));
         let got: Vec<(&str, &str)> = p.units.iter().map(|u| (u.unit.as_str(), u.verb)).collect();

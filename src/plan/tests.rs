@@ -116,6 +116,7 @@ fn a_file_given_back_costs_its_readers_its_declared_cost() {
         generation: None,
         facts: None,
         steps: Vec::new(),
+        generation_not_kept: None,
     };
     assert!(
         plan(&decl(vec![]), Some(&old), Some(&report))

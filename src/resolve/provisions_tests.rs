@@ -216,6 +216,7 @@ fn a_consumer_on_another_node_waits_until_its_provision_is_made_there() {
             generation: None,
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         }),
     };
     m.inv

@@ -302,6 +302,7 @@ mod tests {
             generation: Some(generation),
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         };
         let id = inv.begin_pushes("t0", &[("n", "d")]).unwrap()[0];
         inv.finish_push(

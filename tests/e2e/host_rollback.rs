@@ -255,3 +255,45 @@ fn a_change_reverted_at_its_deadline_is_never_kept_and_a_confirmed_one_is() {
     assert_eq!(current_and_highest("node3"), (current + 1, current + 1));
     crate::confirm::take_sshd_off(&mesh, &["node3"]);
 }
+
+/// A generation the machine cannot keep is said in the push's result and in `mesh history`,
+/// not only on the helper's stderr; the change itself is applied.
+#[test]
+fn a_generation_the_machine_cannot_keep_is_said_in_the_result_and_the_history() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    mesh.module("genroll", GENROLL, &[("genroll.conf", "word ${word}\n")]);
+    mesh.run(&["assign", "genroll", "node1"]).ok();
+    pushed(&mesh, "room");
+    // where the generations go is no directory: as a full disk, nothing can be written there
+    on(
+        "node1",
+        "mv /var/lib/mesh/generations /var/lib/mesh/generations.kept && \
+         touch /var/lib/mesh/generations",
+    );
+    mesh.run(&["settings", "set", "genroll", "word=full"]).ok();
+    let push = mesh.run(&["--json", "push", "node1"]);
+    let text_history = mesh.run(&["history", "node1"]).ok().stdout;
+    on(
+        "node1",
+        "rm /var/lib/mesh/generations && mv /var/lib/mesh/generations.kept /var/lib/mesh/generations",
+    );
+    let json = push.ok().json();
+    let not_kept = node_result(&json, "node1")["report"]["generation_not_kept"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        not_kept.contains("is not kept on the machine"),
+        "the push's result says it: {json}"
+    );
+    assert!(
+        text_history.contains("NOT KEPT on the machine"),
+        "{text_history}"
+    );
+    assert_eq!(on("node1", "cat /etc/genroll.conf"), "word full\n");
+    mesh.run(&["unassign", "genroll", "node1"]).ok();
+    mesh.run(&["push", "node1"]).ok();
+}

@@ -125,6 +125,11 @@ pub struct Report {
     /// for `-v`; empty: a helper from before step timings, or a run that was not timed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepTime>,
+    /// The generation this run made could not be kept on the machine (its disk full, its
+    /// state directory unwritable), and why: the change is applied, but `mesh-host rollback`
+    /// cannot go back to it. `None`: kept, or none made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_not_kept: Option<String>,
 }
 
 /// One step of the helper's run and its own time on it.

@@ -57,6 +57,7 @@ fn report(mode: Mode, states: &[(&Resource, State)]) -> Report {
         generation: None,
         facts: None,
         steps: Vec::new(),
+        generation_not_kept: None,
     }
 }
 

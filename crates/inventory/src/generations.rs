@@ -236,6 +236,7 @@ pub(super) mod tests {
             generation: Some(generation),
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         }
     }
 

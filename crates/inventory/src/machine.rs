@@ -146,6 +146,7 @@ mod tests {
             generation: None,
             facts: None,
             steps: Vec::new(),
+            generation_not_kept: None,
         }
     }
 

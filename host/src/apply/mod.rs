@@ -199,6 +199,7 @@ fn measure_or_apply(
         generation: record.generation,
         facts: None,
         steps: Vec::new(),
+        generation_not_kept: None,
     })
 }
 
