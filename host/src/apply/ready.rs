@@ -95,7 +95,13 @@ pub(super) fn wait(ready: &Ready) -> Result<(), NotReady> {
     let started = Instant::now();
     loop {
         let left = timeout.saturating_sub(started.elapsed());
-        let answer = match once(&ready.probe, left.clamp(EVERY, ONE_TRY)) {
+        // a command's try may take what is left of the probe's own timeout (a check that takes
+        // seconds is a check); a connection's try is short, and tried again
+        let within = match ready.probe {
+            Probe::Command(_) => left.max(EVERY),
+            _ => left.clamp(EVERY, ONE_TRY),
+        };
+        let answer = match once(&ready.probe, within) {
             Ok(()) => return Ok(()),
             Err(answer) => answer,
         };
@@ -117,7 +123,7 @@ fn once(probe: &Probe, within: Duration) -> Result<(), Answer> {
             let (program, args) = argv.split_first().ok_or(Answer::Unusable("no command"))?;
             let out = Command::new(program)
                 .args(args)
-                .output_within(within.max(Duration::from_secs(1)))
+                .output_within(within)
                 .map_err(|e| Answer::NotRun(e.to_string()))?;
             if out.status.success() {
                 return Ok(());
@@ -276,6 +282,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.ends_with("connection refused"), "{e}");
+    }
+
+    #[test]
+    fn a_command_probe_that_takes_longer_than_a_connection_try_has_its_own_timeout() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // one try takes 2.5 s: more than a connection's try, well within its 10 s
+        wait(&ready(Probe::Command(argv(&["sleep", "2.5"])), 10)).unwrap();
     }
 
     #[test]
