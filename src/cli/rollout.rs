@@ -48,6 +48,18 @@ pub(crate) fn waves_text(waves: &[Wave]) -> String {
             w.nodes.join(" ")
         );
     }
+    if let [first, .., last] = waves {
+        // the default holds independent machines too: said before a cron push meets it
+        let _ = writeln!(
+            out,
+            "  a failure in wave {} holds waves {}-{} (--max-failed 0, the default; `--max-failed \
+             N|P%` lets that many fail, for machines that do not depend on each other; a failed \
+             canary always holds them)",
+            first.number,
+            first.number + 1,
+            last.number
+        );
+    }
     out
 }
 

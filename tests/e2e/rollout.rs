@@ -165,6 +165,10 @@ fn a_restart_goes_in_waves_of_max_unavailable_after_a_canary_and_a_free_change_i
     assert!(planned.contains("wave 2: node2 node3\n"), "{planned}");
     assert!(planned.contains("wave 3: node4 node5\n"), "{planned}");
     assert!(planned.contains("wave 4: node6\n"), "{planned}");
+    assert!(
+        planned.contains("a failure in wave 1 holds waves 2-4 (--max-failed 0, the default"),
+        "the plan says what a failure holds: {planned}"
+    );
     let four = expect(&[
         ("node1", 1),
         ("node2", 2),
