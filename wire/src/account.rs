@@ -89,18 +89,35 @@ fn refuse_name(field: &str, name: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Why `id` cannot be a declared uid or gid (`what`: `uid` or `gid`), if it cannot: 0 is root's,
+/// and 4294967295 and 65535 are `(uid_t) -1` and its 16-bit form, which the system takes for
+/// "no id". One rule for `module check`, the plan and the helper.
+pub fn refused_account_id(what: &str, id: u32) -> Option<String> {
+    match id {
+        0 => Some(format!("{what} 0 is root's")),
+        65535 | u32::MAX => Some(format!(
+            "{what} {id} is (uid_t) -1 or its 16-bit form, which the system takes for no id"
+        )),
+        _ => None,
+    }
+}
+
+fn refuse_id(what: &str, id: Option<u32>) -> Result<(), Refusal> {
+    match id.and_then(|id| Some((id, refused_account_id(what, id)?))) {
+        Some((id, reason)) => Err(Refusal {
+            field: what.into(),
+            value: id.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
 impl GroupSpec {
-    /// Its name held to the rule; root refused.
+    /// Its name held to the rule; root's and the system's "no id" refused.
     pub fn check(&self) -> Result<(), Refusal> {
         refuse_name("name", &self.name)?;
-        if self.gid == Some(0) {
-            return Err(Refusal {
-                field: "gid".into(),
-                value: "0".into(),
-                reason: "gid 0 is root's".into(),
-            });
-        }
-        Ok(())
+        refuse_id("gid", self.gid)
     }
 }
 
@@ -113,13 +130,7 @@ impl UserSpec {
                 refuse_name("groups", group)?;
             }
         }
-        if self.uid == Some(0) {
-            return Err(Refusal {
-                field: "uid".into(),
-                value: "0".into(),
-                reason: "uid 0 is root's".into(),
-            });
-        }
+        refuse_id("uid", self.uid)?;
         if let Some(shell) = self.shell.as_ref().filter(|s| !valid_shell(s)) {
             return Err(Refusal {
                 field: "shell".into(),

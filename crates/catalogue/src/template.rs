@@ -140,6 +140,14 @@ impl Template {
             .collect()
     }
 
+    /// What it says when it reads nothing (no `${…}`): a literal field, checked at `module
+    /// check` by the same rule the plan checks it by once filled in.
+    pub fn literal(&self) -> Option<String> {
+        self.references()
+            .is_empty()
+            .then(|| self.render(|_| String::new()))
+    }
+
     /// The setting this template is, when it is nothing but one `${name}` (without `:text`): its
     /// value then keeps its type in a JSON document.
     pub fn lone_reference(&self) -> Option<&str> {

@@ -35,6 +35,8 @@ mod once;
 mod owed;
 mod package;
 #[cfg(test)]
+mod package_tests;
+#[cfg(test)]
 mod parents_tests;
 mod process;
 #[cfg(test)]

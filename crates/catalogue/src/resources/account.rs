@@ -145,8 +145,11 @@ impl Parser<'_> {
 
     pub(super) fn group(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let g: RawGroup = self.raw(i, value)?;
-        if g.gid == Some(0) {
-            return Err(self.invalid(&format!("resources[{i}].gid"), "0 is root's".into()));
+        if let Some(why) = g
+            .gid
+            .and_then(|id| mesh_wire::refused_account_id("gid", id))
+        {
+            return Err(self.invalid(&format!("resources[{i}].gid"), why));
         }
         let name = self.account_name(i, "group", g.name)?;
         Ok(ResourceDef::from(GroupDef {
@@ -159,8 +162,11 @@ impl Parser<'_> {
     pub(super) fn user(&mut self, i: usize, value: Value) -> Result<ResourceDef, CatalogueError> {
         let u: RawUser = self.raw(i, value)?;
         let at = |field: &str| format!("resources[{i}].{field}");
-        if u.uid == Some(0) {
-            return Err(self.invalid(&at("uid"), "0 is root's".into()));
+        if let Some(why) = u
+            .uid
+            .and_then(|id| mesh_wire::refused_account_id("uid", id))
+        {
+            return Err(self.invalid(&at("uid"), why));
         }
         let name = self.account_name(i, "user", u.name)?;
         for group in u.groups.iter().flatten() {

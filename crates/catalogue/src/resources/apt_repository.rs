@@ -139,6 +139,7 @@ impl Parser<'_> {
             ));
         }
         self.units.push(claim);
+        self.check_literal_repository(i, [&name, &uri, &suite, &components, &key], &key_file)?;
         Ok(ResourceDef::from(AptRepositoryDef {
             name,
             uri,
@@ -147,5 +148,45 @@ impl Parser<'_> {
             key,
             key_file,
         }))
+    }
+}
+
+impl Parser<'_> {
+    /// Literal fields (`name`, `uri`, `suite`, `components`, `key`, reading no setting) checked
+    /// now by the rule the plan checks them by once filled in (`wire::AptRepositorySpec::check`).
+    fn check_literal_repository(
+        &self,
+        i: usize,
+        fields: [&Template; 5],
+        key_file: &Option<String>,
+    ) -> Result<(), CatalogueError> {
+        let [
+            Some(name),
+            Some(uri),
+            Some(suite),
+            Some(components),
+            Some(key),
+        ] = fields.map(Template::literal)
+        else {
+            return Ok(());
+        };
+        let spec = mesh_wire::AptRepositorySpec {
+            name,
+            uri,
+            suite,
+            components: components.split_whitespace().map(String::from).collect(),
+            key,
+        };
+        let Err(r) = spec.check() else {
+            return Ok(());
+        };
+        let field = match (r.field.as_str(), key_file) {
+            ("key", Some(_)) => "key-file",
+            (field, _) => field,
+        };
+        Err(self.invalid(
+            &format!("resources[{i}].{field}"),
+            format!("{:?}: {}", r.value, r.reason),
+        ))
     }
 }

@@ -77,6 +77,16 @@ impl Parser<'_> {
             None => return Err(self.invalid(&field, "missing".into())),
         };
         let value = self.template(i, "value", &text, Reading::Plain)?;
+        // a literal value is checked now by the rule the plan checks it by once filled in
+        if let Some(literal) = value.literal() {
+            let spec = mesh_wire::SysctlSpec {
+                name: name.clone(),
+                value: literal,
+            };
+            if let Err(r) = spec.check() {
+                return Err(self.invalid(&field, format!("{:?}: {}", r.value, r.reason)));
+            }
+        }
         Ok(ResourceDef::from(SysctlDef { name, value }))
     }
 }

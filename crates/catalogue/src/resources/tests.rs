@@ -248,7 +248,27 @@ fn a_user_and_a_group_are_named_by_the_account_rule_and_root_is_refused() {
         ),
         (
             r#"{"kind":"user","name":"alice","uid":0}"#,
-            "resources[0].uid: 0 is root's",
+            "resources[0].uid: uid 0 is root's",
+        ),
+        (
+            r#"{"kind":"user","name":"alice","uid":4294967295}"#,
+            "resources[0].uid: uid 4294967295 is (uid_t) -1",
+        ),
+        (
+            r#"{"kind":"group","name":"ops","gid":65535}"#,
+            "resources[0].gid: gid 65535 is (uid_t) -1",
+        ),
+        (
+            r#"{"kind":"sysctl","name":"net.ipv4.ip_forward","value":"1\nkernel.x = 2"}"#,
+            "resources[0].value: \"1\\nkernel.x = 2\"",
+        ),
+        (
+            r#"{"kind":"apt-repository","name":"r","uri":"https://a b","suite":"s","components":"main","key":"k"}"#,
+            "resources[0].uri: \"https://a b\"",
+        ),
+        (
+            r#"{"kind":"apt-repository","name":"r","uri":"https://a","suite":"s","components":"main","key":"not a key"}"#,
+            "resources[0].key: \"not a key\"",
         ),
         (
             r#"{"kind":"user","name":"alice","groups":["a b"]}"#,
