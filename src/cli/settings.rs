@@ -321,6 +321,9 @@ fn reach(
             },
         };
         let (before, after) = (resolve::effective(m, now), resolve::effective(m, then));
+        if let LayerOf::Tag(t) = at {
+            refuse_tags_disagreeing(&m.name, t, &a.node, &before, &after)?;
+        }
         let keys: Vec<String> = before
             .iter()
             .zip(&after)
@@ -332,6 +335,38 @@ fn reach(
         }
     }
     Ok(moved)
+}
+
+/// A tag layer that would set a key another tag of `node` sets otherwise (the node's own layer
+/// not setting it) is refused as it is set, naming both tags: the node would be refused whole
+/// at the next plan.
+fn refuse_tags_disagreeing(
+    module: &str,
+    tag: &str,
+    node: &str,
+    before: &[resolve::Effective],
+    after: &[resolve::Effective],
+) -> Result<()> {
+    let new = after
+        .iter()
+        .zip(before)
+        .find(|(a, b)| !a.conflict.is_empty() && b.conflict.is_empty());
+    let Some((e, _)) = new else {
+        return Ok(());
+    };
+    let others: Vec<String> = e
+        .conflict
+        .iter()
+        .filter(|(t, _)| t != tag)
+        .map(|(t, v)| format!("tag {t} sets it to {v}"))
+        .collect();
+    bail!(
+        "{module}'s {key} for tag {tag} would disagree with another tag of {node}: {}; a node's \
+         tags must agree (its plan would be refused). Set it for {node} alone (`mesh settings \
+         set {module} {key}=… --node {node}`), or in one tag only",
+        others.join(", "),
+        key = e.name
+    )
 }
 
 /// Nothing is removed unseen (seed 003): a change that would drop what is there is refused,

@@ -57,9 +57,28 @@ fn a_tag_layer_sits_between_the_mesh_and_the_node_and_two_disagreeing_tags_are_r
     let text = mesh.run(&["config", "motd", "--node", "w1"]).ok().stdout;
     assert!(text.contains("tag web"), "{text}");
 
-    // two tags of w2 disagree: refused at resolution, naming both
+    // a tag layer that would make two tags of w2 disagree is refused as it is set, naming both
+    let disagree = mesh.run(&["settings", "set", "motd", "--tag", "db", "contact=db-team"]);
+    assert_ne!(disagree.status, 0, "{}", disagree.stdout);
+    assert!(
+        disagree.stderr.contains(
+            "motd's contact for tag db would disagree with another tag of w2: tag web sets it \
+             to \"web-team\""
+        ),
+        "{}",
+        disagree.stderr
+    );
+    assert_eq!(
+        config(&mesh, "w2")["value"],
+        "web-team",
+        "nothing was set: {}",
+        config(&mesh, "w2")
+    );
+    // set while no node carries db, then a tag given: refused at resolution, naming both
+    mesh.run(&["node", "untag", "w2", "db"]).ok();
     mesh.run(&["settings", "set", "motd", "--tag", "db", "contact=db-team"])
         .ok();
+    mesh.run(&["node", "tag", "w2", "db"]).ok();
     let refused = mesh.run(&["plan", "w2"]).code(1);
     let said = format!("{}{}", refused.stdout, refused.stderr);
     assert!(
