@@ -6,7 +6,7 @@ use crate::catalogue::Catalogue;
 use crate::inventory::{Assignment, Inventory, InventoryError, Node};
 use crate::plan::Plan;
 use crate::resolve::{self, Composed};
-use crate::wire::{Cost, Declaration};
+use crate::wire::{Cost, Declaration, ProcessSpec, ServiceSpec};
 
 use super::waves::{NodeCost, Wave, group};
 use super::{DeployError, MaxUnavailable, Options};
@@ -36,17 +36,30 @@ pub fn node_cost_of(
         .iter()
         .map(|a| (a.instance.as_str(), a.module.as_str()))
         .collect();
-    let instance_of = |id: &str| {
+    let resources = || {
         declaration
             .resources
             .iter()
             .chain(confirmed.into_iter().flat_map(|d| d.resources.iter()))
-            .find(|r| r.id == id)
+    };
+    let instance_of = |id: &str| resources().find(|r| r.id == id).map(|r| r.instance.clone());
+    // the assignment that declares the unit (a service or a process of it): its module's budget
+    // is the one a restart spends, whichever module's change causes it
+    let owner_of = |unit: &str| {
+        resources()
+            .find(|r| {
+                r.spec.get::<ServiceSpec>().is_some_and(|s| s.unit == unit)
+                    || r.spec.get::<ProcessSpec>().is_some_and(|p| p.unit == unit)
+            })
             .map(|r| r.instance.clone())
     };
     let mut restarts = BTreeSet::new();
     for unit in &plan.units {
         if unit.verb == "start" || !(unit.action == Cost::Restart || unit.stops) {
+            continue;
+        }
+        if let Some(module) = owner_of(&unit.unit).and_then(|i| modules.get(i.as_str())) {
+            restarts.insert((*module).to_string());
             continue;
         }
         // a cause reads `ID` or `ID: settings that moved`
@@ -203,6 +216,20 @@ mod tests {
         }))
         .unwrap();
         let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
+        assert_eq!(cost.restarts.into_iter().collect::<Vec<_>>(), vec!["web"]);
+
+        // another module's file restarts www's process: the restart is www's module's to spend
+        inv.assign("n1", "appconf", "conf").unwrap();
+        plan.units = vec![unit("restart", "conf:file:/etc/www.conf")];
+        let owned: crate::wire::Declaration = serde_json::from_value(serde_json::json!({
+            "version": 1, "node": "n1", "resources": [
+            {"id": "conf:file:/etc/www.conf", "instance": "conf", "module": "appconf@1",
+             "kind": "directory", "path": "/y", "owner": "root", "group": "root", "mode": 493},
+            {"id": "www:service:www-main.service", "instance": "www", "module": "web@1",
+             "kind": "service", "unit": "www-main.service"}]
+        }))
+        .unwrap();
+        let cost = super::node_cost(&inv, &plan, &owned, None).unwrap();
         assert_eq!(cost.restarts.into_iter().collect::<Vec<_>>(), vec!["web"]);
         plan.units = vec![unit("start", "www:process:www-main.service")];
         let cost = super::node_cost(&inv, &plan, &declaration, None).unwrap();
