@@ -12,6 +12,8 @@ pub mod rollback;
 pub mod rollback_plan;
 pub mod rollback_secrets;
 pub mod rollout;
+#[cfg(test)]
+mod rollout_tests;
 pub mod run;
 mod send;
 pub mod waves;
@@ -56,6 +58,14 @@ pub enum DeployError {
         if .1.is_empty() { "none".to_string() } else { .1.join(", ") }
     )]
     NotInRollout(Vec<String>, Vec<String>),
+    #[error(
+        "the rollout planned other declarations for {} than today's (a setting, module or \
+         assignment changed since it began): `mesh push --resume` sends only what it planned; \
+         `mesh push {}` starts a new rollout with today's, canary and waves planned again",
+        .0.join(", "),
+        .0.join(" ")
+    )]
+    ResumeChanged(Vec<String>),
     #[error(transparent)]
     Prepare(#[from] crate::push::transport::PrepareError),
     #[error("cannot start the fan-out's runtime: {0}")]

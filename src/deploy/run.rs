@@ -144,7 +144,7 @@ pub fn push(
 ) -> Result<(Rollout, Summary), DeployError> {
     let Given {
         nodes,
-        mut composed,
+        composed,
         refusals,
         resumed,
         held_at,
@@ -165,23 +165,9 @@ pub fn push(
         .filter(|n| !refusals.iter().any(|(r, _)| *r == n.name))
         .map(|n| (n.name.clone(), n))
         .collect();
-    let mut rollout = match resumed {
-        Some(mut r) => {
-            let held = held_at.iter().map(|h| &h.node);
-            for node in refusals.iter().map(|(node, _)| node).chain(held) {
-                r.note(inv, node, NodeOutcome::Refused)?;
-            }
-            r
-        }
-        None => {
-            if options.behind {
-                composed = behind(inv, composed)?;
-            }
-            let waves = plan_waves(inv, cat, &composed, rollout)?;
-            Rollout::begin(inv, &started, waves, rollout.max_failed)?
-        }
-    };
-    drop(composed);
+    let mut rollout = begin_or_resume(
+        inv, cat, resumed, composed, &refusals, &held_at, rollout, options, &started,
+    )?;
     out.rolled_back = held_at;
     let waves = rollout.waves.clone();
     let mut run = Run {
@@ -213,6 +199,53 @@ pub fn push(
         });
     }
     Ok((rollout, out))
+}
+
+/// The rollout a push runs: the one `--resume` continues (refused when what it would send is not
+/// what it planned; the nodes refused or held noted), or a new one of `composed`'s waves.
+#[allow(clippy::too_many_arguments)]
+fn begin_or_resume(
+    inv: &mut Inventory,
+    cat: &Catalogue,
+    resumed: Option<Rollout>,
+    mut composed: Vec<(Node, Composed)>,
+    refusals: &[(String, Vec<resolve::Problem>)],
+    held_at: &[crate::inventory::Hold],
+    rollout: &Options,
+    options: &PushOptions,
+    started: &str,
+) -> Result<Rollout, DeployError> {
+    Ok(match resumed {
+        Some(mut r) => {
+            if let Err(refused) = r.refuse_changed(&composed) {
+                // nothing was sent: the rollout stays as it was, stopped, for a resume or a new one
+                let by = refused.to_string();
+                inv.set_rollout_state(r.id, super::RolloutState::Stopped, Some(&by))?;
+                return Err(refused);
+            }
+            let held = held_at.iter().map(|h| &h.node);
+            for node in refusals.iter().map(|(node, _)| node).chain(held) {
+                r.note(inv, node, NodeOutcome::Refused)?;
+            }
+            r
+        }
+        None => {
+            if options.behind {
+                composed = behind(inv, composed)?;
+            }
+            let waves = plan_waves(inv, cat, &composed, rollout)?;
+            let planned = composed
+                .iter()
+                .map(|(n, c)| {
+                    (
+                        n.name.clone(),
+                        super::rollout::planned_digest(&c.declaration),
+                    )
+                })
+                .collect();
+            Rollout::begin(inv, started, waves, rollout.max_failed, &planned)?
+        }
+    })
 }
 
 /// A node refused before anything was sent to it, as a push's or check's result.

@@ -3,7 +3,8 @@
 //! restarts it goes in waves of at most 2 after a canary, each wave only once the one before
 //! answered ready; a change that costs nothing goes in one wave; a change that makes the probe
 //! fail (the process runs, and serves 500) fails the canary, stops the rollout with the others
-//! untouched, and `push --resume` finishes it once fixed; `--max-failed 1` stops after the
+//! untouched, `push --resume` refused once a setting fixed it (it sends only what the rollout
+//! planned) and a new rollout finishes it; `--max-failed 1` stops after the
 //! second failure; an operator killed in the third wave resumes with only what was not done; a
 //! wave wider than `--parallel` is pushed that many at a time.
 //!
@@ -261,9 +262,29 @@ fn a_failed_canary_stops_the_rollout_the_others_untouched_and_resume_finishes_it
     );
     assert!(plan.contains("mesh push --resume"), "{plan}");
 
-    // fixed, the rollout goes on from where it stopped
+    // fixed by a setting: a resume sends only what the rollout planned, so it is refused naming
+    // the nodes whose declaration changed, and nothing is sent
     mesh.run(&["settings", "set", "svc", "mark=c"]).ok();
-    let resumed = mesh.run(&["push", "--resume", "--json"]).ok().json();
+    let refused = mesh.run(&["push", "--resume"]);
+    assert_ne!(refused.status, 0, "{}", refused.stdout);
+    assert!(
+        refused
+            .stderr
+            .contains("the rollout planned other declarations for node1, node2")
+            && refused.stderr.contains("starts a new rollout"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        invocation("node2", UNIT),
+        before[1],
+        "a refused resume sent node2"
+    );
+    // a new rollout, its canary first, sends today's
+    let resumed = mesh
+        .run(&["push", "--all", "--canary", "1", "--json"])
+        .ok()
+        .json();
     for n in NODES {
         assert_eq!(node_result(&resumed, n)["outcome"], "applied", "{resumed}");
         assert_eq!(on(n, "cat /run/svc-mark").trim(), "c", "{n}");

@@ -65,6 +65,10 @@ pub struct RolloutNode {
     pub canary: bool,
     /// `None` until its push answered.
     pub outcome: Option<NodeOutcome>,
+    /// A digest of what the rollout planned to send it; `None`: a rollout recorded before
+    /// this was kept. Not part of any answer.
+    #[serde(skip)]
+    pub planned: Option<String>,
 }
 
 /// A rollout as recorded.
@@ -103,8 +107,9 @@ impl Inventory {
         let id = tx.last_insert_rowid();
         for n in nodes {
             tx.execute(
-                "INSERT INTO rollout_nodes (rollout, node, wave, canary) VALUES (?1, ?2, ?3, ?4)",
-                params![id, n.node, n.wave as i64, n.canary],
+                "INSERT INTO rollout_nodes (rollout, node, wave, canary, planned)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, n.node, n.wave as i64, n.canary, n.planned],
             )?;
         }
         tx.commit()?;
@@ -175,7 +180,7 @@ impl Inventory {
             return Ok(None);
         };
         let mut stmt = self.conn.prepare(
-            "SELECT node, wave, canary, outcome FROM rollout_nodes WHERE rollout = ?1
+            "SELECT node, wave, canary, outcome, planned FROM rollout_nodes WHERE rollout = ?1
              ORDER BY wave, node",
         )?;
         let rows = stmt.query_map([id], |r| {
@@ -184,16 +189,18 @@ impl Inventory {
                 r.get::<_, i64>(1)?,
                 r.get::<_, bool>(2)?,
                 r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<String>>(4)?,
             ))
         })?;
         let mut nodes = Vec::new();
         for row in rows {
-            let (node, wave, canary, outcome) = row?;
+            let (node, wave, canary, outcome, planned) = row?;
             nodes.push(RolloutNode {
                 node,
                 wave: usize::try_from(wave).unwrap_or(0),
                 canary,
                 outcome: outcome.as_deref().map(NodeOutcome::parse).transpose()?,
+                planned,
             });
         }
         Ok(Some(RolloutRow {
@@ -220,6 +227,7 @@ mod tests {
             wave,
             canary: wave == 1,
             outcome: None,
+            planned: None,
         };
         let id = inv
             .begin_rollout("now", &[n("a", 1), n("b", 2), n("c", 2)])

@@ -86,6 +86,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0019_confirmed_in_order.sql",
         include_str!("../../../state/0019_confirmed_in_order.sql"),
     ),
+    (
+        "0020_rollout_planned.sql",
+        include_str!("../../../state/0020_rollout_planned.sql"),
+    ),
 ];
 
 /// Brings the file's schema up to date, in one exclusive transaction; refuses a newer one.

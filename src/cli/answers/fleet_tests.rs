@@ -233,6 +233,7 @@ fn a_plan_marks_the_nodes_an_unfinished_rollout_left() {
     let plans = vec![plan("web1", false), plan("web2", false)];
     let waves = BTreeMap::from([("web1".to_string(), 1), ("web2".to_string(), 2)]);
     let node = |node: &str, wave, outcome| crate::deploy::RolloutNode {
+        planned: None,
         node: node.into(),
         wave,
         canary: false,
