@@ -76,6 +76,26 @@ fn a_system_directory_is_never_placed_and_the_helper_never_takes_over_one_it_did
         push.stdout
     );
     assert_eq!(owner_mode("/srv/taken"), "root:root 755");
+    // the process that needs the directory is held, not restarted into a loop without its data
+    assert!(
+        push.stdout.contains(
+            "held, neither started nor restarted: the directory /srv/taken it needs was refused \
+             in this run"
+        ),
+        "{}",
+        push.stdout
+    );
+    let unit = "kv.service";
+    let restarts = || {
+        ssh(
+            "node1",
+            &format!("systemctl show -p NRestarts,ActiveState --value {unit}"),
+        )
+        .stdout
+    };
+    let held = restarts();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(restarts(), held, "{unit} restarts in a loop");
     ssh(
         "node1",
         "chown redis:redis /srv/taken && chmod 0750 /srv/taken",

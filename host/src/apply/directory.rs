@@ -205,6 +205,39 @@ impl Run<'_> {
             .map(str::to_string)
     }
 
+    /// A process that needs a directory refused in this run (one of its own assignment's, as a
+    /// host directory requirement places it, or one of the operator's data it reaches) is held:
+    /// neither started nor restarted (it would start without its data, or restart in a loop),
+    /// what its files owe left owed for the run that has the directory. Its outcome, failed,
+    /// names the directory.
+    pub(super) fn hold_for_refused_requirement(
+        &mut self,
+        resource: &mesh_wire::Resource,
+        record: &mut crate::record::Record,
+    ) -> Option<mesh_wire::Outcome> {
+        let process = resource.spec.get::<mesh_wire::ProcessSpec>()?;
+        let dir = self
+            .outcomes
+            .iter()
+            .filter(|o| o.state == State::Failed)
+            .filter_map(|o| o.id.split_once(":directory:"))
+            .find(|(instance, dir)| {
+                *instance == resource.instance
+                    || process
+                        .access
+                        .iter()
+                        .any(|a| Path::new(&a.path).starts_with(dir))
+            })
+            .map(|(_, dir)| dir.to_string())?;
+        let why = format!(
+            "{}: held, neither started nor restarted: the directory {dir} it needs was refused \
+             in this run; what its files owe stays owed",
+            process.unit
+        );
+        self.hold_left(&process.unit, &why, record);
+        Some(super::outcome(&resource.id, State::Failed, why))
+    }
+
     /// Removes the directories the mesh made in `made` (deepest first) while each is empty by
     /// then, stopping at the first that holds anything; a dry run only counts them as gone.
     pub(super) fn remove_empty_dirs(&mut self, made: &[String]) {

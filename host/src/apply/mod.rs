@@ -441,6 +441,9 @@ impl Run<'_> {
                 ),
             );
         }
+        if let Some(held) = self.hold_for_refused_requirement(resource, record) {
+            return held;
+        }
         let result = kind::apply(self, resource, record);
         result.unwrap_or_else(|e| {
             outcome(

@@ -35,6 +35,9 @@ enum Settled {
     Started,
     /// Its restart or start failed: the cost stays owed for the next run.
     Failed(SystemError),
+    /// Held, neither started nor restarted (what it needs was refused), and why: the cost stays
+    /// owed for the next run.
+    Held(String),
 }
 
 impl Run<'_> {
@@ -110,6 +113,13 @@ impl Run<'_> {
         self.settle(unit, settled, record);
     }
 
+    /// Holds `unit`: what its files owe is neither paid nor forgotten.
+    pub(super) fn hold_left(&mut self, unit: &str, why: &str, record: &mut Record) {
+        if self.left.get(unit).is_some_and(|l| l.settled.is_none()) {
+            self.settle(unit, Settled::Held(why.to_string()), record);
+        }
+    }
+
     fn settle(&mut self, unit: &str, settled: Settled, record: &mut Record) {
         let applying = self.applying();
         let Some(left) = self.left.get_mut(unit) else {
@@ -117,7 +127,7 @@ impl Run<'_> {
         };
         if applying {
             match &settled {
-                Settled::Failed(_) => {
+                Settled::Failed(_) | Settled::Held(_) => {
                     record.units.entry(unit.to_string()).or_default().owed = left.cost
                 }
                 Settled::Restarted | Settled::Paid(_) | Settled::Started => {
@@ -159,6 +169,10 @@ impl Run<'_> {
                 }
                 Some(Settled::Failed(e)) => {
                     u.error = Some(e.to_string());
+                    true
+                }
+                Some(Settled::Held(why)) => {
+                    u.error = Some(why.clone());
                     true
                 }
                 None => true,
