@@ -15,19 +15,26 @@
 //! see), `refusal` (a setting `validate` refuses), `helper-kill` (the fault switch; a reload or
 //! restart the plan named before it must be paid by the next push), `record` (the helper's
 //! record deleted, then `mesh node adopt`), `operator-kill` (the `mesh push` process killed after
-//! a random delay).
+//! a random delay), `rollout` (a module rolled out one machine at a time changes; at random its
+//! readiness probe fails).
+//!
+//! A rollout is part of the model: a node that fails in wave W holds every node of a later wave
+//! (`--max-failed 0`), and a held node is sent nothing, so neither `check` nor `plan` is compared
+//! with it; instead the held nodes must be exactly those of the waves after the first failure,
+//! each named with the wave the plan gave it.
 //! CI runs a fixed seed; a long run by hand:
 //! `MESH_HONESTY_SEED=$RANDOM MESH_HONESTY_STEPS=200 cargo test --test e2e honesty -- --nocapture`
 
 mod compare;
 mod modules;
+mod rollout;
 mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::util::{Mesh, NODES, on};
 use compare::{Act, check_differences, plan_differences, planned, said};
-use modules::{ALPHA, BETA, CLEAN, CONS, HONEST_UNIT, PROV, alpha_files};
+use modules::{ALPHA, BETA, CLEAN, CONS, GAMMA, HONEST_UNIT, PROV, alpha_files};
 
 /// xorshift64*: a few lines, the same sequence for the same seed everywhere.
 pub struct Rng(u64);
@@ -55,7 +62,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 /// Every kind of step, in the order a seed draws from.
-pub const KINDS: [&str; 11] = [
+pub const KINDS: [&str; 12] = [
     "assign",
     "unassign",
     "settings",
@@ -67,6 +74,7 @@ pub const KINDS: [&str; 11] = [
     "helper-kill",
     "record",
     "operator-kill",
+    "rollout",
 ];
 
 /// What the plan cannot know after a step: nodes changed behind its back, and resources edited
@@ -78,6 +86,8 @@ pub struct Excused {
     /// A step that makes `validate` refuse: a dry run cannot run the check with the new content
     /// in place, so `check` is not held to the resources the push refused (and their units).
     pub refusal: bool,
+    /// A step that makes a readiness probe fail: the push must fail the module's first wave.
+    pub probe_fails: bool,
 }
 
 impl Excused {
@@ -105,6 +115,8 @@ pub struct World<'m> {
     /// After a helper killed before it paid any unit: what the plan said units would be paid
     /// (reload, restart) on that node. The next push must pay them: a kill loses no cost owed.
     pub owed_after_kill: Vec<Act>,
+    /// How many rollout steps were taken (the first one's probe fails).
+    pub rollouts: u32,
 }
 
 impl World<'_> {
@@ -181,9 +193,15 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         declared: BTreeMap::new(),
         undo_after: Vec::new(),
         owed_after_kill: Vec::new(),
+        rollouts: 0,
     };
     world.write_alpha();
     mesh.module("beta", BETA, &[]);
+    mesh.module(
+        "gamma",
+        GAMMA,
+        &[("run.sh", "# mark ${mark}\nwhile :; do sleep 10; done\n")],
+    );
     mesh.module("prov", PROV, &[("prov.conf", "port=${listen.port}\n")]);
     mesh.module(
         "cons",
@@ -223,11 +241,8 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         let what = steps::take(&mut world, kind, &mut excused);
         let context = format!("seed {seed}, step {step}: {what}");
         let mut differences = Vec::new();
-        let plan = planned(&answer(
-            &mesh,
-            &["plan", "--all", "--json"],
-            &mut differences,
-        ));
+        let plan_json = answer(&mesh, &["plan", "--all", "--json"], &mut differences);
+        let plan = planned(&plan_json);
         let check = said(&answer(
             &mesh,
             &["check", "--all", "--json"],
@@ -236,6 +251,10 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         let pushed = answer(&mesh, &["push", "--all", "--json"], &mut differences);
         steps::remember(&mut world, &pushed);
         let push = said(&pushed);
+        let (held, wrong_holds) = rollout::held(&plan_json, &pushed, excused.probe_fails, |n| {
+            excused.nodes.contains(n)
+        });
+        differences.extend(wrong_holds);
         let refused: BTreeSet<(String, String)> = push
             .acts
             .iter()
@@ -243,7 +262,8 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
             .map(|a| (a.0.clone(), a.1.clone()))
             .collect();
         differences.extend(check_differences(&check, &push, |a| {
-            refused.contains(&(a.0.clone(), a.1.clone()))
+            held.contains(&a.0)
+                || refused.contains(&(a.0.clone(), a.1.clone()))
                 || (a.1.starts_with("unit ") && refused.iter().any(|(n, _)| *n == a.0))
         }));
         for owed in std::mem::take(&mut world.owed_after_kill) {
@@ -259,7 +279,12 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
                 differences.push(format!("check did not see the hand edit of {id} on {node}"));
             }
         }
-        differences.extend(plan_differences(&plan, &push, |a| excused.covers(a)));
+        differences.extend(plan_differences(&plan, &push, |a| {
+            excused.covers(a)
+                || held.contains(&a.0)
+                || refused.contains(&(a.0.clone(), a.1.clone()))
+                || (a.1.starts_with("unit ") && refused.iter().any(|(n, _)| *n == a.0))
+        }));
         let units = push
             .acts
             .iter()
@@ -279,6 +304,9 @@ fn whatever_a_push_changes_the_plan_and_check_showed_first() {
         );
         for d in &differences {
             println!("  DIFFERENCE: {d}");
+        }
+        if !differences.is_empty() && std::env::var_os("MESH_HONESTY_SHOW").is_some() {
+            println!("  plan: {plan_json}\n  push: {pushed}");
         }
         total += differences.len();
         for args in std::mem::take(&mut world.undo_after) {

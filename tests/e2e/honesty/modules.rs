@@ -78,6 +78,22 @@ pub const HONEST_UNIT: &str = "printf '[Service]\\nExecStart=/bin/sleep infinity
     >/etc/systemd/system/mesh-honest.service && systemctl daemon-reload \
     && systemctl start mesh-honest.service";
 
+/// A process rolled out one machine at a time, whose readiness probe fails while its `health`
+/// is `bad`: a canary that fails stops the rollout, and the later waves are held.
+pub const GAMMA: &str = r#"{
+  "name": "gamma", "version": "1", "description": "A process rolled out one machine at a time.",
+  "rollout": {"max-unavailable": 1},
+  "settings": [
+    {"name": "mark", "type": "string", "meaning": "A word the worker reads at start.", "default": "a", "cost": "restart"},
+    {"name": "health", "type": "string", "meaning": "What its probe answers (bad: it fails).", "default": "good", "cost": "restart"}
+  ],
+  "resources": [
+    {"kind": "process", "description": "A worker rolled out in waves", "command": ["/bin/sh", "run.sh"],
+     "bundle": [{"path": "run.sh", "template": "run.sh", "mode": "0755"}],
+     "ready": {"command": ["/bin/test", "${health}", "=", "good"], "timeout": 2}}
+  ]
+}"#;
+
 /// Whatever an earlier run left on a machine.
 pub const CLEAN: &str = "rm -rf /etc/mesh-alpha.conf /etc/mesh-beta.json /etc/mesh-prov.conf \
     /etc/mesh-cons.conf /srv/mesh/beta /var/lib/mesh/fault";

@@ -9,7 +9,7 @@ use super::{Excused, World};
 use crate::util::{NODES, on, ssh};
 
 /// The modules an operator assigns and takes away (the provider moves in steps of its own).
-const MODULES: [&str; 3] = ["alpha", "beta", "cons"];
+const MODULES: [&str; 4] = ["alpha", "beta", "cons", "gamma"];
 
 /// Takes one step of `kind`; returns what it did, in words.
 pub fn take(w: &mut World<'_>, kind: &str, excused: &mut Excused) -> String {
@@ -54,6 +54,7 @@ pub fn take(w: &mut World<'_>, kind: &str, excused: &mut Excused) -> String {
             );
             "refusal: alpha's label set to what its validate refuses".into()
         }
+        "rollout" => rollout(w, excused),
         "helper-kill" => helper_kill(w, node, excused),
         "record" => {
             if ssh(node, "test -e /var/lib/mesh/record.json").status != 0 {
@@ -233,6 +234,39 @@ fn edit(w: &mut World<'_>, node: &str, excused: &mut Excused) -> String {
         "edit on {node}: {what} ({id}){}",
         if done { "" } else { ": not there yet" }
     )
+}
+
+/// A change to the module rolled out one machine at a time: on two machines at least, a new mark
+/// (every wave passes) or, the first time and then at random, a health its probe fails (the
+/// canary fails and the later waves are held). A failed probe is what no dry run can know, so
+/// `check` and `plan` are not held to the resources it failed (and their units); the operator
+/// takes the bad health back after the step.
+fn rollout(w: &mut World<'_>, excused: &mut Excused) -> String {
+    let mut added = Vec::new();
+    while NODES.iter().filter(|n| w.has(n, "gamma")).count() < 2 {
+        let node = w.rng.pick(&NODES);
+        if !w.has(node, "gamma") {
+            assign(w, node, "gamma");
+            added.push(node);
+        }
+    }
+    w.rollouts += 1;
+    let bad = w.rollouts == 1 || w.rng.below(2) == 0;
+    let value = if bad {
+        "health=bad".to_string()
+    } else {
+        format!("mark={}", w.rng.pick(&["a", "b", "c", "d"]))
+    };
+    w.mesh
+        .run(&["settings", "set", "gamma", &value, "--replace"])
+        .ok();
+    if bad {
+        excused.refusal = true;
+        excused.probe_fails = true;
+        w.undo_after
+            .push(["settings", "clear", "gamma"].map(String::from).to_vec());
+    }
+    format!("rollout: gamma {value} (assigned on {added:?} first)")
 }
 
 /// The helper dies on `node` right after one of its declared resources (the fault switch), in

@@ -248,26 +248,6 @@ impl Run<'_> {
             self.paths.system.systemctl("enable", &spec.unit)?;
         }
         self.start_or_restart(spec, found, record)?;
-        // its files are as declared whether or not it runs: the record says so
-        entry.digest = Some(made.digest);
-        entry.made_from = Some(ProcessMade {
-            frame: made.frame,
-            bundle: spec
-                .bundle
-                .iter()
-                .map(|f| {
-                    let made = Written {
-                        sha256: files::sha256(f.content.as_bytes()),
-                        source: f.source.clone(),
-                        settings: f.settings.clone(),
-                    };
-                    (f.path.clone(), made)
-                })
-                .collect(),
-        });
-        record
-            .resources
-            .insert(resource.id.clone(), Entry::Process(entry.clone()));
         // a command that cannot run is not "started": systemctl returns before it fails
         let mut not_running = self
             .paths
@@ -283,6 +263,30 @@ impl Run<'_> {
                 .err()
                 .map(|e| e.to_string());
         }
+        // one that does not run or serve is not as declared: the record keeps what it was made
+        // from before, so the next run (and the operator's plan, which keeps a failed resource
+        // owed) writes, restarts and probes it again
+        if not_running.is_none() {
+            entry.digest = Some(made.digest);
+            entry.made_from = Some(ProcessMade {
+                frame: made.frame,
+                bundle: spec
+                    .bundle
+                    .iter()
+                    .map(|f| {
+                        let made = Written {
+                            sha256: files::sha256(f.content.as_bytes()),
+                            source: f.source.clone(),
+                            settings: f.settings.clone(),
+                        };
+                        (f.path.clone(), made)
+                    })
+                    .collect(),
+            });
+        }
+        record
+            .resources
+            .insert(resource.id.clone(), Entry::Process(entry.clone()));
         Ok(not_running)
     }
 
