@@ -33,4 +33,6 @@ mod kinds_tests;
 #[cfg(test)]
 mod layers_tests;
 #[cfg(test)]
+mod product_words_tests;
+#[cfg(test)]
 mod size_tests;

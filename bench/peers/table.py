@@ -3,7 +3,7 @@
 
 Beside each ratio to the floor stands its spread: the ratio taken round by round (each run
 against the floor measured in the same round, so the host's load falls on both alike), min-max.
-Then each of issue 25's targets against the floor, said met or missed only when every round
+Then each of the performance targets against the floor, said met or missed only when every round
 agrees; a target between the lowest and the highest round's ratio sits inside the noise and is
 said so, since another run could fall either way."""
 
@@ -20,7 +20,7 @@ for row in open(sys.argv[1]):
 
 tools = ["ssh", "mesh", "pyinfra", "ansible"]
 peers = [t for t in ("pyinfra", "ansible") if any(k[0] == t for k in runs)]
-# (scenario, the most it may be as a ratio to the floor): issue 25's targets, at every N
+# (scenario, the most it may be as a ratio to the floor): the performance targets, at every N
 TARGETS = [("no-op", 0.8), ("change", 1.0), ("cold", 2.0)]
 
 

@@ -1,4 +1,4 @@
-//! The machine's own generations (issue 22): the declaration of each of its last [`KEPT`]
+//! The machine's own generations: the declaration of each of its last [`KEPT`]
 //! generations as the push sent it, bundles and all (a secret stays sealed to the host key),
 //! in `generations/<number>.json` (root's, 0600, in a 0700 directory). With them root on the
 //! machine lists its generations (`mesh-host generations`) and goes back to one
@@ -156,7 +156,7 @@ impl std::fmt::Display for Unreadable {
 }
 
 /// Every kept generation, oldest first. A file that cannot be read is named with why, not
-/// skipped, and hides none of the others (issue 22, item 9): a rollback must not pass over
+/// skipped, and hides none of the others: a rollback must not pass over
 /// what the machine has, nor lose every generation to one bad file.
 pub(crate) fn list(paths: &Paths) -> io::Result<Kept> {
     let mut kept = Kept::default();

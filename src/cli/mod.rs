@@ -108,7 +108,7 @@ With --json every command prints one JSON document on stdout, an error too:
 )]
 pub struct Cli {
     // Not clap's `env =`: clap counts a value from the environment as given on the command
-    // line and prints it in every usage line as if it were required (issue 23); the
+    // line and prints it in every usage line as if it were required; the
     // environment is read in [`from_env`] instead, and these help lines say so.
     /// The inventory file [default: $MESH_INVENTORY, else $XDG_STATE_HOME/mesh/inventory.db]
     #[arg(long, global = true, value_name = "PATH")]

@@ -369,7 +369,7 @@ fn verdict(node: &str, answer: &push::Answer, mode: Mode) -> String {
 }
 
 /// A count and its noun, `1 node` or `2 nodes`: every count the command line prints with a noun
-/// goes through here, so none says `1 nodes` (issue 23). The nouns it is given are regular.
+/// goes through here, so none says `1 nodes`. The nouns it is given are regular.
 pub(crate) fn counted(n: usize, one: &str) -> String {
     if n == 1 {
         format!("{n} {one}")

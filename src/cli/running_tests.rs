@@ -1,5 +1,5 @@
 //! What a plan says of a node whose push is in flight while another command holds the push
-//! lock (found by an attacker, issue 22): running, not interrupted.
+//! lock (found by an attacker): running, not interrupted.
 
 use super::{push, render};
 

@@ -1,6 +1,6 @@
 //! Plans made after a `mesh check` found the machine's generation moved (another inventory
 //! pushed, root rolled it back at its console, a kept generation edited on the machine): what
-//! the check found, recorded in a real inventory file, is the next plan's base (issue 22).
+//! the check found, recorded in a real inventory file, is the next plan's base.
 
 use super::*;
 use crate::inventory::{Inventory, Node, PushRecord};

@@ -1,4 +1,4 @@
-//! A push from a stale inventory (issue 22): the helper refuses it (see
+//! A push from a stale inventory: the helper refuses it (see
 //! `mesh_wire::stale`), and `push --overwrite` says it replaces whatever the machine has.
 
 use crate::wire::Declaration;

@@ -1,4 +1,4 @@
-//! Contracts, resolved (issue 14, item 1): a provider missing a field and a consumer widening a
+//! Contracts, resolved: a provider missing a field and a consumer widening a
 //! contract are refused by name when the catalogue loads; a consumer that narrowed one is
 //! refused at resolution when its provider answers less.
 

@@ -1,4 +1,4 @@
-//! Answering the machine's facts (issue 24) for a `"fact"` requirement: `${host.os.codename}`
+//! Answering the machine's facts for a `"fact"` requirement: `${host.os.codename}`
 //! reads what the node's helper last said of its machine. A definition that reads a fact the
 //! machine has never said holds its assignment back until a check or push asks it, never
 //! rendered empty.

@@ -1,5 +1,5 @@
 //! Every node's name (`${NAME.nodes}` of a fact requirement) is as long as the fleet: it is made
-//! only for a module that reads it, so planning a fleet stays linear (issue 15).
+//! only for a module that reads it, so planning a fleet stays linear.
 
 use std::collections::BTreeMap;
 

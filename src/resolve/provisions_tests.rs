@@ -1,4 +1,4 @@
-//! The built-in `kv` makes a login and a password for each consumer (issue 14, item 2).
+//! The built-in `kv` makes a login and a password for each consumer.
 
 use crate::catalogue::Catalogue;
 use crate::inventory::{Inventory, Node};

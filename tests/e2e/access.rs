@@ -1,4 +1,4 @@
-//! The operator's shared data (issue 14, item 5), on a lab machine: a module requires read
+//! The operator's shared data, on a lab machine: a module requires read
 //! access to a path the operator names (`mesh place`); the mesh never creates it (a missing one
 //! fails the process, clearly), never chowns or chmods it, never removes it on unassign, and a
 //! process given read access cannot write into it. A container is given the same access, at the

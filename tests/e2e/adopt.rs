@@ -1,4 +1,4 @@
-//! `mesh node adopt` (issue 19): it takes nodes as every other verb does, and a new machine
+//! `mesh node adopt`: it takes nodes as every other verb does, and a new machine
 //! (no record, no signs of the mesh) keeps what it has as its own: adopting it takes nothing, and
 //! what a push replaces there is given back byte for byte when it is undeclared.
 

@@ -1,4 +1,4 @@
-//! Keys offered as OpenSSH offers them (issue 20, class 5): ssh-agent's keys first, in the
+//! Keys offered as OpenSSH offers them: ssh-agent's keys first, in the
 //! agent's order, then the key files the agent does not hold, each key once. The agent holds a
 //! key the machine does not take, then the node's own key: `-v` shows the agent's other key
 //! offered first and the node's key once, accepted (an older mesh offered the file first).

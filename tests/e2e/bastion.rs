@@ -1,4 +1,4 @@
-//! One login per bastion for a whole push (issue 25): every node behind a jump host is reached
+//! One login per bastion for a whole push: every node behind a jump host is reached
 //! over one connection to it, however many nodes there are, as OpenSSH's ControlMaster would;
 //! but only by nodes that would have made that same connection (the same host key checks, the
 //! same keys), and a bastion that failed fails the nodes behind it at once, naming the failure.

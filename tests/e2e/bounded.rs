@@ -1,4 +1,4 @@
-//! A machine cannot exhaust the operator's memory (issue 19): every read from a machine is
+//! A machine cannot exhaust the operator's memory: every read from a machine is
 //! bounded, and a machine that sends more fails alone, named with the bound, while the others
 //! are applied. The helper on node2 is replaced by a program that prints endlessly on stdout,
 //! node3's by one that does so on stderr; `push --all` and `check --all` run with their peak

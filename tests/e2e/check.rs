@@ -89,7 +89,7 @@ fn check_says_the_nodes_in_the_order_of_their_names_and_one_node_is_one_node() {
 
 #[test]
 fn a_plan_of_a_never_asked_node_says_each_addition_may_take_over_and_that_check_asks_it() {
-    // issue 23: the first plan said `1 to add` and a diff from an empty /etc/motd, where the
+    // the first plan said `1 to add` and a diff from an empty /etc/motd, where the
     // push then found the machine's own /etc/motd and changed it
     let mesh = Mesh::new();
     mesh.add_offline_nodes();

@@ -336,7 +336,7 @@ fn lab_help_says_its_environment_and_that_machines_have_no_route_out() {
 
 #[test]
 fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_required() {
-    // issue 23: with MESH_INVENTORY and MESH_CATALOGUE set (Mesh::command sets both), clap
+    // with MESH_INVENTORY and MESH_CATALOGUE set (Mesh::command sets both), clap
     // printed `--inventory <PATH> --catalogue <DIR>` in usage lines as if they were required
     let mesh = Mesh::new();
     mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
@@ -373,7 +373,7 @@ fn usage_lines_do_not_show_inventory_or_catalogue_set_in_the_environment_as_requ
 
 #[test]
 fn check_says_every_node_in_the_order_of_its_name_refused_or_not_and_its_json_too() {
-    // issue 23: `check --all` said the nodes in the order they answered; the refused ones (a
+    // `check --all` said the nodes in the order they answered; the refused ones (a
     // module that cannot be planned for them) came first in the text and last in --json
     let mesh = Mesh::new();
     mesh.module("demo", DEMO, &[("demo.conf", TEMPLATE)]);
@@ -408,7 +408,7 @@ fn check_says_every_node_in_the_order_of_its_name_refused_or_not_and_its_json_to
 
 #[test]
 fn module_check_passes_every_built_in_module_folder() {
-    // issue 23: what the guide tells an author to run passes on the modules the mesh ships
+    // what the guide tells an author to run passes on the modules the mesh ships
     let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue");
     let mut folders: Vec<_> = std::fs::read_dir(&catalogue)
         .expect("the built-in catalogue")

@@ -3,7 +3,7 @@
 //! instance and the path, before anything reaches the machine. Before, the push wrote the file
 //! twice and then could not record it (the inventory keeps each resource once: `UNIQUE
 //! constraint failed: confirmed.node, confirmed.id`), and the next push was refused as stale
-//! until a `mesh check`. Found by an attacker (stop 41).
+//! until a `mesh check`. Found by an attacker.
 
 use crate::util::{Mesh, on};
 

@@ -1,4 +1,4 @@
-//! Contracts are shared (issue 14, item 1): `mesh module check` refuses a consumer that widens
+//! Contracts are shared: `mesh module check` refuses a consumer that widens
 //! the contract of what it requires, naming the module's file and field and the contract's file.
 
 use crate::util::Mesh;

@@ -1,4 +1,4 @@
-//! Costs are paid for every cause, on real machines (issue 11, items 4 and 5): a requirement's
+//! Costs are paid for every cause, on real machines: a requirement's
 //! answer that moves costs like a setting; a bundle file costs what moved in it; a cost owed
 //! survives a helper killed right after the write; and the files of one unit are checked
 //! together, all kept or all put back.

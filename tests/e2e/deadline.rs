@@ -1,4 +1,4 @@
-//! Nothing hangs for ever (issue 12, item 5): a node whose check command hangs is ended by
+//! Nothing hangs for ever: a node whose check command hangs is ended by
 //! `--timeout`, named with the step it was in and recorded as failed, while the other nodes are
 //! applied, printed and recorded; on the machine the helper kills the hung step and lets go of its
 //! lock, so the next push goes through.

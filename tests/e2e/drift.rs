@@ -1,4 +1,4 @@
-//! Drift of every kind is seen and repaired (issue 11, item 3), on a lab machine: a hand edit of
+//! Drift of every kind is seen and repaired, on a lab machine: a hand edit of
 //! a process's bundle file or unit file is reported by `check` (exit 4) and written back by
 //! `push`, which restarts the unit; a deleted bundle script is written back; a process whose
 //! command cannot run is reported failed, not "started"; an owned key edited by hand is

@@ -1,4 +1,4 @@
-//! Every push a node confirms is a generation, kept in the inventory as it was sent (issue 22):
+//! Every push a node confirms is a generation, kept in the inventory as it was sent:
 //! `mesh history NODE` names each with its push and what changed, and `mesh history show
 //! NODE@GEN` its resources, whatever the settings say today.
 

@@ -1,4 +1,4 @@
-//! The local user and home as OpenSSH takes them (issue 20, class 1): mesh run with a `HOME`
+//! The local user and home as OpenSSH takes them: mesh run with a `HOME`
 //! that is not the passwd home (as under `sudo -E`, `env HOME=…` or cron) reads the files `ssh`
 //! reads, the passwd home's, and reaches the machine, port and user `ssh -G` names.
 

@@ -1,4 +1,4 @@
-//! The machine keeps its last generations (issue 22, item 4): root on the machine lists them
+//! The machine keeps its last generations: root on the machine lists them
 //! with `mesh-host generations` and takes the machine back to one with `mesh-host rollback GEN`,
 //! no operator and no network involved; the operator's next push, planned against what it last
 //! saw, is refused as stale until `mesh check` has seen the rollback, and the check says it.

@@ -1,4 +1,4 @@
-//! A local user cannot turn the helper against the machine (issue 10): a service account owns the
+//! A local user cannot turn the helper against the machine: a service account owns the
 //! directory the mesh writes a file and keys into, and while the mesh pushes, changes a setting and
 //! undeclares, it plants symbolic and hard links under every name it can think of (the file's own
 //! names, guesses of temp names) pointing at `/etc/shadow`, `/etc/passwd` and canaries in `/etc`,

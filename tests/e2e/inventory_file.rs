@@ -1,4 +1,4 @@
-//! A team shares one inventory (issue 12, item 7): `mesh inventory export` writes a sorted text
+//! A team shares one inventory: `mesh inventory export` writes a sorted text
 //! document that round-trips byte for byte through `import` into a fresh file and plans the same;
 //! an import over an existing inventory shows its changes first and removes nothing unless
 //! `--replace`; a malformed or newer document is refused naming the field; generated secrets

@@ -1,4 +1,4 @@
-//! Which host key a machine is asked for (issue 19): among the kinds known_hosts records for a
+//! Which host key a machine is asked for: among the kinds known_hosts records for a
 //! host, mesh asks in OpenSSH's preference order (ed25519 first), not in the order of the file.
 //! So `node trust --fingerprint` pins the machine's ed25519 key (which sealed secrets need) where
 //! its ECDSA key is listed first, and a stale line of another kind above the right one is not a

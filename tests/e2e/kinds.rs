@@ -1,4 +1,4 @@
-//! The resource kinds an operator writes first (issue 23): a unit the module writes itself (a
+//! The resource kinds an operator writes first: a unit the module writes itself (a
 //! timer and its service as files) started by a `service` on its first push, a unit named from
 //! `${me.instance}`, and what a push that starts a unit says of the change it read.
 

@@ -1,4 +1,4 @@
-//! The ssh configuration's own known_hosts files and HostKeyAlias (issue 20): a node whose key
+//! The ssh configuration's own known_hosts files and HostKeyAlias: a node whose key
 //! is recorded only in a UserKnownHostsFile that is not `~/.ssh/known_hosts`, under its
 //! HostKeyAlias, is accepted or refused by mesh exactly as `ssh -o BatchMode=yes` accepts or
 //! refuses it with the same files.

@@ -1,4 +1,4 @@
-//! Help and manuals, history by selector, and a closed stderr (issue 12, items 6 and 8): every
+//! Help and manuals, history by selector, and a closed stderr: every
 //! command's `--help` ends with examples; `mesh man` prints a man page with every command;
 //! completion scripts complete node and module names through `mesh __complete`; `mesh history`
 //! takes selectors and `--limit`; a stderr nobody reads does not make mesh panic.

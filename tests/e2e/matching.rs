@@ -1,4 +1,4 @@
-//! `Match` as OpenSSH evaluates it (issue 20, class 3): a configuration whose `Match
+//! `Match` as OpenSSH evaluates it: a configuration whose `Match
 //! originalhost` sets the User and whose `Match host … user …`, after the `Host` block that sets
 //! the HostName, sets the Port. mesh reaches the machine, port and user `ssh` reaches with the
 //! same file; an older mesh skipped every `Match` and went to the `Host *` port, where nothing

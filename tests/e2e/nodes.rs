@@ -1,4 +1,4 @@
-//! Nodes are edited, not replaced, and selected by group (issue 12): `node set` keeps what the
+//! Nodes are edited, not replaced, and selected by group: `node set` keeps what the
 //! inventory holds of a node; `@tag`, globs and `--exclude` choose which machines a plan, push
 //! and check reach, checked on the machines themselves.
 

@@ -1,4 +1,4 @@
-//! Reaching machines as OpenSSH does (issue 12, items 1 and 2): a Host alias of the ssh
+//! Reaching machines as OpenSSH does: a Host alias of the ssh
 //! configuration with its own port, user and key; a machine the host cannot reach, reached
 //! through another lab machine as jump host (`--jump`, and ProxyJump from the configuration); a
 //! jump host whose key is wrong refused naming the hop; known_hosts read as OpenSSH reads it

@@ -1,4 +1,4 @@
-//! One operator key per inventory (issue 14, item 8): `mesh init` makes the key beside the
+//! One operator key per inventory: `mesh init` makes the key beside the
 //! inventory, each inventory finds its own (the one whose recipient it records), so two
 //! inventories on one laptop never share a key and losing one key leaves the other untouched;
 //! an inventory whose key an older mesh kept in the old place keeps working. No machine needed.

@@ -1,4 +1,4 @@
-//! Operator-delivered secrets (issue 14, item 7), on lab machines: `mesh secret set` reads the
+//! Operator-delivered secrets, on lab machines: `mesh secret set` reads the
 //! value from stdin (never argv), seals it, and a push delivers it as a file, printed by nothing;
 //! `mesh secret rotate` makes a new generated value, and the plan shows every file that reads it
 //! and the unit that restarts for it before the push delivers it.

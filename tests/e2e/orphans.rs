@@ -1,4 +1,4 @@
-//! No silent orphaning (issue 14, item 4): a provider that answers consumers is not taken away
+//! No silent orphaning: a provider that answers consumers is not taken away
 //! unless told `--force`, naming each consumer; a consumer whose provider is gone is held alone
 //! and the rest of the fleet goes ahead; the consumer's own removal always goes through. `plan`
 //! composes without contacting machines, so the nodes here are never reached.

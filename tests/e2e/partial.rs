@@ -1,4 +1,4 @@
-//! A fleet goes ahead around what cannot (issue 19): an assignment waiting for a provider whose
+//! A fleet goes ahead around what cannot: an assignment waiting for a provider whose
 //! machine is down is held alone, keeping what it has on its machine, while the rest of its node
 //! is pushed; a node whose module is missing or broken fails alone, named, is sent nothing (so
 //! nothing that module made is undone), and the other nodes are planned and pushed.

@@ -1,4 +1,4 @@
-//! A placement never hands the machine's own directories to a module (issue 19): `mesh place`
+//! A placement never hands the machine's own directories to a module: `mesh place`
 //! refuses a system or shared directory naming it and why, and the helper, trusting no sender,
 //! never gives a directory it did not make another owner or mode, nor writes into one it refused.
 //! The operator hands an existing directory over by giving it the declared owner and mode.

@@ -1,4 +1,4 @@
-//! Providers make what they provide (issue 14, live): the built-in `kv` gives each `kv-client`
+//! Providers make what they provide: the built-in `kv` gives each `kv-client`
 //! consumer a Redis login and password of its own that reach only its own keys; a new consumer
 //! waits for its provider and is pushed in the same `push --all` once the provider's machine has
 //! made its login; a consumer taken away has its login withdrawn; a provider taken away (forced)

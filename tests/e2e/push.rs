@@ -1,4 +1,4 @@
-//! Pushing to lab machines (issue 2): files written on every machine, a second push that changes
+//! Pushing to lab machines: files written on every machine, a second push that changes
 //! and uploads nothing, settings reaching every machine, a changed host key and a stopped machine
 //! each failing alone.
 

@@ -1,4 +1,4 @@
-//! One push at a time per inventory file (issue 19): the push lock is the file's, so the same
+//! One push at a time per inventory file: the push lock is the file's, so the same
 //! inventory reached through a symlink, a hard link or a relative path is refused while a push
 //! runs, rather than pushed twice at once; and a plan meanwhile says the rollout runs.
 //!

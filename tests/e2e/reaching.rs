@@ -1,4 +1,4 @@
-//! Reaching machines when the operator's side is hostile (issue 12's promise): files mesh
+//! Reaching machines when the operator's side is hostile: files mesh
 //! reads that are not files, a node's machine reached while another's key file is a trap.
 
 use std::path::Path;

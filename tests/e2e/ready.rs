@@ -1,4 +1,4 @@
-//! Readiness probes (issue 21, part 1): module.json's `ready` on a process, a service and a
+//! Readiness probes: module.json's `ready` on a process, a service and a
 //! container reaches the helper, which probes after what it started, and a probe that cannot
 //! pass fails the push (exit 2) naming the probe and what it last answered. `mesh module show`
 //! says each probe; `mesh module check` refuses what cannot be one.

@@ -1,4 +1,4 @@
-//! A machine rebuilt at the same address (issue 19): a blank disk, new host keys pinned, the
+//! A machine rebuilt at the same address: a blank disk, new host keys pinned, the
 //! inventory keeping what it knew. It is new, not a machine that lost its record: the plan says
 //! the machine may be another until it is asked; `check` finds it new and records that, so the
 //! plan then shows everything to add; a push to it applies in full, and never says "no changes"

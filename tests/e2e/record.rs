@@ -1,4 +1,4 @@
-//! The record is the machine's memory, and its loss is never silent (issue 10): a machine whose
+//! The record is the machine's memory, and its loss is never silent: a machine whose
 //! record was deleted is refused by the next push, naming what was found and how to recover, and
 //! nothing on it changes; `mesh node adopt` recovers it, and the host's own /etc/issue still comes
 //! back byte for byte. A record of a version the helper does not know is refused, naming it.

@@ -1,4 +1,4 @@
-//! A removal is predicted as it is done (issue 11, item 6): `plan` says what the helper's record
+//! A removal is predicted as it is done: `plan` says what the helper's record
 //! promises, with the condition it cannot know offline ("if it is empty then"); `check` and `push`
 //! settle that condition the same way, in the order the push acts: a file the same push removes
 //! does not keep its directory, a file someone else put there does.

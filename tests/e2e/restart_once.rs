@@ -1,4 +1,4 @@
-//! A process's unit is paid once per run (issue 22, items 6 and 12a, found by an attacker): a
+//! A process's unit is paid once per run: a
 //! push or rollback that changes both its command and a keys file it reads restarts it once,
 //! after both are written; and its first push, which creates and starts it, never says it is
 //! "not running" for the keys it reads (that is said only of a unit really not running).

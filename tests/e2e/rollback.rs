@@ -1,4 +1,4 @@
-//! `mesh rollback` (issue 22): a node sent a generation the inventory kept again, exactly as it
+//! `mesh rollback`: a node sent a generation the inventory kept again, exactly as it
 //! was sent, through the same plan and push as any; every file back byte for byte, only what that
 //! generation's costs say restarted; the node then held there until `--release`. `--push ID`
 //! takes every node of a past push back to the generation it had before it.

@@ -1,4 +1,4 @@
-//! What an attacker found open in generations and rollback (issue 22), each closed: a check
+//! What an attacker found open in generations and rollback, each closed: a check
 //! while another helper applies, a killed rollback checked, holds carried by export and import,
 //! a rollback whose waves fail to send, a rollback's plan made from what the machine has now.
 

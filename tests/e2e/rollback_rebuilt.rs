@@ -1,4 +1,4 @@
-//! A rollback to a generation sent before the machine was rebuilt (issue 22, found by an
+//! A rollback to a generation sent before the machine was rebuilt (found by an
 //! attacker): what that push sent was sealed to the machine's old host key, which the rebuilt
 //! machine no longer has; the rollback seals it again, from the copy the inventory kept, to the
 //! key the machine has now, so the secret file comes back byte for byte.

@@ -1,5 +1,5 @@
 //! A provider rolled back alone takes its secret back to what the generation had while its
-//! consumers on other nodes keep today's (issue 22, found by an attacker: the consumer was then
+//! consumers on other nodes keep today's (found by an attacker: the consumer was then
 //! refused, and the plan said nothing). The rollback's plan names the secret and the consumers it
 //! leaves behind, and the way to take them back together; a rollback of the push that moved it
 //! reaches them and leaves none behind.

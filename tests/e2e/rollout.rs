@@ -1,4 +1,4 @@
-//! Rollouts on six lab machines, as issue 21 words them: a module whose process serves HTTP,
+//! Rollouts on six lab machines: a module whose process serves HTTP,
 //! declares an HTTP readiness probe and `"rollout": {"max-unavailable": 2}`. A change that
 //! restarts it goes in waves of at most 2 after a canary, each wave only once the one before
 //! answered ready; a change that costs nothing goes in one wave; a change that makes the probe

@@ -1,4 +1,4 @@
-//! A consumer waits until its provider is ready, not only applied (issue 21): a provider whose
+//! A consumer waits until its provider is ready, not only applied: a provider whose
 //! process takes seconds after it starts before its probe passes, and a consumer on another
 //! node; the consumer's process starts only once the provider's probe could answer ready, on a
 //! first push and on a push that restarts both.

@@ -1,4 +1,4 @@
-//! The scripting contract (issue 12, item 6): a usage error has its own exit status, every
+//! The scripting contract: a usage error has its own exit status, every
 //! command's `--json` is one JSON document (errors too), a closed pipe ends a command quietly, and
 //! on the lab a no-op `mesh -q push --all` run as cron runs it prints nothing and exits 0, `check
 //! --json` says it is a dry run, and `history show ID` prints a past push's report.

@@ -1,4 +1,4 @@
-//! Secrets sealed (issue 14, item 8), on lab machines: after a push of `kv` and a `kv-client`,
+//! Secrets sealed, on lab machines: after a push of `kv` and a `kv-client`,
 //! no secret is anywhere in the inventory in clear (every column of every table is searched),
 //! the machines still get the right value (the client authenticates to the store), and the
 //! inventory without the operator's key opens nothing and says which key it needs.

@@ -1,4 +1,4 @@
-//! Secrets stay root's (issue 10, item 5) and units are written safely (item 6), on a lab machine:
+//! Secrets stay root's and units are written safely (item 6), on a lab machine:
 //! with the declared `secret-environment` exception, a process and a container get a generated
 //! password in their environment, and the user `nobody` on the machine finds it nowhere that
 //! `systemctl`, `ps`, `/proc`, the unit files, the helper's state or `docker` offer. A process for
@@ -107,7 +107,7 @@ fn nobody_on_the_machine_finds_an_excused_secret_anywhere() {
     // the generated password, as the inventory keeps it
     let secret = inventory_secret(&mesh);
     assert_eq!(secret.len(), 32, "{secret}");
-    // sealed in the inventory, environment values included (issue 14, item 8)
+    // sealed in the inventory, environment values included
     crate::sealed::assert_nowhere_in_clear(&mesh, std::slice::from_ref(&secret));
     assert_eq!(
         on("node1", "systemctl is-active excused.service").trim(),

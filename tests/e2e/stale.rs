@@ -1,4 +1,4 @@
-//! Two inventories over one machine (issue 22): B, imported from A's export, never undoes a
+//! Two inventories over one machine: B, imported from A's export, never undoes a
 //! change A pushed and confirmed since; it is refused `stale` before anything changes, until
 //! `mesh check` shows it what the machine has, or it pushes with `--overwrite`.
 

@@ -1,6 +1,6 @@
 //! A machine whose record was edited past the highest generation a push makes, or to the
 //! highest (no push can follow it), refuses every push before it changes anything, even one
-//! with `--overwrite`, and the operator names the record and the fix (issue 22, found by an
+//! with `--overwrite`, and the operator names the record and the fix (found by an
 //! attacker: the helper applied, and only the operator refused its answer).
 
 use crate::util::{Mesh, node_result, on};

@@ -1,4 +1,4 @@
-//! What a removal's stop runs is shown before it happens (issue 19): unassigning a module whose
+//! What a removal's stop runs is shown before it happens: unassigning a module whose
 //! `service` the mesh started stops the unit, and the unit's own `ExecStop=` then runs (Debian's
 //! nftables flushes every rule). `plan --diff` names what it runs; a service declared
 //! `"on-removal": "leave-running"` is left running.

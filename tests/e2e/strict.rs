@@ -1,4 +1,4 @@
-//! StrictHostKeyChecking `no` (issue 20): where the node's key is pinned (`mesh node trust`)
+//! StrictHostKeyChecking `no`: where the node's key is pinned (`mesh node trust`)
 //! the pin decides and the line changes nothing, so the push goes ahead; where known_hosts
 //! decides and has no entry, the unknown key is refused naming the line ssh would have
 //! followed. An older mesh refused the configuration outright, `node trust` included.

@@ -1,5 +1,5 @@
 //! A change's cost is paid by asking systemd on its own socket, not by starting `systemctl`
-//! (issue 25): on a real machine, a reload, a restart and a service's start run no `systemctl`
+//!: on a real machine, a reload, a restart and a service's start run no `systemctl`
 //! at all, and a reload that fails is reported with systemd's own result and stays owed.
 
 use crate::util::{Mesh, node_result, on};

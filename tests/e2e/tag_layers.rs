@@ -1,4 +1,4 @@
-//! A settings layer per tag (issue 24, item 2): between the mesh-wide layer and the node's, named
+//! A settings layer per tag: between the mesh-wide layer and the node's, named
 //! as a value's source, refused at resolution when two tags of one node disagree, kept by export
 //! and import, and pushed to the machines that carry the tag.
 

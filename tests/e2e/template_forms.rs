@@ -1,4 +1,4 @@
-//! Templates that say what they mean (issue 24, item 3): a list is written into text only in a
+//! Templates that say what they mean: a list is written into text only in a
 //! form that says how (`:words`, `:join`, `:each`), refused at `module check` otherwise, naming
 //! the file and line; what each form writes reaches the machine as the plan showed it.
 

@@ -1,4 +1,4 @@
-//! Issue 23's unit fixes, as a module writes them: a timer and its service written as files under
+//! Unit fixes, as a module writes them: a timer and its service written as files under
 //! names read from a requirement (`${me.instance}.timer`) and started by a `service` is active
 //! after its first push; and the "not running" line is said of a unit that is really not running
 //! and that the push did not start, never of one it started.

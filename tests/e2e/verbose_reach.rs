@@ -1,4 +1,4 @@
-//! `-v` says, for each connection, what was reached and how (issue 20, class 6): the user,
+//! `-v` says, for each connection, what was reached and how: the user,
 //! address and port, the jump host it went through, the host key and what vouched for it (the
 //! inventory's pin, or the known_hosts file and line), the keys offered and the one accepted.
 

@@ -1,4 +1,4 @@
-//! Resolution only reads (issue 26, part 3): a port or a generated secret a node needs and the
+//! Resolution only reads: a port or a generated secret a node needs and the
 //! inventory has not allocated yet is allocated by `mesh assign` and `mesh push`, in one
 //! transaction; `mesh plan`, `check` and `config` show what the push will allocate and write
 //! nothing.

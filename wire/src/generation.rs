@@ -1,5 +1,5 @@
 //! Generations: every push a machine applies is one, numbered per node, and the machine refuses
-//! a push planned against an older one (issue 22): two inventories over one machine never undo
+//! a push planned against an older one: two inventories over one machine never undo
 //! each other's confirmed change without being told.
 //!
 //! The rule is here, on both sides of the wire, so that the operator's tests and the helper's

@@ -1,4 +1,4 @@
-//! Facts as the inventory knows them (issue 24): the latest each node's helper answered, with
+//! Facts as the inventory knows them: the latest each node's helper answered, with
 //! when, and the facts the last push was rendered against, so a plan can say what moved since.
 
 use rusqlite::{OptionalExtension, Transaction, params};

@@ -1,4 +1,4 @@
-//! Generations as the inventory knows them (issue 22): its own id, and the generation each
+//! Generations as the inventory knows them: its own id, and the generation each
 //! node's machine was last seen at, by a push it confirmed or a `mesh check`. Every push says
 //! which one it was planned against; a machine at a newer one refuses it as stale.
 

@@ -1,4 +1,4 @@
-//! Rollback in the inventory (issue 22): which generation `mesh rollback` sends a node, which
+//! Rollback in the inventory: which generation `mesh rollback` sends a node, which
 //! generation each node of a past push had before it, and the nodes held at a generation until
 //! `mesh rollback NODE --release`. A hold here outlasts any one push; a container's moving data
 //! and a rollout's stop hold a node for one push only.

@@ -1,5 +1,5 @@
-//! One payment per unit per run for the units of declared processes and timers (issue 22, item
-//! 6; a timer found by an attacker too).
+//! One payment per unit per run for the units of declared processes and timers
+//! (a timer found by an attacker too).
 //!
 //! A process restarts itself when its own files change; were its unit also paid in
 //! [`Run::pay_units`] for a keys file or a file it reads, a run changing both would restart it

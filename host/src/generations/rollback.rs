@@ -254,7 +254,7 @@ pub(crate) fn roll_back(asked: &str, paths: &Paths) -> Result<Report, Error> {
 }
 
 /// What a rollback says on the console: never that nothing changed when something failed
-/// (issue 22, item 8); what failed and what was applied are each listed after the first line.
+///; what failed and what was applied are each listed after the first line.
 pub(super) fn said(report: &Report, asked: &str) -> String {
     let mut out = String::new();
     let failed = failures(report);

@@ -1,4 +1,4 @@
-//! The record's entries for the kinds an operator writes first (issue 23): a symlink, a
+//! The record's entries for the kinds an operator writes first: a symlink, a
 //! sysctl, a timer, a group, a user, an apt repository.
 
 use serde::{Deserialize, Serialize};

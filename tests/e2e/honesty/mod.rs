@@ -1,4 +1,4 @@
-//! The plan never lies (issue 11, item 7): a randomized sequence of operator steps and of things
+//! The plan never lies: a randomized sequence of operator steps and of things
 //! that happen to machines behind the mesh's back, against lab machines. After each step `plan`
 //! and `check` are compared with what the push then does: every resource's action (and, for a
 //! removal, what undoing it did) and every unit action (reload, restart, start, stop).

@@ -406,7 +406,7 @@ fn an_apt_repository_reads_settings_and_takes_its_key_once_from_module_json_or_a
 }
 
 /// The author's guide has a row for every kind module.json may name, and the kinds an operator
-/// writes first (issue 23) a section each: a kind added and not described fails here.
+/// writes first a section each: a kind added and not described fails here.
 #[test]
 fn the_guide_describes_every_resource_kind() {
     let guide = include_str!("../../../../catalogue/README.md");
