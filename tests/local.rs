@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 
 #[path = "local/allocation.rs"]
 mod allocation;
+#[path = "local/selecting.rs"]
+mod selecting;
 
 /// One test's mesh: its own inventory, operator key and catalogue folder in a temp dir.
 struct Mesh {

@@ -14,8 +14,11 @@ pub(crate) struct AssignArgs {
     module: String,
     /// The nodes to put it on: names, globs (`web*`) or `@TAG`. A tag is read now: a node
     /// tagged later does not receive the module until it is assigned there too.
-    #[arg(required = true, value_name = "SELECTOR")]
+    #[arg(required_unless_present = "all", value_name = "SELECTOR")]
     nodes: Vec<String>,
+    /// Every node in the inventory (as it is now: a node added later is not).
+    #[arg(long, conflicts_with = "nodes")]
+    all: bool,
     /// Leave out the nodes this selects. Repeatable.
     #[arg(long, value_name = "SELECTOR")]
     exclude: Vec<String>,
@@ -53,6 +56,11 @@ pub(crate) enum SeatCommand {
     List,
 }
 
+/// Every node (`--all`), or what the selectors match.
+fn scope(all: bool, nodes: &[String]) -> Scope<'_> {
+    if all { Scope::All } else { Scope::Only(nodes) }
+}
+
 /// Splits `INSTANCE@NODE`.
 fn at(text: &str) -> Result<(&str, &str)> {
     crate::inventory::export::holder(text)
@@ -83,8 +91,11 @@ pub(crate) struct UnassignArgs {
     /// The instance (the module's name, unless it was assigned --as another).
     instance: String,
     /// The nodes to take it off: names, globs or `@TAG`.
-    #[arg(required = true, value_name = "SELECTOR")]
+    #[arg(required_unless_present = "all", value_name = "SELECTOR")]
     nodes: Vec<String>,
+    /// Every node it runs on.
+    #[arg(long, conflicts_with = "nodes")]
+    all: bool,
     /// Leave out the nodes this selects. Repeatable.
     #[arg(long, value_name = "SELECTOR")]
     exclude: Vec<String>,
@@ -105,7 +116,7 @@ pub(crate) fn assign(a: AssignArgs, ctx: &Context) -> Result<u8> {
     }
     // every pin is checked before anything is stored
     let pins = checked_pins(&a.pins, &module, &inv, ctx)?;
-    let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
+    let nodes = inv.select(scope(a.all, &a.nodes), &a.exclude)?;
     for node in nodes.iter().map(|n| &n.name) {
         // pins given to an assignment that exists already re-pin it; nothing else changes
         let exists = inv
@@ -195,7 +206,27 @@ fn checked_pins(
 
 pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
-    let nodes = inv.select(Scope::Only(&a.nodes), &a.exclude)?;
+    let mut nodes = inv.select(scope(a.all, &a.nodes), &a.exclude)?;
+    if a.all {
+        // every node it runs on: the others have nothing to take off
+        let mut holding = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            if inv
+                .assignments(Some(&n.name))?
+                .iter()
+                .any(|x| x.instance == a.instance)
+            {
+                holding.push(n);
+            }
+        }
+        nodes = holding;
+        if nodes.is_empty() {
+            bail!(
+                "{} is assigned to no node; nothing was unassigned",
+                a.instance
+            );
+        }
+    }
     // every node is checked first, so a group is taken off all of its nodes or none
     let missing: Vec<&str> = nodes
         .iter()
