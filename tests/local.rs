@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 mod allocation;
 #[path = "local/selecting.rs"]
 mod selecting;
+#[path = "local/wants.rs"]
+mod wants;
 
 /// One test's mesh: its own inventory, operator key and catalogue folder in a temp dir.
 struct Mesh {

@@ -69,6 +69,9 @@ pub(crate) struct SettingRow<'a> {
     pub(crate) source: crate::resolve::Source,
     pub(crate) tag: &'a Option<String>,
     pub(crate) conflict: &'a [(String, Value)],
+    /// Another module of the node that needs it at a value: `{"by", "value", "why"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) wanted: Option<&'a crate::resolve::settings::Wanted>,
     #[serde(rename = "type")]
     pub(crate) kind: Option<&'a str>,
     pub(crate) cost: Option<&'a str>,
@@ -82,6 +85,7 @@ impl<'a> SettingRow<'a> {
             source: e.source,
             tag: &e.tag,
             conflict: &e.conflict,
+            wanted: e.wanted.as_ref(),
             kind: decl.map(|d| d.kind.as_str()),
             cost: decl.map(|d| d.cost.as_str()),
         }

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::answers::commands::{AssignDone, SeatHeld};
 use super::{Context, exit, print_json};
-use crate::inventory::{Inventory, Scope, catalogued};
+use crate::inventory::{Inventory, Node, Scope, catalogued};
 
 #[derive(Args, Debug)]
 pub(crate) struct AssignArgs {
@@ -204,28 +204,30 @@ fn checked_pins(
     Ok(pins)
 }
 
+/// Of `nodes`, those `instance` is assigned to (`unassign --all`: the others have nothing to take
+/// off); refused when that is none.
+fn holding(inv: &Inventory, nodes: Vec<Node>, instance: &str) -> Result<Vec<Node>> {
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        if inv
+            .assignments(Some(&n.name))?
+            .iter()
+            .any(|x| x.instance == instance)
+        {
+            out.push(n);
+        }
+    }
+    if out.is_empty() {
+        bail!("{instance} is assigned to no node; nothing was unassigned");
+    }
+    Ok(out)
+}
+
 pub(crate) fn unassign(a: UnassignArgs, ctx: &Context) -> Result<u8> {
     let inv = ctx.inventory()?;
     let mut nodes = inv.select(scope(a.all, &a.nodes), &a.exclude)?;
     if a.all {
-        // every node it runs on: the others have nothing to take off
-        let mut holding = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            if inv
-                .assignments(Some(&n.name))?
-                .iter()
-                .any(|x| x.instance == a.instance)
-            {
-                holding.push(n);
-            }
-        }
-        nodes = holding;
-        if nodes.is_empty() {
-            bail!(
-                "{} is assigned to no node; nothing was unassigned",
-                a.instance
-            );
-        }
+        nodes = holding(&inv, nodes, &a.instance)?;
     }
     // every node is checked first, so a group is taken off all of its nodes or none
     let missing: Vec<&str> = nodes

@@ -27,7 +27,7 @@ pub(crate) fn config(a: ConfigArgs, ctx: &Context) -> Result<u8> {
     let assignment = assignment(&inv, &a)?;
     let m = cat.module(&assignment.module)?;
     let values: Vec<Effective> =
-        resolve::assignment_settings(&inv, m, &a.node, &assignment.instance)?;
+        resolve::assignment_settings(&inv, &cat, m, &a.node, &assignment.instance)?;
     let node = inv.node(&a.node)?;
     // shown as a push would allocate it, and rolled back: `config` writes nothing
     let (answers, problems) =

@@ -156,14 +156,14 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
                 &|them| format!("Repeat {them}"),
                 replace,
             )?;
-            let moved = reach(&inv, &m, &key, at, &new)?;
+            let moved = reach(&inv, &cat, &m, &key, at, &new)?;
             inv.set_layer(&key, at, &new)?;
             answer(ctx, &key, at, &added, &changed, &removed, &moved)?;
         }
         SettingsCommand::Clear { module, node, tag } => {
             let at = scope(node.as_deref(), tag.as_deref())?;
             let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
-            let moved = reach(&inv, &m, &key, at, &Layer::new())?;
+            let moved = reach(&inv, &cat, &m, &key, at, &Layer::new())?;
             let removed = inv.clear_layer(&key, at)?;
             let removed: Vec<String> = removed
                 .map(|l| l.keys().cloned().collect())
@@ -267,6 +267,7 @@ fn compare(old: &Layer, new: &Layer) -> (Vec<String>, Vec<String>, Vec<String>) 
 /// layer) overrides a key does not move when the layer under it changes it.
 fn reach(
     inv: &Inventory,
+    cat: &crate::catalogue::Catalogue,
     m: &Module,
     instance: &str,
     at: LayerOf,
@@ -320,7 +321,9 @@ fn reach(
                 ..now
             },
         };
-        let (before, after) = (resolve::effective(m, now), resolve::effective(m, then));
+        let (mut before, mut after) = (resolve::effective(m, now), resolve::effective(m, then));
+        resolve::wanted(inv, cat, m, &a.node, &mut before)?;
+        resolve::wanted(inv, cat, m, &a.node, &mut after)?;
         if let LayerOf::Tag(t) = at {
             refuse_tags_disagreeing(&m.name, t, &a.node, &before, &after)?;
         }

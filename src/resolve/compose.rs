@@ -166,7 +166,7 @@ fn assignment(
         }
     };
     let before = g.problems.len();
-    let mut answers = requirements::own(inventory, module, node, a, &mut g.problems)?;
+    let mut answers = requirements::own(inventory, catalogue, module, node, a, &mut g.problems)?;
     let mut unanswered = Vec::new();
     requirements::modules(
         inventory,

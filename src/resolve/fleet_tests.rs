@@ -34,7 +34,8 @@ fn every_nodes_name_is_made_only_for_a_module_that_reads_it() {
     };
     let answered = |text: &str| {
         let mut problems = Vec::new();
-        let values = own(&inv, &module(text), &node, &a, &mut problems)
+        let catalogue = crate::catalogue::Catalogue::load(&[]).unwrap();
+        let values = own(&inv, &catalogue, &module(text), &node, &a, &mut problems)
             .unwrap()
             .values;
         assert!(problems.is_empty(), "{problems:?}");

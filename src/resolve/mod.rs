@@ -66,9 +66,12 @@ pub enum ResolveError {
 }
 
 /// The effective settings of one assignment: the module's mesh-wide layer, then its layers for
-/// the node's tags, then the node layer of this instance.
+/// the node's tags, then the node layer of this instance; then what another module assigned to
+/// the node wants of them (`catalogue::wants`): a setting at its default follows the want, one a
+/// layer set otherwise is marked to be refused.
 pub fn assignment_settings(
     inventory: &Inventory,
+    catalogue: &Catalogue,
     module: &Module,
     node: &str,
     instance: &str,
@@ -76,14 +79,40 @@ pub fn assignment_settings(
     let mesh = inventory.layer(&module.name, LayerOf::Mesh)?;
     let tags = inventory.tag_layers(&module.name, &inventory.tags_of(node)?)?;
     let own = inventory.layer(instance, LayerOf::Node(node))?;
-    Ok(effective(
+    let mut settings = effective(
         module,
         Layers {
             mesh: mesh.as_ref(),
             tags: &tags,
             node: own.as_ref(),
         },
-    ))
+    );
+    wanted(inventory, catalogue, module, node, &mut settings)?;
+    Ok(settings)
+}
+
+/// What the other modules assigned to `node` want of `module`'s settings (`catalogue::wants`),
+/// taken into `settings`: one at its default follows the want, one a layer set otherwise is
+/// marked, for resolution to refuse.
+pub fn wanted(
+    inventory: &Inventory,
+    catalogue: &Catalogue,
+    module: &Module,
+    node: &str,
+    settings: &mut [Effective],
+) -> Result<(), InventoryError> {
+    for other in inventory.assignments(Some(node))? {
+        // a module that does not load wants nothing: its own assignment is refused for it
+        let Ok(wanting) = catalogue.module(&other.module) else {
+            continue;
+        };
+        for want in wanting.wants.iter().filter(|w| w.module == module.name) {
+            if let Some(e) = settings.iter_mut().find(|e| e.name == want.setting) {
+                e.want(&wanting.name, want);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Everything an assignment's definition reads, answered, with what could not be (and what is
@@ -101,7 +130,7 @@ pub fn answers(
             problems: vec![Problem::of(a, e.to_string())],
         })?;
     let mut problems = Vec::new();
-    let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    let mut answers = requirements::own(inventory, catalogue, module, node, a, &mut problems)?;
     // shown whole, as the module could read it, even where it reads none of it
     requirements::fleet(inventory, module, &mut answers.values, |_| true)?;
     requirements::modules(
@@ -132,7 +161,7 @@ pub fn providers_of(
         return Ok(None);
     }
     let mut problems = Vec::new();
-    let mut answers = requirements::own(inventory, module, node, a, &mut problems)?;
+    let mut answers = requirements::own(inventory, catalogue, module, node, a, &mut problems)?;
     requirements::modules(
         inventory,
         catalogue,

@@ -62,7 +62,7 @@ pub(super) fn modules(
             module: provider_module,
             provided,
         };
-        let Some(theirs) = theirs(inventory, &asked, &from, answers, problems)? else {
+        let Some(theirs) = theirs(inventory, catalogue, &asked, &from, answers, problems)? else {
             continue;
         };
         for f in fields {
@@ -88,6 +88,7 @@ struct From<'a> {
 /// answering with nothing. What it lacks allocated is the consumer's to name as well.
 fn theirs(
     inventory: &Inventory,
+    catalogue: &Catalogue,
     asked: &Asked<'_>,
     from: &From<'_>,
     answers: &mut Answers,
@@ -97,6 +98,7 @@ fn theirs(
     let mut theirs_problems = Vec::new();
     let mut theirs = own(
         inventory,
+        catalogue,
         from.module,
         &provider.node,
         &provider.assignment,

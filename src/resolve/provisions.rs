@@ -247,7 +247,7 @@ pub(super) fn waiting_for(
             .unwrap_or_default();
         let provider_node = inventory.node(pn)?;
         let mut problems = Vec::new();
-        let own = requirements::own(inventory, pm, &provider_node, &pa, &mut problems)?;
+        let own = requirements::own(inventory, catalogue, pm, &provider_node, &pa, &mut problems)?;
         // the consumer's own resolution asked for the same secret: nothing new is named here
         let mine = section(
             inventory,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalogue::{Module, Need, ProvidedField, Provision, Requirement};
+use crate::catalogue::{Catalogue, Module, Need, ProvidedField, Provision, Requirement};
 use crate::inventory::{Assignment, Inventory, InventoryError, Node, Unallocated};
 use crate::wire::DirectorySpec;
 
@@ -44,13 +44,22 @@ pub use super::identity::login;
 /// assignment can answer by itself. Problems are pushed; what could not be answered is left out.
 pub(super) fn own(
     inventory: &Inventory,
+    catalogue: &Catalogue,
     module: &Module,
     node: &Node,
     a: &Assignment,
     problems: &mut Vec<Problem>,
 ) -> Result<Answers, InventoryError> {
     let mut answers = Answers::default();
-    settings(inventory, module, node, a, &mut answers, problems)?;
+    settings(
+        inventory,
+        catalogue,
+        module,
+        node,
+        a,
+        &mut answers,
+        problems,
+    )?;
     for r in &module.requires {
         host(inventory, module, node, a, r, &mut answers, problems)?;
     }
@@ -64,19 +73,59 @@ pub(super) fn own(
     Ok(answers)
 }
 
+/// Why a layer's value of `e` is refused beside the module that wants it otherwise, with the
+/// layer to change.
+fn against_want(
+    e: &super::settings::Effective,
+    w: &super::settings::Wanted,
+    a: &Assignment,
+    node: &Node,
+) -> String {
+    let value = e.value.as_ref().map_or("unset".into(), ToString::to_string);
+    // the node layer is the instance's; the mesh-wide and tag layers are the module's
+    let layer = match (&e.source, &e.tag) {
+        (_, Some(t)) => format!("{} --tag {t}", a.module),
+        (super::settings::Source::Node, None) => format!("{} --node {}", a.instance, node.name),
+        _ => a.module.clone(),
+    };
+    format!(
+        "{inst}: setting {name:?} is {value} (from the {from} layer), but {by} on {node} needs it \
+         {want} ({why}); set it to {want} or remove it there (`mesh settings show {layer}`, then \
+         `mesh settings set {layer} ... --replace`) so it follows {by}, or take {by} \
+         off {node}",
+        inst = a.instance,
+        name = e.name,
+        from = e.source_text(),
+        by = w.by,
+        node = node.name,
+        want = w.value,
+        why = w.why,
+    )
+}
+
 /// The effective value of each of the module's settings, or the problem that leaves it unset.
 fn settings(
     inventory: &Inventory,
+    catalogue: &Catalogue,
     module: &Module,
     node: &Node,
     a: &Assignment,
     answers: &mut Answers,
     problems: &mut Vec<Problem>,
 ) -> Result<(), InventoryError> {
-    for e in assignment_settings(inventory, module, &node.name, &a.instance)? {
+    for e in assignment_settings(inventory, catalogue, module, &node.name, &a.instance)? {
         let Some(decl) = module.setting(&e.name) else {
             continue;
         };
+        if let Some(w) = e.against_want() {
+            let said = against_want(&e, w, a, node);
+            problems.push(
+                Problem::of(a, said)
+                    .file(module.file())
+                    .field(e.name.clone()),
+            );
+            continue;
+        }
         if !e.conflict.is_empty() {
             let said: Vec<String> = e
                 .conflict

@@ -23,6 +23,9 @@ pub enum Source {
     Node,
     /// Nothing: no default and no layer sets it.
     Unset,
+    /// Another module assigned to the node needs it at a value (its `wants`), named in
+    /// [`Effective::wanted`]; no layer set it.
+    Wanted,
 }
 
 impl Source {
@@ -33,6 +36,7 @@ impl Source {
             Source::Tag => "tag",
             Source::Node => "node",
             Source::Unset => "unset",
+            Source::Wanted => "wanted",
         }
     }
 }
@@ -50,14 +54,49 @@ pub struct Effective {
     /// layer not setting it: a problem at resolution, named with both.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflict: Vec<(String, Value)>,
+    /// The module of the node that needs it at a value, and why, where one does: its value then
+    /// follows the want, or (a layer set it otherwise) it is refused at resolution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wanted: Option<Wanted>,
+}
+
+/// A want of another module on the node that reaches this setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Wanted {
+    pub by: String,
+    pub value: Value,
+    pub why: String,
+}
+
+impl Effective {
+    /// Whether a layer sets it to other than what a module of the node wants: refused.
+    pub fn against_want(&self) -> Option<&Wanted> {
+        self.wanted
+            .as_ref()
+            .filter(|w| self.source != Source::Wanted && self.value.as_ref() != Some(&w.value))
+    }
+
+    /// Takes `want` (of module `by`) into account: at its default, the setting follows it.
+    pub fn want(&mut self, by: &str, want: &crate::catalogue::wants::Want) {
+        if self.source == Source::Default || self.source == Source::Unset {
+            self.value = Some(want.value.clone());
+            self.source = Source::Wanted;
+        }
+        self.wanted = Some(Wanted {
+            by: by.to_string(),
+            value: want.value.clone(),
+            why: want.why.clone(),
+        });
+    }
 }
 
 impl Effective {
     /// Where it came from, in words: `default`, `mesh`, `tag web`, `node`, `unset`.
     pub fn source_text(&self) -> String {
-        match &self.tag {
-            Some(t) => format!("tag {t}"),
-            None => self.source.as_str().to_string(),
+        match (&self.tag, &self.wanted) {
+            (Some(t), _) => format!("tag {t}"),
+            (None, Some(w)) if self.source == Source::Wanted => format!("wanted by {}", w.by),
+            _ => self.source.as_str().to_string(),
         }
     }
 }
@@ -91,6 +130,7 @@ fn effective_one(setting: &Setting, layers: Layers) -> Effective {
         },
         tag: None,
         conflict: Vec::new(),
+        wanted: None,
     };
     let lay = |e: &mut Effective, v: &Value, from: Source| {
         e.value = Some(match e.value.take() {
@@ -164,6 +204,7 @@ mod tests {
         Module {
             reads: Default::default(),
             rollout: Default::default(),
+            wants: Vec::new(),
             requires: vec![],
             provides: vec![],
             name: "m".into(),

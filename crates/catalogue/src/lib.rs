@@ -14,6 +14,7 @@ mod rules;
 mod scope;
 pub mod setting;
 pub mod template;
+pub mod wants;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -140,8 +141,14 @@ impl Catalogue {
         // a module that breaks a contract is broken like one that does not parse; a built-in one
         // fails the build's own tests
         let mut kept = BTreeMap::new();
+        // a want is checked against the module it names, so before any module moves
+        let mut wanting: BTreeMap<String, Result<(), CatalogueError>> = modules
+            .values()
+            .map(|m| (m.name.clone(), wants::check(m, &modules)))
+            .collect();
         for (name, m) in modules {
-            match contract::check(&m, &m.file(), &contracts) {
+            let wants = wanting.remove(&name).unwrap_or(Ok(()));
+            match wants.and_then(|()| contract::check(&m, &m.file(), &contracts)) {
                 Ok(()) => {
                     kept.insert(name, m);
                 }

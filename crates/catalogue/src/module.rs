@@ -37,6 +37,8 @@ pub struct Module {
     pub reads: BTreeSet<String>,
     /// How many of its assignments a push may restart at once (`"rollout"`).
     pub rollout: super::rollout::Rollout,
+    /// Settings of other modules it needs at a value on the same machine.
+    pub wants: Vec<super::wants::Want>,
 }
 
 impl Module {
@@ -88,6 +90,8 @@ struct RawModule {
     #[serde(default)]
     resources: Vec<Value>,
     rollout: Option<Value>,
+    #[serde(default)]
+    wants: Vec<Value>,
 }
 
 /// Parses one module: `file` names module.json in messages, `dir_name` is its folder's name and
@@ -124,6 +128,7 @@ pub(super) fn parse(
     })?;
     let (name, version, description) = identity(&raw, dir_name, &invalid)?;
     let rollout = super::rollout::rollout(raw.rollout).map_err(|(f, m)| invalid(&f, m))?;
+    let wants = super::wants::wants(raw.wants, &name).map_err(|(f, m)| invalid(&f, m))?;
     let mut settings: Vec<Setting> = Vec::new();
     for (i, s) in raw.settings.into_iter().enumerate() {
         let setting = setting::declared(i, s, &settings).map_err(|(f, m)| invalid(&f, m))?;
@@ -172,6 +177,7 @@ pub(super) fn parse(
         origin: origin.to_string(),
         reads: read.into_inner(),
         rollout,
+        wants,
     })
 }
 
