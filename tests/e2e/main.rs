@@ -54,6 +54,7 @@ mod manual;
 mod matching;
 mod modules_firewall_exporter;
 mod modules_sysctl_backup;
+mod modules_together;
 mod nodes;
 mod one_machine;
 mod open_ahead;

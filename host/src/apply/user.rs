@@ -9,6 +9,8 @@
 
 use mesh_wire::{FIRST_LOGIN_ID, Outcome, Resource, State, UserSpec};
 
+mod home;
+
 use super::Failure;
 use super::accounts::{self, Passwd};
 use super::group::group_made;
@@ -159,7 +161,7 @@ impl Run<'_> {
             )
             .into());
         }
-        refuse_home_taken(&self.paths.machine, self.paths.system.as_ref(), spec)?;
+        let left = home::left(&self.paths.machine, self.paths.system.as_ref(), spec)?;
         let mut entry = UserEntry {
             name: spec.name.clone(),
             made: true,
@@ -187,6 +189,12 @@ impl Run<'_> {
         entry.uid = Some(p.uid);
         self.save_user(resource, &entry, record)?;
         let mut said = format!("created user {} (uid {}, {home})", spec.name, p.uid);
+        if let Some(left) = left {
+            said = format!(
+                "{said}; {}",
+                home::take(&self.paths.machine, spec, left, &p)?
+            );
+        }
         if let Some(keys) = self.user_keys(resource, spec, &p, &mut entry, record)? {
             said = format!("{said}; {keys}");
         }
@@ -270,42 +278,6 @@ impl Run<'_> {
             entry.name
         ))
     }
-}
-
-/// Refuses to make a user whose home is already there and belongs to root or a system account
-/// (`/root`, `/etc`), or to another account of the machine (`/home/alice`): its keys would be
-/// written there, and undeclaring it would delete another's home. A new account's home is
-/// missing, or left by no account.
-fn refuse_home_taken(
-    root: &crate::files::Root,
-    system: &dyn crate::system::System,
-    spec: &UserSpec,
-) -> Result<(), Failure> {
-    use std::os::unix::fs::MetadataExt as _;
-    let home = spec.home_or_default();
-    let Ok(m) = std::fs::symlink_metadata(root.real(std::path::Path::new(&home))) else {
-        return Ok(());
-    };
-    if m.uid() < FIRST_LOGIN_ID {
-        return Err(format!(
-            "user {}'s home {home} is already there and belongs to uid {}: a new account does \
-             not take a system directory as its home; name another",
-            spec.name,
-            m.uid()
-        )
-        .into());
-    }
-    if let Some(owner) = system.getent("passwd", &m.uid().to_string())? {
-        let owner = owner.split(':').next().unwrap_or_default().to_string();
-        return Err(format!(
-            "user {}'s home {home} is already there and belongs to user {owner} (uid {}): a new \
-             account does not take another's home; name another home",
-            spec.name,
-            m.uid()
-        )
-        .into());
-    }
-    Ok(())
 }
 
 /// Refuses a user found that the mesh may not manage: root, a system account it did not make,

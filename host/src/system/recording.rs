@@ -416,14 +416,23 @@ impl System for Recording {
 
     fn getent(&self, database: &str, key: &str) -> Result<Option<String>, SystemError> {
         let model = self.model();
+        // getent takes a number for a name, as the real one does
+        let id: Option<u32> = key.parse().ok();
         Ok(match database {
-            "passwd" if key == "root" => Some("root:x:0:0:root:/root:/bin/sh".into()),
-            "group" if key == "root" => Some("root:x:0:".into()),
+            "passwd" if key == "root" || id == Some(0) => {
+                Some("root:x:0:0:root:/root:/bin/sh".into())
+            }
+            "group" if key == "root" || id == Some(0) => Some("root:x:0:".into()),
             "passwd" => model
                 .users
-                .get(key)
-                .map(|u| format!("{key}:x:{}:{}::{}:{}", u.uid, u.gid, u.home, u.shell)),
-            "group" => model.groups.get(key).map(|gid| format!("{key}:x:{gid}:")),
+                .iter()
+                .find(|(name, u)| name.as_str() == key || Some(u.uid) == id)
+                .map(|(name, u)| format!("{name}:x:{}:{}::{}:{}", u.uid, u.gid, u.home, u.shell)),
+            "group" => model
+                .groups
+                .iter()
+                .find(|(name, gid)| name.as_str() == key || Some(**gid) == id)
+                .map(|(name, gid)| format!("{name}:x:{gid}:")),
             _ => None,
         })
     }
