@@ -11,8 +11,15 @@ use clap::Subcommand;
 pub(crate) enum LabCommand {
     /// Boot N machines (node1..nodeN) and add them to the inventory; running ones are kept.
     Up {
-        /// How many machines: 1 to 240 (their addresses share the lab's /24 network).
-        n: u32,
+        /// How many machines: 1 to 240 (their addresses share the lab's /24 network). May be left
+        /// out where --release counts them.
+        #[arg(required_unless_present = "release")]
+        n: Option<u32>,
+        /// The Debian release of the machines: `bookworm` (12, the default) or `trixie` (13) for
+        /// every one, or a mix in node order, `bookworm:2,trixie:2`. A running machine of another
+        /// release is made again.
+        #[arg(long, value_name = "RELEASE[:N],...", env = "MESH_LAB_RELEASE")]
+        release: Option<String>,
     },
     /// Stop and delete every lab machine (they stay in the inventory until `node remove`).
     Down,
@@ -38,9 +45,9 @@ pub(crate) enum LabCommand {
 pub(crate) fn run(command: LabCommand, ctx: &Context) -> Result<u8> {
     let lab = Lab::from_env();
     match command {
-        LabCommand::Up { n } => {
+        LabCommand::Up { n, release } => {
             let inv = ctx.inventory()?;
-            let nodes = lab.up(n)?;
+            let nodes = lab.up(n, release.as_deref())?;
             for n in &nodes {
                 register(&inv, &lab, n)?;
                 ctx.answer(

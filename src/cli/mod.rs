@@ -178,15 +178,17 @@ enum Command {
     /// Throwaway Debian machines on this host to try mesh on (root, systemd-nspawn).
     ///
     /// Each machine boots systemd as PID 1 with a real sshd, on an overlay of one cached
-    /// debootstrap image (Debian 12), on a bridge of its own with no route out: a `package`
-    /// resource installs only what the image has (docker.io, redis-server, redis-tools,
-    /// systemd-resolved, and MESH_LAB_PACKAGES).
+    /// debootstrap image of its release (Debian 12 bookworm, or 13 trixie with --release), on a
+    /// bridge of its own with no route out: a `package` resource installs only what the image has
+    /// (docker.io, redis-server, redis-tools, systemd-resolved, nftables,
+    /// prometheus-node-exporter, and MESH_LAB_PACKAGES).
     ///
     /// Environment: MESH_LAB_ID (0-99, default 0) keeps labs apart (the tests use 7 and 8);
     /// MESH_LAB_CACHE (default /var/tmp/mesh-lab) holds the images and machines;
     /// MESH_LAB_PACKAGES adds Debian packages to the image (comma separated; a new image is built
     /// for them); MESH_LAB_MIRROR (default http://deb.debian.org/debian); MESH_LAB_TIMEOUT
-    /// (seconds to wait for a machine's sshd, default 180).
+    /// (seconds to wait for a machine's sshd, default 180); MESH_LAB_RELEASE (what `lab up`'s
+    /// --release defaults to).
     #[command(subcommand)]
     Lab(lab::LabCommand),
     /// Export the inventory as a reviewable text document, or import one.

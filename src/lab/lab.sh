@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The mesh lab: throwaway Debian 12 machines on this host, for tests and for trying mesh.
+# The mesh lab: throwaway Debian 12 and 13 machines on this host, for tests and for trying mesh.
 #
 # `mesh lab` runs this script (it is embedded in the binary); it is not meant to be run by hand,
 # though it can be: `bash lab.sh up 3`. Each node is a systemd-nspawn container booting systemd as
 # PID 1 with a real sshd, on an overlayfs copy of one cached debootstrap image, in its own network
 # namespace on a bridge that has no route out. Root only; never reads stdin.
 #
-# Commands: up N | down | stop NAME | start NAME | rebuild NAME | status | build
+# Commands: up N [SUITES] | down | stop NAME | start NAME | rebuild NAME | status | build [SUITE]
 # `up` and `start` print one line per node: NAME ADDRESS PORT HOSTKEY (the ed25519 public key).
+# SUITES is one Debian suite per node, comma separated (`bookworm,trixie`); a node left out is
+# bookworm. A node running another suite than asked is made again from that suite's image.
 #
 # Environment (set by `mesh lab`):
 #   MESH_LAB_CACHE     base images, shared by every lab   (default /var/tmp/mesh-lab)
@@ -31,8 +33,28 @@ TIMEOUT=${MESH_LAB_TIMEOUT:-180}
 # built-in modules use them (kv, container-runtime, resolver, firewall, node-exporter).
 PACKAGES="systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,iproute2,procps,docker.io,redis-server,redis-tools,systemd-resolved,nftables,prometheus-node-exporter${MESH_LAB_PACKAGES:+,$MESH_LAB_PACKAGES}"
 IMAGE_VERSION=1
-# One image per package set: a lab asking for docker does not rebuild the image another lab uses.
-IMAGE=$CACHE/image-$(printf '%s|%s|%s' "$IMAGE_VERSION" "$PACKAGES" "$MIRROR" | sha256sum | cut -c1-12)
+
+# What a suite's image holds: the same software on every release (Debian 13 ships the docker
+# CLI apart from the daemon, as docker-cli).
+packages_of() {
+    case $1 in
+        bookworm) echo "$PACKAGES" ;;
+        trixie) echo "$PACKAGES,docker-cli" ;;
+        *) fail "the lab boots Debian bookworm (12) or trixie (13), not '$1'" ;;
+    esac
+}
+
+# One image per suite and package set: a lab asking for docker does not rebuild the image another
+# lab uses. Bookworm's keeps the name it always had, so no cached image is built again.
+image_of() {
+    local packages
+    packages=$(packages_of "$1")
+    if [ "$1" = bookworm ]; then
+        echo "$CACHE/image-$(printf '%s|%s|%s' "$IMAGE_VERSION" "$packages" "$MIRROR" | sha256sum | cut -c1-12)"
+    else
+        echo "$CACHE/image-$1-$(printf '%s|%s|%s|%s' "$IMAGE_VERSION" "$1" "$packages" "$MIRROR" | sha256sum | cut -c1-12)"
+    fi
+}
 KEY=$STATE/id_ed25519
 export DEBIAN_FRONTEND=noninteractive
 
@@ -72,16 +94,18 @@ host_setup() {
 }
 
 build_image() {
-    [ -x "$IMAGE/lib/systemd/systemd" ] && return 0
+    local suite=${1:-bookworm} image packages
+    image=$(image_of "$suite"); packages=$(packages_of "$suite")
+    [ -x "$image/lib/systemd/systemd" ] && return 0
     mkdir -p "$CACHE"
     exec 8>"$CACHE/build.lock"
     flock 8
-    if [ -x "$IMAGE/lib/systemd/systemd" ]; then exec 8>&-; return 0; fi
+    if [ -x "$image/lib/systemd/systemd" ]; then exec 8>&-; return 0; fi
     host_tools
-    local tmp=$IMAGE.partial t0=$SECONDS u
+    local tmp=$image.partial t0=$SECONDS u
     rm -rf "$tmp"
-    say "building the node image (debootstrap bookworm: $PACKAGES), about a minute"
-    if ! debootstrap --variant=minbase --include="$PACKAGES" bookworm "$tmp" "$MIRROR" \
+    say "building the $suite node image (debootstrap $suite: $packages), about a minute"
+    if ! debootstrap --variant=minbase --include="$packages" "$suite" "$tmp" "$MIRROR" \
             >"$CACHE/debootstrap.log" 2>&1 </dev/null; then
         tail -15 "$CACHE/debootstrap.log" >&2
         fail "debootstrap failed; its log is $CACHE/debootstrap.log"
@@ -98,7 +122,7 @@ build_image() {
         ln -sf /dev/null "$tmp/etc/systemd/system/$u"
     done
     rm -f "$tmp"/var/cache/apt/archives/*.deb
-    mv "$tmp" "$IMAGE"
+    mv "$tmp" "$image"
     exec 8>&-
     say "image built in $((SECONDS - t0))s"
 }
@@ -119,12 +143,12 @@ nspawn_pid() {
 }
 
 make_node() {
-    local name=$1 i=$2 d root
+    local name=$1 i=$2 image=$3 d root
     d=$(node_dir "$name"); root=$d/root
     mkdir -p "$d/upper" "$d/work" "$root"
     echo "$SUBNET.$((10 + i))" >"$d/address"
     mountpoint -q "$root" || mount -t overlay overlay \
-        -o "lowerdir=$IMAGE,upperdir=$d/upper,workdir=$d/work" "$root"
+        -o "lowerdir=$image,upperdir=$d/upper,workdir=$d/work" "$root"
     echo "$name" >"$root/etc/hostname"
     printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "$name" >"$root/etc/hosts"
     tr -d '-' </proc/sys/kernel/random/uuid >"$root/etc/machine-id"
@@ -135,7 +159,7 @@ make_node() {
         "$(cat "$d/address")" >"$root/etc/systemd/network/10-mesh-lab.network"
     ln -sf /lib/systemd/system/systemd-networkd.service \
         "$root/etc/systemd/system/multi-user.target.wants/systemd-networkd.service"
-    echo "$IMAGE" >"$d/image"
+    echo "$image" >"$d/image"
     touch "$d/made"
 }
 
@@ -244,22 +268,25 @@ print_node() {
 }
 
 cmd_up() {
-    local n=${1:-} i name
+    local n=${1:-} i name suite image
+    local -a suites
     # a machine's address is $SUBNET.(10 + i) in the bridge's /24: 240 is the last that fits
-    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 240 ] || fail "usage: lab up N (1..240)"
-    build_image
+    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 240 ] || fail "usage: lab up N [SUITES] (1..240)"
+    IFS=, read -r -a suites <<<"${2:-}"
+    for suite in $(printf '%s\n' bookworm "${suites[@]}" | sort -u); do build_image "$suite"; done
     host_setup
     mkdir -p "$NODES"
     [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C mesh-lab -f "$KEY" </dev/null
     for i in $(seq "$n"); do
-        name=node$i
-        if [ -f "$NODES/$name/made" ] && [ "$(cat "$NODES/$name/image")" != "$IMAGE" ]; then
-            say "$name was made from another image: making it again"
+        name=node$i suite=${suites[$((i - 1))]:-bookworm}
+        image=$(image_of "$suite")
+        if [ -f "$NODES/$name/made" ] && [ "$(cat "$NODES/$name/image")" != "$image" ]; then
+            say "$name was made from another image: making it again ($suite)"
             stop_node "$name"; rm -rf "${NODES:?}/$name"
         fi
         if [ ! -f "$NODES/$name/made" ]; then
             [ ! -d "$NODES/$name" ] || { clean_node "$name"; rm -rf "${NODES:?}/$name"; }
-            make_node "$name" "$i" &
+            make_node "$name" "$i" "$image" &
         fi
     done
     wait
@@ -288,7 +315,7 @@ cmd_rebuild() {
     d=$(node_dir "$name")
     stop_node "$name"
     rm -rf "${d:?}/upper" "${d:?}/work" "$d/made"
-    make_node "$name" "${name#node}"
+    make_node "$name" "${name#node}" "$(cat "$d/image")"
     host_setup
     start_node "$name"
     wait_node "$name"
@@ -307,7 +334,7 @@ cmd_status() {
 }
 
 case ${1:-} in
-    up) cmd_up "${2:-}" ;;
+    up) cmd_up "${2:-}" "${3:-}" ;;
     down) cmd_down ;;
     stop) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"; stop_node "$2" ;;
     start) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"
@@ -315,6 +342,6 @@ case ${1:-} in
     rebuild) check_name "${2:-}"; [ -f "$NODES/$2/made" ] || fail "no lab node $2"
              cmd_rebuild "$2" ;;
     status) cmd_status ;;
-    build) build_image ;;
-    *) fail "usage: lab up N | down | stop NAME | start NAME | rebuild NAME | status | build" ;;
+    build) build_image "${2:-bookworm}" ;;
+    *) fail "usage: lab up N [SUITES] | down | stop NAME | start NAME | rebuild NAME | status | build [SUITE]" ;;
 esac

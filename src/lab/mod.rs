@@ -1,4 +1,4 @@
-//! The lab: throwaway Debian 12 machines on this host (systemd-nspawn, systemd as PID 1, a real
+//! The lab: throwaway Debian 12 and 13 machines on this host (systemd-nspawn, systemd as PID 1, a real
 //! sshd), for tests and for trying mesh without a fleet.
 //!
 //! The machine work is a shell script (`lab.sh`, embedded in the binary), because it is a
@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+pub mod release;
 
 const SCRIPT: &str = include_str!("lab.sh");
 
@@ -20,6 +22,8 @@ pub enum LabError {
     Failed { command: String, status: String },
     #[error("the lab answered a line this mesh cannot read: {0:?}")]
     Answer(String),
+    #[error(transparent)]
+    Release(#[from] release::ReleaseError),
 }
 
 /// One lab machine.
@@ -108,9 +112,13 @@ impl Lab {
             .collect()
     }
 
-    /// Boots node1..nodeN (building the image the first time); running nodes are left alone.
-    pub fn up(&self, n: u32) -> Result<Vec<LabNode>, LabError> {
-        Self::nodes(&self.script(&["up", &n.to_string()])?)
+    /// Boots node1..nodeN, each of the release `release` gives it (see [`release::per_machine`];
+    /// bookworm where it says none), building each release's image the first time. Running
+    /// nodes of their release are left alone; one of another release is made again.
+    pub fn up(&self, n: Option<u32>, release: Option<&str>) -> Result<Vec<LabNode>, LabError> {
+        let suites = release::per_machine(n, release)?;
+        let count = suites.len().to_string();
+        Self::nodes(&self.script(&["up", &count, &suites.join(",")])?)
     }
 
     /// Stops every node and removes them, and the lab's bridge. Nothing is left running.

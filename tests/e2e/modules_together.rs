@@ -1,14 +1,16 @@
 //! Every built-in module but `apt-repo` (which needs a signed repository of its own, tried in
-//! `kinds_apt_repository`) on one lab machine at once. Where two touch one thing they must agree
+//! `kinds_apt_repository`) on each machine of a mixed fleet at once: node1 Debian 12, node2
+//! Debian 13. Where two touch one thing they must agree
 //! (`sysctl` and dockerd over `net.ipv4.ip_forward`; the firewall's table beside Docker's rules;
-//! `users`' keys beside `sshd`'s policy), so one push is followed by a clean `check`. Then the
+//! `users`' keys beside `sshd`'s policy), so one push is followed by a clean `check`; taken off,
+//! every machine is as it was. Then the
 //! round trip of everything a module keeps on purpose when it is taken off (`backup`'s archives,
 //! `users`' home): assign, push, unassign, push, assign, push, check clean, and what was kept is
 //! the new account's.
 
 use crate::util::{Mesh, node_result, on, states};
 
-const NODE: &str = "node1";
+const FLEET: [&str; 2] = ["node1", "node2"];
 
 /// Every built-in module this test assigns, and the settings it gives them.
 const MODULES: [&str; 11] = [
@@ -55,105 +57,139 @@ fn settings(mesh: &Mesh) {
 
 fn assign_all(mesh: &Mesh) {
     for m in MODULES {
-        mesh.run(&["assign", m, NODE]).ok();
+        mesh.run(&["assign", m, "--all"]).ok();
     }
+}
+
+/// What the modules touch on a machine, as a text to compare: everything under /etc (but the
+/// `-` backups the account tools keep), the kernel settings, the services' states, the accounts.
+fn snapshot(node: &str) -> String {
+    on(
+        node,
+        "find /etc -xdev ! -name '*-' -printf '%p %m %u %g %l\\n' | sort; \
+         find /etc -xdev -type f ! -name '*-' -exec sha256sum {} + | sort -k2; \
+         sysctl net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.ipv4.tcp_syncookies \
+           net.ipv4.ping_group_range; \
+         systemctl is-active docker redis-server systemd-resolved prometheus-node-exporter || true; \
+         getent passwd | cut -d: -f1,3 | sort; nft list tables",
+    )
 }
 
 /// In the order a consumer goes before its provider.
 fn unassign_all(mesh: &Mesh) {
     for m in MODULES.iter().rev() {
-        mesh.run(&["unassign", m, NODE]).ok();
+        mesh.run(&["unassign", m, "--all"]).ok();
     }
 }
 
-/// A push of `NODE`, then a `check` that finds nothing to change, and a second push that
-/// changes nothing: the modules agree on the machine.
+/// A push of the fleet, then a `check` that finds nothing to change, and a second push that
+/// changes nothing: the modules agree on every machine.
 fn converged(mesh: &Mesh, when: &str) {
-    let push = mesh.run(&["push", NODE]).ok();
-    let check = mesh.run(&["check", NODE]);
+    let push = mesh.run(&["push", "--all"]).ok();
+    let check = mesh.run(&["check", "--all"]);
     assert_eq!(
         check.status, 0,
         "{when}: check after a push is not clean:\n{}\n{}\npush:\n{}",
         check.stdout, check.stderr, push.stdout
     );
-    let again = mesh.run(&["push", NODE, "--json"]).ok().json();
-    let moved: Vec<(String, String)> = states(node_result(&again, NODE))
-        .into_iter()
-        .filter(|(_, state)| state != "unchanged")
-        .collect();
-    assert!(moved.is_empty(), "{when}: a second push changed {moved:?}");
-    let units = &node_result(&again, NODE)["report"]["units"];
-    assert!(
-        units.as_array().is_none_or(|u| u.is_empty()),
-        "{when}: a second push touched units: {units}"
-    );
+    let again = mesh.run(&["push", "--all", "--json"]).ok().json();
+    for node in FLEET {
+        let moved: Vec<(String, String)> = states(node_result(&again, node))
+            .into_iter()
+            .filter(|(_, state)| state != "unchanged")
+            .collect();
+        assert!(
+            moved.is_empty(),
+            "{when}: a second push changed {moved:?} on {node}"
+        );
+        let units = &node_result(&again, node)["report"]["units"];
+        assert!(
+            units.as_array().is_none_or(|u| u.is_empty()),
+            "{when}: a second push touched units on {node}: {units}"
+        );
+    }
 }
 
 #[test]
-fn every_built_in_module_on_one_machine_converges_and_what_one_keeps_comes_back_its_own() {
+fn every_built_in_module_on_a_mixed_fleet_converges_and_what_one_keeps_comes_back_its_own() {
     let mesh = Mesh::new();
-    let Some(_machines) = mesh.with_lab() else {
+    let Some(_machines) = mesh.with_lab_release(2, "bookworm:1,trixie:1") else {
         return;
     };
-    // whatever an earlier test left is given back first
+    assert!(on("node1", "cat /etc/os-release").contains("VERSION_ID=\"12\""));
+    assert!(on("node2", "cat /etc/os-release").contains("VERSION_ID=\"13\""));
+    // whatever an earlier test left is given back first; forwarding is as a running dockerd
+    // leaves it, since it sets it again each time it starts
     mesh.run(&["push", "--all"]).ok();
-    on(
-        NODE,
-        "userdel meshops 2>/dev/null; userdel mesh-backup 2>/dev/null; \
-         rm -rf /home/meshops /var/backups/mesh-backup; sysctl -qw net.ipv4.ip_forward=0; true",
-    );
+    let mut found = Vec::new();
+    for node in FLEET {
+        on(
+            node,
+            "userdel meshops 2>/dev/null; userdel mesh-backup 2>/dev/null; \
+             rm -rf /home/meshops /var/backups/mesh-backup; true",
+        );
+        found.push(snapshot(node));
+    }
     settings(&mesh);
     assign_all(&mesh);
     converged(&mesh, "everything assigned");
-    // dockerd and sysctl agree: forwarding is on, as container-runtime wants
-    assert_eq!(on(NODE, "sysctl -n net.ipv4.ip_forward"), "1\n");
-    assert_eq!(
+    for node in FLEET {
+        // dockerd and sysctl agree: forwarding is on, as container-runtime wants
+        assert_eq!(on(node, "sysctl -n net.ipv4.ip_forward"), "1\n", "{node}");
+        assert_eq!(
+            on(
+                node,
+                "cat /etc/sysctl.d/99-zz-mesh-net.ipv4.ip_forward.conf"
+            ),
+            "net.ipv4.ip_forward = 1\n"
+        );
+        let tables = on(node, "nft list tables");
+        assert!(tables.contains("table inet mesh"), "{node}: {tables}");
+        on(node, "systemctl start backup.service");
+        let archive = on(node, "ls /var/backups/mesh-backup");
+        assert!(archive.contains(".tar.gz"), "{node}: {archive}");
         on(
-            NODE,
-            "cat /etc/sysctl.d/99-zz-mesh-net.ipv4.ip_forward.conf"
-        ),
-        "net.ipv4.ip_forward = 1\n"
-    );
-    // Docker's own rules and the mesh's table stand side by side
-    let tables = on(NODE, "nft list tables");
-    assert!(tables.contains("table inet mesh"), "{tables}");
-    on(NODE, "systemctl start backup.service");
-    let archive = on(NODE, "ls /var/backups/mesh-backup");
-    assert!(archive.contains(".tar.gz"), "{archive}");
-    on(
-        NODE,
-        "runuser -u meshops -- sh -c 'echo kept > /home/meshops/note'",
-    );
-
-    unassign_all(&mesh);
-    converged(&mesh, "everything taken off");
-    assert_eq!(
-        on(NODE, "getent passwd mesh-backup meshops || echo gone"),
-        "gone\n"
-    );
-    // kept on purpose, owned now by no account
-    assert!(on(NODE, "ls /var/backups/mesh-backup").contains(".tar.gz"));
-    assert_eq!(on(NODE, "cat /home/meshops/note"), "kept\n");
-
-    assign_all(&mesh);
-    converged(&mesh, "everything assigned again");
-    let owners = on(
-        NODE,
-        "stat -c '%U %n' /var/backups/mesh-backup /var/backups/mesh-backup/*.tar.gz \
-         /home/meshops /home/meshops/note /home/meshops/.ssh/authorized_keys",
-    );
-    for line in owners.lines() {
-        let owner = line.split(' ').next().unwrap_or("");
-        assert!(
-            owner == "mesh-backup" || owner == "meshops",
-            "not the new account's: {owners}"
+            node,
+            "runuser -u meshops -- sh -c 'echo kept > /home/meshops/note'",
         );
     }
 
     unassign_all(&mesh);
-    mesh.run(&["push", NODE]).ok();
-    on(
-        NODE,
-        "rm -rf /home/meshops /var/backups/mesh-backup; sysctl -qw net.ipv4.ip_forward=0",
-    );
+    converged(&mesh, "everything taken off");
+    for (node, found) in FLEET.iter().zip(&found) {
+        let now = snapshot(node);
+        if &now != found {
+            let diff = similar::TextDiff::from_lines(found.as_str(), now.as_str());
+            panic!(
+                "{node} is not as it was:\n{}",
+                diff.unified_diff().context_radius(1)
+            );
+        }
+        // kept on purpose, owned now by no account
+        assert!(on(node, "ls /var/backups/mesh-backup").contains(".tar.gz"));
+        assert_eq!(on(node, "cat /home/meshops/note"), "kept\n");
+    }
+
+    assign_all(&mesh);
+    converged(&mesh, "everything assigned again");
+    for node in FLEET {
+        let owners = on(
+            node,
+            "stat -c '%U %n' /var/backups/mesh-backup /var/backups/mesh-backup/*.tar.gz \
+             /home/meshops /home/meshops/note /home/meshops/.ssh/authorized_keys",
+        );
+        for line in owners.lines() {
+            let owner = line.split(' ').next().unwrap_or("");
+            assert!(
+                owner == "mesh-backup" || owner == "meshops",
+                "{node}: not the new account's: {owners}"
+            );
+        }
+    }
+
+    unassign_all(&mesh);
+    mesh.run(&["push", "--all"]).ok();
+    for node in FLEET {
+        on(node, "rm -rf /home/meshops /var/backups/mesh-backup");
+    }
 }

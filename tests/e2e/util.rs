@@ -144,8 +144,18 @@ impl Mesh {
         self.with_lab_of(3)
     }
 
+    /// As [`Mesh::with_lab_of`], each machine of the Debian release `release` gives it, in node
+    /// order (`bookworm:1,trixie:1`: node1 Debian 12, node2 Debian 13).
+    pub fn with_lab_release(&self, n: u32, release: &str) -> Option<HeldLab> {
+        self.booted(n, Some(release))
+    }
+
     /// As [`Mesh::with_lab`], with `n` machines (node1..nodeN) in this inventory.
     pub fn with_lab_of(&self, n: u32) -> Option<HeldLab> {
+        self.booted(n, None)
+    }
+
+    fn booted(&self, n: u32, release: Option<&str>) -> Option<HeldLab> {
         if let Some(why) = lab_unavailable() {
             assert!(
                 std::env::var("MESH_LAB").as_deref() != Ok("require"),
@@ -156,7 +166,10 @@ impl Mesh {
         }
         let held = crate::pool::hold(n);
         crate::pool::down_when_the_tests_end();
-        self.run(&["lab", "up", &n.to_string()]).ok();
+        let n = n.to_string();
+        let mut up = vec!["lab", "up", &n];
+        up.extend(release.iter().flat_map(|r| ["--release", r]));
+        self.run(&up).ok();
         Some(held)
     }
 }
