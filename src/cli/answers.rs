@@ -72,6 +72,9 @@ pub(crate) struct SettingRow<'a> {
     /// Another module of the node that needs it at a value: `{"by", "value", "why"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) wanted: Option<&'a crate::resolve::settings::Wanted>,
+    /// The fact of the machine its default is (`host.os.codename`), where it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fact: Option<&'a str>,
     #[serde(rename = "type")]
     pub(crate) kind: Option<&'a str>,
     pub(crate) cost: Option<&'a str>,
@@ -86,6 +89,7 @@ impl<'a> SettingRow<'a> {
             tag: &e.tag,
             conflict: &e.conflict,
             wanted: e.wanted.as_ref(),
+            fact: e.fact.as_deref(),
             kind: decl.map(|d| d.kind.as_str()),
             cost: decl.map(|d| d.cost.as_str()),
         }

@@ -64,6 +64,7 @@ fn settings_shown_says_each_setting_and_each_problem() {
         tag: None,
         conflict: vec![],
         wanted: None,
+        fact: None,
     };
     let providers = BTreeMap::from([("db".to_string(), "pg@n2".to_string())]);
     let problems = vec![problem()];

@@ -102,10 +102,11 @@ fn text(
     problems: &[Problem],
 ) {
     for e in values {
-        let value = e.value.as_ref().map_or_else(
-            || "(unset: no default; must be set)".to_string(),
-            |v| v.to_string(),
-        );
+        let value = match (&e.value, &e.fact) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(fact)) => format!("(${{{fact}}}: the machine has not said it yet)"),
+            (None, None) => "(unset: no default; must be set)".to_string(),
+        };
         let from = if e.conflict.is_empty() {
             e.source_text()
         } else {

@@ -148,10 +148,11 @@ fn settings(m: &Module) {
             "cost"
         );
         for s in &m.settings {
-            let default = s.default.as_ref().map_or_else(
-                || "(operator's: must be set)".to_string(),
-                |d| d.to_string(),
-            );
+            let default = match (&s.default, &s.default_fact) {
+                (Some(d), _) => d.to_string(),
+                (None, Some(fact)) => format!("the machine's {fact}"),
+                (None, None) => "(operator's: must be set)".to_string(),
+            };
             out!(
                 "{:<24} {:<8} {:<26} {:<8} {}",
                 s.name,

@@ -37,14 +37,53 @@ pub(super) fn answer(
         return Ok(Some(key(first.name)));
     };
     for f in read {
-        let value = match f.value(&known.facts) {
-            FactValue::Text(s) => Value::String(s),
-            FactValue::Number(n) => Value::from(n),
-            FactValue::List(l) => Value::Array(l.into_iter().map(Value::String).collect()),
-        };
-        values.insert(key(f.name), value);
+        values.insert(key(f.name), json(f.value(&known.facts)));
     }
     Ok(None)
+}
+
+/// A fact as a template reads it.
+fn json(value: FactValue) -> Value {
+    match value {
+        FactValue::Text(s) => Value::String(s),
+        FactValue::Number(n) => Value::from(n),
+        FactValue::List(l) => Value::Array(l.into_iter().map(Value::String).collect()),
+    }
+}
+
+/// The settings of `module` no layer sets whose default is a fact of the machine
+/// (`default-fact`), answered from what `node`'s machine last said; left unset, the fact named,
+/// where it said nothing yet (the assignment is then held, as for a fact requirement).
+pub(super) fn defaults(
+    inventory: &Inventory,
+    module: &Module,
+    node: &str,
+    settings: &mut [super::Effective],
+) -> Result<(), InventoryError> {
+    let mut known = None;
+    for e in settings
+        .iter_mut()
+        .filter(|e| e.source == super::Source::Unset)
+    {
+        let Some(fact) = module
+            .setting(&e.name)
+            .and_then(|s| s.default_fact.as_deref())
+        else {
+            continue;
+        };
+        let Some(field) = FIELDS.iter().find(|f| f.name == fact) else {
+            continue;
+        };
+        if known.is_none() {
+            known = Some(inventory.facts(node)?.filter(|k| k.facts.check().is_ok()));
+        }
+        e.fact = Some(format!("host.{fact}"));
+        if let Some(Some(k)) = &known {
+            e.value = Some(json(field.value(&k.facts)));
+            e.source = super::Source::Fact;
+        }
+    }
+    Ok(())
 }
 
 /// A fact of the machine that moved since the last push, and the assignments that read it.

@@ -87,6 +87,7 @@ pub fn assignment_settings(
             node: own.as_ref(),
         },
     );
+    facts::defaults(inventory, module, node, &mut settings)?;
     wanted(inventory, catalogue, module, node, &mut settings)?;
     Ok(settings)
 }

@@ -151,6 +151,10 @@ fn settings(
         }
         let from = e.source_text();
         match e.value {
+            // its default is a fact the machine has not said yet: held, as a fact requirement is
+            None if e.fact.is_some() => {
+                answers.facts_unknown.get_or_insert(e.fact.unwrap_or_default());
+            }
             None => problems.push(Problem::of(a, format!(
                 "{}: setting {:?} (the operator's) has no default and no layer sets it; set it with \
                  `mesh settings set {} {}=VALUE` ({}: {})",

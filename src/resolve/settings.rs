@@ -26,6 +26,9 @@ pub enum Source {
     /// Another module assigned to the node needs it at a value (its `wants`), named in
     /// [`Effective::wanted`]; no layer set it.
     Wanted,
+    /// Its default is a fact of the machine (`default-fact`, named in [`Effective::fact`]),
+    /// as the machine last said it; no layer set it.
+    Fact,
 }
 
 impl Source {
@@ -37,6 +40,7 @@ impl Source {
             Source::Node => "node",
             Source::Unset => "unset",
             Source::Wanted => "wanted",
+            Source::Fact => "fact",
         }
     }
 }
@@ -58,6 +62,11 @@ pub struct Effective {
     /// follows the want, or (a layer set it otherwise) it is refused at resolution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wanted: Option<Wanted>,
+    /// The fact of the machine its default is (`host.os.codename`), where the module declares
+    /// one and no layer sets it: answered ([`Source::Fact`]), or not yet said by the machine
+    /// ([`Source::Unset`]: the assignment is held until a check or push asks it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fact: Option<String>,
 }
 
 /// A want of another module on the node that reaches this setting.
@@ -78,7 +87,7 @@ impl Effective {
 
     /// Takes `want` (of module `by`) into account: at its default, the setting follows it.
     pub fn want(&mut self, by: &str, want: &crate::catalogue::wants::Want) {
-        if self.source == Source::Default || self.source == Source::Unset {
+        if matches!(self.source, Source::Default | Source::Unset | Source::Fact) {
             self.value = Some(want.value.clone());
             self.source = Source::Wanted;
         }
@@ -96,6 +105,9 @@ impl Effective {
         match (&self.tag, &self.wanted) {
             (Some(t), _) => format!("tag {t}"),
             (None, Some(w)) if self.source == Source::Wanted => format!("wanted by {}", w.by),
+            (None, _) if self.source == Source::Fact => {
+                format!("fact {}", self.fact.as_deref().unwrap_or("?"))
+            }
             _ => self.source.as_str().to_string(),
         }
     }
@@ -131,6 +143,7 @@ fn effective_one(setting: &Setting, layers: Layers) -> Effective {
         tag: None,
         conflict: Vec::new(),
         wanted: None,
+        fact: None,
     };
     let lay = |e: &mut Effective, v: &Value, from: Source| {
         e.value = Some(match e.value.take() {
@@ -198,6 +211,7 @@ mod tests {
             kind,
             meaning: "m".into(),
             default,
+            default_fact: None,
             cost: Cost::None,
             choices: Vec::new(),
         };

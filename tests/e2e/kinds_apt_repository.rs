@@ -32,7 +32,7 @@ pub(crate) fn sh(dir: &Path, script: &str) -> String {
 }
 
 /// A key of its own in `dir/NAME`, armored.
-fn key(dir: &Path, name: &str) -> String {
+pub(crate) fn key(dir: &Path, name: &str) -> String {
     sh(
         dir,
         &format!(

@@ -19,6 +19,10 @@ pub struct Setting {
     pub meaning: String,
     /// Its default: a setting with one is a tunable; one without is the operator's to set.
     pub default: Option<Value>,
+    /// A fact of the machine its default is instead (`"default-fact": "os.codename"`): a
+    /// default that follows the machine's release. A setting with one is a tunable too.
+    #[serde(rename = "default-fact", skip_serializing_if = "Option::is_none")]
+    pub default_fact: Option<String>,
     /// What a change of its value costs the units that read it.
     pub cost: Cost,
     /// A `choice` setting's allowed values; empty for every other type.
@@ -293,6 +297,8 @@ pub(crate) struct RawSetting {
     kind: Option<String>,
     meaning: Option<String>,
     default: Option<Value>,
+    #[serde(rename = "default-fact")]
+    default_fact: Option<String>,
     cost: Option<String>,
     choices: Option<Vec<String>>,
 }
@@ -341,9 +347,14 @@ pub(crate) fn declared(
         kind,
         meaning,
         default: s.default.clone(),
+        default_fact: s.default_fact.clone(),
         cost,
         choices,
     };
+    if let Some(fact) = &s.default_fact {
+        fact_default(&setting, fact, s.default.is_some())
+            .map_err(|m| refused("default-fact", m))?;
+    }
     if let Some(d) = &s.default
         && !setting.admits(d)
     {
@@ -353,6 +364,34 @@ pub(crate) fn declared(
         ));
     }
     Ok(setting)
+}
+
+/// A `default-fact` names a fact of the machine whose value the setting's type takes, and stands
+/// alone: a setting has one default.
+fn fact_default(setting: &Setting, fact: &str, default_too: bool) -> Result<(), String> {
+    use mesh_wire::{FIELDS, FactKind};
+    if default_too {
+        return Err("a setting has one default: `default` or `default-fact`, not both".into());
+    }
+    let names = || FIELDS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+    let field = FIELDS
+        .iter()
+        .find(|f| f.name == fact)
+        .ok_or_else(|| format!("{fact:?} is no fact of the machine (facts: {})", names()))?;
+    let fits = match field.kind {
+        FactKind::Text => matches!(setting.kind, SettingType::String | SettingType::Line),
+        FactKind::Number => setting.kind == SettingType::Integer,
+        FactKind::List => setting.kind == SettingType::List,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "fact {fact} ({}) is not of the setting's type {}",
+            field.meaning,
+            setting.kind.as_str()
+        ))
+    }
 }
 
 /// A setting's `type` as module.json gives it: required, one of the types or `choice`.
