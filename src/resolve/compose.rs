@@ -165,6 +165,10 @@ fn assignment(
             return Ok(());
         }
     };
+    if let Some(refused) = super::supported::refusal(inventory, module, node, a)? {
+        g.problems.push(refused);
+        return Ok(());
+    }
     let before = g.problems.len();
     let mut answers = requirements::own(inventory, catalogue, module, node, a, &mut g.problems)?;
     let mut unanswered = Vec::new();

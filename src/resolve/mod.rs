@@ -29,6 +29,7 @@ pub mod requirements;
 mod resolved_tests;
 mod sealed;
 pub mod settings;
+pub mod supported;
 
 use crate::catalogue::{Catalogue, Module, digest};
 use crate::inventory::{Inventory, InventoryError, LayerOf, Node};

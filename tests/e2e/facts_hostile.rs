@@ -4,7 +4,7 @@
 //! and with the node that sent it; the facts known before are kept, and nothing is rendered from
 //! the refused ones.
 
-use crate::util::{Mesh, node_result, on};
+use crate::util::{Mesh, OsRelease, node_result, on};
 
 const NODE: &str = "node2";
 const FILE: &str = "/etc/mesh-cons.sh";
@@ -14,18 +14,6 @@ const CONS: &str = r#"{
   "requires": [{"name": "host", "kind": "host", "fact": {}}],
   "resources": [{"kind": "file", "path": "/etc/mesh-cons.sh", "template": "cons.sh"}]
 }"#;
-
-/// Puts the machine's os-release back however the test ends: other tests share the machine.
-struct OsRelease;
-
-impl Drop for OsRelease {
-    fn drop(&mut self) {
-        on(
-            NODE,
-            "mv /etc/os-release.mesh-kept /etc/os-release 2>/dev/null; true",
-        );
-    }
-}
 
 #[test]
 fn a_fact_that_breaks_its_shape_is_refused_by_name_and_never_reaches_a_file() {
@@ -47,7 +35,7 @@ fn a_fact_that_breaks_its_shape_is_refused_by_name_and_never_reaches_a_file() {
     // root of the machine says its codename is a command, then an OSC escape sequence (a
     // second line cannot come from os-release, which is read line by line: a replaced helper
     // could send one, and `cargo test -p mesh-wire a_fact_of_the_wrong_shape` refuses it)
-    let restore = OsRelease;
+    let restore = OsRelease(NODE);
     for (codename, shown) in [
         ("$(id>/run/pwned)", "\"$(id>/run/pwned)\""),
         ("\\033]0;owned\\007", "\"\\u{1b}]0;owned\\u{7}\""),

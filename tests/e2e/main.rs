@@ -74,6 +74,7 @@ mod reaching;
 mod ready;
 mod rebuilt;
 mod record;
+mod releases;
 mod removal;
 mod requirements;
 mod resolver;

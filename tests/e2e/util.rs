@@ -393,3 +393,16 @@ pub fn eventually<T>(
 ) -> T {
     within(limit, probe).unwrap_or_else(|| panic!("gave up after {limit:?} waiting for {what}"))
 }
+
+/// Puts a machine's os-release back (from `/etc/os-release.mesh-kept`, where a test that edits
+/// it keeps the original) however the test ends: other tests share the machine.
+pub struct OsRelease(pub &'static str);
+
+impl Drop for OsRelease {
+    fn drop(&mut self) {
+        on(
+            self.0,
+            "mv /etc/os-release.mesh-kept /etc/os-release 2>/dev/null; true",
+        );
+    }
+}
