@@ -49,6 +49,22 @@ fn an_sshd_change_that_locks_the_operator_out_is_reverted_by_the_machine_and_exi
     let Some(_machines) = mesh.with_lab() else {
         return;
     };
+    locked_out_is_reverted(&mesh);
+}
+
+/// The same on Debian 13, whose OpenSSH 10 runs its sessions apart (`sshd-session`) and reloads
+/// otherwise than 9.2 does.
+#[test]
+fn on_debian_13_an_sshd_change_that_locks_the_operator_out_is_reverted() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab_release(2, "trixie") else {
+        return;
+    };
+    assert!(on("node1", "ssh -V 2>&1").starts_with("OpenSSH_10"));
+    locked_out_is_reverted(&mesh);
+}
+
+fn locked_out_is_reverted(mesh: &Mesh) {
     mesh.run(&["push", "--all"]).ok();
     mesh.run(&["assign", "sshd", "node1", "node2"]).ok();
     mesh.run(&["push", "node1", "node2"]).ok();
@@ -126,7 +142,7 @@ fn an_sshd_change_that_locks_the_operator_out_is_reverted_by_the_machine_and_exi
         .ok();
     let next = mesh.run(&["push", "node1"]).ok().stdout;
     assert!(next.contains("reverted on the machine earlier"), "{next}");
-    take_sshd_off(&mesh, &["node1", "node2"]);
+    take_sshd_off(mesh, &["node1", "node2"]);
 }
 
 #[test]
