@@ -135,8 +135,21 @@ const EXAMPLES: &[(&str, &str)] = &[
          # over an existing one: see the changes first, then remove what the file lacks\n\
          mesh inventory import fleet.json --dry-run\nmesh inventory import fleet.json --replace",
     ),
+    (
+        "catalogue",
+        "mesh init --catalogue ~/fleet/modules\nmesh catalogue add /srv/site-modules\nmesh catalogue list",
+    ),
+    ("catalogue add", "mesh catalogue add /srv/site-modules"),
+    (
+        "catalogue remove",
+        "mesh catalogue remove /srv/site-modules",
+    ),
+    ("catalogue list", "mesh catalogue list"),
     ("lab", "mesh lab up 3\nmesh lab status\nmesh lab down"),
-    ("lab up", "mesh lab up 3"),
+    (
+        "lab up",
+        "mesh lab up 3\nmesh lab up --release bookworm:2,trixie:2",
+    ),
     ("lab down", "mesh lab down"),
     ("lab stop", "mesh lab stop node2"),
     ("lab start", "mesh lab start node2"),

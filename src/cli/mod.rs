@@ -28,6 +28,7 @@ mod adopt;
 mod answers;
 mod apply;
 mod assign;
+mod catalogue;
 mod check;
 mod complete;
 mod config;
@@ -35,6 +36,7 @@ mod examples;
 mod facts;
 mod held_at;
 mod history;
+mod init;
 mod inventory;
 mod lab;
 mod man;
@@ -115,7 +117,8 @@ pub struct Cli {
     inventory: Option<PathBuf>,
 
     /// A folder of modules to add to the built-in catalogue (repeatable). A module here overrides
-    /// a built-in one of the same name [default: $MESH_CATALOGUE, `:`-separated]
+    /// a built-in one of the same name, read after the folders the inventory remembers (`mesh
+    /// catalogue list`), never instead of them [default: $MESH_CATALOGUE, `:`-separated]
     #[arg(long, global = true, value_name = "DIR", value_delimiter = ':')]
     catalogue: Vec<PathBuf>,
 
@@ -137,8 +140,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Create the inventory file.
+    /// Create the inventory file, remembering the catalogue folders given (--catalogue).
     Init,
+    /// The catalogue folders the inventory remembers: add, remove, list.
+    #[command(subcommand)]
+    Catalogue(catalogue::CatalogueCommand),
     /// Machines: add, list, show, pin host keys, remove.
     #[command(subcommand)]
     Node(nodes::NodeCommand),
@@ -223,6 +229,10 @@ fn definition() -> clap::Command {
 pub(crate) struct Context {
     inventory: Option<PathBuf>,
     catalogue: Vec<PathBuf>,
+    /// Whether `catalogue` came from the command line (`--catalogue`), not MESH_CATALOGUE: only
+    /// those `init` remembers, since an environment variable of the operator's shell is not a
+    /// choice made for the inventory.
+    catalogue_flag: bool,
     pub(crate) json: bool,
     pub(crate) quiet: bool,
     pub(crate) verbose: bool,
@@ -248,10 +258,45 @@ impl Context {
         Ok(Inventory::open(&self.inventory_path()?)?)
     }
 
+    /// The catalogue folders the command line gives (`--catalogue`), as given.
+    pub(crate) fn catalogue_given(&self) -> &[PathBuf] {
+        if self.catalogue_flag {
+            &self.catalogue
+        } else {
+            &[]
+        }
+    }
+
+    /// The folders read, in order: those the inventory remembers (`mesh catalogue list`), then
+    /// those the command line adds. A remembered folder that is gone is refused by name.
+    fn catalogue_folders(&self) -> Result<Vec<PathBuf>> {
+        let mut folders = match self.inventory_path() {
+            Ok(p) if p.is_file() => Inventory::open(&p)?.catalogue_folders()?,
+            _ => Vec::new(),
+        };
+        for f in &folders {
+            if !f.is_dir() {
+                anyhow::bail!(
+                    "the inventory remembers the catalogue folder {}, which is not a folder any \
+                     more: put it back, or forget it (`mesh catalogue remove {}`)",
+                    f.display(),
+                    f.display()
+                );
+            }
+        }
+        for given in &self.catalogue {
+            let same = std::path::absolute(given).ok();
+            if !folders.iter().any(|f| Some(f) == same.as_ref()) {
+                folders.push(given.clone());
+            }
+        }
+        Ok(folders)
+    }
+
     /// The catalogue; a module in it that did not load is named on stderr (once) and refuses
     /// only the commands that use it.
     pub(crate) fn catalogue(&self) -> Result<Catalogue> {
-        let catalogue = Catalogue::load(&self.catalogue)?;
+        let catalogue = Catalogue::load(&self.catalogue_folders()?)?;
         self.warned.call_once(|| {
             for dir in catalogue.empty_folders() {
                 err!(
@@ -342,6 +387,7 @@ pub fn run() -> ExitCode {
     let ctx = Context {
         inventory,
         catalogue,
+        catalogue_flag: !cli.catalogue.is_empty(),
         json: cli.json,
         quiet: cli.quiet,
         verbose: cli.verbose,
@@ -386,27 +432,8 @@ pub fn run() -> ExitCode {
 
 fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
     match command {
-        Command::Init => {
-            let path = ctx.inventory_path()?;
-            let inventory = Inventory::init(&path)?;
-            let made = inventory.ensure_operator_key()?;
-            let key = inventory.operator_key_path();
-            ctx.answer(
-                answers::commands::Created {
-                    created: "inventory",
-                    path: &path,
-                    operator_key: &key,
-                    operator_key_made: made,
-                },
-                format_args!(
-                    "created the inventory {}; its secrets are sealed to the operator's key {} ({}: keep a copy of it apart from the inventory)",
-                    path.display(),
-                    key.display(),
-                    if made { "made now, mode 0600" } else { "already there" }
-                ),
-            );
-            Ok(exit::OK)
-        }
+        Command::Init => init::init(ctx),
+        Command::Catalogue(c) => catalogue::run(c, ctx),
         Command::Node(c) => nodes::run(c, ctx),
         Command::Module(c) => modules::run(c, ctx),
         Command::Assign(a) => assign::assign(a, ctx),

@@ -9,6 +9,7 @@
 pub mod allocate;
 mod answers;
 mod assignments;
+mod catalogue_folders;
 pub mod catalogued;
 mod confirmed;
 mod error;

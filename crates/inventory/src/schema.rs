@@ -90,6 +90,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "0020_rollout_planned.sql",
         include_str!("../../../state/0020_rollout_planned.sql"),
     ),
+    (
+        "0021_catalogue_folders.sql",
+        include_str!("../../../state/0021_catalogue_folders.sql"),
+    ),
 ];
 
 /// Brings the file's schema up to date, in one exclusive transaction; refuses a newer one.

@@ -25,6 +25,23 @@ pub(crate) struct Created<'a> {
     pub(crate) path: &'a Path,
     pub(crate) operator_key: &'a Path,
     pub(crate) operator_key_made: bool,
+    /// The catalogue folders it remembers (`--catalogue`), in the order they are read.
+    pub(crate) catalogue: &'a [std::path::PathBuf],
+}
+
+/// `catalogue add|remove`: one folder remembered (or remembered already), or forgotten.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum CatalogueChanged<'a> {
+    Remembered(&'a Path),
+    RememberedAlready(&'a Path),
+    Forgotten(&'a Path),
+}
+
+/// `catalogue list`: the remembered folders, first read first.
+#[derive(Debug, Serialize)]
+pub(crate) struct CatalogueFolders<'a> {
+    pub(crate) folders: &'a [std::path::PathBuf],
 }
 
 /// What `assign`, `unassign` and `place` did, under the verb that says it.

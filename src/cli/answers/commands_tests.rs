@@ -13,6 +13,7 @@ fn init_says_the_inventory_and_the_operator_key() {
         path: Path::new("/home/op/.local/state/mesh/inventory.db"),
         operator_key: Path::new("/home/op/.config/mesh/operator-key"),
         operator_key_made: true,
+        catalogue: &[std::path::PathBuf::from("/home/op/modules")],
     });
 }
 
