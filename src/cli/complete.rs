@@ -8,9 +8,9 @@ use clap_complete::Shell;
 use super::{Context, exit};
 
 /// The completion script for `shell`.
-pub(crate) fn script(shell: Shell, mut cmd: clap::Command) -> String {
+pub(crate) fn script(shell: Shell, cmd: clap::Command) -> String {
     let mut bytes = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "mesh", &mut bytes);
+    clap_complete::generate(shell, &mut offered(&cmd), "mesh", &mut bytes);
     let script = String::from_utf8_lossy(&bytes).into_owned();
     match shell {
         Shell::Bash => format!("{script}\n{BASH}"),
@@ -18,6 +18,15 @@ pub(crate) fn script(shell: Shell, mut cmd: clap::Command) -> String {
         Shell::Zsh => zsh(&script),
         _ => script,
     }
+}
+
+/// `cmd` as completion offers it: its hidden commands (`__complete`, which the scripts call
+/// themselves) left out, since clap_complete offers a hidden command as any other.
+fn offered(cmd: &clap::Command) -> clap::Command {
+    clap::Command::new("mesh")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(cmd.get_arguments().cloned())
+        .subcommands(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
 }
 
 /// The names of `kind`, one a line; nothing at all when they cannot be read (a completion

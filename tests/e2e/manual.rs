@@ -97,7 +97,9 @@ fn completions_offer_node_and_module_names() {
         "source {script}; PATH={dir}:$PATH\n\
          COMP_WORDS=(mesh push w); COMP_CWORD=2; _mesh_names; echo \"push: ${{COMPREPLY[*]}}\"\n\
          COMP_WORDS=(mesh assign mo); COMP_CWORD=2; _mesh_names; echo \"assign: ${{COMPREPLY[*]}}\"\n\
-         COMP_WORDS=(mesh assign motd ''); COMP_CWORD=3; _mesh_names; echo \"to: ${{COMPREPLY[*]}}\"",
+         COMP_WORDS=(mesh assign motd ''); COMP_CWORD=3; _mesh_names; echo \"to: ${{COMPREPLY[*]}}\"\n\
+         COMP_WORDS=(mesh ''); COMP_CWORD=1; _mesh mesh '' mesh; echo \"top: ${{COMPREPLY[*]}}\"\n\
+         COMP_WORDS=(mesh _); COMP_CWORD=1; _mesh mesh _ mesh; echo \"hidden: ${{COMPREPLY[*]}}\"",
         script = script.display(),
         dir = bin.parent().unwrap().display(),
     );
@@ -110,6 +112,13 @@ fn completions_offer_node_and_module_names() {
     assert!(said.contains("push: web1\n"), "{said}");
     assert!(said.contains("assign: motd\n"), "{said}");
     assert!(said.contains("db1") && said.contains("@web"), "{said}");
+    // the hidden command the scripts call is never offered
+    assert!(
+        said.contains("top: ") && said.contains(" catalogue "),
+        "{said}"
+    );
+    assert!(!said.contains("__complete"), "{said}");
+    assert!(said.contains("hidden: \n"), "{said}");
 }
 
 #[test]
