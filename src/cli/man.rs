@@ -25,6 +25,31 @@ pub(crate) fn page(mut cmd: clap::Command) -> Result<String> {
     Ok(page)
 }
 
+/// Writes `mesh.1` (the whole [`page`]) and `mesh-COMMAND.1` for every visible command into
+/// `dir` (made if missing), each from clap_mangen with the command's full name; returns how many.
+pub(crate) fn pages(mut cmd: clap::Command, dir: &std::path::Path) -> Result<usize> {
+    use anyhow::Context as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    let write = |name: &str, text: &[u8]| {
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    };
+    write("mesh", page(cmd.clone())?.as_bytes())?;
+    cmd.build();
+    let mut commands = Vec::new();
+    every(&cmd, &mut commands);
+    for sub in &commands {
+        let full = sub
+            .get_bin_name()
+            .unwrap_or(sub.get_name())
+            .replace(' ', "-");
+        let mut bytes = Vec::new();
+        clap_mangen::Man::new(sub.clone().name(full.clone())).render(&mut bytes)?;
+        write(&full, &bytes)?;
+    }
+    Ok(commands.len() + 1)
+}
+
 /// How wide the Markdown reference's help text is: fixed, so the file does not depend on the
 /// terminal of whoever regenerated it.
 const MARKDOWN_WIDTH: usize = 100;

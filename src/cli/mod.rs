@@ -208,8 +208,12 @@ enum Command {
     /// Print mesh's manual page (roff) on stdout.
     Man {
         /// Print the command reference as Markdown instead (docs/commands.md is this)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "dir")]
         markdown: bool,
+        /// Write the pages into DIR instead, as a package installs them: mesh.1 (the whole
+        /// manual) and mesh-COMMAND.1 for every command (`man mesh-node-add`)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
     },
     /// The names a completion script offers: `nodes`, `tags` or `modules`, one a line.
     #[command(name = "__complete", hide = true)]
@@ -455,11 +459,24 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
             out_raw!("{}", complete::script(shell, definition()));
             Ok(exit::OK)
         }
-        Command::Man { markdown: true } => {
+        Command::Man { dir: Some(dir), .. } => {
+            let written = man::pages(definition(), &dir)?;
+            ctx.answer(
+                answers::commands::ManWritten {
+                    dir: &dir,
+                    pages: written,
+                },
+                format_args!("wrote {written} manual pages into {}", dir.display()),
+            );
+            Ok(exit::OK)
+        }
+        Command::Man { markdown: true, .. } => {
             out_raw!("{}", man::markdown(definition()));
             Ok(exit::OK)
         }
-        Command::Man { markdown: false } => {
+        Command::Man {
+            markdown: false, ..
+        } => {
             out_raw!("{}", man::page(definition())?);
             Ok(exit::OK)
         }
@@ -467,6 +484,8 @@ fn dispatch(command: Command, ctx: &Context) -> Result<u8> {
     }
 }
 
+#[cfg(test)]
+mod package_tests;
 #[cfg(test)]
 mod running_tests;
 

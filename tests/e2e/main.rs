@@ -62,6 +62,7 @@ mod openssh;
 mod operator_keys;
 mod operator_secrets;
 mod orphans;
+mod package;
 mod partial;
 mod paths;
 mod placement;

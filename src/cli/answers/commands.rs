@@ -38,6 +38,13 @@ pub(crate) enum CatalogueChanged<'a> {
     Forgotten(&'a Path),
 }
 
+/// `man --dir`: how many pages were written, and where.
+#[derive(Debug, Serialize)]
+pub(crate) struct ManWritten<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) pages: usize,
+}
+
 /// `catalogue list`: the remembered folders, first read first.
 #[derive(Debug, Serialize)]
 pub(crate) struct CatalogueFolders<'a> {
