@@ -97,6 +97,7 @@ mod stale;
 mod stale_impossible;
 mod stop;
 mod strict;
+mod sudo;
 mod systemd_socket;
 mod tag_layers;
 mod takeover;
