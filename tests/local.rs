@@ -17,6 +17,8 @@ mod allocation;
 mod remembered;
 #[path = "local/selecting.rs"]
 mod selecting;
+#[path = "local/unset.rs"]
+mod unset;
 #[path = "local/wants.rs"]
 mod wants;
 

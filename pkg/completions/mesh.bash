@@ -265,6 +265,9 @@ _mesh() {
             mesh__subcmd__help__subcmd__settings,show)
                 cmd="mesh__subcmd__help__subcmd__settings__subcmd__show"
                 ;;
+            mesh__subcmd__help__subcmd__settings,unset)
+                cmd="mesh__subcmd__help__subcmd__settings__subcmd__unset"
+                ;;
             mesh__subcmd__history,help)
                 cmd="mesh__subcmd__history__subcmd__help"
                 ;;
@@ -469,6 +472,9 @@ _mesh() {
             mesh__subcmd__settings,show)
                 cmd="mesh__subcmd__settings__subcmd__show"
                 ;;
+            mesh__subcmd__settings,unset)
+                cmd="mesh__subcmd__settings__subcmd__unset"
+                ;;
             mesh__subcmd__settings__subcmd__help,clear)
                 cmd="mesh__subcmd__settings__subcmd__help__subcmd__clear"
                 ;;
@@ -480,6 +486,9 @@ _mesh() {
                 ;;
             mesh__subcmd__settings__subcmd__help,show)
                 cmd="mesh__subcmd__settings__subcmd__help__subcmd__show"
+                ;;
+            mesh__subcmd__settings__subcmd__help,unset)
+                cmd="mesh__subcmd__settings__subcmd__help__subcmd__unset"
                 ;;
             *)
                 ;;
@@ -1500,7 +1509,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__help__subcmd__settings)
-            opts="show set clear"
+            opts="show set unset clear"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1542,6 +1551,20 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__help__subcmd__settings__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mesh__subcmd__help__subcmd__settings__subcmd__unset)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3144,7 +3167,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__settings)
-            opts="-q -v -h --inventory --catalogue --json --quiet --verbose --help show set clear help"
+            opts="-q -v -h --inventory --catalogue --json --quiet --verbose --help show set unset clear help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3196,7 +3219,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__settings__subcmd__help)
-            opts="show set clear help"
+            opts="show set unset clear help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3265,6 +3288,20 @@ _mesh() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mesh__subcmd__settings__subcmd__help__subcmd__unset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mesh__subcmd__settings__subcmd__set)
             opts="-q -v -h --node --tag --replace --inventory --catalogue --json --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3297,6 +3334,36 @@ _mesh() {
             ;;
         mesh__subcmd__settings__subcmd__show)
             opts="-q -v -h --node --tag --history --inventory --catalogue --json --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalogue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mesh__subcmd__settings__subcmd__unset)
+            opts="-q -v -h --node --tag --inventory --catalogue --json --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -5,6 +5,8 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use serde_json::Value;
 
+mod unset;
+
 use super::answers::commands::LayerShown;
 use super::{Context, exit, print_json};
 use crate::catalogue::Module;
@@ -45,6 +47,20 @@ pub(crate) enum SettingsCommand {
         /// The layer's values, each a setting the module declares.
         #[arg(required = true, value_name = "KEY=VALUE")]
         pairs: Vec<String>,
+    },
+    /// Remove keys from a layer, naming each (the rest of the layer stays; kept in the history).
+    Unset {
+        /// The module (for a node's layer: the instance, if it was assigned --as another name).
+        module: String,
+        /// A node's layer [default: the mesh-wide layer].
+        #[arg(long)]
+        node: Option<String>,
+        /// The layer for every node carrying TAG (between the mesh-wide layer and a node's).
+        #[arg(long, conflicts_with = "node")]
+        tag: Option<String>,
+        /// The keys to remove, each set in that layer.
+        #[arg(required = true, value_name = "KEY")]
+        keys: Vec<String>,
     },
     /// Remove a layer (it is kept in the history).
     Clear {
@@ -160,6 +176,19 @@ pub(crate) fn run(command: SettingsCommand, ctx: &Context) -> Result<u8> {
             inv.set_layer(&key, at, &new)?;
             answer(ctx, &key, at, &added, &changed, &removed, &moved)?;
         }
+        SettingsCommand::Unset {
+            module,
+            node,
+            tag,
+            keys,
+        } => unset::unset(
+            &mut inv,
+            &cat,
+            &module,
+            (node.as_deref(), tag.as_deref()),
+            &keys,
+            ctx,
+        )?,
         SettingsCommand::Clear { module, node, tag } => {
             let at = scope(node.as_deref(), tag.as_deref())?;
             let (m, key) = target(&inv, &cat, &module, node.as_deref())?;
