@@ -19,6 +19,8 @@ mod remembered;
 mod selecting;
 #[path = "local/unset.rs"]
 mod unset;
+#[path = "local/validate.rs"]
+mod validate;
 #[path = "local/wants.rs"]
 mod wants;
 

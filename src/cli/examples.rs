@@ -70,7 +70,10 @@ const EXAMPLES: &[(&str, &str)] = &[
          # a node's own layer, dropping a key the old layer set\n\
          mesh settings set nginx --node web1 workers=8 --replace",
     ),
-    ("settings unset", "mesh settings unset nginx --node web1 workers"),
+    (
+        "settings unset",
+        "mesh settings unset nginx --node web1 workers",
+    ),
     ("settings clear", "mesh settings clear nginx --node web1"),
     ("config", "mesh config nginx --node web1"),
     (

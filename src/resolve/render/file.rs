@@ -1,6 +1,6 @@
 //! Renders a whole file from a shipped template, and what each setting it reads costs.
 
-use crate::catalogue::FileDef;
+use crate::catalogue::{FileDef, Template};
 use crate::wire::{Costing, FileSpec, Spec};
 
 use super::{Filling, Render, RenderError};
@@ -11,11 +11,22 @@ impl Render for FileDef {
         let f = self;
         let content = fill.text(&f.template);
         let path = fill.text(&f.path);
+        let validate: Vec<String> = f.validate.iter().map(|w| fill.text(w)).collect();
+        for word in &validate {
+            crate::wire::unit::check_text("validate", word).map_err(|why| {
+                RenderError::UnitValue {
+                    kind: "file",
+                    target: path.clone(),
+                    why,
+                }
+            })?;
+        }
         let refs = f
             .template
             .references()
             .into_iter()
-            .chain(f.path.references());
+            .chain(f.path.references())
+            .chain(f.validate.iter().flat_map(Template::references));
         Ok((
             format!("{}:file:{path}", fill.instance),
             Spec::from(FileSpec {
@@ -27,7 +38,7 @@ impl Render for FileDef {
                 group: f.group.clone(),
                 mode: f.mode,
                 content,
-                validate: f.validate.clone(),
+                validate,
                 costing: Costing {
                     source: f.source.clone(),
                     settings: fill.used(refs.collect(), f.cost),

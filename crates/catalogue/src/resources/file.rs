@@ -32,8 +32,9 @@ pub struct FileDef {
     pub cost: Cost,
     /// Units that read the file.
     pub units: Vec<String>,
-    /// A command that checks the machine's configuration with the new content in place.
-    pub validate: Vec<String>,
+    /// A command that checks the machine's configuration with the new content in place: each
+    /// word may read settings (a checked file named from a setting), filled in as the file is.
+    pub validate: Vec<Template>,
     /// How the helper tells that every setting the file gives is the one in force.
     pub effective: Option<mesh_wire::Effective>,
     /// It holds secrets: never shown in a plan or diff.
@@ -62,7 +63,8 @@ impl Definition for FileDef {
         let mut check = if self.validate.is_empty() {
             String::new()
         } else {
-            format!(", checked with `{}`", self.validate.join(" "))
+            let words: Vec<String> = self.validate.iter().map(Template::source_text).collect();
+            format!(", checked with `{}`", words.join(" "))
         };
         if let Some(e) = &self.effective {
             check.push_str(&format!(
@@ -144,9 +146,12 @@ impl Parser<'_> {
         })?;
         let (bytes, template) = self.shipped_template(i, "template", &template_name, reading)?;
         self.check_units(i, &f.units)?;
-        for (n, word) in f.validate.iter().enumerate() {
-            self.literal(i, &format!("validate[{n}]"), word)?;
-        }
+        let validate = f
+            .validate
+            .iter()
+            .enumerate()
+            .map(|(n, word)| self.template(i, &format!("validate[{n}]"), word, Reading::Plain))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(e) = &f.effective {
             for (n, word) in e
                 .show
@@ -185,7 +190,7 @@ impl Parser<'_> {
             source,
             cost,
             units: f.units,
-            validate: f.validate,
+            validate,
             effective: f.effective,
             secret: f.secret,
             confirm: f.confirm,
