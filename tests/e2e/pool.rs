@@ -146,11 +146,26 @@ pub fn hold(machines: u32) -> HeldLab {
     );
     let pool = pool();
     let mut labs = pool.labs.lock().unwrap_or_else(|p| p.into_inner());
+    let mut said = false;
     let id = loop {
         if let Some(lab) = choose(&labs, machines).and_then(|at| labs.get_mut(at)) {
             lab.held = true;
             lab.machines = lab.machines.max(machines);
             break lab.id;
+        }
+        if !said {
+            // on stderr itself: the harness captures eprintln! until the test ends
+            use std::io::Write as _;
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a lab test")
+                .to_string();
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: waiting for a free lab (every lab of the pool is held; MESH_LAB_POOL \
+                 makes more)"
+            );
+            said = true;
         }
         labs = pool.returned.wait(labs).unwrap_or_else(|p| p.into_inner());
     };
