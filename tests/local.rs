@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 
 #[path = "local/allocation.rs"]
 mod allocation;
+#[path = "local/import.rs"]
+mod import;
 #[path = "local/remembered.rs"]
 mod remembered;
 #[path = "local/selecting.rs"]

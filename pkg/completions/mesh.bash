@@ -223,6 +223,9 @@ _mesh() {
             mesh__subcmd__help__subcmd__node,adopt)
                 cmd="mesh__subcmd__help__subcmd__node__subcmd__adopt"
                 ;;
+            mesh__subcmd__help__subcmd__node,import)
+                cmd="mesh__subcmd__help__subcmd__node__subcmd__import"
+                ;;
             mesh__subcmd__help__subcmd__node,list)
                 cmd="mesh__subcmd__help__subcmd__node__subcmd__list"
                 ;;
@@ -373,6 +376,9 @@ _mesh() {
             mesh__subcmd__node,help)
                 cmd="mesh__subcmd__node__subcmd__help"
                 ;;
+            mesh__subcmd__node,import)
+                cmd="mesh__subcmd__node__subcmd__import"
+                ;;
             mesh__subcmd__node,list)
                 cmd="mesh__subcmd__node__subcmd__list"
                 ;;
@@ -402,6 +408,9 @@ _mesh() {
                 ;;
             mesh__subcmd__node__subcmd__help,help)
                 cmd="mesh__subcmd__node__subcmd__help__subcmd__help"
+                ;;
+            mesh__subcmd__node__subcmd__help,import)
+                cmd="mesh__subcmd__node__subcmd__help__subcmd__import"
                 ;;
             mesh__subcmd__node__subcmd__help,list)
                 cmd="mesh__subcmd__node__subcmd__help__subcmd__list"
@@ -1229,7 +1238,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__help__subcmd__node)
-            opts="add set tag untag list show trust remove adopt"
+            opts="add set tag untag list show trust remove adopt import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1257,6 +1266,20 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__help__subcmd__node__subcmd__adopt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mesh__subcmd__help__subcmd__node__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2293,7 +2316,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__node)
-            opts="-q -v -h --inventory --catalogue --json --quiet --verbose --help add set tag untag list show trust remove adopt help"
+            opts="-q -v -h --inventory --catalogue --json --quiet --verbose --help add set tag untag list show trust remove adopt import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2403,7 +2426,7 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__node__subcmd__help)
-            opts="add set tag untag list show trust remove adopt help"
+            opts="add set tag untag list show trust remove adopt import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2445,6 +2468,20 @@ _mesh() {
             return 0
             ;;
         mesh__subcmd__node__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mesh__subcmd__node__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2549,6 +2586,32 @@ _mesh() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mesh__subcmd__node__subcmd__import)
+            opts="-q -v -h --from --dry-run --replace --inventory --catalogue --json --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "ansible" -- "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalogue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

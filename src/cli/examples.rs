@@ -30,6 +30,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
     ("node remove", "mesh node remove web1"),
     (
+        "node import",
+        "mesh node import hosts.ini --from ansible --dry-run\nmesh node import hosts.ini --from ansible",
+    ),
+    (
         "node adopt",
         "mesh node adopt web1\nmesh node adopt @web --exclude web3\nmesh push web1",
     ),

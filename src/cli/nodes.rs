@@ -13,6 +13,7 @@ use crate::inventory::{Inventory, Node};
 use crate::plan::visible;
 use crate::ssh;
 
+mod import;
 mod set;
 mod show;
 
@@ -56,6 +57,8 @@ pub(crate) enum NodeCommand {
     /// Take machines whose helper records were lost as they are now (push refuses them until
     /// then), and hear what can no longer be given back; a new machine keeps what it has.
     Adopt(super::adopt::AdoptArgs),
+    /// Nodes from another tool's inventory (an Ansible INI file), its groups as tags.
+    Import(import::ImportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -117,6 +120,7 @@ pub(crate) fn run(command: NodeCommand, ctx: &Context) -> Result<u8> {
         NodeCommand::Trust(a) => trust(&inv, a, ctx)?,
         NodeCommand::Adopt(a) => return super::adopt::adopt(a, ctx, inv),
         NodeCommand::Remove { name } => remove(&inv, &name, ctx)?,
+        NodeCommand::Import(a) => return import::import(&inv, a, ctx),
     }
     Ok(exit::OK)
 }

@@ -7,8 +7,10 @@
 //! upgrade from reader to writer.
 
 pub mod allocate;
+pub mod ansible;
 mod answers;
 mod assignments;
+mod atomically;
 mod catalogue_folders;
 pub mod catalogued;
 mod confirmed;

@@ -228,7 +228,7 @@ impl Inventory {
         Ok(names)
     }
 
-    fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
+    pub fn node_opt(&self, name: &str) -> Result<Option<Node>, InventoryError> {
         Ok(self
             .conn
             .prepare_cached(&format!("SELECT {COLUMNS} FROM nodes WHERE name = ?1"))?
