@@ -125,3 +125,98 @@ fn a_malformed_inventory_is_refused_with_its_line_and_nothing_is_stored() {
     let export = mesh.run(&["inventory", "export"]).ok().stdout;
     assert!(!export.contains("web1"), "{export}");
 }
+
+/// What `ansible-inventory --list` says of `file`'s hosts, as the nodes mesh should make: name,
+/// address, port, user, sudo, jump and tags. `None` where ansible-core is not installed.
+fn oracle(file: &str) -> Option<Vec<serde_json::Value>> {
+    let out = std::process::Command::new("ansible-inventory")
+        .args(["-i", file, "--list"])
+        .env("ANSIBLE_INVENTORY_UNPARSED_WARNING", "False")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let parents = |host: &str| -> Vec<String> {
+        // a group holds the host directly, or through a child that does
+        fn holds(list: &serde_json::Value, group: &str, host: &str) -> bool {
+            let g = &list[group];
+            g["hosts"]
+                .as_array()
+                .is_some_and(|h| h.iter().any(|x| x == host))
+                || g["children"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .filter_map(|c| c.as_str())
+                        .any(|c| holds(list, c, host))
+                })
+        }
+        let mut tags: Vec<String> = list
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(g, _)| g.clone())
+            .filter(|g| !["_meta", "all", "ungrouped"].contains(&g.as_str()))
+            .filter(|g| holds(&list, g, host))
+            .collect();
+        tags.sort();
+        tags
+    };
+    let mut nodes = Vec::new();
+    for (host, vars) in list["_meta"]["hostvars"].as_object()? {
+        let text = |k: &str| {
+            vars[k]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| vars[k].as_u64().map(|n| n.to_string()))
+        };
+        let args = text("ansible_ssh_common_args").unwrap_or_default();
+        let jump = args
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .find_map(|w| match w[0] {
+                "-J" => Some(w[1].to_string()),
+                "-o" => w[1].strip_prefix("ProxyJump=").map(str::to_string),
+                _ => None,
+            });
+        nodes.push(serde_json::json!({
+            "name": host,
+            "address": text("ansible_host").unwrap_or(host.clone()),
+            "port": text("ansible_port").map_or(22, |p| p.parse::<u64>().unwrap_or(0)),
+            "user": text("ansible_user").unwrap_or("root".into()),
+            "sudo": matches!(text("ansible_become").as_deref(), Some("true" | "True" | "yes" | "1")),
+            "jump": jump,
+            "tags": parents(host),
+        }));
+    }
+    Some(nodes)
+}
+
+#[test]
+fn every_fixture_imports_as_ansible_inventory_lists_it() {
+    for name in ["prod.ini", "nested.ini"] {
+        let file = fixture(name);
+        let Some(expected) = oracle(&file) else {
+            eprintln!("skipped: ansible-inventory is not installed (pip install ansible-core)");
+            return;
+        };
+        let mesh = Mesh::new();
+        mesh.run(&["node", "import", &file, "--from", "ansible"])
+            .ok();
+        for want in &expected {
+            let got = node(&mesh, want["name"].as_str().unwrap_or(""));
+            for field in ["address", "port", "user", "sudo", "jump", "tags"] {
+                assert_eq!(
+                    got[field], want[field],
+                    "{name}: {field} of {want} in {got}"
+                );
+            }
+        }
+        let export: serde_json::Value =
+            serde_json::from_str(&mesh.run(&["inventory", "export"]).ok().stdout).unwrap();
+        assert_eq!(
+            export["nodes"].as_array().map(Vec::len),
+            Some(expected.len()),
+            "{name}"
+        );
+    }
+}
