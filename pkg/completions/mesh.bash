@@ -2601,7 +2601,7 @@ _mesh() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "ansible" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ansible ssh-config" -- "${cur}"))
                     return 0
                     ;;
                 --inventory)

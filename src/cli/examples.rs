@@ -31,7 +31,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("node remove", "mesh node remove web1"),
     (
         "node import",
-        "mesh node import hosts.ini --from ansible --dry-run\nmesh node import hosts.ini --from ansible",
+        "mesh node import hosts.ini --from ansible --dry-run\nmesh node import hosts.ini --from ansible\nmesh node import ~/.ssh/config --from ssh-config",
     ),
     (
         "node adopt",

@@ -220,3 +220,47 @@ fn every_fixture_imports_as_ansible_inventory_lists_it() {
         );
     }
 }
+
+#[test]
+fn each_host_alias_of_an_ssh_config_becomes_a_node_reached_by_it_and_patterns_are_skipped() {
+    let mesh = Mesh::new();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(
+        &config,
+        "Host web1 web2\n  HostName %h.example.org\n  User ops\n\
+         Host db1\n  HostName 10.0.0.5\n  Port 2222\n  ProxyJump bastion.example.org\n\
+         Host *.example.org\n  IdentityFile ~/.ssh/fleet\nhost=bastion\n",
+    )
+    .unwrap();
+    let said = mesh
+        .run(&[
+            "node",
+            "import",
+            config.to_str().unwrap(),
+            "--from",
+            "ssh-config",
+        ])
+        .ok()
+        .stdout;
+    assert!(
+        said.contains("skipped *.example.org: a pattern, not a machine"),
+        "{said}"
+    );
+    assert!(said.contains("4 to add"), "{said}");
+    for alias in ["web1", "web2", "db1", "bastion"] {
+        // reached by its alias: the configuration's HostName, Port, User and ProxyJump stay its
+        assert_eq!(node(&mesh, alias)["address"], alias);
+    }
+    let again = mesh
+        .run(&[
+            "node",
+            "import",
+            config.to_str().unwrap(),
+            "--from",
+            "ssh-config",
+        ])
+        .ok()
+        .stdout;
+    assert!(again.contains("nothing to import"), "{again}");
+}

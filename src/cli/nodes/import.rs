@@ -18,6 +18,10 @@ use crate::inventory::{Inventory, Node};
 pub(crate) enum From {
     /// An Ansible inventory in INI form (`[web]`, `[prod:children]`, `[web:vars]`, ranges).
     Ansible,
+    /// An OpenSSH client configuration: each `Host` alias that names one machine becomes a
+    /// node reached by that alias, so its HostName, Port, User, ProxyJump and IdentityFile stay
+    /// the configuration's, read at every push as ssh reads them; patterns are skipped, saying so.
+    SshConfig,
 }
 
 #[derive(Args, Debug)]
@@ -106,6 +110,32 @@ const KNOWN: [&str; 6] = [
     "ansible_ssh_private_key_file",
 ];
 
+/// Each `Host` alias of an ssh configuration that names one machine, as a host reached by that
+/// alias; a pattern (`*`, `?`, `!`) is said and skipped.
+fn ssh_hosts(text: &str) -> Vec<AnsibleHost> {
+    let mut out: Vec<AnsibleHost> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let (keyword, rest) = line
+            .split_once(|c: char| c.is_whitespace() || c == '=')
+            .unwrap_or((line, ""));
+        if !keyword.eq_ignore_ascii_case("host") {
+            continue;
+        }
+        for alias in rest.trim_start_matches([' ', '=', '\t']).split_whitespace() {
+            if alias.contains(['*', '?', '!']) {
+                out!("  skipped {alias}: a pattern, not a machine");
+            } else if !out.iter().any(|h| h.name == alias) {
+                out.push(AnsibleHost {
+                    name: alias.to_string(),
+                    vars: Default::default(),
+                    groups: Default::default(),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// A host as a node, and the tags its groups make.
 fn node_of(h: &AnsibleHost) -> Result<(Node, Vec<String>)> {
     if !crate::inventory::nodes_valid_name(&h.name) {
@@ -192,13 +222,15 @@ fn differences(had: &Node, tags: &[String], want: &Node, new_tags: &[String]) ->
 }
 
 pub(crate) fn import(inv: &Inventory, a: ImportArgs, ctx: &Context) -> Result<u8> {
-    let From::Ansible = a.from;
     if ctx.json {
         bail!("node import answers in text only for now: run it without --json");
     }
     let file = a.file.display().to_string();
     let text = std::fs::read_to_string(&a.file).with_context(|| format!("reading {file}"))?;
-    let hosts = parse_ini(&text, &file)?;
+    let hosts = match a.from {
+        From::Ansible => parse_ini(&text, &file)?,
+        From::SshConfig => ssh_hosts(&text),
+    };
     let mut plan = Vec::new();
     let mut unknown: BTreeMap<&str, usize> = BTreeMap::new();
     for h in &hosts {
