@@ -301,3 +301,34 @@ fn a_process_restarted_for_a_file_it_reads_is_probed_and_one_left_alone_is_not()
     );
     clean(&mesh, "paid");
 }
+
+/// A unit that exits at once, probed with a long timeout.
+const DIES: &str = r#"{
+  "name": "dies-unit", "version": "1", "description": "A unit that fails as it starts.",
+  "resources": [
+    {"kind": "file", "path": "/etc/systemd/system/mesh-ready-dies.service", "template": "dies.service", "units": ["mesh-ready-dies.service"], "cost": "restart"},
+    {"kind": "service", "unit": "mesh-ready-dies.service", "state": "running",
+     "ready": {"tcp": 8197, "timeout": 120}}
+  ]
+}"#;
+const DIES_SERVICE: &str = "[Unit]\nDescription=mesh ready test: dies\n[Service]\nExecStart=/bin/sh -c 'sleep 1; exit 3'\n";
+
+#[test]
+fn a_probe_of_a_unit_that_dies_stops_waiting_and_says_systemds_reason() {
+    let mesh = Mesh::new();
+    let Some(_machines) = mesh.with_lab() else {
+        return;
+    };
+    mesh.run(&["push", "--all"]).ok();
+    mesh.module("dies-unit", DIES, &[("dies.service", DIES_SERVICE)]);
+    mesh.run(&["assign", "dies-unit", "node1"]).ok();
+    let push = mesh.run(&["push", "node1", "--json"]).code(2).json();
+    let outcome = outcome_of(&push, "dies-unit:service:mesh-ready-dies.service");
+    let detail = outcome["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("its unit died, so it was not waited for")
+            && detail.contains("exit status 3"),
+        "{detail}"
+    );
+    clean(&mesh, "dies-unit");
+}

@@ -51,7 +51,7 @@ impl Run<'_> {
             self.remember(resource, spec, record, true)?;
         }
         // it was run, recreated or started: whether it serves is what its probe says
-        if let Some(e) = self.not_ready(true, spec.ready.as_ref()) {
+        if let Some(e) = self.not_ready(true, spec.ready.as_ref(), None) {
             return Ok(outcome(
                 &resource.id,
                 State::Failed,

@@ -24,9 +24,29 @@ impl super::Run<'_> {
     /// What a unit's probe last answered when it does not pass, after a start, restart or reload
     /// this run made (`moved`); `None` when it passes, was not asked for, or nothing moved (a
     /// dry run moves nothing).
-    pub(super) fn not_ready(&self, moved: bool, ready: Option<&Ready>) -> Option<String> {
+    /// A probe of a `unit` that has died stops at once, with systemd's reason, rather than
+    /// waiting out its timeout against a port nothing will open.
+    pub(super) fn not_ready(
+        &self,
+        moved: bool,
+        ready: Option<&Ready>,
+        unit: Option<&str>,
+    ) -> Option<String> {
+        let dead = || {
+            let unit = unit?;
+            let state = self.paths.system.unit_state(unit).ok()?;
+            if !state.failed && state.running != Some(false) {
+                return None;
+            }
+            Some(match self.paths.system.settled(unit) {
+                Err(e) => e.to_string(),
+                Ok(()) => format!("{unit} is not running"),
+            })
+        };
         match ready {
-            Some(ready) if moved && self.applying() => wait(ready).err().map(|e| e.to_string()),
+            Some(ready) if moved && self.applying() => {
+                wait_unless(ready, &dead).err().map(|e| e.to_string())
+            }
             _ => None,
         }
     }
@@ -57,6 +77,8 @@ enum Answer {
     Io(String),
     /// The HTTP server answered another status than the one declared.
     Status(u16),
+    /// The unit the probe is of stopped or failed while it was waited for: systemd's reason.
+    Dead(String),
     /// What came back is not an HTTP status line.
     NoStatusLine(String),
 }
@@ -66,6 +88,7 @@ impl fmt::Display for Answer {
         match self {
             Answer::Unusable(why) => f.write_str(why),
             Answer::NotRun(why) | Answer::Io(why) => f.write_str(why),
+            Answer::Dead(why) => write!(f, "its unit died, so it was not waited for: {why}"),
             Answer::Exited {
                 status,
                 said: Some(line),
@@ -89,8 +112,12 @@ impl fmt::Display for NotReady {
 
 impl std::error::Error for NotReady {}
 
-/// Waits for `ready` to pass; the error says the probe and what it last answered.
-pub(super) fn wait(ready: &Ready) -> Result<(), NotReady> {
+/// Waits for `ready` to pass; the error says the probe and what it last answered. `dead` says why
+/// the unit probed cannot pass any more (it stopped or failed): the wait ends there.
+pub(super) fn wait_unless(
+    ready: &Ready,
+    dead: &dyn Fn() -> Option<String>,
+) -> Result<(), NotReady> {
     let timeout = Duration::from_secs(ready.timeout);
     let started = Instant::now();
     loop {
@@ -105,6 +132,13 @@ pub(super) fn wait(ready: &Ready) -> Result<(), NotReady> {
             Ok(()) => return Ok(()),
             Err(answer) => answer,
         };
+        if let Some(why) = dead() {
+            return Err(NotReady {
+                probe: ready.probe.to_string(),
+                timeout: ready.timeout,
+                answer: Answer::Dead(why),
+            });
+        }
         if started.elapsed() + EVERY > timeout {
             return Err(NotReady {
                 probe: ready.probe.to_string(),
@@ -114,6 +148,12 @@ pub(super) fn wait(ready: &Ready) -> Result<(), NotReady> {
         }
         std::thread::sleep(EVERY);
     }
+}
+
+/// [`wait_unless`] a unit that cannot die (a probe tried alone).
+#[cfg(test)]
+fn wait(ready: &Ready) -> Result<(), NotReady> {
+    wait_unless(ready, &|| None)
 }
 
 /// One try of `probe`, each step bounded by `within`; the error is what it answered.

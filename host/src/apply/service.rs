@@ -102,7 +102,11 @@ impl Run<'_> {
         }
         // whether it serves is its probe's to say, after whatever this run did to it
         let paid = self.paid.get(&spec.unit).copied();
-        if let Some(e) = self.not_ready(started || paid.is_some(), spec.ready.as_ref()) {
+        if let Some(e) = self.not_ready(
+            started || paid.is_some(),
+            spec.ready.as_ref(),
+            Some(&spec.unit),
+        ) {
             if let Some(how) = paid {
                 did.push(format!("{how} for the files it reads"));
             }

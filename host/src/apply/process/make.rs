@@ -206,7 +206,7 @@ impl Run<'_> {
     ) -> Outcome {
         self.pay_left(&spec.unit, record);
         if let Some(how) = self.paid.get(&spec.unit)
-            && let Some(e) = self.not_ready(true, spec.ready.as_ref())
+            && let Some(e) = self.not_ready(true, spec.ready.as_ref(), Some(&spec.unit))
         {
             return outcome(
                 &resource.id,
@@ -259,9 +259,7 @@ impl Run<'_> {
         if not_running.is_none()
             && let Some(ready) = &spec.ready
         {
-            not_running = super::super::ready::wait(ready)
-                .err()
-                .map(|e| e.to_string());
+            not_running = self.not_ready(true, Some(ready), Some(&spec.unit));
         }
         // one that does not run or serve is not as declared: the record keeps what it was made
         // from before, so the next run (and the operator's plan, which keeps a failed resource
