@@ -166,7 +166,7 @@ fn every_built_in_module_on_a_mixed_fleet_converges_and_what_one_keeps_comes_bac
         on(
             node,
             "userdel meshops 2>/dev/null; userdel mesh-backup 2>/dev/null; \
-             rm -rf /home/meshops /var/backups/mesh-backup; true",
+             rm -rf /home/meshops /var/backups/mesh-backup; systemctl restart docker; true",
         );
         found.push(snapshot(node));
     }
